@@ -1,0 +1,298 @@
+/*
+ * nbcx.h - public C API of nbcx, a portable engine for nonblocking
+ * collective operations run as dependency graphs (DAGs).
+ *
+ * This header does not include mpi.h: the engine runs on any transport.
+ * The MPI face (communicators, datatypes and operations taken from MPI)
+ * is in nbcx_mpi.h.
+ *
+ * Conventions
+ *   - Every function returns NBCX_SUCCESS (0) or an NBCX_ERR_* code;
+ *     nbcx_error_string() turns a code into a message.
+ *   - Collectives take their arguments in MPI's order and follow MPI's
+ *     semantics, NBCX_IN_PLACE included.
+ *   - Bad arguments are rejected before anything is posted: on error no
+ *     request is created and *req is set to NBCX_REQUEST_NULL.
+ */
+#ifndef NBCX_H
+#define NBCX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define NBCX_API __attribute__((visibility("default")))
+#else
+#define NBCX_API
+#endif
+
+#define NBCX_VERSION_MAJOR 0
+#define NBCX_VERSION_MINOR 1
+#define NBCX_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------ */
+/* Error codes                                                         */
+/* ------------------------------------------------------------------ */
+
+enum nbcx_error {
+    NBCX_SUCCESS = 0,
+    NBCX_ERR_ARG,       /* invalid argument (null pointer, bad value)   */
+    NBCX_ERR_COUNT,     /* negative count                               */
+    NBCX_ERR_BUFFER,    /* null buffer with nonzero count               */
+    NBCX_ERR_ROOT,      /* root outside [0, size)                       */
+    NBCX_ERR_RANK,      /* peer rank outside [0, size)                  */
+    NBCX_ERR_TYPE,      /* invalid or freed datatype                    */
+    NBCX_ERR_OP,        /* invalid operation, or not defined on type    */
+    NBCX_ERR_COMM,      /* null or freed communicator                   */
+    NBCX_ERR_REQUEST,   /* null request pointer or invalid request      */
+    NBCX_ERR_TAG,       /* schedule tag outside [0, NBCX_SCHED_TAG_MAX] */
+    NBCX_ERR_NODE,      /* invalid schedule node (builder API)          */
+    NBCX_ERR_IN_PLACE,  /* NBCX_IN_PLACE where MPI does not allow it    */
+    NBCX_ERR_NOMEM,     /* out of memory                                */
+    NBCX_ERR_TRANSPORT, /* the transport (e.g. MPI) reported an error   */
+    NBCX_ERR_TRUNCATE,  /* message longer than the receive buffer       */
+    NBCX_ERR_ALGORITHM, /* unknown algorithm name in an NBCX_*_ALG var  */
+    NBCX_ERR_INTERN,    /* internal error (a bug: please report it)     */
+    NBCX_ERR_LASTCODE
+};
+
+/* A static, never-NULL message for an error code. */
+NBCX_API const char *nbcx_error_string(int err);
+
+/* ------------------------------------------------------------------ */
+/* Opaque handles                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct nbcx_comm_s *nbcx_comm;
+typedef struct nbcx_datatype_s *nbcx_datatype;
+typedef struct nbcx_op_s *nbcx_op;
+typedef struct nbcx_request_s *nbcx_request;
+typedef struct nbcx_sched_s *nbcx_sched;
+
+#define NBCX_COMM_NULL ((nbcx_comm)0)
+#define NBCX_DATATYPE_NULL ((nbcx_datatype)0)
+#define NBCX_OP_NULL ((nbcx_op)0)
+#define NBCX_REQUEST_NULL ((nbcx_request)0)
+
+/* Marks a buffer argument as "in place", exactly where MPI allows
+ * MPI_IN_PLACE. */
+#define NBCX_IN_PLACE ((void *)(intptr_t)-1)
+
+/* ------------------------------------------------------------------ */
+/* Built-in datatypes (handles are small constants, never freed)       */
+/* ------------------------------------------------------------------ */
+
+#define NBCX_DT_(n) ((nbcx_datatype)(uintptr_t)(n))
+#define NBCX_INT8 NBCX_DT_(1)
+#define NBCX_UINT8 NBCX_DT_(2)
+#define NBCX_INT16 NBCX_DT_(3)
+#define NBCX_UINT16 NBCX_DT_(4)
+#define NBCX_INT32 NBCX_DT_(5)
+#define NBCX_UINT32 NBCX_DT_(6)
+#define NBCX_INT64 NBCX_DT_(7)
+#define NBCX_UINT64 NBCX_DT_(8)
+#define NBCX_FLOAT NBCX_DT_(9)
+#define NBCX_DOUBLE NBCX_DT_(10)
+#define NBCX_BYTE NBCX_DT_(11) /* raw bytes: bitwise operations only    */
+#define NBCX_CHAR NBCX_DT_(12) /* characters: no reduction operations   */
+/* Value/index pairs for NBCX_MINLOC and NBCX_MAXLOC; the layouts are the
+ * C structs below (the same as MPI_FLOAT_INT, MPI_DOUBLE_INT, ...). */
+#define NBCX_FLOAT_INT NBCX_DT_(13)
+#define NBCX_DOUBLE_INT NBCX_DT_(14)
+#define NBCX_LONG_INT NBCX_DT_(15)
+#define NBCX_2INT NBCX_DT_(16)
+#define NBCX_SHORT_INT NBCX_DT_(17)
+
+typedef struct { float val; int idx; } nbcx_float_int;
+typedef struct { double val; int idx; } nbcx_double_int;
+typedef struct { long val; int idx; } nbcx_long_int;
+typedef struct { int val; int idx; } nbcx_2int;
+typedef struct { short val; int idx; } nbcx_short_int;
+
+/* Bytes of data in one element of the datatype, and the stride between
+ * consecutive elements in memory. */
+NBCX_API int nbcx_datatype_size(nbcx_datatype type, size_t *size);
+NBCX_API int nbcx_datatype_extent(nbcx_datatype type, ptrdiff_t *extent);
+/* Releases a datatype created by a face (e.g. nbcx_datatype_from_mpi);
+ * operations in flight keep it alive until they complete. Sets *type to
+ * NBCX_DATATYPE_NULL. Built-in datatypes cannot be freed. */
+NBCX_API int nbcx_datatype_free(nbcx_datatype *type);
+
+/* ------------------------------------------------------------------ */
+/* Reduction operations                                                */
+/* ------------------------------------------------------------------ */
+
+#define NBCX_OP_(n) ((nbcx_op)(uintptr_t)(n))
+#define NBCX_SUM NBCX_OP_(1)
+#define NBCX_PROD NBCX_OP_(2)
+#define NBCX_MIN NBCX_OP_(3)
+#define NBCX_MAX NBCX_OP_(4)
+#define NBCX_LAND NBCX_OP_(5)
+#define NBCX_LOR NBCX_OP_(6)
+#define NBCX_LXOR NBCX_OP_(7)
+#define NBCX_BAND NBCX_OP_(8)
+#define NBCX_BOR NBCX_OP_(9)
+#define NBCX_BXOR NBCX_OP_(10)
+#define NBCX_MINLOC NBCX_OP_(11)
+#define NBCX_MAXLOC NBCX_OP_(12)
+
+/* A user operation combines count elements: inout[i] = in[i] op inout[i],
+ * exactly like MPI_User_function. "in" always holds the contribution of
+ * the lower ranks, so non-commutative operations keep MPI's order. */
+typedef void nbcx_user_fn(const void *in, void *inout, int count,
+                          nbcx_datatype type, void *ctx);
+
+NBCX_API int nbcx_op_create(nbcx_user_fn *fn, int commutative, void *ctx,
+                            nbcx_op *op);
+/* Operations in flight keep the op alive; sets *op to NBCX_OP_NULL. */
+NBCX_API int nbcx_op_free(nbcx_op *op);
+NBCX_API int nbcx_op_commutative(nbcx_op op, int *commutative);
+/* Applies op locally: inout[i] = in[i] op inout[i] (like MPI_Reduce_local). */
+NBCX_API int nbcx_reduce_local(const void *in, void *inout, int count,
+                               nbcx_datatype type, nbcx_op op);
+
+/* ------------------------------------------------------------------ */
+/* Communicators                                                       */
+/* ------------------------------------------------------------------ */
+
+NBCX_API int nbcx_comm_rank(nbcx_comm comm, int *rank);
+NBCX_API int nbcx_comm_size(nbcx_comm comm, int *size);
+/* Name of the transport under the communicator ("mpi", ...). */
+NBCX_API int nbcx_comm_transport(nbcx_comm comm, const char **name);
+/* Releases the communicator; operations in flight on it complete
+ * normally. Sets *comm to NBCX_COMM_NULL. */
+NBCX_API int nbcx_comm_free(nbcx_comm *comm);
+
+/* ------------------------------------------------------------------ */
+/* Nonblocking collectives (MPI argument order and semantics)          */
+/* ------------------------------------------------------------------ */
+
+NBCX_API int nbcx_ibarrier(nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_ibcast(void *buf, int count, nbcx_datatype type, int root,
+                         nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_ireduce(const void *sendbuf, void *recvbuf, int count,
+                          nbcx_datatype type, nbcx_op op, int root,
+                          nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_iallreduce(const void *sendbuf, void *recvbuf, int count,
+                             nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                             nbcx_request *req);
+NBCX_API int nbcx_igather(const void *sendbuf, int sendcount,
+                          nbcx_datatype sendtype, void *recvbuf, int recvcount,
+                          nbcx_datatype recvtype, int root, nbcx_comm comm,
+                          nbcx_request *req);
+NBCX_API int nbcx_iscatter(const void *sendbuf, int sendcount,
+                           nbcx_datatype sendtype, void *recvbuf, int recvcount,
+                           nbcx_datatype recvtype, int root, nbcx_comm comm,
+                           nbcx_request *req);
+NBCX_API int nbcx_iallgather(const void *sendbuf, int sendcount,
+                             nbcx_datatype sendtype, void *recvbuf,
+                             int recvcount, nbcx_datatype recvtype,
+                             nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_ialltoall(const void *sendbuf, int sendcount,
+                            nbcx_datatype sendtype, void *recvbuf,
+                            int recvcount, nbcx_datatype recvtype,
+                            nbcx_comm comm, nbcx_request *req);
+
+/* ------------------------------------------------------------------ */
+/* Completion                                                          */
+/* ------------------------------------------------------------------ */
+
+/* On completion the request is released and set to NBCX_REQUEST_NULL; the
+ * return value is the operation's own result. A NBCX_REQUEST_NULL request
+ * counts as complete. Every call also progresses all outstanding
+ * operations of the process (caller progress mode). */
+NBCX_API int nbcx_test(nbcx_request *req, int *flag);
+NBCX_API int nbcx_wait(nbcx_request *req);
+NBCX_API int nbcx_testall(int count, nbcx_request reqs[], int *flag);
+NBCX_API int nbcx_waitall(int count, nbcx_request reqs[]);
+/* *index is the completed request, or -1 when all are NBCX_REQUEST_NULL. */
+NBCX_API int nbcx_waitany(int count, nbcx_request reqs[], int *index);
+/* Progresses every outstanding operation once without waiting. */
+NBCX_API int nbcx_progress(void);
+
+/* ------------------------------------------------------------------ */
+/* Schedule builder: write your own collective as a DAG                */
+/* ------------------------------------------------------------------ */
+/*
+ * A schedule is one rank's part of a collective: send, receive, reduce,
+ * copy and callback nodes, and edges "before -> after" for the real
+ * dependencies. A node starts the moment all its predecessors are done;
+ * nodes without predecessors (receives, typically) start with the
+ * schedule. The operation completes when every node is done.
+ *
+ * Send and receive nodes carry a tag in [0, NBCX_SCHED_TAG_MAX]; nbcx
+ * maps it into a tag space private to this operation, so messages of
+ * different collectives never match each other. Messages between the same
+ * two ranks with the same tag match in the order the nodes are started.
+ *
+ * Buffers named by nodes must stay valid until the operation completes.
+ * nbcx_sched_tmp() gives scratch memory owned by the schedule.
+ */
+typedef int nbcx_node;
+#define NBCX_SCHED_TAG_MAX 4095
+
+typedef int nbcx_sched_fn(void *arg); /* returns NBCX_SUCCESS or an error */
+
+NBCX_API int nbcx_sched_create(nbcx_comm comm, nbcx_sched *sched);
+NBCX_API int nbcx_sched_send(nbcx_sched sched, const void *buf, int count,
+                             nbcx_datatype type, int peer, int tag,
+                             nbcx_node *node);
+NBCX_API int nbcx_sched_recv(nbcx_sched sched, void *buf, int count,
+                             nbcx_datatype type, int peer, int tag,
+                             nbcx_node *node);
+/* inout[i] = in[i] op inout[i] */
+NBCX_API int nbcx_sched_reduce(nbcx_sched sched, const void *in, void *inout,
+                               int count, nbcx_datatype type, nbcx_op op,
+                               nbcx_node *node);
+/* Copies count elements of srctype into dstcount elements of dsttype;
+ * the two must hold the same number of bytes (type signatures match). */
+NBCX_API int nbcx_sched_copy(nbcx_sched sched, const void *src, int srccount,
+                             nbcx_datatype srctype, void *dst, int dstcount,
+                             nbcx_datatype dsttype, nbcx_node *node);
+NBCX_API int nbcx_sched_call(nbcx_sched sched, nbcx_sched_fn *fn, void *arg,
+                             nbcx_node *node);
+NBCX_API int nbcx_sched_depend(nbcx_sched sched, nbcx_node before,
+                               nbcx_node after);
+/* Scratch memory freed with the schedule (bytes may be 0). */
+NBCX_API int nbcx_sched_tmp(nbcx_sched sched, size_t bytes, void **buf);
+/* Starts the schedule; the schedule now belongs to *req. */
+NBCX_API int nbcx_sched_start(nbcx_sched *sched, nbcx_request *req);
+/* Discards a schedule that was never started; sets *sched to NULL. */
+NBCX_API int nbcx_sched_free(nbcx_sched *sched);
+
+/* ------------------------------------------------------------------ */
+/* Algorithm selection                                                 */
+/* ------------------------------------------------------------------ */
+/*
+ * Each collective picks an algorithm by message and communicator size.
+ * nbcx_algorithm_set("bcast", "chain") forces one (NULL or "auto" returns
+ * to automatic choice); the environment variables NBCX_<COLL>_ALG (e.g.
+ * NBCX_BCAST_ALG=chain) set the initial choice. A forced algorithm that
+ * cannot serve a call (a ring allreduce for a non-commutative operation,
+ * say) falls back to the automatic choice, so results never change.
+ * coll is one of: barrier bcast reduce allreduce gather scatter allgather
+ * alltoall. NBCX_SEGSIZE (bytes, default 65536) sets the fragment size of
+ * pipelined algorithms; nbcx_segsize_set() changes it at run time.
+ */
+NBCX_API int nbcx_algorithm_set(const char *coll, const char *alg);
+/* The algorithm names of coll, separated by spaces (static string). */
+NBCX_API int nbcx_algorithm_names(const char *coll, const char **names);
+NBCX_API int nbcx_segsize_set(size_t bytes);
+
+/* ------------------------------------------------------------------ */
+/* Information                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Writes a human-readable description of the build and the algorithm
+ * selection (environment variables in effect) into buf. */
+NBCX_API int nbcx_info(char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NBCX_H */

@@ -1,0 +1,47 @@
+/*
+ * nbcx_mpi.h - the MPI face of nbcx: communicators, datatypes and
+ * operations taken from MPI.
+ *
+ * The MPI transport runs nonblocking point-to-point (MPI_Isend/MPI_Irecv)
+ * on a private duplicate of the user's communicator, so nbcx never touches
+ * the application's tag space. MPI must be initialised before any of
+ * these calls and finalised only after every nbcx communicator, datatype
+ * and operation made from MPI objects has been freed.
+ */
+#ifndef NBCX_MPI_H
+#define NBCX_MPI_H
+
+#include <mpi.h>
+
+#include "nbcx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Collective over comm: duplicates it (MPI_Comm_dup) for nbcx's private
+ * use. Free the result with nbcx_comm_free(). */
+NBCX_API int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out);
+
+/* Any MPI datatype, derived and non-contiguous included. Predefined MPI
+ * types with an nbcx equivalent map to the built-in handle (free is then a
+ * no-op that resets *out); others are duplicated (MPI_Type_dup) and moved
+ * with MPI's own machinery: sent with the datatype, copied with
+ * MPI_Pack/MPI_Unpack, reduced with MPI_Reduce_local. Release with
+ * nbcx_datatype_free(). */
+NBCX_API int nbcx_datatype_from_mpi(MPI_Datatype type, nbcx_datatype *out);
+
+/* Any MPI reduction operation, user-defined included (applied with
+ * MPI_Reduce_local; commutativity from MPI_Op_commutative). Predefined
+ * operations map to the built-in nbcx operation. Release with
+ * nbcx_op_free(). */
+NBCX_API int nbcx_op_from_mpi(MPI_Op op, nbcx_op *out);
+
+/* The MPI error class that corresponds to an nbcx error code. */
+NBCX_API int nbcx_error_to_mpi(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NBCX_MPI_H */

@@ -1,0 +1,142 @@
+/* datatype.c - built-in datatypes, handle resolution, typed copies. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core.h"
+
+#define BUILTIN(ID, NAME, CTYPE)                                              \
+    [ID] = { .magic = NBCXI_TYPE_MAGIC, .id = ID, .name = NAME,               \
+             .size = sizeof(CTYPE), .extent = sizeof(CTYPE), .true_lb = 0,    \
+             .true_extent = sizeof(CTYPE), .contiguous = true }
+
+/* Indexed by the small constants of nbcx.h. Never freed (refs unused). */
+static struct nbcx_datatype_s builtins[NBCXI_TYPE_LAST + 1] = {
+    BUILTIN(1, "int8", int8_t),       BUILTIN(2, "uint8", uint8_t),
+    BUILTIN(3, "int16", int16_t),     BUILTIN(4, "uint16", uint16_t),
+    BUILTIN(5, "int32", int32_t),     BUILTIN(6, "uint32", uint32_t),
+    BUILTIN(7, "int64", int64_t),     BUILTIN(8, "uint64", uint64_t),
+    BUILTIN(9, "float", float),       BUILTIN(10, "double", double),
+    BUILTIN(11, "byte", unsigned char), BUILTIN(12, "char", char),
+    BUILTIN(13, "float_int", nbcx_float_int),
+    BUILTIN(14, "double_int", nbcx_double_int),
+    BUILTIN(15, "long_int", nbcx_long_int),
+    BUILTIN(16, "2int", nbcx_2int),
+    BUILTIN(17, "short_int", nbcx_short_int),
+};
+
+struct nbcx_datatype_s *nbcxi_type(nbcx_datatype h)
+{
+    uintptr_t v = (uintptr_t)h;
+    if (v >= NBCXI_TYPE_FIRST && v <= NBCXI_TYPE_LAST)
+        return &builtins[v];
+    if (v <= 4096) /* NULL and other small values are never valid */
+        return NULL;
+    struct nbcx_datatype_s *t = h;
+    return t->magic == NBCXI_TYPE_MAGIC ? t : NULL;
+}
+
+void nbcxi_type_retain(struct nbcx_datatype_s *t)
+{
+    if (t->id == 0)
+        atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+}
+
+void nbcxi_type_release(struct nbcx_datatype_s *t)
+{
+    if (t->id != 0)
+        return;
+    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) {
+        t->magic = 0;
+        if (t->face && t->face->release)
+            t->face->release(t);
+        free(t);
+    }
+}
+
+size_t nbcxi_type_span(const struct nbcx_datatype_s *t, int count,
+                       ptrdiff_t *shift)
+{
+    *shift = -t->true_lb;
+    if (count <= 0)
+        return 1;
+    return (size_t)((ptrdiff_t)(count - 1) * t->extent + t->true_extent);
+}
+
+int nbcxi_type_pack(const void *src, int count, struct nbcx_datatype_s *t,
+                    void *dst)
+{
+    if (count == 0)
+        return NBCX_SUCCESS;
+    if (t->contiguous) {
+        memcpy(dst, src, (size_t)count * t->size);
+        return NBCX_SUCCESS;
+    }
+    return t->face->pack(src, count, t, dst);
+}
+
+int nbcxi_type_unpack(const void *src, int count, struct nbcx_datatype_s *t,
+                      void *dst)
+{
+    if (count == 0)
+        return NBCX_SUCCESS;
+    if (t->contiguous) {
+        memcpy(dst, src, (size_t)count * t->size);
+        return NBCX_SUCCESS;
+    }
+    return t->face->unpack(src, count, t, dst);
+}
+
+int nbcxi_type_copy(const void *src, void *dst, int count,
+                    struct nbcx_datatype_s *t)
+{
+    if (count == 0 || src == dst)
+        return NBCX_SUCCESS;
+    if (t->contiguous) {
+        memmove(dst, src, (size_t)count * t->size);
+        return NBCX_SUCCESS;
+    }
+    /* Non-contiguous: through a packed buffer (MPI's own pack/unpack). */
+    size_t bytes = (size_t)count * t->size;
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return NBCX_ERR_NOMEM;
+    int err = t->face->pack(src, count, t, tmp);
+    if (err == NBCX_SUCCESS)
+        err = t->face->unpack(tmp, count, t, dst);
+    free(tmp);
+    return err;
+}
+
+int nbcx_datatype_size(nbcx_datatype type, size_t *size)
+{
+    struct nbcx_datatype_s *t = nbcxi_type(type);
+    if (!t)
+        return NBCX_ERR_TYPE;
+    if (!size)
+        return NBCX_ERR_ARG;
+    *size = t->size;
+    return NBCX_SUCCESS;
+}
+
+int nbcx_datatype_extent(nbcx_datatype type, ptrdiff_t *extent)
+{
+    struct nbcx_datatype_s *t = nbcxi_type(type);
+    if (!t)
+        return NBCX_ERR_TYPE;
+    if (!extent)
+        return NBCX_ERR_ARG;
+    *extent = t->extent;
+    return NBCX_SUCCESS;
+}
+
+int nbcx_datatype_free(nbcx_datatype *type)
+{
+    if (!type)
+        return NBCX_ERR_ARG;
+    struct nbcx_datatype_s *t = nbcxi_type(*type);
+    if (!t)
+        return NBCX_ERR_TYPE;
+    *type = NBCX_DATATYPE_NULL;
+    nbcxi_type_release(t); /* no-op for built-ins */
+    return NBCX_SUCCESS;
+}

@@ -1,0 +1,29 @@
+/* env.c - environment variables. */
+#include <stdlib.h>
+
+#include "../core.h"
+
+const char *nbcxi_getenv(const char *name)
+{
+    const char *v = getenv(name);
+    return (v && *v) ? v : NULL;
+}
+
+/* A byte count with an optional k/m/g suffix (powers of 1024). */
+size_t nbcxi_env_size(const char *name, size_t dflt)
+{
+    const char *v = nbcxi_getenv(name);
+    if (!v)
+        return dflt;
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    switch (*end) {
+    case 'k': case 'K': n <<= 10; end++; break;
+    case 'm': case 'M': n <<= 20; end++; break;
+    case 'g': case 'G': n <<= 30; end++; break;
+    default: break;
+    }
+    if (end == v || *end != '\0' || n == 0)
+        return dflt;
+    return (size_t)n;
+}

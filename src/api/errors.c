@@ -1,0 +1,30 @@
+/* errors.c - error messages. */
+#include "../core.h"
+
+static const char *const messages[NBCX_ERR_LASTCODE] = {
+    [NBCX_SUCCESS] = "success",
+    [NBCX_ERR_ARG] = "invalid argument",
+    [NBCX_ERR_COUNT] = "invalid count (negative)",
+    [NBCX_ERR_BUFFER] = "invalid buffer (NULL with a nonzero count)",
+    [NBCX_ERR_ROOT] = "invalid root (outside [0, size))",
+    [NBCX_ERR_RANK] = "invalid peer rank (outside [0, size))",
+    [NBCX_ERR_TYPE] = "invalid or freed datatype",
+    [NBCX_ERR_OP] = "invalid operation, or operation not defined on datatype",
+    [NBCX_ERR_COMM] = "invalid or freed communicator",
+    [NBCX_ERR_REQUEST] = "invalid request (NULL request pointer)",
+    [NBCX_ERR_TAG] = "invalid schedule tag (outside [0, NBCX_SCHED_TAG_MAX])",
+    [NBCX_ERR_NODE] = "invalid schedule node",
+    [NBCX_ERR_IN_PLACE] = "NBCX_IN_PLACE is not allowed for this argument",
+    [NBCX_ERR_NOMEM] = "out of memory",
+    [NBCX_ERR_TRANSPORT] = "the transport (e.g. MPI) reported an error",
+    [NBCX_ERR_TRUNCATE] = "message truncated (longer than the receive buffer)",
+    [NBCX_ERR_ALGORITHM] = "unknown collective or algorithm name",
+    [NBCX_ERR_INTERN] = "internal error in nbcx (please report it)",
+};
+
+const char *nbcx_error_string(int err)
+{
+    if (err < 0 || err >= NBCX_ERR_LASTCODE || !messages[err])
+        return "unknown nbcx error code";
+    return messages[err];
+}

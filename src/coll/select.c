@@ -1,0 +1,212 @@
+/* select.c - the algorithm tables and the automatic choice.
+ *
+ * Each collective has a table of algorithms. The automatic choice looks
+ * at the message size in bytes, the communicator size and, for
+ * reductions, commutativity. nbcx_algorithm_set() or NBCX_<COLL>_ALG
+ * forces an algorithm; one that cannot serve a call falls back to the
+ * automatic choice, so forcing never changes a result.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "coll.h"
+
+static bool commutative(const struct nbcx_sched_s *s,
+                        const struct nbcxi_coll_args *a)
+{
+    (void)s;
+    return a->op->commutative;
+}
+
+static const struct nbcxi_algorithm barrier_algs[] = {
+    { "dissemination", nbcx_build_barrier_dissemination, NULL },
+};
+static const struct nbcxi_algorithm bcast_algs[] = {
+    { "binomial", nbcx_build_bcast_binomial, NULL },
+    { "chain", nbcx_build_bcast_chain, NULL },
+};
+static const struct nbcxi_algorithm reduce_algs[] = {
+    { "binomial", nbcx_build_reduce_binomial, NULL },
+    { "chain", nbcx_build_reduce_chain, commutative },
+};
+static const struct nbcxi_algorithm allreduce_algs[] = {
+    { "recursive_doubling", nbcx_build_allreduce_recursive_doubling, NULL },
+    { "ring", nbcx_build_allreduce_ring, commutative },
+};
+static const struct nbcxi_algorithm gather_algs[] = {
+    { "binomial", nbcx_build_gather_binomial, NULL },
+    { "linear", nbcx_build_gather_linear, NULL },
+};
+static const struct nbcxi_algorithm scatter_algs[] = {
+    { "binomial", nbcx_build_scatter_binomial, NULL },
+    { "linear", nbcx_build_scatter_linear, NULL },
+};
+static const struct nbcxi_algorithm allgather_algs[] = {
+    { "bruck", nbcx_build_allgather_bruck, NULL },
+    { "ring", nbcx_build_allgather_ring, NULL },
+};
+static const struct nbcxi_algorithm alltoall_algs[] = {
+    { "linear", nbcx_build_alltoall_linear, NULL },
+    { "pairwise", nbcx_build_alltoall_pairwise, NULL },
+    { "bruck", nbcx_build_alltoall_bruck, NULL },
+};
+
+#define TABLE(name, algs, list)                                               \
+    { name, algs, sizeof(algs) / sizeof(algs[0]), list }
+
+static const struct coll_table {
+    const char *name;
+    const struct nbcxi_algorithm *algs;
+    int nalgs;
+    const char *names; /* for nbcx_algorithm_names */
+} tables[NBCXI_NCOLL] = {
+    [NBCXI_BARRIER] = TABLE("barrier", barrier_algs, "dissemination"),
+    [NBCXI_BCAST] = TABLE("bcast", bcast_algs, "binomial chain"),
+    [NBCXI_REDUCE] = TABLE("reduce", reduce_algs, "binomial chain"),
+    [NBCXI_ALLREDUCE] = TABLE("allreduce", allreduce_algs,
+                              "recursive_doubling ring"),
+    [NBCXI_GATHER] = TABLE("gather", gather_algs, "binomial linear"),
+    [NBCXI_SCATTER] = TABLE("scatter", scatter_algs, "binomial linear"),
+    [NBCXI_ALLGATHER] = TABLE("allgather", allgather_algs, "bruck ring"),
+    [NBCXI_ALLTOALL] = TABLE("alltoall", alltoall_algs,
+                             "linear pairwise bruck"),
+};
+
+/* ---- tunables: forced algorithms and the fragment size ---- */
+
+static _Atomic int forced[NBCXI_NCOLL]; /* index + 1; 0 = automatic */
+static _Atomic size_t segsize;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static int env_error; /* first bad NBCX_<COLL>_ALG, reported at each call */
+
+static int find_coll(const char *name)
+{
+    for (int c = 0; c < NBCXI_NCOLL; c++)
+        if (name && strcasecmp(name, tables[c].name) == 0)
+            return c;
+    return -1;
+}
+
+static int set_alg(int c, const char *alg)
+{
+    if (!alg || strcasecmp(alg, "auto") == 0) {
+        forced[c] = 0;
+        return NBCX_SUCCESS;
+    }
+    for (int i = 0; i < tables[c].nalgs; i++) {
+        if (strcasecmp(alg, tables[c].algs[i].name) == 0) {
+            forced[c] = i + 1;
+            return NBCX_SUCCESS;
+        }
+    }
+    return NBCX_ERR_ALGORITHM;
+}
+
+static void read_env(void)
+{
+    segsize = nbcxi_env_size("NBCX_SEGSIZE", 65536);
+    for (int c = 0; c < NBCXI_NCOLL; c++) {
+        char var[64];
+        snprintf(var, sizeof var, "NBCX_%s_ALG", tables[c].name);
+        for (char *p = var; *p; p++)
+            if (*p >= 'a' && *p <= 'z')
+                *p = (char)(*p - 'a' + 'A');
+        const char *v = nbcxi_getenv(var);
+        if (v && set_alg(c, v) != NBCX_SUCCESS && !env_error) {
+            fprintf(stderr, "nbcx: %s=%s names no %s algorithm (have: %s)\n",
+                    var, v, tables[c].name, tables[c].names);
+            env_error = NBCX_ERR_ALGORITHM;
+        }
+    }
+}
+
+int nbcx_algorithm_set(const char *coll, const char *alg)
+{
+    pthread_once(&env_once, read_env);
+    int c = find_coll(coll);
+    return c < 0 ? NBCX_ERR_ALGORITHM : set_alg(c, alg);
+}
+
+int nbcx_algorithm_names(const char *coll, const char **names)
+{
+    int c = find_coll(coll);
+    if (c < 0)
+        return NBCX_ERR_ALGORITHM;
+    if (!names)
+        return NBCX_ERR_ARG;
+    *names = tables[c].names;
+    return NBCX_SUCCESS;
+}
+
+int nbcx_segsize_set(size_t bytes)
+{
+    pthread_once(&env_once, read_env);
+    if (bytes == 0)
+        return NBCX_ERR_ARG;
+    segsize = bytes;
+    return NBCX_SUCCESS;
+}
+
+/* ---- the automatic choice ---- */
+
+enum { SMALL = 128 * 1024 }; /* below: latency-bound algorithms */
+
+static int automatic(enum nbcxi_coll coll, const struct nbcx_sched_s *s,
+                     const struct nbcxi_coll_args *a)
+{
+    int p = s->size;
+    size_t rbytes = a->rtype ? (size_t)a->rcount * a->rtype->size : 0;
+    size_t sbytes = a->stype ? (size_t)a->scount * a->stype->size : 0;
+    size_t block = rbytes > sbytes ? rbytes : sbytes;
+    switch (coll) {
+    case NBCXI_BCAST:
+        return (rbytes < SMALL || p <= 2) ? 0 : 1;
+    case NBCXI_REDUCE:
+        return (rbytes < SMALL || p <= 2 || !a->op->commutative) ? 0 : 1;
+    case NBCXI_ALLREDUCE:
+        return (rbytes < SMALL || !a->op->commutative || a->rcount < p) ? 0
+                                                                       : 1;
+    case NBCXI_GATHER:
+    case NBCXI_SCATTER:
+        return block <= 2048 ? 0 : 1;
+    case NBCXI_ALLGATHER:
+        return block * (size_t)p < 65536 ? 0 : 1;
+    case NBCXI_ALLTOALL:
+        return (block <= 256 && p >= 4) ? 2 : p <= 8 ? 0 : 1;
+    default:
+        return 0;
+    }
+}
+
+int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
+                     struct nbcxi_coll_args *a)
+{
+    pthread_once(&env_once, read_env);
+    if (env_error)
+        return env_error;
+    a->segsize = segsize;
+    const struct coll_table *t = &tables[coll];
+    int i = forced[coll] - 1;
+    if (i < 0 || (t->algs[i].usable && !t->algs[i].usable(s, a)))
+        i = automatic(coll, s, a);
+    int err = t->algs[i].build(s, a);
+    return err ? err : s->err;
+}
+
+int nbcx_info(char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return NBCX_ERR_ARG;
+    pthread_once(&env_once, read_env);
+    size_t n = (size_t)snprintf(buf, len,
+                                "nbcx %d.%d.%d: progress=caller segsize=%zu",
+                                NBCX_VERSION_MAJOR, NBCX_VERSION_MINOR,
+                                NBCX_VERSION_PATCH, (size_t)segsize);
+    for (int c = 0; c < NBCXI_NCOLL && n < len; c++)
+        n += (size_t)snprintf(buf + n, len - n, " %s=%s", tables[c].name,
+                              forced[c] ? tables[c].algs[forced[c] - 1].name
+                                        : "auto");
+    return NBCX_SUCCESS;
+}

@@ -1,0 +1,288 @@
+/*
+ * core.h - internal definitions shared by the layers of libnbcx.
+ *
+ * Layers: api/ (argument checking, requests), coll/ (pure schedule
+ * builders), sched/ (the DAG and its executor), progress/ (who runs the
+ * executor), transport/ (point-to-point backends), mpi/ (the MPI face).
+ * Nothing here includes mpi.h.
+ */
+#ifndef NBCX_CORE_H
+#define NBCX_CORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nbcx.h"
+
+#if defined(__GNUC__)
+#define NBCX_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define NBCX_HIDDEN
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Datatypes                                                           */
+/* ------------------------------------------------------------------ */
+
+enum { NBCXI_TYPE_MAGIC = 0x6e627479u, NBCXI_OP_MAGIC = 0x6e626f70u,
+       NBCXI_COMM_MAGIC = 0x6e62636du };
+
+/* Built-in datatype ids are the small constants of nbcx.h (1..17). */
+enum { NBCXI_TYPE_FIRST = 1, NBCXI_TYPE_LAST = 17 };
+/* Built-in operation ids are the small constants of nbcx.h (1..12). */
+enum { NBCXI_OP_FIRST = 1, NBCXI_OP_LAST = 12 };
+
+struct nbcx_datatype_s;
+
+/* How a face (e.g. MPI) moves and combines elements of a derived type. */
+struct nbcxi_type_face {
+    /* typed layout -> count*size contiguous bytes */
+    int (*pack)(const void *src, int count, struct nbcx_datatype_s *t,
+                void *dst);
+    /* count*size contiguous bytes -> typed layout */
+    int (*unpack)(const void *src, int count, struct nbcx_datatype_s *t,
+                  void *dst);
+    /* inout = in op inout for a built-in operation id */
+    int (*reduce)(const void *in, void *inout, int count,
+                  struct nbcx_datatype_s *t, int op_id);
+    void (*release)(struct nbcx_datatype_s *t);
+};
+
+struct nbcx_datatype_s {
+    uint32_t magic;
+    int id;               /* built-in id, or 0 for a face's derived type */
+    const char *name;
+    size_t size;          /* bytes of data per element                 */
+    ptrdiff_t extent;     /* stride between consecutive elements       */
+    ptrdiff_t true_lb;    /* first byte touched, relative to buffer    */
+    ptrdiff_t true_extent;/* bytes spanned by one element              */
+    bool contiguous;      /* elements are size bytes, back to back     */
+    const struct nbcxi_type_face *face; /* NULL for built-ins           */
+    void *handle;         /* the face's own handle (e.g. MPI_Datatype) */
+    atomic_int refs;      /* user reference + operations in flight     */
+};
+
+/* Resolves a handle; NULL if it is not a valid, live datatype. */
+NBCX_HIDDEN struct nbcx_datatype_s *nbcxi_type(nbcx_datatype h);
+NBCX_HIDDEN void nbcxi_type_retain(struct nbcx_datatype_s *t);
+NBCX_HIDDEN void nbcxi_type_release(struct nbcx_datatype_s *t);
+/* Bytes to allocate for count elements laid out as the type, and the
+ * offset to add to the allocation to get the buffer pointer. */
+NBCX_HIDDEN size_t nbcxi_type_span(const struct nbcx_datatype_s *t,
+                                   int count, ptrdiff_t *shift);
+/* Copies count elements between two buffers of the same type. */
+NBCX_HIDDEN int nbcxi_type_copy(const void *src, void *dst, int count,
+                                struct nbcx_datatype_s *t);
+NBCX_HIDDEN int nbcxi_type_pack(const void *src, int count,
+                                struct nbcx_datatype_s *t, void *dst);
+NBCX_HIDDEN int nbcxi_type_unpack(const void *src, int count,
+                                  struct nbcx_datatype_s *t, void *dst);
+
+/* ------------------------------------------------------------------ */
+/* Operations                                                          */
+/* ------------------------------------------------------------------ */
+
+struct nbcx_op_s {
+    uint32_t magic;
+    int id;                /* built-in id, or 0 for a user operation */
+    bool commutative;
+    nbcx_user_fn *fn;      /* user operations only */
+    void *ctx;
+    void (*release)(struct nbcx_op_s *op); /* frees ctx, if any */
+    atomic_int refs;
+};
+
+NBCX_HIDDEN struct nbcx_op_s *nbcxi_op(nbcx_op h);
+NBCX_HIDDEN void nbcxi_op_retain(struct nbcx_op_s *op);
+NBCX_HIDDEN void nbcxi_op_release(struct nbcx_op_s *op);
+/* NBCX_SUCCESS if op is defined on type (always for user operations). */
+NBCX_HIDDEN int nbcxi_op_check(const struct nbcx_op_s *op,
+                               const struct nbcx_datatype_s *t);
+/* inout[i] = in[i] op inout[i] */
+NBCX_HIDDEN int nbcxi_reduce(const void *in, void *inout, int count,
+                             struct nbcx_datatype_s *t, struct nbcx_op_s *op);
+
+/* ------------------------------------------------------------------ */
+/* Transports                                                          */
+/* ------------------------------------------------------------------ */
+
+typedef struct nbcxi_transport nbcxi_transport;
+
+/* A transport is a table of a few functions. Requests live in slots of
+ * req_size bytes owned by the executor, kept in one contiguous array so a
+ * transport can test many at once (MPI_Testsome). */
+struct nbcxi_transport_ops {
+    const char *name;
+    size_t req_size;
+    int (*isend)(nbcxi_transport *t, const void *buf, int count,
+                 struct nbcx_datatype_s *type, int peer, int tag, void *req);
+    int (*irecv)(nbcxi_transport *t, void *buf, int count,
+                 struct nbcx_datatype_s *type, int peer, int tag, void *req);
+    /* Tests the n requests in reqs; writes the indices of completed ones
+     * to idx and their number to *ndone. Completed slots are released. */
+    int (*testsome)(nbcxi_transport *t, int n, void *reqs, int *ndone,
+                    int *idx);
+    /* Cancels one request and releases its slot (used on errors). */
+    void (*cancel)(nbcxi_transport *t, void *req);
+    void (*destroy)(nbcxi_transport *t);
+};
+
+struct nbcxi_transport {
+    const struct nbcxi_transport_ops *ops;
+    int tag_ub;  /* largest usable tag */
+    void *state; /* the transport's own data */
+};
+
+/* ------------------------------------------------------------------ */
+/* Communicators                                                       */
+/* ------------------------------------------------------------------ */
+
+struct nbcx_comm_s {
+    uint32_t magic;
+    int rank, size;
+    nbcxi_transport *tp;
+    atomic_uint seq;       /* sequence number of the next collective */
+    unsigned nseq;         /* distinct sequence slots in the tag space */
+    atomic_int refs;       /* user reference + operations in flight */
+};
+
+/* Takes ownership of tp; on failure tp is destroyed. */
+NBCX_HIDDEN int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp,
+                                  nbcx_comm *out);
+NBCX_HIDDEN struct nbcx_comm_s *nbcxi_comm(nbcx_comm h);
+NBCX_HIDDEN void nbcxi_comm_retain(struct nbcx_comm_s *c);
+NBCX_HIDDEN void nbcxi_comm_release(struct nbcx_comm_s *c);
+
+/* Transport tag of schedule tag `tag` of the collective numbered seq. */
+static inline int nbcxi_tag(const struct nbcx_comm_s *c, unsigned seq,
+                            int tag)
+{
+    return (int)(((seq % c->nseq) << 12) | (unsigned)tag);
+}
+
+/* ------------------------------------------------------------------ */
+/* Schedules (see sched/schedule.c and sched/executor.c)               */
+/* ------------------------------------------------------------------ */
+
+enum nbcxi_node_kind { NBCXI_NODE_SEND, NBCXI_NODE_RECV, NBCXI_NODE_REDUCE,
+                       NBCXI_NODE_COPY, NBCXI_NODE_CALL };
+
+struct nbcxi_node {
+    uint8_t kind;
+    int npred;     /* predecessors */
+    int pending;   /* predecessors not yet done (run time) */
+    int succ;      /* first successor in sched->succ (CSR) */
+    int nsucc;
+    union {
+        struct { void *buf; int count; struct nbcx_datatype_s *type;
+                 int peer, tag; } p2p;
+        struct { const void *in; void *inout; int count;
+                 struct nbcx_datatype_s *type; struct nbcx_op_s *op; } red;
+        struct { const void *src; void *dst; int scount, dcount;
+                 struct nbcx_datatype_s *stype, *dtype; } copy;
+        struct { nbcx_sched_fn *fn; void *arg; } call;
+    } u;
+};
+
+struct nbcxi_edge { int from, to; };
+
+struct nbcx_sched_s {
+    struct nbcx_comm_s *comm; /* retained */
+    int rank, size;
+    struct nbcxi_node *nodes;
+    int nnodes, nodes_cap;
+    struct nbcxi_edge *edges;
+    int nedges, edges_cap;
+    void **tmps;              /* scratch buffers owned by the schedule */
+    int ntmps, tmps_cap;
+    int err;                  /* first error met while building */
+
+    /* execution state, set up by nbcxi_sched_begin */
+    int *succ;                /* CSR successor lists */
+    int *ready;               /* FIFO of nodes ready to run */
+    int ready_head, ready_tail;
+    unsigned char *reqs;      /* active transport requests (slots) */
+    int *req_node;            /* node of each active slot */
+    int *done_idx;            /* scratch for testsome */
+    int nactive;
+    int ndone;
+    unsigned seq;             /* sequence number of this operation */
+};
+
+/* Builder-side helpers used by coll/ (all set sched->err on failure and
+ * return it; later calls then do nothing, so a builder may check once). */
+NBCX_HIDDEN int nbcxi_sched_new(struct nbcx_comm_s *comm,
+                                struct nbcx_sched_s **out);
+NBCX_HIDDEN void nbcxi_sched_destroy(struct nbcx_sched_s *s);
+/* Scratch buffer able to hold count elements of type (typed layout). */
+NBCX_HIDDEN void *nbcxi_sched_tmp_typed(struct nbcx_sched_s *s, int count,
+                                        struct nbcx_datatype_s *type);
+NBCX_HIDDEN void *nbcxi_sched_tmp(struct nbcx_sched_s *s, size_t bytes);
+NBCX_HIDDEN nbcx_node nbcxi_send(struct nbcx_sched_s *s, const void *buf,
+                                 int count, struct nbcx_datatype_s *type,
+                                 int peer, int tag);
+NBCX_HIDDEN nbcx_node nbcxi_recv(struct nbcx_sched_s *s, void *buf,
+                                 int count, struct nbcx_datatype_s *type,
+                                 int peer, int tag);
+NBCX_HIDDEN nbcx_node nbcxi_reduce_node(struct nbcx_sched_s *s,
+                                        const void *in, void *inout,
+                                        int count,
+                                        struct nbcx_datatype_s *type,
+                                        struct nbcx_op_s *op);
+NBCX_HIDDEN nbcx_node nbcxi_copy(struct nbcx_sched_s *s, const void *src,
+                                 int scount, struct nbcx_datatype_s *stype,
+                                 void *dst, int dcount,
+                                 struct nbcx_datatype_s *dtype);
+NBCX_HIDDEN nbcx_node nbcxi_call(struct nbcx_sched_s *s, nbcx_sched_fn *fn,
+                                 void *arg);
+/* Edge before -> after; a negative node (none) is ignored. */
+NBCX_HIDDEN void nbcxi_dep(struct nbcx_sched_s *s, nbcx_node before,
+                           nbcx_node after);
+
+/* Executor (sched/executor.c). begin() prepares and posts the first
+ * nodes; progress() advances; both set *done when every node is done.
+ * They return the first error met (the schedule is then finished, with
+ * everything cancelled). Not thread-safe: the progress engine serialises
+ * calls. */
+/* Builds successor lists and checks the graph is acyclic (NBCX_ERR_NODE
+ * otherwise); posts nothing. Idempotent. */
+NBCX_HIDDEN int nbcxi_sched_prepare(struct nbcx_sched_s *s);
+NBCX_HIDDEN int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done);
+NBCX_HIDDEN int nbcxi_sched_progress(struct nbcx_sched_s *s, bool *done);
+
+/* ------------------------------------------------------------------ */
+/* Requests and the progress engine (progress/engine.c)                */
+/* ------------------------------------------------------------------ */
+
+struct nbcx_request_s {
+    struct nbcx_sched_s *sched;
+    atomic_bool complete;
+    int err;
+    struct nbcx_request_s *prev, *next; /* in the engine's active list */
+};
+
+/* Starts a built schedule; on success *req owns it, on failure it is
+ * destroyed. */
+NBCX_HIDDEN int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req);
+
+/* ------------------------------------------------------------------ */
+/* Small utilities                                                     */
+/* ------------------------------------------------------------------ */
+
+#define NBCXI_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define NBCXI_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Address of element block i (each block of count elements of t). */
+static inline void *nbcxi_at(const void *buf, ptrdiff_t i, int count,
+                             const struct nbcx_datatype_s *t)
+{
+    return (char *)(uintptr_t)buf + i * (ptrdiff_t)count * t->extent;
+}
+
+/* Reads an environment variable once per call site; NULL if unset/empty */
+NBCX_HIDDEN const char *nbcxi_getenv(const char *name);
+NBCX_HIDDEN size_t nbcxi_env_size(const char *name, size_t dflt);
+
+#endif /* NBCX_CORE_H */

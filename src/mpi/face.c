@@ -1,0 +1,261 @@
+/* face.c - the MPI face: communicators, datatypes and operations from MPI.
+ *
+ * Predefined MPI datatypes and operations with an nbcx equivalent become
+ * the built-in handles (fast C kernels, plain memcpy). Everything else is
+ * handled with MPI's own machinery: derived datatypes are duplicated and
+ * sent as themselves, copied with MPI_Pack/MPI_Unpack and reduced with
+ * MPI_Reduce_local; user operations are applied with MPI_Reduce_local.
+ */
+#include <stdlib.h>
+
+#include "../transport/mpi.h"
+#include "nbcx_mpi.h"
+
+static bool mpi_ready(void)
+{
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    return init && !fin;
+}
+
+/* ---- communicators ---- */
+
+int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
+{
+    if (!out)
+        return NBCX_ERR_ARG;
+    *out = NBCX_COMM_NULL;
+    if (!mpi_ready() || comm == MPI_COMM_NULL)
+        return NBCX_ERR_COMM;
+    int inter = 0;
+    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return NBCX_ERR_COMM; /* intercommunicators are not supported */
+    MPI_Comm dup;
+    int rc = MPI_Comm_dup(comm, &dup);
+    if (rc != MPI_SUCCESS)
+        return nbcxi_mpi_error(rc);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    int rank, size;
+    MPI_Comm_rank(dup, &rank);
+    MPI_Comm_size(dup, &size);
+    nbcxi_transport *tp;
+    int err = nbcxi_mpi_transport_create(dup, &tp);
+    if (err != NBCX_SUCCESS) {
+        MPI_Comm_free(&dup);
+        return err;
+    }
+    return nbcxi_comm_create(rank, size, tp, out);
+}
+
+/* ---- datatypes ---- */
+
+/* The built-in nbcx type for a predefined MPI type, or 0. */
+static uintptr_t builtin_of(MPI_Datatype t)
+{
+#define INTEGER(T, SIGNED)                                                    \
+    (sizeof(T) == 1 ? (SIGNED ? 1u : 2u)                                      \
+     : sizeof(T) == 2 ? (SIGNED ? 3u : 4u)                                    \
+     : sizeof(T) == 4 ? (SIGNED ? 5u : 6u)                                    \
+                      : (SIGNED ? 7u : 8u))
+    if (t == MPI_INT8_T || t == MPI_SIGNED_CHAR) return 1;
+    if (t == MPI_UINT8_T || t == MPI_UNSIGNED_CHAR) return 2;
+    if (t == MPI_INT16_T) return 3;
+    if (t == MPI_UINT16_T) return 4;
+    if (t == MPI_INT32_T) return 5;
+    if (t == MPI_UINT32_T) return 6;
+    if (t == MPI_INT64_T) return 7;
+    if (t == MPI_UINT64_T) return 8;
+    if (t == MPI_SHORT) return INTEGER(short, 1);
+    if (t == MPI_UNSIGNED_SHORT) return INTEGER(unsigned short, 0);
+    if (t == MPI_INT) return INTEGER(int, 1);
+    if (t == MPI_UNSIGNED) return INTEGER(unsigned, 0);
+    if (t == MPI_LONG) return INTEGER(long, 1);
+    if (t == MPI_UNSIGNED_LONG) return INTEGER(unsigned long, 0);
+    if (t == MPI_LONG_LONG) return INTEGER(long long, 1);
+    if (t == MPI_UNSIGNED_LONG_LONG) return INTEGER(unsigned long long, 0);
+    if (t == MPI_FLOAT) return 9;
+    if (t == MPI_DOUBLE) return 10;
+    if (t == MPI_BYTE) return 11;
+    if (t == MPI_CHAR) return 12;
+    if (t == MPI_FLOAT_INT) return 13;
+    if (t == MPI_DOUBLE_INT) return 14;
+    if (t == MPI_LONG_INT) return 15;
+    if (t == MPI_2INT) return 16;
+    if (t == MPI_SHORT_INT) return 17;
+    return 0;
+#undef INTEGER
+}
+
+static int face_pack(const void *src, int count, struct nbcx_datatype_s *t,
+                     void *dst)
+{
+    int pos = 0;
+    int bytes = (int)((size_t)count * t->size);
+    int rc = MPI_Pack(src, count, *(MPI_Datatype *)t->handle, dst, bytes,
+                      &pos, MPI_COMM_SELF);
+    return nbcxi_mpi_error(rc);
+}
+
+static int face_unpack(const void *src, int count, struct nbcx_datatype_s *t,
+                       void *dst)
+{
+    int pos = 0;
+    int bytes = (int)((size_t)count * t->size);
+    int rc = MPI_Unpack(src, bytes, &pos, dst, count,
+                        *(MPI_Datatype *)t->handle, MPI_COMM_SELF);
+    return nbcxi_mpi_error(rc);
+}
+
+static int face_reduce(const void *in, void *inout, int count,
+                       struct nbcx_datatype_s *t, int op_id)
+{
+    int rc = MPI_Reduce_local(in, inout, count, *(MPI_Datatype *)t->handle,
+                              nbcxi_mpi_op(op_id));
+    return rc == MPI_SUCCESS ? NBCX_SUCCESS : NBCX_ERR_OP;
+}
+
+static void face_release(struct nbcx_datatype_s *t)
+{
+    MPI_Datatype *h = t->handle;
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin)
+        MPI_Type_free(h);
+    free(h);
+}
+
+static const struct nbcxi_type_face mpi_type_face = {
+    .pack = face_pack,
+    .unpack = face_unpack,
+    .reduce = face_reduce,
+    .release = face_release,
+};
+
+int nbcx_datatype_from_mpi(MPI_Datatype type, nbcx_datatype *out)
+{
+    if (!out)
+        return NBCX_ERR_ARG;
+    *out = NBCX_DATATYPE_NULL;
+    if (!mpi_ready() || type == MPI_DATATYPE_NULL)
+        return NBCX_ERR_TYPE;
+    uintptr_t id = builtin_of(type);
+    if (id) {
+        *out = (nbcx_datatype)id;
+        return NBCX_SUCCESS;
+    }
+    int size;
+    MPI_Aint lb, extent, tlb, textent;
+    if (MPI_Type_size(type, &size) != MPI_SUCCESS ||
+        MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        MPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
+        return NBCX_ERR_TYPE;
+    struct nbcx_datatype_s *t = calloc(1, sizeof *t);
+    MPI_Datatype *h = malloc(sizeof *h);
+    if (!t || !h || MPI_Type_dup(type, h) != MPI_SUCCESS) {
+        free(t);
+        free(h);
+        return t && h ? NBCX_ERR_TYPE : NBCX_ERR_NOMEM;
+    }
+    t->magic = NBCXI_TYPE_MAGIC;
+    t->id = 0;
+    t->name = "mpi";
+    t->size = (size_t)size;
+    t->extent = extent;
+    t->true_lb = tlb;
+    t->true_extent = textent;
+    t->contiguous = size == extent && lb == 0 && tlb == 0 && textent == size;
+    t->face = &mpi_type_face;
+    t->handle = h;
+    atomic_init(&t->refs, 1);
+    *out = t;
+    return NBCX_SUCCESS;
+}
+
+/* ---- operations ---- */
+
+MPI_Op nbcxi_mpi_op(int op_id)
+{
+    switch (op_id) {
+    case 1: return MPI_SUM;
+    case 2: return MPI_PROD;
+    case 3: return MPI_MIN;
+    case 4: return MPI_MAX;
+    case 5: return MPI_LAND;
+    case 6: return MPI_LOR;
+    case 7: return MPI_LXOR;
+    case 8: return MPI_BAND;
+    case 9: return MPI_BOR;
+    case 10: return MPI_BXOR;
+    case 11: return MPI_MINLOC;
+    default: return MPI_MAXLOC;
+    }
+}
+
+/* A user MPI operation, applied with MPI_Reduce_local. */
+static void user_op_apply(const void *in, void *inout, int count,
+                          nbcx_datatype type, void *ctx)
+{
+    MPI_Reduce_local(in, inout, count, nbcxi_mpi_type(nbcxi_type(type)),
+                     *(MPI_Op *)ctx);
+}
+
+static void user_op_release(struct nbcx_op_s *op)
+{
+    free(op->ctx);
+}
+
+int nbcx_op_from_mpi(MPI_Op op, nbcx_op *out)
+{
+    if (!out)
+        return NBCX_ERR_ARG;
+    *out = NBCX_OP_NULL;
+    if (!mpi_ready() || op == MPI_OP_NULL)
+        return NBCX_ERR_OP;
+    for (int id = NBCXI_OP_FIRST; id <= NBCXI_OP_LAST; id++) {
+        if (op == nbcxi_mpi_op(id)) {
+            *out = (nbcx_op)(uintptr_t)id;
+            return NBCX_SUCCESS;
+        }
+    }
+    if (op == MPI_REPLACE || op == MPI_NO_OP)
+        return NBCX_ERR_OP; /* not reduction operations for collectives */
+    int commute = 0;
+    if (MPI_Op_commutative(op, &commute) != MPI_SUCCESS)
+        return NBCX_ERR_OP;
+    MPI_Op *ctx = malloc(sizeof *ctx);
+    if (!ctx)
+        return NBCX_ERR_NOMEM;
+    *ctx = op;
+    int err = nbcx_op_create(user_op_apply, commute, ctx, out);
+    if (err != NBCX_SUCCESS) {
+        free(ctx);
+        return err;
+    }
+    (*out)->release = user_op_release;
+    return NBCX_SUCCESS;
+}
+
+int nbcx_error_to_mpi(int err)
+{
+    switch (err) {
+    case NBCX_SUCCESS: return MPI_SUCCESS;
+    case NBCX_ERR_COUNT: return MPI_ERR_COUNT;
+    case NBCX_ERR_BUFFER: return MPI_ERR_BUFFER;
+    case NBCX_ERR_ROOT: return MPI_ERR_ROOT;
+    case NBCX_ERR_RANK: return MPI_ERR_RANK;
+    case NBCX_ERR_TYPE: return MPI_ERR_TYPE;
+    case NBCX_ERR_OP: return MPI_ERR_OP;
+    case NBCX_ERR_COMM: return MPI_ERR_COMM;
+    case NBCX_ERR_REQUEST: return MPI_ERR_REQUEST;
+    case NBCX_ERR_TAG: return MPI_ERR_TAG;
+    case NBCX_ERR_NOMEM: return MPI_ERR_NO_MEM;
+    case NBCX_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
+    case NBCX_ERR_INTERN: return MPI_ERR_INTERN;
+    case NBCX_ERR_ARG:
+    case NBCX_ERR_IN_PLACE:
+    case NBCX_ERR_NODE:
+    case NBCX_ERR_ALGORITHM: return MPI_ERR_ARG;
+    default: return MPI_ERR_OTHER;
+    }
+}
