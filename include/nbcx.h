@@ -119,7 +119,7 @@ NBCX_API int nbcx_datatype_size(nbcx_datatype type, size_t *size);
 NBCX_API int nbcx_datatype_extent(nbcx_datatype type, ptrdiff_t *extent);
 /* Releases a datatype created by a face (e.g. nbcx_datatype_from_mpi);
  * operations in flight keep it alive until they complete. Sets *type to
- * NBCX_DATATYPE_NULL. Built-in datatypes cannot be freed. */
+ * NBCX_DATATYPE_NULL (for a built-in datatype that is all it does). */
 NBCX_API int nbcx_datatype_free(nbcx_datatype *type);
 
 /* ------------------------------------------------------------------ */

@@ -9,6 +9,54 @@
              .size = sizeof(CTYPE), .extent = sizeof(CTYPE), .true_lb = 0,    \
              .true_extent = sizeof(CTYPE), .contiguous = true }
 
+/* A value/index pair holds sizeof(val) + sizeof(int) bytes of data, as
+ * MPI_DOUBLE_INT and friends do; where the C struct has padding the type
+ * is not contiguous, and its padding bytes are never read or written. */
+#define PADDED(P) (sizeof(P) != offsetof(P, idx) + sizeof(int))
+#define PAIR(ID, NAME, P)                                                     \
+    [ID] = { .magic = NBCXI_TYPE_MAGIC, .id = ID, .name = NAME,               \
+             .size = sizeof(((P *)0)->val) + sizeof(int),                     \
+             .extent = sizeof(P), .true_lb = 0,                               \
+             .true_extent = offsetof(P, idx) + sizeof(int),                   \
+             .contiguous = !PADDED(P), .face = &pair_face }
+
+/* Field-wise pack and unpack of the pair types (no padding moved). */
+static int pair_move(const void *src, int count, struct nbcx_datatype_s *t,
+                     void *dst, bool pack)
+{
+    size_t vsize = t->size - sizeof(int);   /* the value field's size */
+    size_t ioff = (size_t)t->true_extent - sizeof(int); /* idx offset */
+    const char *in = src;
+    char *out = dst;
+    for (int i = 0; i < count; i++) {
+        const char *elem = pack ? in + (size_t)i * (size_t)t->extent
+                                : in + (size_t)i * t->size;
+        char *to = pack ? out + (size_t)i * t->size
+                        : out + (size_t)i * (size_t)t->extent;
+        size_t from_idx = pack ? ioff : vsize, to_idx = pack ? vsize : ioff;
+        memcpy(to, elem, vsize);
+        memcpy(to + to_idx, elem + from_idx, sizeof(int));
+    }
+    return NBCX_SUCCESS;
+}
+
+static int pair_pack(const void *src, int count, struct nbcx_datatype_s *t,
+                     void *dst)
+{
+    return pair_move(src, count, t, dst, true);
+}
+
+static int pair_unpack(const void *src, int count,
+                       struct nbcx_datatype_s *t, void *dst)
+{
+    return pair_move(src, count, t, dst, false);
+}
+
+static const struct nbcxi_type_face pair_face = {
+    .pack = pair_pack,
+    .unpack = pair_unpack,
+};
+
 /* Indexed by the small constants of nbcx.h. Never freed (refs unused). */
 static struct nbcx_datatype_s builtins[NBCXI_TYPE_LAST + 1] = {
     BUILTIN(1, "int8", int8_t),       BUILTIN(2, "uint8", uint8_t),
@@ -17,11 +65,11 @@ static struct nbcx_datatype_s builtins[NBCXI_TYPE_LAST + 1] = {
     BUILTIN(7, "int64", int64_t),     BUILTIN(8, "uint64", uint64_t),
     BUILTIN(9, "float", float),       BUILTIN(10, "double", double),
     BUILTIN(11, "byte", unsigned char), BUILTIN(12, "char", char),
-    BUILTIN(13, "float_int", nbcx_float_int),
-    BUILTIN(14, "double_int", nbcx_double_int),
-    BUILTIN(15, "long_int", nbcx_long_int),
-    BUILTIN(16, "2int", nbcx_2int),
-    BUILTIN(17, "short_int", nbcx_short_int),
+    PAIR(13, "float_int", nbcx_float_int),
+    PAIR(14, "double_int", nbcx_double_int),
+    PAIR(15, "long_int", nbcx_long_int),
+    PAIR(16, "2int", nbcx_2int),
+    PAIR(17, "short_int", nbcx_short_int),
 };
 
 struct nbcx_datatype_s *nbcxi_type(nbcx_datatype h)

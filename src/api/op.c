@@ -154,8 +154,10 @@ LOGIC(uint64_t)
         for (int i = 0; i < n; i++) {                                         \
             bool take = op == MINLOC ? a[i].val < b[i].val                    \
                                      : a[i].val > b[i].val;                   \
-            if (take)                                                         \
-                b[i] = a[i];                                                  \
+            if (take) { /* field by field: padding is not data */         \
+                b[i].val = a[i].val;                                          \
+                b[i].idx = a[i].idx;                                          \
+            }                                                                 \
             else if (a[i].val == b[i].val && a[i].idx < b[i].idx)             \
                 b[i].idx = a[i].idx;                                          \
         }                                                                     \

@@ -1,0 +1,399 @@
+/*
+ * allreduce.c - allreduce by recursive doubling and by a ring.
+ *
+ * Recursive doubling (any operation, any p; MPICH's algorithm).
+ *   Let pof2 be the largest power of two <= p and rem = p - pof2. First
+ *   the remainder is folded away: each even rank below 2*rem sends its
+ *   data to rank + 1, which reduces it (rank's data first) and joins the
+ *   doubling with new rank rank/2; ranks from 2*rem on join as
+ *   rank - rem. In round k of the doubling a rank exchanges its running
+ *   result with new rank ^ 2^k and combines the two in rank order (lower
+ *   partner's data on the left), so non-commutative operations keep MPI's
+ *   order. At the end the odd ranks below 2*rem return the result to their
+ *   even neighbour.
+ *   Dependencies: the send of round k waits for the node that produced
+ *   the running result in round k - 1; the receive of round k goes to its
+ *   own scratch buffer, so it is posted at start (above a scratch budget
+ *   two buffers alternate, and a receive then waits until the data of two
+ *   rounds before has been consumed); a node that overwrites rbuf waits
+ *   for the send that still reads it. Nothing is copied into rbuf before
+ *   it is needed: a rank that only forwards sends straight from sbuf.
+ *
+ * Ring (commutative operations only).
+ *   The vector is cut into p blocks of near-equal element counts, and
+ *   each block into fragments of a->segsize bytes. A reduce-scatter ring
+ *   (p - 1 steps: at step i send block rank - i to the right, receive
+ *   block rank - i - 1 from the left and add the own contribution) leaves
+ *   rank with the full result of block rank + 1; an allgather ring
+ *   (p - 1 steps: send block rank + 1 - i, receive block rank - i into
+ *   rbuf) then spreads the results.
+ *   Dependencies, per fragment: reduce-scatter receives go to scratch
+ *   and are posted at start; a partial sum is computed in the scratch as
+ *   soon as its fragment arrives and forwarded from there, so fragments
+ *   pipeline around the ring. Only the rank's final block is reduced
+ *   into rbuf. Allgather receives go straight to rbuf, waiting only for
+ *   the nodes of the reduce-scatter that read that part of rbuf (in
+ *   place); each is forwarded as soon as it arrives. Empty blocks (count
+ *   < p) have no fragments and no messages.
+ *   Tags: the k-th message in each direction uses tag k mod
+ *   (NBCX_SCHED_TAG_MAX + 1); once tags wrap, a message also waits for
+ *   the previous one with the same tag, so same-tag messages always start
+ *   in the same order on both sides.
+ */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "coll.h"
+
+enum {
+    NTAGS = NBCX_SCHED_TAG_MAX + 1,
+    TAG_FOLD = 64,   /* recursive doubling: remainder rank -> neighbour */
+    TAG_UNFOLD = 65, /* recursive doubling: result back to it */
+};
+
+/* Recursive doubling keeps one scratch buffer per round up to this many
+ * bytes in all; above it two buffers are used in turn. */
+#define RD_SCRATCH_BUDGET ((size_t)1 << 20)
+
+/* ------------------------------------------------------------------ */
+/* Recursive doubling                                                  */
+/* ------------------------------------------------------------------ */
+
+/* The running result of recursive doubling: it is in sbuf until the
+ * first node writes rbuf, then in rbuf. `ready` is the node that last
+ * wrote rbuf (the running result), or -1 while nothing has. */
+struct rd_result {
+    const void *at;
+    nbcx_node ready;
+};
+
+/* rbuf = in op rbuf, where `in` holds the LOWER ranks' data and was
+ * received by node rv; `reader` (or -1) is a send that still reads rbuf.
+ * Returns the reduce node, which also consumes `in`. */
+static nbcx_node rd_reduce_lower(struct nbcx_sched_s *s,
+                                 const struct nbcxi_coll_args *a,
+                                 struct rd_result *res, const void *in,
+                                 nbcx_node rv, nbcx_node reader)
+{
+    const int count = a->rcount;
+    if (res->at != a->rbuf) {
+        /* First write of rbuf: it must hold this rank's data. */
+        res->ready = nbcxi_copy(s, a->sbuf, count, a->rtype, a->rbuf, count,
+                                a->rtype);
+        res->at = a->rbuf;
+    }
+    nbcx_node red = nbcxi_reduce_node(s, in, a->rbuf, count, a->rtype, a->op);
+    nbcxi_dep(s, rv, red);
+    nbcxi_dep(s, res->ready, red);
+    nbcxi_dep(s, reader, red);
+    res->ready = red;
+    return red;
+}
+
+/* rbuf = running result op buf, where buf holds the HIGHER ranks' data
+ * and was received by node rv. Computed in buf, then copied to rbuf.
+ * Returns the copy, the last node that reads buf. */
+static nbcx_node rd_reduce_higher(struct nbcx_sched_s *s,
+                                  const struct nbcxi_coll_args *a,
+                                  struct rd_result *res, void *buf,
+                                  nbcx_node rv, nbcx_node reader)
+{
+    const int count = a->rcount;
+    nbcx_node red = nbcxi_reduce_node(s, res->at, buf, count, a->rtype,
+                                      a->op);
+    nbcxi_dep(s, rv, red);
+    nbcxi_dep(s, res->ready, red);
+    nbcx_node cp = nbcxi_copy(s, buf, count, a->rtype, a->rbuf, count,
+                              a->rtype);
+    nbcxi_dep(s, red, cp);
+    nbcxi_dep(s, res->ready, cp); /* previous write of rbuf, if any */
+    nbcxi_dep(s, reader, cp);
+    res->at = a->rbuf;
+    res->ready = cp;
+    return cp;
+}
+
+int nbcx_build_allreduce_recursive_doubling(struct nbcx_sched_s *s,
+                                            const struct nbcxi_coll_args *a)
+{
+    const int p = s->size, rank = s->rank, count = a->rcount;
+    struct nbcx_datatype_s *t = a->rtype;
+    void *rbuf = a->rbuf;
+    const bool in_place = a->sbuf == a->rbuf;
+
+    if (count == 0)
+        return s->err;
+    if (p == 1) {
+        if (!in_place)
+            nbcxi_copy(s, a->sbuf, count, t, rbuf, count, t);
+        return s->err;
+    }
+
+    int pof2 = 1, rounds = 0;
+    while (pof2 <= p / 2) {
+        pof2 <<= 1;
+        rounds++;
+    }
+    const int rem = p - pof2;
+    struct rd_result res = { in_place ? rbuf : a->sbuf, -1 };
+    int newrank;
+
+    /* Fold the remainder: even ranks below 2*rem hand their data to the
+     * odd neighbour and wait for the result. */
+    if (rank < 2 * rem) {
+        if (rank % 2 == 0) {
+            nbcx_node sn = nbcxi_send(s, res.at, count, t, rank + 1, TAG_FOLD);
+            nbcx_node rv = nbcxi_recv(s, rbuf, count, t, rank + 1,
+                                      TAG_UNFOLD);
+            if (in_place)
+                nbcxi_dep(s, sn, rv); /* the send reads rbuf */
+            return s->err;
+        }
+        void *in = nbcxi_sched_tmp_typed(s, count, t);
+        nbcx_node rv = nbcxi_recv(s, in, count, t, rank - 1, TAG_FOLD);
+        rd_reduce_lower(s, a, &res, in, rv, -1);
+        newrank = rank / 2;
+    } else {
+        newrank = rank - rem;
+    }
+
+    /* Scratch for the received data: one buffer per round, or two used in
+     * turn; busy[j] is the last node reading buffer j. */
+    ptrdiff_t shift;
+    size_t span = nbcxi_type_span(t, count, &shift);
+    int nbuf = rounds;
+    if (rounds > 2 && span > RD_SCRATCH_BUDGET / (size_t)rounds)
+        nbuf = 2;
+    void *bufs[32];
+    nbcx_node busy[32];
+    for (int j = 0; j < nbuf; j++) {
+        bufs[j] = nbcxi_sched_tmp_typed(s, count, t);
+        busy[j] = -1;
+    }
+    if (s->err)
+        return s->err;
+
+    for (int k = 0; k < rounds; k++) {
+        int newpeer = newrank ^ (1 << k);
+        int peer = newpeer < rem ? 2 * newpeer + 1 : newpeer + rem;
+        int j = k % nbuf;
+
+        nbcx_node sn = nbcxi_send(s, res.at, count, t, peer, k);
+        nbcxi_dep(s, res.ready, sn);
+        nbcx_node rv = nbcxi_recv(s, bufs[j], count, t, peer, k);
+        nbcxi_dep(s, busy[j], rv);
+
+        /* Overwriting rbuf must wait for this send if it reads rbuf. */
+        nbcx_node reader = res.at == rbuf ? sn : -1;
+        if (peer < rank || a->op->commutative)
+            busy[j] = rd_reduce_lower(s, a, &res, bufs[j], rv, reader);
+        else
+            busy[j] = rd_reduce_higher(s, a, &res, bufs[j], rv, reader);
+    }
+
+    /* Unfold: return the result to the even neighbour. */
+    if (rank < 2 * rem) {
+        nbcx_node sn = nbcxi_send(s, rbuf, count, t, rank - 1, TAG_UNFOLD);
+        nbcxi_dep(s, res.ready, sn);
+    }
+    return s->err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ring                                                                */
+/* ------------------------------------------------------------------ */
+
+/* The messages of one direction of the ring, numbered in creation order:
+ * message k uses tag k % NTAGS. When tags wrap, message k also waits for
+ * message k - NTAGS, so same-tag messages start in creation order on both
+ * sides and match correctly. */
+struct chan {
+    nbcx_node *last; /* latest node per tag; NULL if tags cannot wrap */
+    long n;          /* messages so far */
+};
+
+static int chan_init(struct chan *c, long total)
+{
+    c->n = 0;
+    c->last = NULL;
+    if (total > NTAGS && !(c->last = malloc(NTAGS * sizeof *c->last)))
+        return NBCX_ERR_NOMEM;
+    return NBCX_SUCCESS;
+}
+
+static nbcx_node chan_add(struct nbcx_sched_s *s, struct chan *c, bool send,
+                          const void *buf, int count,
+                          struct nbcx_datatype_s *t, int peer)
+{
+    int tag = (int)(c->n % NTAGS);
+    nbcx_node node = send ? nbcxi_send(s, buf, count, t, peer, tag)
+                          : nbcxi_recv(s, (void *)(uintptr_t)buf, count, t,
+                                       peer, tag);
+    if (c->last) {
+        if (c->n >= NTAGS)
+            nbcxi_dep(s, c->last[tag], node);
+        c->last[tag] = node;
+    }
+    c->n++;
+    return node;
+}
+
+/* The ring's cut of the vector: p blocks of near-equal element counts,
+ * each cut into fragments of seg elements. Fragments are numbered
+ * globally: block b has fragments first[b] .. first[b + 1] - 1. */
+struct ring {
+    int count, p;
+    size_t seg;
+    int *first;
+};
+
+static void ring_block(const struct ring *R, int b, int *off, int *n)
+{
+    int q = R->count / R->p, r = R->count % R->p;
+    *off = b * q + (b < r ? b : r);
+    *n = q + (b < r ? 1 : 0);
+}
+
+/* Fragment g (of block b): its first element and element count. */
+static void ring_fragment(const struct ring *R, int b, int g, int *off,
+                          int *n)
+{
+    int boff, bn;
+    ring_block(R, b, &boff, &bn);
+    size_t skip = (size_t)(g - R->first[b]) * R->seg;
+    *off = boff + (int)skip;
+    *n = (int)NBCXI_MIN(R->seg, (size_t)bn - skip);
+}
+
+static int mod(long x, int p)
+{
+    long r = x % p;
+    return (int)(r < 0 ? r + p : r);
+}
+
+/* Emits the two rings, given the cut R and the bookkeeping arrays. */
+static void ring_emit(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
+                      const struct ring *R, nbcx_node *ready,
+                      nbcx_node *reader, struct chan *out, struct chan *in)
+{
+    const int p = s->size, rank = s->rank;
+    struct nbcx_datatype_s *t = a->rtype;
+    void *rbuf = a->rbuf;
+    const bool in_place = a->sbuf == a->rbuf;
+    const void *mine = a->sbuf; /* this rank's contribution */
+    void *tmp = nbcxi_sched_tmp_typed(s, a->rcount, t);
+    if (!tmp)
+        return;
+    const int right = mod(rank + 1L, p), left = mod(rank - 1L, p);
+    const int owned = right; /* the block whose full result ends here */
+    int o, n;
+
+    /* Reduce-scatter. */
+    for (int i = 0; i < p - 1; i++) {
+        int sb = mod((long)rank - i, p), rb = mod((long)rank - i - 1, p);
+        for (int g = R->first[sb]; g < R->first[sb + 1]; g++) {
+            ring_fragment(R, sb, g, &o, &n);
+            /* Step 0 sends the own data, later steps a partial result. */
+            const void *src = nbcxi_at(i == 0 ? mine : tmp, o, 1, t);
+            nbcx_node sn = chan_add(s, out, true, src, n, t, right);
+            nbcxi_dep(s, ready[g], sn);
+            if (i == 0 && in_place)
+                reader[g] = sn;
+        }
+        for (int g = R->first[rb]; g < R->first[rb + 1]; g++) {
+            ring_fragment(R, rb, g, &o, &n);
+            void *part = nbcxi_at(tmp, o, 1, t);
+            nbcx_node rv = chan_add(s, in, false, part, n, t, left);
+            nbcx_node red;
+            if (rb == owned) {
+                /* The full sum goes to rbuf, which must hold our data. */
+                void *dst = nbcxi_at(rbuf, o, 1, t);
+                nbcx_node cp = -1;
+                if (!in_place)
+                    cp = nbcxi_copy(s, nbcxi_at(mine, o, 1, t), n, t, dst, n,
+                                    t);
+                red = nbcxi_reduce_node(s, part, dst, n, t, a->op);
+                nbcxi_dep(s, cp, red);
+            } else {
+                /* A partial sum, computed where it arrived. */
+                red = nbcxi_reduce_node(s, nbcxi_at(mine, o, 1, t), part, n,
+                                        t, a->op);
+                if (in_place)
+                    reader[g] = red;
+            }
+            nbcxi_dep(s, rv, red);
+            ready[g] = red;
+        }
+    }
+
+    /* Allgather. */
+    for (int i = 0; i < p - 1; i++) {
+        int sb = mod((long)rank + 1 - i, p), rb = mod((long)rank - i, p);
+        for (int g = R->first[sb]; g < R->first[sb + 1]; g++) {
+            ring_fragment(R, sb, g, &o, &n);
+            nbcx_node sn = chan_add(s, out, true, nbcxi_at(rbuf, o, 1, t), n,
+                                    t, right);
+            nbcxi_dep(s, ready[g], sn);
+        }
+        for (int g = R->first[rb]; g < R->first[rb + 1]; g++) {
+            ring_fragment(R, rb, g, &o, &n);
+            nbcx_node rv = chan_add(s, in, false, nbcxi_at(rbuf, o, 1, t), n,
+                                    t, left);
+            nbcxi_dep(s, reader[g], rv);
+            ready[g] = rv;
+        }
+    }
+}
+
+int nbcx_build_allreduce_ring(struct nbcx_sched_s *s,
+                              const struct nbcxi_coll_args *a)
+{
+    const int p = s->size, count = a->rcount;
+    struct nbcx_datatype_s *t = a->rtype;
+
+    if (!a->op->commutative)
+        return NBCX_ERR_INTERN; /* select.c never picks the ring then */
+    if (count == 0)
+        return s->err;
+    if (p == 1) {
+        if (a->sbuf != a->rbuf)
+            nbcxi_copy(s, a->sbuf, count, t, a->rbuf, count, t);
+        return s->err;
+    }
+
+    struct ring R = { count, p, 0, NULL };
+    R.seg = t->size ? a->segsize / t->size : (size_t)count;
+    R.seg = NBCXI_MIN(NBCXI_MAX(R.seg, (size_t)1), (size_t)count);
+    R.first = malloc(sizeof(int) * ((size_t)p + 1));
+    if (!R.first)
+        return NBCX_ERR_NOMEM;
+    R.first[0] = 0;
+    for (int b = 0; b < p; b++) {
+        int off, n;
+        ring_block(&R, b, &off, &n);
+        R.first[b + 1] = R.first[b] + (int)(((size_t)n + R.seg - 1) / R.seg);
+    }
+    const int nfrag = R.first[p];
+
+    /* ready[g]: the node that produced the current value of fragment g.
+     * reader[g]: (in place) the last reduce-scatter node that reads
+     * fragment g of rbuf; the allgather receive into it waits for it. */
+    nbcx_node *ready = malloc(sizeof(nbcx_node) * 2 * (size_t)nfrag);
+    struct chan out = { NULL, 0 }, in = { NULL, 0 };
+    int err = ready ? NBCX_SUCCESS : NBCX_ERR_NOMEM;
+    if (err == NBCX_SUCCESS)
+        err = chan_init(&out, 2L * nfrag);
+    if (err == NBCX_SUCCESS)
+        err = chan_init(&in, 2L * nfrag);
+    if (err == NBCX_SUCCESS) {
+        for (size_t g = 0; g < 2 * (size_t)nfrag; g++)
+            ready[g] = -1;
+        ring_emit(s, a, &R, ready, ready + nfrag, &out, &in);
+        err = s->err;
+    }
+    free(out.last);
+    free(in.last);
+    free(ready);
+    free(R.first);
+    return err;
+}

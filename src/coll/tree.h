@@ -1,0 +1,84 @@
+/*
+ * tree.h - rank and buffer arithmetic shared by the rooted builders.
+ *
+ * Relative ranks. A rooted collective renumbers the ranks so that the root
+ * is 0: vr = (rank - root) mod size. Trees are built on relative ranks and
+ * mapped back with nbcxi_abs_rank().
+ *
+ * Binomial tree on ranks 0..size-1, rooted at 0. The parent of vr > 0 is
+ * vr with its lowest set bit cleared; the children of vr are vr + m for
+ * every power of two m below the lowest set bit of vr (every m for vr 0)
+ * with vr + m < size. The subtree of vr is the contiguous range
+ *
+ *     [vr, vr + nbcxi_binomial_subtree(vr, size))
+ *
+ * and the subtree of child vr + m is the range [vr + m, vr + 2m), clipped
+ * at size: the children's subtrees tile the rest of vr's range in
+ * increasing m. Example, size 6:  0 -> {1, 2, 4}, 2 -> {3}, 4 -> {5}.
+ *
+ * The helpers work on any int size (masks never overflow).
+ */
+#ifndef NBCX_COLL_TREE_H
+#define NBCX_COLL_TREE_H
+
+#include "../core.h"
+
+/* Relative rank of `rank` when `root` is renumbered 0. */
+static inline int nbcxi_rel_rank(int rank, int root, int size)
+{
+    int d = rank - root;
+    return d < 0 ? d + size : d;
+}
+
+/* Absolute rank of relative rank vr. */
+static inline int nbcxi_abs_rank(int vr, int root, int size)
+{
+    int r = vr - (size - root);
+    return r < 0 ? r + size : r;
+}
+
+/* Parent of vr > 0 in the binomial tree. */
+static inline int nbcxi_binomial_parent(int vr)
+{
+    return vr & (vr - 1);
+}
+
+/* Number of ranks in the subtree of vr (vr itself included). */
+static inline int nbcxi_binomial_subtree(int vr, int size)
+{
+    if (vr == 0)
+        return size;
+    int low = vr & -vr;
+    return low < size - vr ? low : size - vr;
+}
+
+/* The masks m of vr's children are the powers of two below
+ * nbcxi_binomial_subtree(vr, size). This gives the largest of them (the
+ * child with the largest subtree), or 0 if vr is a leaf. Iterate with
+ * m >>= 1 for largest-subtree-first order. */
+static inline int nbcxi_binomial_top_mask(int vr, int size)
+{
+    int sub = nbcxi_binomial_subtree(vr, size);
+    if (sub <= 1)
+        return 0;
+    int m = 1;
+    while (m <= (sub - 1) / 2) /* the largest power of two < sub */
+        m <<= 1;
+    return m;
+}
+
+/* Pipelines cut a buffer into at most this many fragments: a tiny segsize
+ * on a huge buffer gets longer fragments rather than millions of nodes and
+ * posted receives. */
+#define NBCXI_MAX_FRAGS ((size_t)1 << 16)
+
+/* The data of `type` in a buffer as plain bytes: the address of the first
+ * byte if the type is contiguous (count elements are then count * size
+ * bytes from there), or NULL if the data must be packed first. */
+static inline char *nbcxi_contig_bytes(const void *buf,
+                                       const struct nbcx_datatype_s *type)
+{
+    return type->contiguous ? (char *)(uintptr_t)buf + type->true_lb : NULL;
+}
+
+#endif /* NBCX_COLL_TREE_H */

@@ -1,0 +1,170 @@
+/*
+ * mpitest.h - the few helpers shared by the MPI tests of nbcx.
+ *
+ *   - a small deterministic random number generator (splitmix64), so that
+ *     every rank can produce its inputs from (case, rank) alone;
+ *   - a watchdog: each test step names itself with mt_watch(); if it has
+ *     not finished after NBCX_TEST_TIMEOUT seconds (default 120) the
+ *     process prints the step and exits, so a hang is reported precisely
+ *     instead of being killed silently by CTest (NBCX_TEST_VERBOSE=1
+ *     prints every step as it starts);
+ *   - failure accounting: mt_fail() prints one line per failure (the
+ *     first MT_MAX_REPORTS of them) and mt_finish() sums the failures of
+ *     all ranks, so that every rank exits with status 1 when any failed.
+ *
+ * Only the public API of nbcx (nbcx.h, nbcx_mpi.h) is used.
+ */
+#ifndef NBCX_MPITEST_H
+#define NBCX_MPITEST_H
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nbcx_mpi.h"
+
+#define MT_MAX_REPORTS 40
+
+static int mt_rank, mt_size;  /* in MPI_COMM_WORLD */
+static int mt_failures;       /* on this rank */
+
+/* ---- random numbers ------------------------------------------------ */
+
+static inline uint64_t mt_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* A seed from a few integers (case number, rank, buffer...). */
+static inline uint64_t mt_seed(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t s = a * 0x100000001b3ull ^ (b << 20) ^ (c << 40) ^ 0x5eed;
+    (void)mt_next(&s);
+    return s;
+}
+
+/* Uniform integer in [lo, hi]. */
+static inline int mt_range(uint64_t *state, int lo, int hi)
+{
+    return lo + (int)(mt_next(state) % (uint64_t)(hi - lo + 1));
+}
+
+/* ---- watchdog ------------------------------------------------------ */
+
+static char mt_step[600];
+static size_t mt_step_len;
+
+static void mt_on_alarm(int sig)
+{
+    static const char msg[] = "\nWATCHDOG: step did not finish in time: ";
+    (void)sig;
+    /* Only async-signal-safe calls here. */
+    if (write(2, msg, sizeof msg - 1) < 0 ||
+        write(2, mt_step, mt_step_len) < 0 || write(2, "\n", 1) < 0) {
+        /* nothing more we can do */
+    }
+    _exit(3);
+}
+
+static unsigned mt_timeout(void)
+{
+    const char *s = getenv("NBCX_TEST_TIMEOUT");
+    long v = s ? strtol(s, NULL, 10) : 0;
+    return v > 0 ? (unsigned)v : 120u;
+}
+
+/* Names the step about to run and (re)arms the watchdog. */
+static void mt_watch(const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(mt_step, sizeof mt_step, "[rank %d/%d] ", mt_rank,
+                     mt_size);
+    va_start(ap, fmt);
+    vsnprintf(mt_step + n, sizeof mt_step - (size_t)n, fmt, ap);
+    va_end(ap);
+    mt_step_len = strlen(mt_step);
+    if (getenv("NBCX_TEST_VERBOSE")) /* trace every step */
+        fprintf(stderr, "%s\n", mt_step);
+    alarm(mt_timeout());
+}
+
+static void mt_unwatch(void) { alarm(0); }
+
+/* ---- failures ------------------------------------------------------ */
+
+static void mt_fail(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    int n;
+    if (++mt_failures > MT_MAX_REPORTS) {
+        if (mt_failures == MT_MAX_REPORTS + 1)
+            fprintf(stderr, "[rank %d] (further failures not shown)\n",
+                    mt_rank);
+        return;
+    }
+    /* One write per line, so that the lines of the ranks do not mix. */
+    n = snprintf(line, sizeof line, "[rank %d/%d] FAIL: ", mt_rank, mt_size);
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    strcat(line, "\n");
+    fputs(line, stderr);
+    fflush(stderr);
+}
+
+/* Checks the return code of an nbcx call that must succeed. */
+#define MT_OK(call)                                                        \
+    do {                                                                   \
+        int mt_rc_ = (call);                                               \
+        if (mt_rc_ != NBCX_SUCCESS)                                        \
+            mt_fail("%s:%d: %s returned %d (%s)", __FILE__, __LINE__,      \
+                    #call, mt_rc_, nbcx_error_string(mt_rc_));             \
+    } while (0)
+
+/* Checks an MPI call (the reference must work, or the test is moot). */
+#define MT_MPI(call)                                                       \
+    do {                                                                   \
+        int mt_rc_ = (call);                                               \
+        if (mt_rc_ != MPI_SUCCESS) {                                       \
+            fprintf(stderr, "[rank %d] %s:%d: %s failed (%d)\n", mt_rank,  \
+                    __FILE__, __LINE__, #call, mt_rc_);                    \
+            MPI_Abort(MPI_COMM_WORLD, 2);                                  \
+        }                                                                  \
+    } while (0)
+
+static void mt_init(int *argc, char ***argv)
+{
+    int provided;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
+    /* Errors of the reference collectives come back as codes. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    signal(SIGALRM, mt_on_alarm);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+/* Sums the failures of all ranks, finalises MPI and returns the exit
+ * status: 1 on every rank if any rank failed. */
+static int mt_finish(const char *prog, double t0)
+{
+    int total = 0;
+    mt_unwatch();
+    MPI_Allreduce(&mt_failures, &total, 1, MPI_INT, MPI_SUM,
+                  MPI_COMM_WORLD);
+    if (mt_rank == 0)
+        printf("%s: %d rank(s), %d failure(s), %.2f s\n", prog, mt_size,
+               total, MPI_Wtime() - t0);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
+
+#endif /* NBCX_MPITEST_H */
