@@ -259,7 +259,12 @@ NBCX_API int nbcx_sched_depend(nbcx_sched sched, nbcx_node before,
                                nbcx_node after);
 /* Scratch memory freed with the schedule (bytes may be 0). */
 NBCX_API int nbcx_sched_tmp(nbcx_sched sched, size_t bytes, void **buf);
-/* Starts the schedule; the schedule now belongs to *req. */
+/* Starts the schedule; the schedule now belongs to *req (on error it is
+ * freed: *sched is NULL either way). Like collectives, schedules take the
+ * communicator's next sequence number when they start, so every rank must
+ * start its schedules on a communicator in the same order as the others.
+ * A cycle is rejected (NBCX_ERR_NODE) before anything is posted; errors
+ * met while communicating are reported by test/wait. */
 NBCX_API int nbcx_sched_start(nbcx_sched *sched, nbcx_request *req);
 /* Discards a schedule that was never started; sets *sched to NULL. */
 NBCX_API int nbcx_sched_free(nbcx_sched *sched);

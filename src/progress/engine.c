@@ -58,13 +58,11 @@ int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req)
         active = r;
     }
     pthread_mutex_unlock(&lock);
-    if (err != NBCX_SUCCESS) { /* the executor cancelled what it posted */
-        nbcxi_sched_destroy(s);
-        free(r);
-        return err;
-    }
+    /* A communication error met while starting (the executor has
+     * cancelled what it posted) is reported at completion, as MPI does:
+     * part of the schedule may already have run. */
     if (done)
-        finish(r, NBCX_SUCCESS);
+        finish(r, err);
     *req = r;
     return NBCX_SUCCESS;
 }

@@ -700,9 +700,12 @@ static void run_case(const struct tcase *c, nbcx_comm comm)
     rc_nb = start_nbcx(c->coll, &a, comm, &req);
     if (rc_nb == NBCX_SUCCESS)
         rc_nb = nbcx_wait(&req);
-    if (rc_nb != NBCX_SUCCESS)
-        mt_fail("%s: nbcx returned %d (%s)", what, rc_nb,
+    if (rc_nb != NBCX_SUCCESS) {
+        /* The other ranks may now wait forever for this one: stop. */
+        mt_fail("%s: nbcx returned %d (%s); stopping the job", what, rc_nb,
                 nbcx_error_string(rc_nb));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     if (req != NBCX_REQUEST_NULL)
         mt_fail("%s: request not reset by nbcx_wait", what);
     time_nbcx += MPI_Wtime() - t;

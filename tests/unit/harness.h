@@ -83,8 +83,9 @@ static int th_check(int ok, const char *file, int line, const char *expr,
     return ok;
 }
 
-/* CHECK(cond, "printf format", ...): the explanation is optional. The
- * value is cond (as 0 or 1), so a test can react to a failure. */
+/* CHECK(cond, "printf format", ...): the value is cond (as 0 or 1), so a
+ * test can react to a failure. Always give a format (strict ISO C wants
+ * an argument for the "..."); "" is fine. */
 #define CHECK(cond, ...)                                                      \
     th_check((cond) ? 1 : 0, __FILE__, __LINE__, #cond, "" __VA_ARGS__)
 

@@ -30,7 +30,7 @@ enum lb_state { LB_POSTED, LB_MATCHED, LB_DONE };
 
 struct lb_op {
     struct lb_op *prev, *next; /* in a queue, while POSTED */
-    struct lb_op *lprev, *lnext; /* in the owner's list of live records */
+    struct lb_op *lprev, *lnext; /* live sends: in the owner's list */
     uintptr_t lo, hi;          /* bytes [lo, hi) the operation touches */
     bool is_send;
     int state;
@@ -47,6 +47,14 @@ struct lb_queue {
     struct lb_op *head, *tail;
 };
 
+/* The live receives of a rank that touch memory, sorted by address. They
+ * never overlap (that is checked), so their ends are sorted too and one
+ * binary search finds any overlap. */
+struct lb_ranges {
+    struct lb_op **v;
+    int n, cap;
+};
+
 struct lb_world {
     int nranks;
     int refs;                  /* the creator + one per endpoint */
@@ -54,7 +62,8 @@ struct lb_world {
     uint64_t rng;
     struct lb_queue *recvs;    /* [r]: unmatched receives posted by r */
     struct lb_queue *sends;    /* [r]: unmatched sends addressed to r */
-    struct lb_op **live_ops;   /* [r]: records posted by r, not released */
+    struct lb_op **live_sends; /* [r]: sends posted by r, not released */
+    struct lb_ranges *live_recvs; /* [r]: receives of r, not released */
     long posted, matched, live, unmatched;
     long pairs;                /* MATCHED pairs not yet delivered */
     long unreported;           /* DONE records not yet reported */
@@ -147,8 +156,96 @@ static void world_unref(struct lb_world *w)
                 "released by nbcx (%ld unmatched)\n", w->live, left);
     free(w->recvs);
     free(w->sends);
-    free(w->live_ops);
+    for (int r = 0; r < w->nranks; r++)
+        free(w->live_recvs[r].v);
+    free(w->live_sends);
+    free(w->live_recvs);
     free(w);
+}
+
+/* ------------------------------------------------------------------ */
+/* Buffers of pending operations                                       */
+/* ------------------------------------------------------------------ */
+
+/* Index of the first live receive that ends after lo. */
+static int ranges_find(const struct lb_ranges *rg, uintptr_t lo)
+{
+    int a = 0, b = rg->n;
+    while (a < b) {
+        int m = a + (b - a) / 2;
+        if (rg->v[m]->hi <= lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+/* A live operation of `rank` that [lo, hi) may not share bytes with: any
+ * receive; for a new receive, any send as well. NULL if none. */
+static struct lb_op *conflict(struct lb_world *w, int rank, bool is_send,
+                              uintptr_t lo, uintptr_t hi)
+{
+    if (lo >= hi)
+        return NULL;
+    const struct lb_ranges *rg = &w->live_recvs[rank];
+    int i = ranges_find(rg, lo);
+    if (i < rg->n && rg->v[i]->lo < hi)
+        return rg->v[i];
+    if (!is_send)
+        for (struct lb_op *o = w->live_sends[rank]; o; o = o->lnext)
+            if (o->lo < hi && lo < o->hi)
+                return o;
+    return NULL;
+}
+
+static bool live_add(struct lb_world *w, struct lb_op *op)
+{
+    if (op->is_send) {
+        op->lnext = w->live_sends[op->rank];
+        if (op->lnext)
+            op->lnext->lprev = op;
+        w->live_sends[op->rank] = op;
+        return true;
+    }
+    if (op->lo >= op->hi)
+        return true; /* touches no memory */
+    struct lb_ranges *rg = &w->live_recvs[op->rank];
+    if (rg->n == rg->cap) {
+        int cap = rg->cap ? 2 * rg->cap : 16;
+        struct lb_op **v = realloc(rg->v, sizeof *v * (size_t)cap);
+        if (!v)
+            return false;
+        rg->v = v;
+        rg->cap = cap;
+    }
+    int i = ranges_find(rg, op->lo); /* no overlap: its place in order */
+    memmove(rg->v + i + 1, rg->v + i, sizeof *rg->v * (size_t)(rg->n - i));
+    rg->v[i] = op;
+    rg->n++;
+    return true;
+}
+
+static void live_remove(struct lb_world *w, struct lb_op *op)
+{
+    if (op->is_send) {
+        if (op->lprev)
+            op->lprev->lnext = op->lnext;
+        else
+            w->live_sends[op->rank] = op->lnext;
+        if (op->lnext)
+            op->lnext->lprev = op->lprev;
+        return;
+    }
+    if (op->lo >= op->hi)
+        return;
+    struct lb_ranges *rg = &w->live_recvs[op->rank];
+    int i = ranges_find(rg, op->lo);
+    if (i < rg->n && rg->v[i] == op) {
+        memmove(rg->v + i, rg->v + i + 1,
+                sizeof *rg->v * (size_t)(rg->n - i - 1));
+        rg->n--;
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -241,10 +338,8 @@ static int post(nbcxi_transport *t, bool is_send, const void *buf,
         lo = (uintptr_t)buf - (uintptr_t)shift;
         hi = lo + span;
     }
-    for (struct lb_op *o = w->live_ops[ep->rank]; o && lo < hi;
-         o = o->lnext) {
-        if ((is_send && o->is_send) || o->lo >= hi || lo >= o->hi)
-            continue;
+    struct lb_op *o = conflict(w, ep->rank, is_send, lo, hi);
+    if (o) {
         if (!w->opt.quiet) {
             unsigned seq, oseq;
             int stag, ostag;
@@ -264,13 +359,13 @@ static int post(nbcxi_transport *t, bool is_send, const void *buf,
         return NBCX_ERR_NOMEM;
     op->lo = lo;
     op->hi = hi;
-    op->lnext = w->live_ops[ep->rank];
-    if (op->lnext)
-        op->lnext->lprev = op;
-    w->live_ops[ep->rank] = op;
     op->is_send = is_send;
-    op->state = LB_POSTED;
     op->rank = ep->rank;
+    if (!live_add(w, op)) {
+        free(op);
+        return NBCX_ERR_NOMEM;
+    }
+    op->state = LB_POSTED;
     op->peer = peer;
     op->tag = tag;
     op->buf = (void *)(uintptr_t)buf;
@@ -284,15 +379,15 @@ static int post(nbcxi_transport *t, bool is_send, const void *buf,
     /* The first posted counterpart with the same (source, tag). */
     struct lb_queue *q = is_send ? &w->recvs[peer] : &w->sends[ep->rank];
     int want_src = is_send ? ep->rank : peer;
-    for (struct lb_op *o = q->head; o; o = o->next) {
-        int src = is_send ? o->peer : o->rank;
-        if (src == want_src && o->tag == tag) {
-            q_remove(q, o);
+    for (struct lb_op *c = q->head; c; c = c->next) {
+        int src = is_send ? c->peer : c->rank;
+        if (src == want_src && c->tag == tag) {
+            q_remove(q, c);
             w->unmatched--;
             if (is_send)
-                match(w, op, o);
+                match(w, op, c);
             else
-                match(w, o, op);
+                match(w, c, op);
             return NBCX_SUCCESS;
         }
     }
@@ -323,12 +418,7 @@ static void release(struct lb_world *w, struct lb_op *op)
 {
     if (op->state == LB_DONE)
         w->unreported--;
-    if (op->lprev)
-        op->lprev->lnext = op->lnext;
-    else
-        w->live_ops[op->rank] = op->lnext;
-    if (op->lnext)
-        op->lnext->lprev = op->lprev;
+    live_remove(w, op);
     w->live--;
     w->activity++;
     free(op);
@@ -437,7 +527,8 @@ int loopback_world_create_ex(int nranks, const struct loopback_options *opt,
         return NBCX_ERR_NOMEM;
     w->recvs = calloc((size_t)nranks, sizeof *w->recvs);
     w->sends = calloc((size_t)nranks, sizeof *w->sends);
-    w->live_ops = calloc((size_t)nranks, sizeof *w->live_ops);
+    w->live_sends = calloc((size_t)nranks, sizeof *w->live_sends);
+    w->live_recvs = calloc((size_t)nranks, sizeof *w->live_recvs);
     w->nranks = nranks;
     w->refs = 1;
     if (opt)
@@ -445,8 +536,9 @@ int loopback_world_create_ex(int nranks, const struct loopback_options *opt,
     if (w->opt.tag_ub == 0)
         w->opt.tag_ub = INT32_MAX;
     w->rng = w->opt.seed;
-    int err = (w->recvs && w->sends && w->live_ops) ? NBCX_SUCCESS
-                                                    : NBCX_ERR_NOMEM;
+    int err = (w->recvs && w->sends && w->live_sends && w->live_recvs)
+                  ? NBCX_SUCCESS
+                  : NBCX_ERR_NOMEM;
 
     for (int r = 0; r < nranks && err == NBCX_SUCCESS; r++) {
         nbcxi_transport *t = calloc(1, sizeof *t);

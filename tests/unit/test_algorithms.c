@@ -8,20 +8,23 @@
  * last spans many fragments: the fragment size is set to 100 bytes, not a
  * multiple of 8 or 16, so pipelines also cut elements), roots 0, last and
  * middle, with and without NBCX_IN_PLACE where MPI allows it. Data-moving
- * collectives run with NBCX_INT32 everywhere and with types that differ
- * but have equal signatures (INT32 x 2n on one side, INT64 x n on the
- * other, alternating between ranks); reductions with a table of
- * (type, op): NBCX_INT32 with SUM, MAX, BXOR; NBCX_DOUBLE (exact small
- * integers) with SUM and MAX; NBCX_DOUBLE_INT with MINLOC; a
- * non-commutative user op (2x2 matrix product mod 251) and a commutative
- * user op.
+ * collectives run with NBCX_INT32 everywhere, with types that differ but
+ * hold the same bytes (INT32 x 2n on one side, INT64 x n on the other,
+ * alternating between ranks), and with non-contiguous derived types made
+ * by a test face (gaps inside every element that must never be written).
+ * Reductions use a table of (type, op): NBCX_INT32 with SUM, MAX, BXOR;
+ * NBCX_DOUBLE (exact small integers) with SUM and MAX; NBCX_DOUBLE_INT
+ * with MINLOC; a non-commutative user op (2x2 matrix product mod 251); a
+ * commutative user op; and the derived type with SUM.
  *
  * Every word of data names its origin (source rank, block, index, and a
- * per-case salt), so a wrong result is reported as "rank 3 block 2 word 5
- * holds word 5 of block 2 from rank 1" rather than as two numbers. Send
- * buffers must come back unchanged, and buffers MPI calls insignificant
- * (a non-root's receive buffer of reduce or gather, a non-root's send
- * buffer of scatter) must not be written.
+ * per-case salt), so a wrong result reads "got word 5 of block 2 from
+ * rank 1, expected word 5 of block 2 from rank 3" rather than two
+ * numbers. Send buffers must come back unchanged, and buffers MPI calls
+ * insignificant (a non-root's receive buffer of reduce or gather, a
+ * non-root's send buffer of scatter) must not be written. The loopback
+ * transport also rejects any send or receive on the bytes of a pending
+ * receive (or a receive on those of a pending send): a missing edge.
  *
  * Worlds use tag_ub = 32767, so only 8 sequence numbers exist: every
  * world runs many more collectives one after the other (tag wrap-around).
@@ -30,6 +33,7 @@
  */
 #include <stdint.h>
 
+#include "core.h"
 #include "harness.h"
 #include "loopback.h"
 
@@ -125,7 +129,86 @@ static bool ctx_finish(struct ctx *x, const int started[],
 }
 
 /* ------------------------------------------------------------------ */
-/* Buffers of self-describing words                                    */
+/* Derived datatypes, as a face (e.g. MPI) would make them             */
+/* ------------------------------------------------------------------ */
+/*
+ * Two non-contiguous types of two int32 data words in a 12-byte extent:
+ *
+ *     gap_mid    | d0 | gap | d1 |    true_lb 0, true_extent 12
+ *     gap_front  | gap | d0 | d1 |    true_lb 4, true_extent 8
+ *
+ * Their 8 bytes of data match INT32 x 2 or INT64 x 1. The gaps must
+ * never be written. The face packs, unpacks and reduces (NBCX_SUM only)
+ * as MPI's pack/unpack and reduce_local would. The types are static and
+ * never freed (their reference count never drops to zero).
+ */
+struct gap_layout {
+    int off[2]; /* word offsets of d0 and d1 in the element */
+};
+static const struct gap_layout mid_layout = { { 0, 2 } };
+static const struct gap_layout front_layout = { { 1, 2 } };
+
+static const uint32_t *gap_word(const void *buf, int i, int k,
+                                const struct nbcx_datatype_s *t)
+{
+    const struct gap_layout *l = t->handle;
+    return (const uint32_t *)buf + 3 * i + l->off[k];
+}
+
+static int gap_pack(const void *src, int count, struct nbcx_datatype_s *t,
+                    void *dst)
+{
+    uint32_t *out = dst;
+    for (int i = 0; i < count; i++)
+        for (int k = 0; k < 2; k++)
+            memcpy(out + 2 * i + k, gap_word(src, i, k, t), 4);
+    return NBCX_SUCCESS;
+}
+
+static int gap_unpack(const void *src, int count, struct nbcx_datatype_s *t,
+                      void *dst)
+{
+    const uint32_t *in = src;
+    for (int i = 0; i < count; i++)
+        for (int k = 0; k < 2; k++)
+            memcpy((void *)(uintptr_t)gap_word(dst, i, k, t), in + 2 * i + k,
+                   4);
+    return NBCX_SUCCESS;
+}
+
+static int gap_reduce(const void *in, void *inout, int count,
+                      struct nbcx_datatype_s *t, int op_id)
+{
+    if (op_id != (int)(uintptr_t)NBCX_SUM)
+        return NBCX_ERR_OP;
+    for (int i = 0; i < count; i++)
+        for (int k = 0; k < 2; k++) {
+            int32_t a, b;
+            uint32_t *pb = (uint32_t *)(uintptr_t)gap_word(inout, i, k, t);
+            memcpy(&a, gap_word(in, i, k, t), 4);
+            memcpy(&b, pb, 4);
+            b += a;
+            memcpy(pb, &b, 4);
+        }
+    return NBCX_SUCCESS;
+}
+
+static const struct nbcxi_type_face gap_face = { gap_pack, gap_unpack,
+                                                 gap_reduce, NULL };
+
+#define GAP_TYPE(NAME, LAYOUT, LB, TEXT)                                      \
+    static struct nbcx_datatype_s NAME = {                                    \
+        .magic = NBCXI_TYPE_MAGIC, .id = 0, .name = #NAME, .size = 8,         \
+        .extent = 12, .true_lb = LB, .true_extent = TEXT,                     \
+        .contiguous = false, .face = &gap_face,                               \
+        .handle = (void *)(uintptr_t)&LAYOUT, .refs = 1 }
+GAP_TYPE(gap_mid, mid_layout, 0, 12);
+GAP_TYPE(gap_front, front_layout, 4, 8);
+#define GAP_MID ((nbcx_datatype)&gap_mid)
+#define GAP_FRONT ((nbcx_datatype)&gap_front)
+
+/* ------------------------------------------------------------------ */
+/* Buffers of self-describing words, in each rank's own layout         */
 /* ------------------------------------------------------------------ */
 
 /* Word i of block blk sent by rank src; salt changes with every case,
@@ -167,47 +250,94 @@ static void describe_word(char *out, size_t len, uint32_t w)
                  w >> 27);
 }
 
-/* Compares n words of rank's buffer (blocks of bw words) with the
- * expected ones; reports the first difference and how many differ. */
+/* Compares n words of rank's buffer with the expected ones (in memory
+ * order, gaps included); reports the first difference and how many
+ * words differ. */
 static bool same_words(const char *what, int rank, const uint32_t *got,
-                       const uint32_t *want, size_t n, size_t bw)
+                       const uint32_t *want, size_t n)
 {
     size_t bad = 0, first = 0;
     for (size_t i = 0; i < n; i++)
         if (got[i] != want[i] && bad++ == 0)
             first = i;
     if (bad == 0)
-        return CHECK(true);
+        return CHECK(true, "counted");
     char g[96], w[96];
     describe_word(g, sizeof g, got[first]);
     describe_word(w, sizeof w, want[first]);
-    CHECK(bad == 0, "%s of rank %d: %zu of %zu words differ; first at block "
-          "%zu word %zu: got %s, expected %s", what, rank, bad, n,
-          bw ? first / bw : 0, bw ? first % bw : first, g, w);
+    CHECK(bad == 0, "%s of rank %d: %zu of %zu words differ; first at word "
+          "%zu: got %s, expected %s", what, rank, bad, n, first, g, w);
     return false;
 }
 
-/* The (type, count) one rank uses for a block of `count` units. With
- * mixed types a unit is 8 bytes: even ranks send INT32 x 2n and receive
- * INT64 x n, odd ranks the other way round. */
+/* How the data of the collective is typed. A block holds `count` units:
+ *   T_INT32    a unit is one int32, NBCX_INT32 everywhere;
+ *   T_MIXED    a unit is 8 bytes: even ranks send INT32 x 2n and
+ *              receive INT64 x n, odd ranks the other way round;
+ *   T_DERIVED  a unit is 8 bytes: even ranks send gap_mid x n and
+ *              receive gap_front x n, odd ranks send INT64 x n and
+ *              receive INT32 x 2n.
+ * All of them match in bytes, as MPI requires of the type signatures. */
+enum tmode { T_INT32, T_MIXED, T_DERIVED, NTMODES };
+static const char *const tmode_names[NTMODES] = { "int32", "mixed",
+                                                  "derived" };
+
+/* One rank's (type, count) for a block, and its memory layout: element
+ * e holds data words dpe * e + k at word w * e + off[k]. */
 struct tsel {
     nbcx_datatype type;
     int count;
+    int w, dpe, off[2];
 };
 
-static struct tsel tsel(bool mixed, int rank, int count, bool send)
+static const struct tsel SEL_INT32 = { NBCX_INT32, 0, 1, 1, { 0, 0 } };
+static const struct tsel SEL_INT64 = { NBCX_INT64, 0, 2, 2, { 0, 1 } };
+static const struct tsel SEL_GAP_MID = { GAP_MID, 0, 3, 2, { 0, 2 } };
+static const struct tsel SEL_GAP_FRONT = { GAP_FRONT, 0, 3, 2, { 1, 2 } };
+
+static struct tsel tsel(enum tmode m, int rank, int count, bool send)
 {
-    if (!mixed)
-        return (struct tsel){ NBCX_INT32, count };
-    bool wide = (rank % 2 == 0) != send;
-    return wide ? (struct tsel){ NBCX_INT64, count }
-                : (struct tsel){ NBCX_INT32, 2 * count };
+    struct tsel t;
+    bool even = rank % 2 == 0;
+    if (m == T_INT32)
+        t = SEL_INT32;
+    else if (m == T_MIXED)
+        t = even == send ? SEL_INT32 : SEL_INT64;
+    else if (even)
+        t = send ? SEL_GAP_MID : SEL_GAP_FRONT;
+    else
+        t = send ? SEL_INT64 : SEL_INT32;
+    /* count elements of dpe data words each carry the block's words */
+    int words = m == T_INT32 ? count : 2 * count;
+    t.count = words / t.dpe;
+    return t;
 }
 
-/* Words per block of `count` units. */
-static size_t block_words(bool mixed, int count)
+/* Data words per block (the same on every rank). */
+static size_t block_words(enum tmode m, int count)
 {
-    return (size_t)count * (mixed ? 2 : 1);
+    return (size_t)count * (m == T_INT32 ? 1 : 2);
+}
+
+/* Words of memory per block in t's layout. */
+static size_t mem_words(struct tsel t)
+{
+    return (size_t)t.count * (size_t)t.w;
+}
+
+/* Data word j of block blk lives here. */
+static uint32_t *at(uint32_t *buf, struct tsel t, size_t blk, size_t j)
+{
+    return buf + blk * mem_words(t) + (j / (size_t)t.dpe) * (size_t)t.w +
+           (size_t)t.off[j % (size_t)t.dpe];
+}
+
+/* Writes block blk of words from (src, sblk) into buf (t's layout). */
+static void put_block(uint32_t *buf, struct tsel t, size_t blk, int salt,
+                      int src, int sblk, size_t bw)
+{
+    for (size_t j = 0; j < bw; j++)
+        *at(buf, t, blk, j) = word(salt, src, sblk, (int)j);
 }
 
 static int case_salt;
@@ -258,217 +388,226 @@ static void run_barrier(struct ctx *x)
 /* Broadcast                                                           */
 /* ------------------------------------------------------------------ */
 
-static void case_bcast(struct ctx *x, int count, int root, bool mixed)
+static void case_bcast(struct ctx *x, int count, int root, enum tmode m)
 {
-    ctx_describe(x, "count=%d root=%d types=%s", count, root,
-                 mixed ? "mixed" : "int32");
+    ctx_describe(x, "count=%d root=%d types=%s", count, root, tmode_names[m]);
     if (!ctx_world(x))
         return;
     int salt = ++case_salt, p = x->p;
-    size_t bw = block_words(mixed, count);
-    uint32_t *buf[MAXP], *want = words(bw);
-    for (size_t i = 0; i < bw; i++)
-        want[i] = word(salt, root, 0, (int)i);
+    size_t bw = block_words(m, count);
+    uint32_t *buf[MAXP], *want[MAXP];
+    struct tsel t[MAXP];
     nbcx_request req[MAXP];
     int started[MAXP] = { 0 };
-    for (int r = 0; r < p; r++)
-        buf[r] = r == root ? copy_words(want, bw) : words(bw);
     for (int r = 0; r < p; r++) {
-        struct tsel t = tsel(mixed, r, count, r == root);
-        started[r] = nbcx_ibcast(buf[r], t.count, t.type, root, x->c[r],
-                                 &req[r]);
+        t[r] = tsel(m, r, count, r == root);
+        buf[r] = words(mem_words(t[r]));
+        want[r] = words(mem_words(t[r]));
+        put_block(want[r], t[r], 0, salt, root, 0, bw);
+        if (r == root)
+            put_block(buf[r], t[r], 0, salt, root, 0, bw);
     }
+    for (int r = 0; r < p; r++)
+        started[r] = nbcx_ibcast(buf[r], t[r].count, t[r].type, root, x->c[r],
+                                 &req[r]);
     if (ctx_finish(x, started, req))
         for (int r = 0; r < p; r++)
-            same_words("buffer", r, buf[r], want, bw, bw);
-    for (int r = 0; r < p; r++)
+            same_words("buffer", r, buf[r], want[r], mem_words(t[r]));
+    for (int r = 0; r < p; r++) {
         free(buf[r]);
-    free(want);
+        free(want[r]);
+    }
 }
 
 /* ------------------------------------------------------------------ */
 /* Gather, scatter, allgather, alltoall                                */
 /* ------------------------------------------------------------------ */
+/*
+ * Each rank r has a send side s[r] and a receive side t[r]. Buffers start
+ * as the sentinel; the expected receive buffer is the initial one with
+ * the data words written in, so gaps and insignificant buffers must keep
+ * the sentinel. Send buffers are compared with a copy taken before.
+ */
+struct bufs {
+    uint32_t *sbuf[MAXP], *sref[MAXP], *rbuf[MAXP], *want[MAXP];
+    size_t slen[MAXP], rlen[MAXP];
+    struct tsel s[MAXP], t[MAXP];
+};
 
-static void case_gather(struct ctx *x, int count, int root, bool mixed,
+static void bufs_alloc(struct bufs *b, int p, enum tmode m, int count,
+                       int sblocks, int rblocks)
+{
+    for (int r = 0; r < p; r++) {
+        b->s[r] = tsel(m, r, count, true);
+        b->t[r] = tsel(m, r, count, false);
+        b->slen[r] = mem_words(b->s[r]) * (size_t)sblocks;
+        b->rlen[r] = mem_words(b->t[r]) * (size_t)rblocks;
+        b->sbuf[r] = words(b->slen[r]);
+        b->rbuf[r] = words(b->rlen[r]);
+    }
+}
+
+/* Call once the inputs are filled in: copies of the send buffers and the
+ * starting point of the expected receive buffers. */
+static void bufs_snapshot(struct bufs *b, int p)
+{
+    for (int r = 0; r < p; r++) {
+        b->sref[r] = copy_words(b->sbuf[r], b->slen[r]);
+        b->want[r] = copy_words(b->rbuf[r], b->rlen[r]);
+    }
+}
+
+static void bufs_free(struct bufs *b, int p)
+{
+    for (int r = 0; r < p; r++) {
+        free(b->sbuf[r]);
+        free(b->sref[r]);
+        free(b->rbuf[r]);
+        free(b->want[r]);
+    }
+}
+
+static void case_gather(struct ctx *x, int count, int root, enum tmode m,
                         bool in_place)
 {
     ctx_describe(x, "count=%d root=%d types=%s in_place=%d", count, root,
-                 mixed ? "mixed" : "int32", in_place);
+                 tmode_names[m], in_place);
     if (!ctx_world(x))
         return;
     int salt = ++case_salt, p = x->p;
-    size_t bw = block_words(mixed, count), all = bw * (size_t)p;
-    uint32_t *sbuf[MAXP], *rbuf[MAXP], *sref[MAXP], *want = words(all);
+    size_t bw = block_words(m, count);
+    struct bufs b;
+    nbcx_request req[MAXP];
+    int started[MAXP] = { 0 };
+    bufs_alloc(&b, p, m, count, 1, p); /* every rank: a receive buffer */
+    for (int r = 0; r < p; r++)
+        put_block(b.sbuf[r], b.s[r], 0, salt, r, 0, bw);
+    if (in_place)
+        put_block(b.rbuf[root], b.t[root], (size_t)root, salt, root, 0, bw);
+    bufs_snapshot(&b, p);
     for (int src = 0; src < p; src++)
-        for (size_t i = 0; i < bw; i++)
-            want[(size_t)src * bw + i] = word(salt, src, 0, (int)i);
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
+        put_block(b.want[root], b.t[root], (size_t)src, salt, src, 0, bw);
     for (int r = 0; r < p; r++) {
-        sbuf[r] = copy_words(want + (size_t)r * bw, bw);
-        sref[r] = copy_words(sbuf[r], bw);
-        rbuf[r] = words(all); /* the sentinel everywhere */
-        if (r == root && in_place)
-            memcpy(rbuf[r] + (size_t)r * bw, sbuf[r], bw * sizeof(uint32_t));
-    }
-    for (int r = 0; r < p; r++) {
-        struct tsel s = tsel(mixed, r, count, true);
-        struct tsel t = tsel(mixed, r, count, false);
-        const void *sb = (r == root && in_place) ? NBCX_IN_PLACE : sbuf[r];
-        started[r] = nbcx_igather(sb, s.count, s.type, rbuf[r], t.count,
-                                  t.type, root, x->c[r], &req[r]);
-    }
-    if (ctx_finish(x, started, req)) {
-        uint32_t *untouched = words(all);
-        for (int r = 0; r < p; r++) {
-            same_words("sendbuf", r, sbuf[r], sref[r], bw, bw);
-            same_words(r == root ? "recvbuf" : "non-root recvbuf", r,
-                       rbuf[r], r == root ? want : untouched, all, bw);
-        }
-        free(untouched);
-    }
-    for (int r = 0; r < p; r++) {
-        free(sbuf[r]);
-        free(sref[r]);
-        free(rbuf[r]);
-    }
-    free(want);
-}
-
-static void case_scatter(struct ctx *x, int count, int root, bool mixed,
-                         bool in_place)
-{
-    ctx_describe(x, "count=%d root=%d types=%s in_place=%d", count, root,
-                 mixed ? "mixed" : "int32", in_place);
-    if (!ctx_world(x))
-        return;
-    int salt = ++case_salt, p = x->p;
-    size_t bw = block_words(mixed, count), all = bw * (size_t)p;
-    uint32_t *sbuf[MAXP], *rbuf[MAXP], *sref[MAXP];
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    for (int r = 0; r < p; r++) {
-        sbuf[r] = words(all); /* a non-root's stays the sentinel */
-        if (r == root)
-            for (int d = 0; d < p; d++)
-                for (size_t i = 0; i < bw; i++)
-                    sbuf[r][(size_t)d * bw + i] = word(salt, root, d, (int)i);
-        sref[r] = copy_words(sbuf[r], all);
-        rbuf[r] = words(bw);
-    }
-    for (int r = 0; r < p; r++) {
-        struct tsel s = tsel(mixed, r, count, true);
-        struct tsel t = tsel(mixed, r, count, false);
-        void *rb = (r == root && in_place) ? NBCX_IN_PLACE : rbuf[r];
-        started[r] = nbcx_iscatter(sbuf[r], s.count, s.type, rb, t.count,
-                                   t.type, root, x->c[r], &req[r]);
-    }
-    if (ctx_finish(x, started, req)) {
-        uint32_t *want = words(bw);
-        for (int r = 0; r < p; r++) {
-            same_words(r == root ? "sendbuf" : "non-root sendbuf", r,
-                       sbuf[r], sref[r], all, bw);
-            for (size_t i = 0; i < bw; i++)
-                want[i] = (r == root && in_place) ? SENTINEL
-                                                  : word(salt, root, r, (int)i);
-            same_words("recvbuf", r, rbuf[r], want, bw, bw);
-        }
-        free(want);
-    }
-    for (int r = 0; r < p; r++) {
-        free(sbuf[r]);
-        free(sref[r]);
-        free(rbuf[r]);
-    }
-}
-
-static void case_allgather(struct ctx *x, int count, bool mixed,
-                           bool in_place)
-{
-    ctx_describe(x, "count=%d types=%s in_place=%d", count,
-                 mixed ? "mixed" : "int32", in_place);
-    if (!ctx_world(x))
-        return;
-    int salt = ++case_salt, p = x->p;
-    size_t bw = block_words(mixed, count), all = bw * (size_t)p;
-    uint32_t *sbuf[MAXP], *rbuf[MAXP], *sref[MAXP], *want = words(all);
-    for (int src = 0; src < p; src++)
-        for (size_t i = 0; i < bw; i++)
-            want[(size_t)src * bw + i] = word(salt, src, 0, (int)i);
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    for (int r = 0; r < p; r++) {
-        sbuf[r] = copy_words(want + (size_t)r * bw, bw);
-        sref[r] = copy_words(sbuf[r], bw);
-        rbuf[r] = words(all);
-        if (in_place)
-            memcpy(rbuf[r] + (size_t)r * bw, sbuf[r], bw * sizeof(uint32_t));
-    }
-    for (int r = 0; r < p; r++) {
-        struct tsel s = tsel(mixed, r, count, true);
-        struct tsel t = tsel(mixed, r, count, false);
-        started[r] = nbcx_iallgather(in_place ? NBCX_IN_PLACE : sbuf[r],
-                                     s.count, s.type, rbuf[r], t.count,
-                                     t.type, x->c[r], &req[r]);
+        const void *sb = (r == root && in_place) ? NBCX_IN_PLACE : b.sbuf[r];
+        started[r] = nbcx_igather(sb, b.s[r].count, b.s[r].type, b.rbuf[r],
+                                  b.t[r].count, b.t[r].type, root, x->c[r],
+                                  &req[r]);
     }
     if (ctx_finish(x, started, req))
         for (int r = 0; r < p; r++) {
-            same_words("sendbuf", r, sbuf[r], sref[r], bw, bw);
-            same_words("recvbuf", r, rbuf[r], want, all, bw);
+            same_words("sendbuf", r, b.sbuf[r], b.sref[r], b.slen[r]);
+            same_words(r == root ? "recvbuf" : "non-root recvbuf", r,
+                       b.rbuf[r], b.want[r], b.rlen[r]);
         }
-    for (int r = 0; r < p; r++) {
-        free(sbuf[r]);
-        free(sref[r]);
-        free(rbuf[r]);
-    }
-    free(want);
+    bufs_free(&b, p);
 }
 
-static void case_alltoall(struct ctx *x, int count, bool mixed, bool in_place)
+static void case_scatter(struct ctx *x, int count, int root, enum tmode m,
+                         bool in_place)
 {
-    ctx_describe(x, "count=%d types=%s in_place=%d", count,
-                 mixed ? "mixed" : "int32", in_place);
+    ctx_describe(x, "count=%d root=%d types=%s in_place=%d", count, root,
+                 tmode_names[m], in_place);
     if (!ctx_world(x))
         return;
     int salt = ++case_salt, p = x->p;
-    size_t bw = block_words(mixed, count), all = bw * (size_t)p;
-    uint32_t *sbuf[MAXP], *rbuf[MAXP], *sref[MAXP];
+    size_t bw = block_words(m, count);
+    struct bufs b;
     nbcx_request req[MAXP];
     int started[MAXP] = { 0 };
+    bufs_alloc(&b, p, m, count, p, 1); /* every rank: a send buffer */
+    for (int d = 0; d < p; d++)
+        put_block(b.sbuf[root], b.s[root], (size_t)d, salt, root, d, bw);
+    bufs_snapshot(&b, p);
+    for (int r = 0; r < p; r++)
+        if (!(r == root && in_place))
+            put_block(b.want[r], b.t[r], 0, salt, root, r, bw);
     for (int r = 0; r < p; r++) {
-        sbuf[r] = words(all);
-        for (int d = 0; d < p; d++)
-            for (size_t i = 0; i < bw; i++)
-                sbuf[r][(size_t)d * bw + i] = word(salt, r, d, (int)i);
-        sref[r] = copy_words(sbuf[r], all);
-        rbuf[r] = in_place ? copy_words(sbuf[r], all) : words(all);
+        void *rb = (r == root && in_place) ? NBCX_IN_PLACE : b.rbuf[r];
+        started[r] = nbcx_iscatter(b.sbuf[r], b.s[r].count, b.s[r].type, rb,
+                                   b.t[r].count, b.t[r].type, root, x->c[r],
+                                   &req[r]);
     }
+    if (ctx_finish(x, started, req))
+        for (int r = 0; r < p; r++) {
+            same_words(r == root ? "sendbuf" : "non-root sendbuf", r,
+                       b.sbuf[r], b.sref[r], b.slen[r]);
+            same_words("recvbuf", r, b.rbuf[r], b.want[r], b.rlen[r]);
+        }
+    bufs_free(&b, p);
+}
+
+static void case_allgather(struct ctx *x, int count, enum tmode m,
+                           bool in_place)
+{
+    ctx_describe(x, "count=%d types=%s in_place=%d", count, tmode_names[m],
+                 in_place);
+    if (!ctx_world(x))
+        return;
+    int salt = ++case_salt, p = x->p;
+    size_t bw = block_words(m, count);
+    struct bufs b;
+    nbcx_request req[MAXP];
+    int started[MAXP] = { 0 };
+    bufs_alloc(&b, p, m, count, 1, p);
+    for (int r = 0; r < p; r++) {
+        put_block(b.sbuf[r], b.s[r], 0, salt, r, 0, bw);
+        if (in_place)
+            put_block(b.rbuf[r], b.t[r], (size_t)r, salt, r, 0, bw);
+    }
+    bufs_snapshot(&b, p);
+    for (int r = 0; r < p; r++)
+        for (int src = 0; src < p; src++)
+            put_block(b.want[r], b.t[r], (size_t)src, salt, src, 0, bw);
+    for (int r = 0; r < p; r++)
+        started[r] = nbcx_iallgather(in_place ? NBCX_IN_PLACE : b.sbuf[r],
+                                     b.s[r].count, b.s[r].type, b.rbuf[r],
+                                     b.t[r].count, b.t[r].type, x->c[r],
+                                     &req[r]);
+    if (ctx_finish(x, started, req))
+        for (int r = 0; r < p; r++) {
+            same_words("sendbuf", r, b.sbuf[r], b.sref[r], b.slen[r]);
+            same_words("recvbuf", r, b.rbuf[r], b.want[r], b.rlen[r]);
+        }
+    bufs_free(&b, p);
+}
+
+static void case_alltoall(struct ctx *x, int count, enum tmode m,
+                          bool in_place)
+{
+    ctx_describe(x, "count=%d types=%s in_place=%d", count, tmode_names[m],
+                 in_place);
+    if (!ctx_world(x))
+        return;
+    int salt = ++case_salt, p = x->p;
+    size_t bw = block_words(m, count);
+    struct bufs b;
+    nbcx_request req[MAXP];
+    int started[MAXP] = { 0 };
+    bufs_alloc(&b, p, m, count, p, p);
+    for (int r = 0; r < p; r++)
+        for (int d = 0; d < p; d++) {
+            put_block(b.sbuf[r], b.s[r], (size_t)d, salt, r, d, bw);
+            if (in_place) /* the data to send starts in rbuf */
+                put_block(b.rbuf[r], b.t[r], (size_t)d, salt, r, d, bw);
+        }
+    bufs_snapshot(&b, p);
+    for (int r = 0; r < p; r++)
+        for (int src = 0; src < p; src++)
+            put_block(b.want[r], b.t[r], (size_t)src, salt, src, r, bw);
     for (int r = 0; r < p; r++) {
         /* In place, MPI uses the receive side's count and type for both. */
-        struct tsel s = tsel(mixed, r, count, !in_place);
-        struct tsel t = tsel(mixed, r, count, false);
-        started[r] = nbcx_ialltoall(in_place ? NBCX_IN_PLACE : sbuf[r],
-                                    s.count, s.type, rbuf[r], t.count, t.type,
-                                    x->c[r], &req[r]);
+        const struct tsel *s = in_place ? &b.t[r] : &b.s[r];
+        started[r] = nbcx_ialltoall(in_place ? NBCX_IN_PLACE : b.sbuf[r],
+                                    s->count, s->type, b.rbuf[r],
+                                    b.t[r].count, b.t[r].type, x->c[r],
+                                    &req[r]);
     }
-    if (ctx_finish(x, started, req)) {
-        uint32_t *want = words(all);
+    if (ctx_finish(x, started, req))
         for (int r = 0; r < p; r++) {
-            if (!in_place)
-                same_words("sendbuf", r, sbuf[r], sref[r], all, bw);
-            for (int src = 0; src < p; src++)
-                for (size_t i = 0; i < bw; i++)
-                    want[(size_t)src * bw + i] = word(salt, src, r, (int)i);
-            same_words("recvbuf", r, rbuf[r], want, all, bw);
+            same_words("sendbuf", r, b.sbuf[r], b.sref[r], b.slen[r]);
+            same_words("recvbuf", r, b.rbuf[r], b.want[r], b.rlen[r]);
         }
-        free(want);
-    }
-    for (int r = 0; r < p; r++) {
-        free(sbuf[r]);
-        free(sref[r]);
-        free(rbuf[r]);
-    }
+    bufs_free(&b, p);
 }
 
 /* ------------------------------------------------------------------ */
@@ -528,7 +667,7 @@ static void summod_op(const void *in, void *inout, int n, nbcx_datatype t,
 struct redop {
     const char *name;
     nbcx_datatype type;
-    size_t size;
+    size_t ext;                 /* bytes between elements in memory */
     nbcx_op op;                 /* user ops: created by run_reductions */
     nbcx_user_fn *user_fn;      /* NULL for built-in ops */
     int commutative;
@@ -536,6 +675,8 @@ struct redop {
     void (*ref)(const void *in, void *inout);
     bool (*eq)(const void *a, const void *b);
     void (*show)(char *out, size_t len, const void *e);
+    size_t gap_lo, gap_hi;      /* bytes of each element that are not
+                                   data and must never be written */
 };
 
 #define GEN(NAME, T, EXPR)                                                    \
@@ -622,23 +763,54 @@ static void show_dblint(char *o, size_t n, const void *e)
     snprintf(o, n, "(%g, %d)", v.val, v.idx);
 }
 
+/* gap_mid elements: int32 data at bytes 0 and 8, a gap at 4..7. */
+static void gen_gap(void *e, uint32_t h)
+{
+    int32_t d[2] = { (int32_t)(h % 2001) - 1000,
+                     (int32_t)((h >> 11) % 2001) - 1000 };
+    memcpy(e, &d[0], 4);
+    memcpy((char *)e + 8, &d[1], 4);
+}
+
+static void ref_gap_sum(const void *in, void *inout)
+{
+    for (int k = 0; k < 2; k++)
+        ref_i32_sum((const char *)in + 8 * k, (char *)inout + 8 * k);
+}
+
+static bool eq_gap(const void *a, const void *b)
+{
+    return !memcmp(a, b, 4) && !memcmp((const char *)a + 8,
+                                       (const char *)b + 8, 4);
+}
+
+static void show_gap(char *o, size_t n, const void *e)
+{
+    int32_t d[2];
+    memcpy(&d[0], e, 4);
+    memcpy(&d[1], (const char *)e + 8, 4);
+    snprintf(o, n, "(%d, gap, %d)", (int)d[0], (int)d[1]);
+}
+
 static struct redop redops[] = {
     { "int32/SUM", NBCX_INT32, 4, NBCX_SUM, NULL, 1, gen_i32_small,
-      ref_i32_sum, eq_4, show_i32 },
+      ref_i32_sum, eq_4, show_i32, 0, 0 },
     { "int32/MAX", NBCX_INT32, 4, NBCX_MAX, NULL, 1, gen_i32_bits,
-      ref_i32_max, eq_4, show_i32 },
+      ref_i32_max, eq_4, show_i32, 0, 0 },
     { "int32/BXOR", NBCX_INT32, 4, NBCX_BXOR, NULL, 1, gen_i32_bits,
-      ref_i32_bxor, eq_4, show_i32 },
+      ref_i32_bxor, eq_4, show_i32, 0, 0 },
     { "double/SUM", NBCX_DOUBLE, 8, NBCX_SUM, NULL, 1, gen_dbl_small,
-      ref_dbl_sum, eq_8, show_dbl },
+      ref_dbl_sum, eq_8, show_dbl, 0, 0 },
     { "double/MAX", NBCX_DOUBLE, 8, NBCX_MAX, NULL, 1, gen_dbl_small,
-      ref_dbl_max, eq_8, show_dbl },
+      ref_dbl_max, eq_8, show_dbl, 0, 0 },
     { "double_int/MINLOC", NBCX_DOUBLE_INT, sizeof(nbcx_double_int),
-      NBCX_MINLOC, NULL, 1, gen_dblint, ref_minloc, eq_dblint, show_dblint },
+      NBCX_MINLOC, NULL, 1, gen_dblint, ref_minloc, eq_dblint, show_dblint, 0, 0 },
     { "uint32/user matrix product (non-commutative)", NBCX_UINT32, 4,
-      NBCX_OP_NULL, mat_op, 0, gen_mat, ref_mat, eq_4, show_i32 },
+      NBCX_OP_NULL, mat_op, 0, gen_mat, ref_mat, eq_4, show_i32, 0, 0 },
     { "int64/user sum mod p (commutative)", NBCX_INT64, 8, NBCX_OP_NULL,
-      summod_op, 1, gen_modp, ref_modp, eq_8, show_i64 },
+      summod_op, 1, gen_modp, ref_modp, eq_8, show_i64, 0, 0 },
+    { "gap_mid (derived, non-contiguous)/SUM", GAP_MID, 12, NBCX_SUM, NULL,
+      1, gen_gap, ref_gap_sum, eq_gap, show_gap, 4, 8 },
 };
 #define NREDOPS ((int)(sizeof redops / sizeof redops[0]))
 
@@ -662,7 +834,7 @@ static void contribution(const struct redop *o, int salt, int r, int count,
                          unsigned char *buf)
 {
     for (int i = 0; i < count; i++)
-        o->gen(buf + (size_t)i * o->size,
+        o->gen(buf + (size_t)i * o->ext,
                mix((uint32_t)salt, (uint32_t)r, (uint32_t)i));
 }
 
@@ -671,7 +843,7 @@ static void contribution(const struct redop *o, int salt, int r, int count,
 static unsigned char *reference(const struct redop *o, int salt, int p,
                                 int count)
 {
-    size_t bytes = (size_t)count * o->size;
+    size_t bytes = (size_t)count * o->ext;
     unsigned char *acc = malloc(bytes + 1), *v = malloc(bytes + 1);
     memset(acc, 0, bytes + 1);
     memset(v, 0, bytes + 1);
@@ -679,9 +851,9 @@ static unsigned char *reference(const struct redop *o, int salt, int p,
     for (int r = 1; r < p; r++) {
         contribution(o, salt, r, count, v);
         for (int i = 0; i < count; i++) { /* acc = acc op v(r) */
-            o->ref(acc + (size_t)i * o->size, v + (size_t)i * o->size);
-            memcpy(acc + (size_t)i * o->size, v + (size_t)i * o->size,
-                   o->size);
+            o->ref(acc + (size_t)i * o->ext, v + (size_t)i * o->ext);
+            memcpy(acc + (size_t)i * o->ext, v + (size_t)i * o->ext,
+                   o->ext);
         }
     }
     free(v);
@@ -694,14 +866,14 @@ static bool same_elems(const struct redop *o, const char *what, int rank,
 {
     int bad = 0, first = 0;
     for (int i = 0; i < count; i++)
-        if (!o->eq(got + (size_t)i * o->size, want + (size_t)i * o->size) &&
+        if (!o->eq(got + (size_t)i * o->ext, want + (size_t)i * o->ext) &&
             bad++ == 0)
             first = i;
     if (bad == 0)
-        return CHECK(true);
+        return CHECK(true, "counted");
     char g[64], w[64];
-    o->show(g, sizeof g, got + (size_t)first * o->size);
-    o->show(w, sizeof w, want + (size_t)first * o->size);
+    o->show(g, sizeof g, got + (size_t)first * o->ext);
+    o->show(w, sizeof w, want + (size_t)first * o->ext);
     CHECK(bad == 0, "%s of rank %d: %d of %d elements differ; first is "
           "element %d: got %s, expected %s", what, rank, bad, count, first,
           g, w);
@@ -733,8 +905,8 @@ static void case_reduction(struct ctx *x, int count, int root,
     if (!ctx_world(x))
         return;
     int salt = ++case_salt, p = x->p;
-    size_t bytes = (size_t)count * o->size;
-    unsigned char *sbuf[MAXP], *sref[MAXP], *rbuf[MAXP];
+    size_t bytes = (size_t)count * o->ext;
+    unsigned char *sbuf[MAXP], *sref[MAXP], *rbuf[MAXP], *rinit[MAXP];
     unsigned char *want = reference(o, salt, p, count);
     unsigned char *sentinel = bytes_filled(bytes, 0xa5);
     nbcx_request req[MAXP];
@@ -748,6 +920,8 @@ static void case_reduction(struct ctx *x, int count, int root,
         rbuf[r] = bytes_filled(bytes, 0xa5);
         if (at_root && in_place)
             memcpy(rbuf[r], sbuf[r], bytes);
+        rinit[r] = bytes_filled(bytes, 0);
+        memcpy(rinit[r], rbuf[r], bytes);
     }
     for (int r = 0; r < p; r++) {
         bool at_root = all || r == root;
@@ -763,9 +937,17 @@ static void case_reduction(struct ctx *x, int count, int root,
             if (!(at_root && in_place))
                 CHECK(memcmp(sbuf[r], sref[r], bytes) == 0,
                       "rank %d: sendbuf was modified", r);
-            if (at_root)
+            if (at_root) {
                 same_elems(o, "recvbuf", r, rbuf[r], want, count);
-            else
+                int bad = 0;
+                for (int i = 0; i < count && o->gap_hi > o->gap_lo; i++) {
+                    size_t off = (size_t)i * o->ext + o->gap_lo;
+                    bad += memcmp(rbuf[r] + off, rinit[r] + off,
+                                  o->gap_hi - o->gap_lo) != 0;
+                }
+                CHECK(bad == 0, "rank %d: the gaps of %d recvbuf elements "
+                      "were written", r, bad);
+            } else
                 CHECK(memcmp(rbuf[r], sentinel, bytes) == 0,
                       "rank %d: the non-root recvbuf was written", r);
         }
@@ -774,6 +956,7 @@ static void case_reduction(struct ctx *x, int count, int root,
         free(sbuf[r]);
         free(sref[r]);
         free(rbuf[r]);
+        free(rinit[r]);
     }
     free(want);
     free(sentinel);
@@ -802,7 +985,7 @@ static void run_size(struct ctx *x)
     for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
         int n = counts[ci];
         for (int in_place = 0; in_place < 2; in_place++) {
-            for (int mixed = 0; mixed < 2; mixed++) {
+            for (int m = 0; m < NTMODES; m++) {
                 if (x->failed >= MAX_FAILED_CASES)
                     return;
                 long before = th_failures;
@@ -810,25 +993,25 @@ static void run_size(struct ctx *x)
                 case C_BCAST:
                     if (!in_place)
                         for (int k = 0; k < nroots; k++)
-                            case_bcast(x, n, roots[k], mixed);
+                            case_bcast(x, n, roots[k], (enum tmode)m);
                     break;
                 case C_GATHER:
                     for (int k = 0; k < nroots; k++)
-                        case_gather(x, n, roots[k], mixed, in_place);
+                        case_gather(x, n, roots[k], (enum tmode)m, in_place);
                     break;
                 case C_SCATTER:
                     for (int k = 0; k < nroots; k++)
-                        case_scatter(x, n, roots[k], mixed, in_place);
+                        case_scatter(x, n, roots[k], (enum tmode)m, in_place);
                     break;
                 case C_ALLGATHER:
-                    case_allgather(x, n, mixed, in_place);
+                    case_allgather(x, n, (enum tmode)m, in_place);
                     break;
                 case C_ALLTOALL:
-                    case_alltoall(x, n, mixed, in_place);
+                    case_alltoall(x, n, (enum tmode)m, in_place);
                     break;
                 case C_REDUCE:
                 case C_ALLREDUCE:
-                    if (mixed) /* reductions: the op table instead */
+                    if (m != T_INT32) /* reductions: the op table instead */
                         break;
                     for (int k = 0; k < NREDOPS; k++) {
                         if (x->coll == C_ALLREDUCE)
@@ -924,7 +1107,7 @@ static void test_many_fragments(void)
                                  .mode = LOOPBACK_RANDOM, .p = p, .seed = 5 };
                 int n = coll == C_ALLTOALL ? 2100 : 5000;
                 switch (coll) {
-                case C_BCAST: case_bcast(&x, n, p - 1, false); break;
+                case C_BCAST: case_bcast(&x, n, p - 1, T_INT32); break;
                 case C_REDUCE:
                     case_reduction(&x, n, 1, &redops[0], false);
                     case_reduction(&x, n, 0, &redops[6], false);
@@ -933,10 +1116,10 @@ static void test_many_fragments(void)
                     case_reduction(&x, n, -1, &redops[3], false);
                     case_reduction(&x, n, -1, &redops[7], true);
                     break;
-                case C_GATHER: case_gather(&x, n, 1, false, false); break;
-                case C_SCATTER: case_scatter(&x, n, 1, false, false); break;
-                case C_ALLGATHER: case_allgather(&x, n, false, false); break;
-                case C_ALLTOALL: case_alltoall(&x, n, false, false); break;
+                case C_GATHER: case_gather(&x, n, 1, T_INT32, false); break;
+                case C_SCATTER: case_scatter(&x, n, 1, T_INT32, false); break;
+                case C_ALLGATHER: case_allgather(&x, n, T_INT32, false); break;
+                case C_ALLTOALL: case_alltoall(&x, n, T_INT32, false); break;
                 default: break;
                 }
                 ctx_drop_world(&x);
@@ -1034,6 +1217,176 @@ static void test_concurrent(void)
     free_user_ops();
 }
 
+/* Bad arguments are rejected before anything is posted: the call returns
+ * the error, *req is NBCX_REQUEST_NULL, no message is posted and no
+ * sequence number is used (a valid collective on every rank afterwards
+ * still matches up). Only rank 0 makes the bad calls. */
+#define REJECT(code, call)                                                    \
+    do {                                                                      \
+        req = (nbcx_request)(uintptr_t)0x1;                                   \
+        CHECK_RC(call, code);                                                 \
+        CHECK(req == NBCX_REQUEST_NULL, "*req not reset by a rejected call"); \
+    } while (0)
+
+static void test_argument_errors(void)
+{
+    enum { P = 3 };
+    nbcx_comm c[P];
+    REQUIRE_OK(loopback_world_create(P, c));
+    int32_t a[4 * P] = { 0 }, b[4 * P] = { 0 };
+    double d[4] = { 0 };
+    nbcx_request req;
+    nbcx_datatype bad_type = (nbcx_datatype)(uintptr_t)99;
+    void *IP = NBCX_IN_PLACE;
+
+    CHECK_RC(nbcx_ibarrier(c[0], NULL), NBCX_ERR_REQUEST);
+    REJECT(NBCX_ERR_COMM, nbcx_ibarrier(NBCX_COMM_NULL, &req));
+    /* bcast */
+    REJECT(NBCX_ERR_ROOT, nbcx_ibcast(a, 4, NBCX_INT32, -1, c[0], &req));
+    REJECT(NBCX_ERR_ROOT, nbcx_ibcast(a, 4, NBCX_INT32, P, c[0], &req));
+    REJECT(NBCX_ERR_COUNT, nbcx_ibcast(a, -1, NBCX_INT32, 0, c[0], &req));
+    REJECT(NBCX_ERR_TYPE, nbcx_ibcast(a, 4, bad_type, 0, c[0], &req));
+    REJECT(NBCX_ERR_TYPE, nbcx_ibcast(a, 4, NBCX_DATATYPE_NULL, 0, c[0],
+                                      &req));
+    REJECT(NBCX_ERR_BUFFER, nbcx_ibcast(NULL, 4, NBCX_INT32, 0, c[0], &req));
+    REJECT(NBCX_ERR_IN_PLACE, nbcx_ibcast(IP, 4, NBCX_INT32, 0, c[0], &req));
+    REJECT(NBCX_ERR_COMM, nbcx_ibcast(a, 4, NBCX_INT32, 0, NBCX_COMM_NULL,
+                                      &req));
+    /* reduce, allreduce */
+    REJECT(NBCX_ERR_ROOT, nbcx_ireduce(a, b, 4, NBCX_INT32, NBCX_SUM, -1,
+                                       c[0], &req));
+    REJECT(NBCX_ERR_ROOT, nbcx_ireduce(a, b, 4, NBCX_INT32, NBCX_SUM, P,
+                                       c[0], &req));
+    REJECT(NBCX_ERR_OP, nbcx_ireduce(a, b, 4, NBCX_INT32, NBCX_OP_NULL, 0,
+                                     c[0], &req));
+    REJECT(NBCX_ERR_OP, nbcx_ireduce(d, d + 2, 2, NBCX_DOUBLE, NBCX_BAND, 0,
+                                     c[0], &req));
+    REJECT(NBCX_ERR_OP, nbcx_iallreduce(a, b, 4, NBCX_INT32, NBCX_MINLOC,
+                                        c[0], &req));
+    REJECT(NBCX_ERR_COUNT, nbcx_ireduce(a, b, -2, NBCX_INT32, NBCX_SUM, 0,
+                                        c[0], &req));
+    REJECT(NBCX_ERR_BUFFER, nbcx_ireduce(a, NULL, 4, NBCX_INT32, NBCX_SUM, 0,
+                                         c[0], &req)); /* root's recvbuf */
+    REJECT(NBCX_ERR_BUFFER, nbcx_ireduce(NULL, b, 4, NBCX_INT32, NBCX_SUM, 0,
+                                         c[0], &req));
+    REJECT(NBCX_ERR_IN_PLACE, nbcx_ireduce(IP, b, 4, NBCX_INT32, NBCX_SUM, 1,
+                                           c[0], &req)); /* not the root */
+    REJECT(NBCX_ERR_IN_PLACE, nbcx_ireduce(a, IP, 4, NBCX_INT32, NBCX_SUM, 0,
+                                           c[0], &req));
+    REJECT(NBCX_ERR_IN_PLACE, nbcx_iallreduce(a, IP, 4, NBCX_INT32, NBCX_SUM,
+                                              c[0], &req));
+    /* gather, scatter, allgather, alltoall */
+    REJECT(NBCX_ERR_ROOT, nbcx_igather(a, 4, NBCX_INT32, b, 4, NBCX_INT32, P,
+                                       c[0], &req));
+    REJECT(NBCX_ERR_IN_PLACE, nbcx_igather(IP, 4, NBCX_INT32, b, 4,
+                                           NBCX_INT32, 1, c[0], &req));
+    REJECT(NBCX_ERR_BUFFER, nbcx_igather(a, 4, NBCX_INT32, NULL, 4,
+                                         NBCX_INT32, 0, c[0], &req));
+    REJECT(NBCX_ERR_COUNT, nbcx_igather(a, -1, NBCX_INT32, b, 4, NBCX_INT32,
+                                        1, c[0], &req));
+    REJECT(NBCX_ERR_ROOT, nbcx_iscatter(a, 4, NBCX_INT32, b, 4, NBCX_INT32,
+                                        -1, c[0], &req));
+    REJECT(NBCX_ERR_IN_PLACE, nbcx_iscatter(a, 4, NBCX_INT32, IP, 4,
+                                            NBCX_INT32, 1, c[0], &req));
+    REJECT(NBCX_ERR_TYPE, nbcx_iscatter(a, 4, bad_type, b, 4, NBCX_INT32, 0,
+                                        c[0], &req)); /* root's sendtype */
+    REJECT(NBCX_ERR_IN_PLACE, nbcx_iallgather(a, 4, NBCX_INT32, IP, 4,
+                                              NBCX_INT32, c[0], &req));
+    REJECT(NBCX_ERR_BUFFER, nbcx_iallgather(NULL, 4, NBCX_INT32, b, 4,
+                                            NBCX_INT32, c[0], &req));
+    REJECT(NBCX_ERR_IN_PLACE, nbcx_ialltoall(a, 4, NBCX_INT32, IP, 4,
+                                             NBCX_INT32, c[0], &req));
+    REJECT(NBCX_ERR_COUNT, nbcx_ialltoall(a, 4, NBCX_INT32, b, -4,
+                                          NBCX_INT32, c[0], &req));
+    th_cases++;
+
+    struct loopback_stats st;
+    CHECK_OK(loopback_stats(c[0], &st));
+    CHECK_INT(st.posted, 0);
+
+    /* Then a real collective on every rank still matches up. */
+    nbcx_request r[P];
+    int32_t v[P] = { 0 };
+    v[1] = 42;
+    for (int k = 0; k < P; k++)
+        CHECK_OK(nbcx_ibcast(&v[k], 1, NBCX_INT32, 1, c[k], &r[k]));
+    CHECK_OK(loopback_waitall(c[0], P, r));
+    CHECK(v[0] == 42 && v[2] == 42, "broadcast after rejected calls: %d %d",
+          (int)v[0], (int)v[2]);
+    loopback_world_destroy(P, c);
+}
+
+/* Arguments MPI calls insignificant may be anything: a non-root's receive
+ * buffer, count and type of reduce and gather, a non-root's send side of
+ * scatter. NULL buffers and types there must work, with every algorithm. */
+static void test_insignificant_args(void)
+{
+    enum { P = 5, N = 3, ROOT = 2 };
+    static const enum coll_id colls[] = { C_REDUCE, C_GATHER, C_SCATTER };
+    for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
+        const char *names;
+        char list[256];
+        enum coll_id coll = colls[ci];
+        REQUIRE_OK(nbcx_algorithm_names(coll_names[coll], &names));
+        snprintf(list, sizeof list, "%s", names);
+        for (char *save = NULL, *alg = strtok_r(list, " ", &save); alg;
+             alg = strtok_r(NULL, " ", &save)) {
+            CHECK_OK(nbcx_algorithm_set(coll_names[coll], alg));
+            nbcx_comm c[P];
+            REQUIRE_OK(loopback_world_create(P, c));
+            int32_t in[P][P * N], out[P][P * N];
+            for (int r = 0; r < P; r++)
+                for (int i = 0; i < P * N; i++) {
+                    in[r][i] = r * 100 + i;
+                    out[r][i] = -1;
+                }
+            nbcx_request req[P];
+            for (int r = 0; r < P; r++) {
+                bool root = r == ROOT;
+                int err = NBCX_ERR_INTERN;
+                if (coll == C_REDUCE)
+                    err = nbcx_ireduce(in[r], root ? out[r] : NULL, N,
+                                       NBCX_INT32, NBCX_SUM, ROOT, c[r],
+                                       &req[r]);
+                else if (coll == C_GATHER)
+                    err = nbcx_igather(in[r], N, NBCX_INT32,
+                                       root ? out[r] : NULL, root ? N : -7,
+                                       root ? NBCX_INT32 : NBCX_DATATYPE_NULL,
+                                       ROOT, c[r], &req[r]);
+                else
+                    err = nbcx_iscatter(root ? in[r] : NULL, root ? N : -7,
+                                        root ? NBCX_INT32 : NBCX_DATATYPE_NULL,
+                                        out[r], N, NBCX_INT32, ROOT, c[r],
+                                        &req[r]);
+                CHECK(err == NBCX_SUCCESS, "%s/%s rank %d: %s",
+                      coll_names[coll], alg, r, nbcx_error_string(err));
+            }
+            int err = loopback_waitall(c[0], P, req);
+            CHECK(err == NBCX_SUCCESS, "%s/%s: waitall %d", coll_names[coll],
+                  alg, err);
+            int bad = 0;
+            for (int i = 0; i < N && err == NBCX_SUCCESS; i++) {
+                if (coll == C_REDUCE) {
+                    int32_t sum = 0;
+                    for (int r = 0; r < P; r++)
+                        sum += r * 100 + i;
+                    bad += out[ROOT][i] != sum;
+                } else {
+                    for (int r = 0; r < P; r++)
+                        bad += coll == C_GATHER
+                                   ? out[ROOT][r * N + i] != r * 100 + i
+                                   : out[r][i] != ROOT * 100 + r * N + i;
+                }
+            }
+            CHECK(bad == 0, "%s/%s: %d wrong results", coll_names[coll], alg,
+                  bad);
+            loopback_world_destroy(P, c);
+            th_cases++;
+        }
+        CHECK_OK(nbcx_algorithm_set(coll_names[coll], "auto"));
+    }
+}
+
 /* The algorithm API itself: names, unknown ones, segsize 0. */
 static void test_algorithm_api(void)
 {
@@ -1059,6 +1412,8 @@ static void test_algorithm_api(void)
 
 static const struct th_test tests[] = {
     { "algorithm_api", test_algorithm_api },
+    { "argument_errors", test_argument_errors },
+    { "insignificant_args", test_insignificant_args },
     { "barrier", test_barrier },
     { "bcast", test_bcast },
     { "reduce", test_reduce },
