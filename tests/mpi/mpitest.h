@@ -148,6 +148,12 @@ static void mt_init(int *argc, char ***argv)
     MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
     /* Errors of the reference collectives come back as codes. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const char *expect = getenv("NBCX_TEST_EXPECT_RANKS");
+    if (expect && atoi(expect) != mt_size) {
+        fprintf(stderr, "started on %d rank(s), expected %s: is mpiexec "
+                        "the one of this MPI library?\n", mt_size, expect);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     signal(SIGALRM, mt_on_alarm);
     setvbuf(stdout, NULL, _IOLBF, 0);
 }
