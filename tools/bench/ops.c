@@ -1,0 +1,298 @@
+/*
+ * ops.c - the operations nbcx-bench measures: for each, the blocking MPI
+ * collective, the native nonblocking one and nbcx's, called on the same
+ * buffers; plus buffer allocation, input patterns and the result check.
+ *
+ * Reductions use doubles with SUM, every other operation bytes. The
+ * inputs are small integers, so every sum is exact whatever the order
+ * of the additions: nbcx's result must equal MPI's bit for bit.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+/* ---- the three faces of every operation ---------------------------- */
+
+static int block_barrier(const struct bench_buf *b)
+{
+    return MPI_Barrier(b->mcomm);
+}
+static int native_ibarrier(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Ibarrier(b->mcomm, r);
+}
+static int nbcx_ibarrier_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_ibarrier(b->ncomm, r);
+}
+
+static int block_bcast(const struct bench_buf *b)
+{
+    return MPI_Bcast(b->rbuf, b->count, b->mtype, BENCH_ROOT, b->mcomm);
+}
+static int native_ibcast(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Ibcast(b->rbuf, b->count, b->mtype, BENCH_ROOT, b->mcomm, r);
+}
+static int nbcx_ibcast_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_ibcast(b->rbuf, b->count, b->ntype, BENCH_ROOT, b->ncomm, r);
+}
+
+static int block_reduce(const struct bench_buf *b)
+{
+    return MPI_Reduce(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
+                      BENCH_ROOT, b->mcomm);
+}
+static int native_ireduce(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Ireduce(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
+                       BENCH_ROOT, b->mcomm, r);
+}
+static int nbcx_ireduce_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_ireduce(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
+                        BENCH_ROOT, b->ncomm, r);
+}
+
+static int block_allreduce(const struct bench_buf *b)
+{
+    return MPI_Allreduce(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
+                         b->mcomm);
+}
+static int native_iallreduce(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Iallreduce(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
+                          b->mcomm, r);
+}
+static int nbcx_iallreduce_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_iallreduce(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
+                           b->ncomm, r);
+}
+
+static int block_gather(const struct bench_buf *b)
+{
+    return MPI_Gather(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
+                      b->mtype, BENCH_ROOT, b->mcomm);
+}
+static int native_igather(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Igather(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
+                       b->mtype, BENCH_ROOT, b->mcomm, r);
+}
+static int nbcx_igather_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_igather(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+                        b->ntype, BENCH_ROOT, b->ncomm, r);
+}
+
+static int block_scatter(const struct bench_buf *b)
+{
+    return MPI_Scatter(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
+                       b->mtype, BENCH_ROOT, b->mcomm);
+}
+static int native_iscatter(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Iscatter(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
+                        b->mtype, BENCH_ROOT, b->mcomm, r);
+}
+static int nbcx_iscatter_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_iscatter(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+                         b->ntype, BENCH_ROOT, b->ncomm, r);
+}
+
+static int block_allgather(const struct bench_buf *b)
+{
+    return MPI_Allgather(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
+                         b->mtype, b->mcomm);
+}
+static int native_iallgather(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Iallgather(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
+                          b->mtype, b->mcomm, r);
+}
+static int nbcx_iallgather_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_iallgather(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+                           b->ntype, b->ncomm, r);
+}
+
+static int block_alltoall(const struct bench_buf *b)
+{
+    return MPI_Alltoall(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
+                        b->mtype, b->mcomm);
+}
+static int native_ialltoall(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Ialltoall(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
+                         b->mtype, b->mcomm, r);
+}
+static int nbcx_ialltoall_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_ialltoall(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+                          b->ntype, b->ncomm, r);
+}
+
+/* ---- the table ------------------------------------------------------ */
+
+/* Buffers are allocated at full size on every rank (the root's shape),
+ * which keeps the code free of root special cases. */
+const struct bench_op bench_ops[] = {
+    { "ibarrier", 0, BLOCKS_NONE, BLOCKS_NONE, RESULT_NONE, 0,
+      block_barrier, native_ibarrier, nbcx_ibarrier_ },
+    { "ibcast", 0, BLOCKS_NONE, BLOCKS_ONE, RESULT_ALL, 1,
+      block_bcast, native_ibcast, nbcx_ibcast_ },
+    { "ireduce", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ROOT, 0,
+      block_reduce, native_ireduce, nbcx_ireduce_ },
+    { "iallreduce", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ALL, 0,
+      block_allreduce, native_iallreduce, nbcx_iallreduce_ },
+    { "igather", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ROOT, 0,
+      block_gather, native_igather, nbcx_igather_ },
+    { "iscatter", 0, BLOCKS_PER_RANK, BLOCKS_ONE, RESULT_ALL, 0,
+      block_scatter, native_iscatter, nbcx_iscatter_ },
+    { "iallgather", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ALL, 0,
+      block_allgather, native_iallgather, nbcx_iallgather_ },
+    { "ialltoall", 0, BLOCKS_PER_RANK, BLOCKS_PER_RANK, RESULT_ALL, 0,
+      block_alltoall, native_ialltoall, nbcx_ialltoall_ },
+};
+const int bench_nops = (int)(sizeof bench_ops / sizeof bench_ops[0]);
+
+int bench_op_find(const char *name)
+{
+    for (int i = 0; i < bench_nops; i++)
+        if (strcmp(bench_ops[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int is_barrier(const struct bench_op *op)
+{
+    return op->send == BLOCKS_NONE && op->recv == BLOCKS_NONE;
+}
+
+size_t bench_op_elem(const struct bench_op *op)
+{
+    return op->reduction ? sizeof(double) : 1;
+}
+
+const char *bench_op_datatype(const struct bench_op *op)
+{
+    return is_barrier(op) ? "none" : op->reduction ? "double" : "byte";
+}
+
+long long bench_op_count(const struct bench_op *op, size_t bytes, int ranks)
+{
+    if (is_barrier(op))
+        return 0;
+    size_t count = bytes / bench_op_elem(op);
+    if (count == 0)
+        count = 1;
+    size_t blocks = (op->send == BLOCKS_PER_RANK || op->recv == BLOCKS_PER_RANK)
+                        ? (size_t)ranks
+                        : 1;
+    if (count > (size_t)INT_MAX || count * blocks > (size_t)INT_MAX)
+        return -1;
+    return (long long)count;
+}
+
+/* ---- buffers --------------------------------------------------------- */
+
+static size_t buf_bytes(enum bench_blocks shape, const struct bench_buf *b)
+{
+    size_t block = (size_t)b->count * b->elem;
+    switch (shape) {
+    case BLOCKS_ONE: return block;
+    case BLOCKS_PER_RANK: return block * (size_t)b->ranks;
+    default: return 0;
+    }
+}
+
+int bench_buf_init(struct bench_buf *b, const struct bench_op *op, int count,
+                   int rank, int ranks, MPI_Comm mcomm, nbcx_comm ncomm)
+{
+    memset(b, 0, sizeof *b);
+    b->count = count;
+    b->elem = bench_op_elem(op);
+    b->mtype = op->reduction ? MPI_DOUBLE : MPI_BYTE;
+    b->ntype = op->reduction ? NBCX_DOUBLE : NBCX_BYTE;
+    b->rank = rank;
+    b->ranks = ranks;
+    b->mcomm = mcomm;
+    b->ncomm = ncomm;
+    b->sbytes = buf_bytes(op->send, b);
+    b->rbytes = buf_bytes(op->recv, b);
+    /* Doubles need alignment; malloc's is enough. */
+    if (b->sbytes && !(b->sbuf = malloc(b->sbytes)))
+        return -1;
+    if (b->rbytes && !(b->rbuf = malloc(b->rbytes))) {
+        free(b->sbuf);
+        b->sbuf = NULL;
+        return -1;
+    }
+    bench_fill(op, b);
+    return 0;
+}
+
+void bench_buf_free(struct bench_buf *b)
+{
+    free(b->sbuf);
+    free(b->rbuf);
+    b->sbuf = b->rbuf = NULL;
+}
+
+/* A well-mixed 32-bit value of (rank, index): misplaced blocks differ. */
+static uint32_t pattern(int rank, size_t i)
+{
+    uint32_t x = (uint32_t)rank * 0x9E3779B1u + (uint32_t)i * 0x85EBCA77u;
+    x ^= x >> 15;
+    x *= 0x2C1B3C6Du;
+    x ^= x >> 12;
+    return x;
+}
+
+/* Fills bytes of a buffer: doubles get integers below 2^16, so sums over
+ * up to 2^37 ranks are exact; bytes get the low byte of the pattern. */
+static void fill_input(const struct bench_buf *b, void *buf, size_t bytes)
+{
+    if (b->elem == sizeof(double)) {
+        double *d = buf;
+        for (size_t i = 0; i < bytes / sizeof(double); i++)
+            d[i] = (double)(pattern(b->rank, i) & 0xFFFFu);
+    } else {
+        unsigned char *c = buf;
+        for (size_t i = 0; i < bytes; i++)
+            c[i] = (unsigned char)pattern(b->rank, i);
+    }
+}
+
+#define POISON 0xA5
+
+void bench_poison(const struct bench_op *op, struct bench_buf *b)
+{
+    if (!b->rbuf || (op->root_input_in_rbuf && b->rank == BENCH_ROOT))
+        return;
+    memset(b->rbuf, POISON, b->rbytes);
+}
+
+void bench_fill(const struct bench_op *op, struct bench_buf *b)
+{
+    if (b->sbuf)
+        fill_input(b, b->sbuf, b->sbytes);
+    if (op->root_input_in_rbuf && b->rank == BENCH_ROOT)
+        fill_input(b, b->rbuf, b->rbytes);
+    bench_poison(op, b);
+}
+
+void bench_result(const struct bench_op *op, const struct bench_buf *b,
+                  const void **p, size_t *n)
+{
+    int defined = op->result == RESULT_ALL ||
+                  (op->result == RESULT_ROOT && b->rank == BENCH_ROOT);
+    *p = defined ? b->rbuf : NULL;
+    *n = defined ? b->rbytes : 0;
+}

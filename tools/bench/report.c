@@ -1,0 +1,402 @@
+/*
+ * report.c - what nbcx-bench writes: the machine and library it ran on,
+ * statistics, the OSU-style table and the JSON document (schema
+ * nbcx-bench/1, described by tools/bench/schema.json).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+/* ---- statistics ------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+struct bench_stat bench_stat_of(const double *v, int n)
+{
+    struct bench_stat s = { 0, 0, 0 };
+    double *c = n > 0 ? malloc((size_t)n * sizeof *c) : NULL;
+    if (!c)
+        return s;
+    memcpy(c, v, (size_t)n * sizeof *c);
+    qsort(c, (size_t)n, sizeof *c, cmp_double);
+    s.min = c[0];
+    s.max = c[n - 1];
+    s.median = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+    free(c);
+    return s;
+}
+
+/* ---- machine and library ---------------------------------------------- */
+
+/* Copies src into dst (size len), cut at the first newline. */
+static void copy_line(char *dst, size_t len, const char *src)
+{
+    size_t n = strcspn(src, "\r\n");
+    if (n >= len)
+        n = len - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+    snprintf(buf, len, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            const char *colon = strchr(line, ':');
+            if (colon) {
+                colon++;
+                while (*colon == ' ' || *colon == '\t')
+                    colon++;
+                copy_line(buf, len, colon);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* Library name and version from MPI_Get_library_version: Open MPI says
+ * "Open MPI v4.1.4, package: ...", MPICH "MPICH Version:\t4.0.2\n...". */
+static void mpi_library(struct bench_meta *m)
+{
+    static char s[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(s, &len);
+    s[len < (int)sizeof s ? len : (int)sizeof s - 1] = '\0';
+    copy_line(m->mpi_version_string, sizeof m->mpi_version_string, s);
+    snprintf(m->mpi_library, sizeof m->mpi_library, "unknown");
+    snprintf(m->mpi_version, sizeof m->mpi_version, "unknown");
+    const char *v = NULL;
+    if (strncmp(s, "Open MPI", 8) == 0) {
+        snprintf(m->mpi_library, sizeof m->mpi_library, "Open MPI");
+        v = strstr(s, " v");
+        v = v ? v + 2 : NULL;
+    } else if (strstr(s, "MPICH")) {
+        snprintf(m->mpi_library, sizeof m->mpi_library, "MPICH");
+        v = strstr(s, "Version:");
+        if (v) {
+            v += strlen("Version:");
+            while (*v == ' ' || *v == '\t')
+                v++;
+        }
+    }
+    if (v) {
+        size_t n = strcspn(v, ", \t\r\n");
+        if (n > 0 && n < sizeof m->mpi_version) {
+            memcpy(m->mpi_version, v, n);
+            m->mpi_version[n] = '\0';
+        }
+    }
+}
+
+void meta_collect(struct bench_meta *m, nbcx_comm comm, int ranks)
+{
+    memset(m, 0, sizeof *m);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(m->date, sizeof m->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (gethostname(m->hostname, sizeof m->hostname - 1) != 0)
+        snprintf(m->hostname, sizeof m->hostname, "unknown");
+    cpu_model(m->cpu_model, sizeof m->cpu_model);
+    struct utsname u;
+    if (uname(&u) == 0)
+        snprintf(m->os, sizeof m->os, "%s %s %s %s", u.sysname, u.release,
+                 u.version, u.machine);
+    else
+        snprintf(m->os, sizeof m->os, "unknown");
+    m->cores = sysconf(_SC_NPROCESSORS_ONLN);
+    mpi_library(m);
+
+    const char *transport = NULL;
+    if (nbcx_comm_transport(comm, &transport) != NBCX_SUCCESS || !transport)
+        transport = "unknown";
+    snprintf(m->transport, sizeof m->transport, "%s", transport);
+    const char *net = getenv("NBCX_BENCH_NETWORK");
+    snprintf(m->network, sizeof m->network, "%s", net && *net ? net : "shm");
+
+    /* nbcx says "progress=MODE" in its info line; "caller" until it
+     * does. */
+    snprintf(m->progress, sizeof m->progress, "caller");
+    if (nbcx_info(m->nbcx_info, sizeof m->nbcx_info) == NBCX_SUCCESS) {
+        const char *p = strstr(m->nbcx_info, "progress=");
+        if (p) {
+            p += strlen("progress=");
+            size_t n = strcspn(p, " \t\r\n,;");
+            if (n > 0 && n < sizeof m->progress) {
+                memcpy(m->progress, p, n);
+                m->progress[n] = '\0';
+            }
+        }
+    } else {
+        m->nbcx_info[0] = '\0';
+    }
+    m->ranks = ranks;
+}
+
+/* ---- table -------------------------------------------------------------- */
+
+const char *const bench_columns[] = {
+    "size",             "t_block(us)",     "native_pure(us)",
+    "nbcx_pure(us)",    "native_ovrl(us)", "nbcx_ovrl(us)",
+    "native_overlap(%)", "nbcx_overlap(%)", "native_ovh(us)",
+    "nbcx_ovh(us)",     "native_cpu(%)",   "nbcx_cpu(%)",
+};
+const int bench_ncolumns =
+    (int)(sizeof bench_columns / sizeof bench_columns[0]);
+
+#define FIRST_WIDTH 10 /* first column, "# " included in the header */
+
+static int column_width(int i)
+{
+    int w = (int)strlen(bench_columns[i]) + 2;
+    return w < 12 ? 12 : w;
+}
+
+void table_header(FILE *f, const struct bench_meta *m,
+                  const struct bench_options *o, const struct bench_op *op)
+{
+    fprintf(f,
+            "# nbcx-bench: op %s, ranks %d, cores %ld, MPI %s %s, "
+            "network %s, progress %s, transport %s\n",
+            op->name, m->ranks, m->cores, m->mpi_library, m->mpi_version,
+            m->network, m->progress, m->transport);
+    fprintf(f, "# host %s, cpu %s, %s, nbcx %d.%d.%d, %s\n", m->hostname,
+            m->cpu_model, m->os, NBCX_VERSION_MAJOR, NBCX_VERSION_MINOR,
+            NBCX_VERSION_PATCH, m->date);
+    if (o->reps)
+        fprintf(f, "# %d repetitions", o->reps);
+    else
+        fprintf(f, "# repetitions: ceil(%g s / t) in [%d, %d]", o->budget,
+                BENCH_AUTO_REPS_MIN, BENCH_AUTO_REPS_MAX);
+    fprintf(f, ", %d warm-up, %d tests; median over repetitions of the max "
+               "over ranks; datatype %s\n",
+            o->warmup, o->tests, bench_op_datatype(op));
+    fprintf(f, "# %-*s", FIRST_WIDTH - 2, bench_columns[0]);
+    for (int i = 1; i < bench_ncolumns; i++)
+        fprintf(f, "%*s", column_width(i), bench_columns[i]);
+    fputc('\n', f);
+}
+
+void table_row(FILE *f, const struct bench_result *r)
+{
+    const struct bench_impl_result *n = &r->impl[IMPL_NATIVE];
+    const struct bench_impl_result *x = &r->impl[IMPL_NBCX];
+    const int k = r->reps;
+    const double v[] = {
+        bench_stat_of(r->t_block, k).median * 1e6,
+        bench_stat_of(n->t_pure, k).median * 1e6,
+        bench_stat_of(x->t_pure, k).median * 1e6,
+        bench_stat_of(n->t_ovrl, k).median * 1e6,
+        bench_stat_of(x->t_ovrl, k).median * 1e6,
+        bench_stat_of(n->overlap, k).median * 100,
+        bench_stat_of(x->overlap, k).median * 100,
+        bench_stat_of(n->overhead, k).median * 1e6,
+        bench_stat_of(x->overhead, k).median * 1e6,
+        bench_stat_of(n->cpu_progress, k).median * 100,
+        bench_stat_of(x->cpu_progress, k).median * 100,
+    };
+    fprintf(f, "%-*zu", FIRST_WIDTH, r->bytes);
+    for (int i = 1; i < bench_ncolumns; i++) {
+        int percent = strchr(bench_columns[i], '%') != NULL;
+        fprintf(f, "%*.*f", column_width(i), percent ? 1 : 2, v[i - 1]);
+    }
+    fputc('\n', f);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+/* JSON has no NaN or infinity; the measurements never produce them, but
+ * a document must stay valid whatever happens. */
+static void json_number(FILE *f, double x)
+{
+    fprintf(f, "%.9g", isfinite(x) ? x : 0.0);
+}
+
+static void json_array(FILE *f, const double *v, int n)
+{
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            fputs(", ", f);
+        json_number(f, v[i]);
+    }
+    fputc(']', f);
+}
+
+static void json_stat(FILE *f, const double *v, int n)
+{
+    struct bench_stat s = bench_stat_of(v, n);
+    fputs("{\"median\": ", f);
+    json_number(f, s.median);
+    fputs(", \"min\": ", f);
+    json_number(f, s.min);
+    fputs(", \"max\": ", f);
+    json_number(f, s.max);
+    fputc('}', f);
+}
+
+/* The per-implementation figures, in the order of the contract. */
+static const char *const impl_fields[] = { "t_pure", "t_cpu", "t_ovrl",
+                                           "overhead", "cpu_progress",
+                                           "overlap" };
+enum { NFIELDS = sizeof impl_fields / sizeof impl_fields[0] };
+static const char *const impl_names[IMPL_COUNT] = { "native", "nbcx" };
+
+static const double *impl_field(const struct bench_impl_result *r, int i)
+{
+    const double *const v[NFIELDS] = { r->t_pure,   r->t_cpu,
+                                       r->t_ovrl,   r->overhead,
+                                       r->cpu_progress, r->overlap };
+    return v[i];
+}
+
+static void json_impl(FILE *f, const struct bench_impl_result *r, int reps,
+                      int raw)
+{
+    fputc('{', f);
+    for (int i = 0; i < NFIELDS; i++) {
+        fprintf(f, "%s\"%s\": ", i ? ", " : "", impl_fields[i]);
+        if (raw)
+            json_array(f, impl_field(r, i), reps);
+        else
+            json_stat(f, impl_field(r, i), reps);
+    }
+    fputc('}', f);
+}
+
+static void json_result(FILE *f, const struct bench_result *r)
+{
+    fputs("    {\"op\": ", f);
+    json_string(f, r->op->name);
+    fprintf(f, ", \"bytes\": %zu, \"count\": %d, \"datatype\": ", r->bytes,
+            r->count);
+    json_string(f, bench_op_datatype(r->op));
+    fprintf(f, ", \"reps\": %d,\n     \"t_block\": ", r->reps);
+    json_stat(f, r->t_block, r->reps);
+    for (int i = 0; i < IMPL_COUNT; i++) {
+        fprintf(f, ",\n     \"%s\": ", impl_names[i]);
+        json_impl(f, &r->impl[i], r->reps, 0);
+    }
+    fputs(",\n     \"raw\": {\"t_block\": ", f);
+    json_array(f, r->t_block, r->reps);
+    for (int i = 0; i < IMPL_COUNT; i++) {
+        fprintf(f, ",\n             \"%s\": ", impl_names[i]);
+        json_impl(f, &r->impl[i], r->reps, 1);
+    }
+    fputs("}}", f);
+}
+
+static void json_document(FILE *f, const struct bench_meta *m,
+                          const struct bench_options *o,
+                          const struct bench_result *r, int nresults)
+{
+    fputs("{\n  \"schema\": \"nbcx-bench/1\",\n", f);
+    fputs("  \"tool\": \"nbcx-bench\",\n", f);
+    fprintf(f, "  \"nbcx_version\": \"%d.%d.%d\",\n  \"date\": ",
+            NBCX_VERSION_MAJOR, NBCX_VERSION_MINOR, NBCX_VERSION_PATCH);
+    json_string(f, m->date);
+    fputs(",\n  \"machine\": {\"hostname\": ", f);
+    json_string(f, m->hostname);
+    fputs(", \"cpu_model\": ", f);
+    json_string(f, m->cpu_model);
+    fprintf(f, ", \"cores\": %ld, \"os\": ", m->cores);
+    json_string(f, m->os);
+    fputs("},\n  \"mpi\": {\"library\": ", f);
+    json_string(f, m->mpi_library);
+    fputs(", \"version\": ", f);
+    json_string(f, m->mpi_version);
+    fputs(", \"version_string\": ", f);
+    json_string(f, m->mpi_version_string);
+    fputs("},\n  \"transport\": ", f);
+    json_string(f, m->transport);
+    fputs(",\n  \"network\": ", f);
+    json_string(f, m->network);
+    fputs(",\n  \"progress\": ", f);
+    json_string(f, m->progress);
+    fputs(",\n  \"nbcx_info\": ", f);
+    json_string(f, m->nbcx_info);
+    fputs(",\n  \"cpu_accounting\": ", f);
+    json_string(f, cpu_snapshot_method());
+    fprintf(f, ",\n  \"ranks\": %d,\n  \"cores\": %ld,\n", m->ranks, m->cores);
+
+    fputs("  \"config\": {\"ops\": [", f);
+    for (int i = 0; i < o->nops; i++) {
+        if (i)
+            fputs(", ", f);
+        json_string(f, bench_ops[o->ops[i]].name);
+    }
+    fputs("], \"sizes\": [", f);
+    for (int i = 0; i < o->nsizes; i++)
+        fprintf(f, "%s%zu", i ? ", " : "", o->sizes[i]);
+    fprintf(f, "],\n             \"reps\": %d, \"budget\": ", o->reps);
+    json_number(f, o->budget);
+    fprintf(f, ", \"reps_min\": %d, \"reps_max\": %d, \"warmup\": %d, "
+               "\"tests\": %d},\n",
+            BENCH_AUTO_REPS_MIN, BENCH_AUTO_REPS_MAX, o->warmup, o->tests);
+
+    fputs("  \"results\": [", f);
+    for (int i = 0; i < nresults; i++) {
+        fputs(i ? ",\n" : "\n", f);
+        json_result(f, &r[i]);
+    }
+    fputs(nresults ? "\n  ]\n}\n" : "]\n}\n", f);
+}
+
+int json_write(const char *path, const struct bench_meta *m,
+               const struct bench_options *o, const struct bench_result *r,
+               int nresults)
+{
+    size_t len = strlen(path) + 5;
+    char *tmp = malloc(len);
+    if (!tmp)
+        return -1;
+    snprintf(tmp, len, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    int err = !f;
+    if (f) {
+        json_document(f, m, o, r, nresults);
+        err = ferror(f);
+        err |= fclose(f) != 0;
+        if (!err)
+            err = rename(tmp, path) != 0;
+        if (err)
+            remove(tmp);
+    }
+    free(tmp);
+    return err ? -1 : 0;
+}
