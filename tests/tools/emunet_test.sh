@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+#
+# Tests of tools/emunet: the namespace is set up as promised, COMMAND's exit
+# status is propagated, the namespace (and anything left running in it) is
+# removed after success, failure and interruption, and bad options are
+# refused with one line and exit status 2.
+#
+# Usage: emunet_test.sh [PATH/TO/emunet]
+# Exit status: 0 all passed, 1 a check failed, 77 skipped (not root, no
+# iproute2, or network namespaces not permitted here).
+
+# "A && pass || fail" is safe here (pass always succeeds); single-quoted
+# scripts are expanded by the inner shell on purpose.
+# shellcheck disable=SC2015,SC2016
+
+set -u -o pipefail
+export PATH=$PATH:/usr/sbin:/sbin
+
+here=$(cd "$(dirname "$0")" && pwd)
+emunet=${1:-$here/../../tools/emunet}
+[[ -x $emunet ]] || { echo "emunet not found at $emunet" >&2; exit 1; }
+
+skip() { echo "SKIP: $*"; exit 77; }
+[[ $(id -u) -eq 0 ]] || skip "needs root"
+command -v ip >/dev/null && command -v tc >/dev/null || skip "needs ip and tc (iproute2)"
+probe=emunet-probe-$$
+ip netns add "$probe" 2>/dev/null || skip "cannot create network namespaces here"
+ip netns delete "$probe"
+
+failures=0
+checks=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+pass() { checks=$((checks + 1)); echo "ok   $*"; }
+fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL $*"; }
+
+# expect NAME WANTED_STATUS ACTUAL_STATUS
+expect_status() {
+    if [[ $3 -eq $2 ]]; then pass "$1: exit $3"; else fail "$1: exit $3, expected $2"; fi
+}
+
+# The namespace NAME must no longer exist.
+expect_gone() {
+    if [[ -e /run/netns/$2 ]] || ip netns list | grep -qw -- "$2"; then
+        fail "$1: namespace $2 still exists"
+        ip netns delete "$2" 2>/dev/null
+    else
+        pass "$1: namespace removed"
+    fi
+}
+
+n=0
+name() { n=$((n + 1)); echo "emunet-test-$$-$n"; }
+
+# ---- success, and what COMMAND sees inside the namespace -----------------
+ns=$(name)
+"$emunet" --name "$ns" --rate 10gbit -- sh -c '
+    ip -o link show dev lo
+    tc qdisc show dev lo
+    ip netns identify $$
+    env' >"$tmp/inside" 2>&1
+expect_status "success" 0 $?
+expect_gone "success" "$ns"
+grep -q "mtu 9000" "$tmp/inside" && pass "lo has MTU 9000" || fail "lo MTU: $(grep mtu "$tmp/inside")"
+grep -q "state UNKNOWN\|,UP" "$tmp/inside" && pass "lo is up" || fail "lo is not up"
+# Default bucket: 256 us of line time, 320000 B at 10 Gbit/s (tc rounds it).
+grep -Eq "qdisc tbf .*rate 10Gbit burst 31[0-9]{4}b" "$tmp/inside" && pass "tbf 10Gbit on lo" ||
+    fail "no tbf 10Gbit qdisc with a ~312 KB bucket: $(grep qdisc "$tmp/inside")"
+grep -qx "$ns" "$tmp/inside" && pass "COMMAND runs in the namespace" || fail "COMMAND not in $ns"
+for var in OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo \
+    OMPI_MCA_oob_tcp_if_include=lo UCX_TLS=tcp,self UCX_NET_DEVICES=lo \
+    MPIR_CVAR_NOLOCAL=1 NBCX_BENCH_NETWORK=tcp-10gbit; do
+    grep -qx "$var" "$tmp/inside" && pass "environment has $var" || fail "environment lacks $var"
+done
+
+ns=$(name)
+"$emunet" --name "$ns" --rate 250mbit --burst 512kb --mtu 4000 --latency 20ms -- sh -c '
+    ip -o link show dev lo; tc qdisc show dev lo; echo "label=$NBCX_BENCH_NETWORK"' >"$tmp/custom" 2>&1
+expect_status "custom settings" 0 $?
+grep -q "mtu 4000" "$tmp/custom" && grep -q "rate 250Mbit" "$tmp/custom" &&
+    grep -q "lat 20ms" "$tmp/custom" && grep -q "label=tcp-250mbit" "$tmp/custom" &&
+    pass "custom rate, MTU, latency and label applied" || fail "custom settings: $(cat "$tmp/custom")"
+expect_gone "custom settings" "$ns"
+
+echo "through stdin" | "$emunet" --name "$(name)" -- cat >"$tmp/stdin"
+grep -qx "through stdin" "$tmp/stdin" && pass "standard input reaches COMMAND" || fail "stdin lost"
+
+# ---- failures are propagated and cleaned up -------------------------------
+ns=$(name)
+"$emunet" --name "$ns" -- sh -c 'exit 7'
+expect_status "failing command" 7 $?
+expect_gone "failing command" "$ns"
+
+ns=$(name)
+"$emunet" --name "$ns" -- sh -c 'kill -KILL $$'
+expect_status "command killed by SIGKILL" 137 $?
+expect_gone "command killed by SIGKILL" "$ns"
+
+ns=$(name)
+"$emunet" --name "$ns" -- no-such-command-xyz 2>"$tmp/err"
+expect_status "missing command" 127 $?
+expect_gone "missing command" "$ns"
+
+# Set-up failure (tc refuses): exit status 1, namespace removed.  A fake tc
+# is bind-mounted over the real one in a private mount namespace.
+if command -v unshare >/dev/null; then
+    printf '#!/bin/sh\necho "fake tc: refused" >&2\nexit 1\n' >"$tmp/fake-tc"
+    chmod +x "$tmp/fake-tc"
+    ns=$(name)
+    out=$(unshare --mount --propagation private sh -c \
+        'mount --bind "$1" "$(command -v tc)" && exec "$2" --name "$3" -- true' \
+        sh "$tmp/fake-tc" "$emunet" "$ns" 2>&1)
+    st=$?
+    [[ $st -eq 1 && $out == *"tc refused"* ]] && pass "tc failure reported: ${out##*$'\n'}" ||
+        fail "tc failure: exit $st: $out"
+    expect_gone "tc failure" "$ns"
+fi
+
+# A process left running in the namespace is stopped, so the namespace
+# really disappears.
+ns=$(name)
+"$emunet" --name "$ns" -- sh -c 'sleep 1000 & exit 3'
+expect_status "stray process" 3 $?
+expect_gone "stray process" "$ns"
+sleep 0.2
+if pgrep -f "^sleep 1000$" >/dev/null; then
+    fail "stray process still running"
+    pkill -f "^sleep 1000$"
+else
+    pass "stray process stopped"
+fi
+
+# ---- interruption ---------------------------------------------------------
+# Job control, so that the background emunet does not ignore SIGINT.
+set -m
+for sig in INT TERM HUP; do
+    ns=$(name)
+    "$emunet" --name "$ns" -- sleep 60 &
+    pid=$!
+    for ((i = 0; i < 50; i++)); do
+        [[ -n $(ip netns pids "$ns" 2>/dev/null) ]] && break
+        sleep 0.1
+    done
+    kill -s "$sig" "$pid"
+    SECONDS=0
+    wait "$pid"
+    st=$?
+    expect_status "SIG$sig" $((128 + $(kill -l "$sig"))) "$st"
+    ((SECONDS < 10)) && pass "SIG$sig: stopped at once" || fail "SIG$sig: took ${SECONDS}s"
+    expect_gone "SIG$sig" "$ns"
+done
+set +m
+
+# A command that ignores SIGTERM is killed by a second signal.
+ns=$(name)
+set -m
+"$emunet" --name "$ns" -- sh -c 'trap "" TERM; sleep 60 & wait; sleep 60' &
+pid=$!
+set +m
+sleep 1
+kill -TERM "$pid"
+sleep 0.5
+kill -TERM "$pid"
+SECONDS=0
+wait "$pid"
+expect_status "second signal" 143 $?
+((SECONDS < 10)) && pass "second signal: killed at once" || fail "second signal: took ${SECONDS}s"
+expect_gone "second signal" "$ns"
+
+# ---- refusals: one line on stderr, exit status 2, nothing created ---------
+refuse() {
+    local what=$1 out lines
+    shift
+    out=$("$emunet" "$@" 2>&1 >/dev/null)
+    local st=$?
+    lines=$(printf '%s\n' "$out" | wc -l)
+    if [[ $st -eq 2 && $lines -eq 1 && $out == emunet:* ]]; then
+        pass "refused $what: $out"
+    else
+        fail "$what: exit $st, $lines lines: $out"
+    fi
+}
+refuse "bad rate" --rate fast -- true
+refuse "rate without unit" --rate 1000 -- true
+refuse "bad MTU" --mtu 9k -- true
+refuse "tiny MTU" --mtu 500 -- true
+refuse "burst below two packets" --burst 16kb -- true
+refuse "burst below two packets at MTU 4000" --mtu 4000 --burst 6kb -- true
+refuse "bad burst" --burst lots -- true
+refuse "bad latency" --latency soon -- true
+refuse "bad name" --name "a/b" -- true
+refuse "missing value" --rate
+refuse "unknown option" --speed 1gbit -- true
+refuse "no command" --rate 1gbit
+refuse "no command after --" --
+ns=$(name)
+ip netns add "$ns"
+refuse "existing namespace" --name "$ns" -- true
+[[ -e /run/netns/$ns ]] && pass "existing namespace left alone" || fail "existing namespace deleted"
+ip netns delete "$ns"
+
+if command -v setpriv >/dev/null; then
+    out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$emunet" -- true 2>&1)
+    st=$?
+    [[ $st -eq 2 && $out == *"must run as root"* ]] && pass "refused non-root: $out" ||
+        fail "non-root: exit $st: $out"
+fi
+
+# Missing tc: hide it behind a non-executable file in a private mount namespace.
+if command -v unshare >/dev/null; then
+    : >"$tmp/not-tc"
+    out=$(unshare --mount --propagation private sh -c \
+        'mount --bind "$1" "$(command -v tc)" && exec "$2" -- true' sh "$tmp/not-tc" "$emunet" 2>&1)
+    st=$?
+    [[ $st -eq 2 && $out == *"'tc' not found"*iproute2* ]] && pass "refused missing tc: $out" ||
+        fail "missing tc: exit $st: $out"
+fi
+
+leftover=$(ip netns list | grep -c "emunet-test-$$-")
+[[ $leftover -eq 0 ]] && pass "no namespace left behind" || fail "$leftover namespaces left"
+
+echo "$checks checks, $failures failed"
+[[ $failures -eq 0 ]]

@@ -1,0 +1,7 @@
+"""Allow ``python -m nbcx_plot``."""
+
+import sys
+
+from nbcx_plot.cli import main
+
+sys.exit(main())

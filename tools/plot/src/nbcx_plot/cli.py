@@ -1,0 +1,182 @@
+"""The ``nbcx-plot`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from nbcx_plot import __version__
+from nbcx_plot.charts import METRIC_KEYS, Options, write_charts
+from nbcx_plot.data import InputError, Run, load_run
+
+#: Exit status for bad command lines and bad input files.
+EXIT_USAGE = 2
+#: Exit status when the charts cannot be written.
+EXIT_OUTPUT = 1
+
+DESCRIPTION = """\
+Turn one or more nbcx-bench JSON files (nbcx-bench --json FILE) into PNG
+charts comparing nbcx with the native MPI library.  For every operation it
+writes four charts:
+
+  OP-overlap.png   overlap of communication with computation vs size (%,
+                   IMB-NBC definition)
+  OP-time.png      time without computation vs size, log-log: nbcx and native
+                   nonblocking (start, then wait at once) and the native
+                   blocking collective
+  OP-cpu.png       CPU used by progress vs size: CPU time of threads other
+                   than the application's over the wall time (%)
+  OP-overhead.png  time spent inside start + test + wait while computing
+
+Lines are medians over repetitions (each the maximum over ranks); shaded
+bands span min to max (by default only when a single file is plotted).
+Each file is one series (one colour), labelled by what sets it apart from
+the other files (MPI library, ranks, network, progress mode, ...); what
+they share is printed under the title.  An operation with a single size
+(ibarrier) is drawn as points with min-to-max whiskers.
+
+The paths of the PNG files written are printed, one per line."""
+
+EPILOG = """\
+examples:
+  nbcx-plot -o plots run.json
+  nbcx-plot -o plots --prefix tcp- ompi-2.json ompi-4.json mpich-2.json
+  nbcx-plot -o plots --ops ialltoall,iallreduce --metrics overlap,time *.json
+
+exit status: 0 on success, 2 for a bad command line or input file (one-line
+message on stderr), 1 if a chart cannot be written."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: {message} (see --help)\n")
+        sys.exit(EXIT_USAGE)
+
+
+def _list(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="nbcx-plot",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "files",
+        metavar="FILE.json",
+        nargs="+",
+        type=Path,
+        help="nbcx-bench JSON result files (schema nbcx-bench/1)",
+    )
+    parser.add_argument(
+        "-o",
+        "--outdir",
+        metavar="OUTDIR",
+        type=Path,
+        default=Path(),
+        help="directory for the PNG files, created if needed (default: the current directory)",
+    )
+    parser.add_argument(
+        "--prefix", default="", help="prefix for the file names, e.g. 'tcp-1gbit-' (default: none)"
+    )
+    parser.add_argument(
+        "--ops",
+        metavar="OP[,OP...]",
+        type=_list,
+        help="only these operations (default: every operation in the files)",
+    )
+    parser.add_argument(
+        "--metrics",
+        metavar="M[,M...]",
+        type=_list,
+        default=list(METRIC_KEYS),
+        help=f"only these charts, from {', '.join(METRIC_KEYS)} (default: all)",
+    )
+    bands = parser.add_mutually_exclusive_group()
+    bands.add_argument(
+        "--bands",
+        dest="bands",
+        action="store_const",
+        const=True,
+        help="always show the min-to-max range (default: only on charts of a single file)",
+    )
+    bands.add_argument(
+        "--no-bands",
+        dest="bands",
+        action="store_const",
+        const=False,
+        help="never show the min-to-max range",
+    )
+    parser.add_argument(
+        "--dpi", type=int, default=120, help="resolution of the PNG files (default: 120)"
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+
+    unknown = [m for m in args.metrics if m not in METRIC_KEYS]
+    if unknown or not args.metrics:
+        parser.error(
+            f"unknown metric '{unknown[0] if unknown else ''}' "
+            f"(choose from {', '.join(METRIC_KEYS)})"
+        )
+    if not 20 <= args.dpi <= 1200:
+        parser.error(f"--dpi {args.dpi} is out of range (20 to 1200)")
+    if args.prefix and ("/" in args.prefix or "\0" in args.prefix):
+        parser.error("--prefix must not contain '/'")
+
+    try:
+        runs: list[Run] = [load_run(path) for path in args.files]
+    except InputError as e:
+        sys.stderr.write(f"nbcx-plot: {e}\n")
+        return EXIT_USAGE
+
+    if args.ops is not None:
+        available = {op for run in runs for op in run.ops()}
+        missing = [op for op in args.ops if op not in available]
+        if missing or not args.ops:
+            have = ", ".join(sorted(available))
+            parser.error(
+                f"operation '{missing[0] if missing else ''}' is in none of the files "
+                f"(they have: {have})"
+            )
+
+    try:
+        written = write_charts(
+            runs,
+            args.outdir,
+            ops=args.ops,
+            metrics=args.metrics,
+            prefix=args.prefix,
+            opts=Options(bands=args.bands, dpi=args.dpi),
+        )
+    except OSError as e:
+        where = e.filename if e.filename is not None else args.outdir
+        sys.stderr.write(f"nbcx-plot: cannot write charts to {where}: {e.strerror or e}\n")
+        return EXIT_OUTPUT
+
+    try:
+        for path in written:
+            print(path)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (e.g. "| head"); the charts are written anyway.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
