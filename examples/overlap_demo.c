@@ -102,7 +102,7 @@ int main(int argc, char **argv)
     if (!rank)
         printf("# overlap_demo: allreduce of %zu bytes (doubles, sum), "
                "%d ranks, median of %d, max over ranks\n"
-               "# %-26s %10s %10s %10s %8s\n",
+               "# %-34s %10s %10s %10s %8s\n",
                bytes, size, reps, "variant", "t_pure ms", "t_cpu ms",
                "t_ovrl ms", "overlap");
     const struct run runs[] = { { "native MPI_Iallreduce", 1 },
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
                 char name[64];
                 snprintf(name, sizeof name, "%s, %d tests", runs[r].name,
                          ntests);
-                printf("  %-26s %10.3f %10.3f %10.3f %7.0f%%\n", name,
+                printf("  %-34s %10.3f %10.3f %10.3f %7.0f%%\n", name,
                        pure * 1e3, cpu * 1e3, ovrl * 1e3, ov * 100);
             }
         }
