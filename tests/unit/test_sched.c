@@ -15,6 +15,7 @@
 
 #include "core.h"
 #include "harness.h"
+#include "matrix_op.h"
 #include "loopback.h"
 
 enum { MAXP = 16 };
@@ -555,29 +556,12 @@ static void test_reduce_copy_nodes(void)
 /* A non-commutative user operation: 2x2 matrices modulo 251           */
 /* ------------------------------------------------------------------ */
 
-static uint32_t mat_mul(uint32_t x, uint32_t y)
-{
-    unsigned a[4], b[4], r[4];
-    for (int k = 0; k < 4; k++) {
-        a[k] = (x >> (8 * k)) & 0xff;
-        b[k] = (y >> (8 * k)) & 0xff;
-    }
-    r[0] = (a[0] * b[0] + a[1] * b[2]) % 251;
-    r[1] = (a[0] * b[1] + a[1] * b[3]) % 251;
-    r[2] = (a[2] * b[0] + a[3] * b[2]) % 251;
-    r[3] = (a[2] * b[1] + a[3] * b[3]) % 251;
-    return r[0] | r[1] << 8 | r[2] << 16 | (uint32_t)r[3] << 24;
-}
-
 static void mat_op(const void *in, void *inout, int count, nbcx_datatype type,
                    void *ctx)
 {
     (void)type;
     (void)ctx;
-    const uint32_t *a = in;
-    uint32_t *b = inout;
-    for (int i = 0; i < count; i++)
-        b[i] = mat_mul(a[i], b[i]);
+    mat_mul_into(in, inout, count);
 }
 
 static uint32_t rnd_mat(void)
