@@ -65,6 +65,21 @@ static void bruck_unrotate(struct nbcx_sched_s *s,
     }
 }
 
+/* What every allgather does first: nothing for empty blocks; the rank's
+ * own block copied into rbuf unless it is there already (in place); on one
+ * rank that is all. Returns true when the schedule is complete. */
+static bool own_block_only(struct nbcx_sched_s *s,
+                           const struct nbcxi_coll_args *a)
+{
+    void *own = nbcxi_at(a->rbuf, s->rank, a->rcount, a->rtype);
+    if ((size_t)a->rcount * a->rtype->size == 0)
+        return true;
+    if (a->sbuf != own)
+        nbcxi_copy(s, a->sbuf, a->scount, a->stype, own, a->rcount,
+                   a->rtype);
+    return s->size == 1;
+}
+
 int nbcx_build_allgather_bruck(struct nbcx_sched_s *s,
                                const struct nbcxi_coll_args *a)
 {
@@ -74,12 +89,7 @@ int nbcx_build_allgather_bruck(struct nbcx_sched_s *s,
     const size_t B = (size_t)a->rcount * a->rtype->size; /* block bytes */
     struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
 
-    if (B == 0)
-        return s->err;
-    if (!in_place)
-        nbcxi_copy(s, a->sbuf, a->scount, a->stype, own, a->rcount,
-                   a->rtype);
-    if (p == 1)
+    if (own_block_only(s, a))
         return s->err;
     if ((size_t)p * B > INT_MAX)
         return NBCX_ERR_COUNT; /* messages of bytes must fit an int */
@@ -116,12 +126,7 @@ int nbcx_build_allgather_ring(struct nbcx_sched_s *s,
     void *own = nbcxi_at(a->rbuf, rank, a->rcount, a->rtype);
     const bool in_place = a->sbuf == own;
 
-    if ((size_t)a->rcount * a->rtype->size == 0)
-        return s->err;
-    if (!in_place)
-        nbcxi_copy(s, a->sbuf, a->scount, a->stype, own, a->rcount,
-                   a->rtype);
-    if (p == 1)
+    if (own_block_only(s, a))
         return s->err;
 
     /* Sends of the last NTAGS steps, needed only when tags wrap. */

@@ -83,19 +83,29 @@ static const void *source_block(const struct source *src, int j)
     return nbcxi_at(src->buf, j, src->count, src->type);
 }
 
+/* What every alltoall does first: nothing for empty blocks; on one rank
+ * only the own block moves (unless in place). Returns true when the
+ * schedule is complete. */
+static bool own_block_only(struct nbcx_sched_s *s,
+                           const struct nbcxi_coll_args *a)
+{
+    if ((size_t)a->rcount * a->rtype->size == 0)
+        return true;
+    if (s->size > 1)
+        return false;
+    if (!a->in_place)
+        nbcxi_copy(s, a->sbuf, a->scount, a->stype, a->rbuf, a->rcount,
+                   a->rtype);
+    return true;
+}
+
 /* Linear and pairwise differ only in whether sends wait for each other. */
 static int build_direct(struct nbcx_sched_s *s,
                         const struct nbcxi_coll_args *a, bool chain_sends)
 {
     const int p = s->size, rank = s->rank;
-    if ((size_t)a->rcount * a->rtype->size == 0)
+    if (own_block_only(s, a))
         return s->err;
-    if (p == 1) {
-        if (!a->in_place)
-            nbcxi_copy(s, a->sbuf, a->scount, a->stype, a->rbuf, a->rcount,
-                       a->rtype);
-        return s->err;
-    }
     struct source src;
     int err = source_init(s, a, &src);
     if (err != NBCX_SUCCESS)
@@ -206,14 +216,8 @@ int nbcx_build_alltoall_bruck(struct nbcx_sched_s *s,
     const size_t B = (size_t)a->rcount * a->rtype->size; /* block bytes */
     struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
 
-    if (B == 0)
+    if (own_block_only(s, a))
         return s->err;
-    if (p == 1) {
-        if (!a->in_place)
-            nbcxi_copy(s, a->sbuf, a->scount, a->stype, a->rbuf, a->rcount,
-                       a->rtype);
-        return s->err;
-    }
     if ((size_t)p * B > INT_MAX)
         return NBCX_ERR_COUNT; /* messages of bytes must fit an int */
 
