@@ -60,7 +60,9 @@ static int chain_bcast(char *buf, int bytes, int frag, int root,
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    /* MPI_THREAD_MULTIPLE lets nbcx run its progress thread. */
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     int bytes = argc > 1 ? atoi(argv[1]) : 1 << 22;
     int frag = argc > 2 ? atoi(argv[2]) : 1 << 16;
     int rank, size;

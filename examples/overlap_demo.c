@@ -71,7 +71,9 @@ struct run {
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    /* MPI_THREAD_MULTIPLE lets nbcx run its progress thread. */
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     size_t bytes = argc > 1 ? strtoul(argv[1], NULL, 10) : 4u << 20;
     int tests = argc > 2 ? atoi(argv[2]) : 32;
     int reps = argc > 3 ? atoi(argv[3]) : 7;

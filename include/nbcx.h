@@ -203,8 +203,9 @@ NBCX_API int nbcx_ialltoall(const void *sendbuf, int sendcount,
 
 /* On completion the request is released and set to NBCX_REQUEST_NULL; the
  * return value is the operation's own result. A NBCX_REQUEST_NULL request
- * counts as complete. Every call also progresses all outstanding
- * operations of the process (caller progress mode). */
+ * counts as complete. In caller progress mode every call also progresses
+ * all outstanding operations of the process; in thread and split modes
+ * the progress thread does, and a waiting thread sleeps. */
 NBCX_API int nbcx_test(nbcx_request *req, int *flag);
 NBCX_API int nbcx_wait(nbcx_request *req);
 NBCX_API int nbcx_testall(int count, nbcx_request reqs[], int *flag);
@@ -213,6 +214,62 @@ NBCX_API int nbcx_waitall(int count, nbcx_request reqs[]);
 NBCX_API int nbcx_waitany(int count, nbcx_request reqs[], int *index);
 /* Progresses every outstanding operation once without waiting. */
 NBCX_API int nbcx_progress(void);
+
+/* ------------------------------------------------------------------ */
+/* Progress modes                                                      */
+/* ------------------------------------------------------------------ */
+/*
+ * Who moves outstanding operations forward:
+ *   CALLER  the application, inside nbcx_test/wait/progress; nothing
+ *           moves while it computes.
+ *   THREAD  one progress thread per process, for every communicator and
+ *           operation. It sleeps while nothing is outstanding; otherwise
+ *           it polls with an adaptive back-off bounded by the predicted
+ *           completion of the next message (size / measured bandwidth),
+ *           yielding its core in between. Waiting threads sleep.
+ *   SPLIT   THREAD, plus the split tree (Denis et al.) for binomial-tree
+ *           operations: the S tree levels nearest the leaves run on the
+ *           application thread (inside the start call where they come
+ *           first, as in reduce and gather; inside wait where they come
+ *           last, as in bcast and scatter) and the others on the progress
+ *           thread. S comes from the cost model (nbcx_split_model) or
+ *           NBCX_SPLIT_LEVELS.
+ * The initial mode is NBCX_PROGRESS (caller, thread or split); unset, it
+ * is THREAD where the communication library allows calls from another
+ * thread (MPI_THREAD_MULTIPLE), else CALLER with a one-time warning.
+ * NBCX_PROGRESS_CPUS places the progress thread: a list of cores such as
+ * "2" or "2-3,6", or "auto" (the default: an idle core when one exists,
+ * otherwise the application's own cores). nbcx_info() reports the choice.
+ */
+typedef enum nbcx_progress_mode {
+    NBCX_PROGRESS_CALLER = 1,
+    NBCX_PROGRESS_THREAD = 2,
+    NBCX_PROGRESS_SPLIT = 3
+} nbcx_progress_mode;
+
+/* Changes the mode; only while no operation is outstanding (else
+ * NBCX_ERR_REQUEST). THREAD and SPLIT fail with NBCX_ERR_TRANSPORT when
+ * a communicator's library does not allow calls from another thread. */
+NBCX_API int nbcx_progress_set(nbcx_progress_mode mode);
+NBCX_API int nbcx_progress_get(nbcx_progress_mode *mode);
+
+/* The split-tree cost model (Denis et al., equations 1-5), extended to
+ * the cores present: `ranks` ranks on `app_cores` cores, progress threads
+ * on `progress_cores` cores of their own (0: they share the application
+ * cores; their CPU time, 5% of each upper-level transfer, then slows the
+ * computation), computation lasting `compute` units. Times are in units
+ * of one point-to-point transfer of the operation's buffer. Gives, in
+ * the optional t_collective and t_overlapped, the time of the collective
+ * alone and overlapped with the computation when the S lowest levels run
+ * on the application (S > H counts as H; S = -1: the best S); `levels`
+ * (optional) gets the tree height H = ceil(log2 ranks). Returns the S in
+ * [0, H] with the least overlapped time, the smaller on ties (the choice
+ * made when NBCX_SPLIT_LEVELS is unset), or -1 on bad arguments
+ * (ranks < 1, app_cores < 1, progress_cores < 0, compute < 0 or NaN,
+ * S < -1). */
+NBCX_API int nbcx_split_model(int ranks, int app_cores, int progress_cores,
+                              double compute, int S, double *t_collective,
+                              double *t_overlapped, int *levels);
 
 /* ------------------------------------------------------------------ */
 /* Schedule builder: write your own collective as a DAG                */

@@ -171,6 +171,13 @@ enum nbcxi_node_kind { NBCXI_NODE_SEND, NBCXI_NODE_RECV, NBCXI_NODE_REDUCE,
 
 struct nbcxi_node {
     uint8_t kind;
+    /* Split-tree progress (progress/split.c): the node's level in a
+     * binomial tree, counted from the leaves (1 = the leaf level), with
+     * its direction: > 0 for data flowing towards the root (reduce,
+     * gather: leaf levels come first), < 0 for data flowing from it
+     * (bcast, scatter: leaf levels come last), 0 for no level. */
+    int8_t level;
+    bool app;      /* run only by the application thread (split mode) */
     int npred;     /* predecessors */
     int pending;   /* predecessors not yet done (run time) */
     int succ;      /* first successor in sched->succ (CSR) */
@@ -209,6 +216,19 @@ struct nbcx_sched_s {
     int nactive;
     int ndone;
     unsigned seq;             /* sequence number of this operation */
+
+    /* progress pacing: when each active slot was posted, and the
+     * earliest predicted completion of the active requests (ns, 0 if
+     * none can be predicted), see progress/pace.c */
+    int64_t *req_t0;
+    int64_t next_due;
+
+    /* split-tree progress (progress/split.c) */
+    int tree_height;          /* levels of the binomial tree, 0: none   */
+    int *deferred;            /* ready application nodes not yet run    */
+    int ndeferred;
+    int app_up_left;          /* application nodes not done, by side    */
+    int app_down_left;
 };
 
 /* Builder-side helpers used by coll/ (all set sched->err on failure and
@@ -240,17 +260,29 @@ NBCX_HIDDEN nbcx_node nbcxi_call(struct nbcx_sched_s *s, nbcx_sched_fn *fn,
 /* Edge before -> after; a negative node (none) is ignored. */
 NBCX_HIDDEN void nbcxi_dep(struct nbcx_sched_s *s, nbcx_node before,
                            nbcx_node after);
+/* Split-tree annotations for binomial-tree builders: the schedule's tree
+ * has `height` levels; node n is on `level` (1 = leaves, see struct
+ * nbcxi_node), going up (towards the root) or down. A negative node is
+ * ignored. Without annotations a schedule runs wholly on the progress
+ * thread in split mode. */
+enum nbcxi_tree_dir { NBCXI_TREE_UP = 1, NBCXI_TREE_DOWN = -1 };
+NBCX_HIDDEN void nbcxi_sched_tree(struct nbcx_sched_s *s, int height);
+NBCX_HIDDEN void nbcxi_level(struct nbcx_sched_s *s, nbcx_node n, int level,
+                             enum nbcxi_tree_dir dir);
 
 /* Executor (sched/executor.c). begin() prepares and posts the first
  * nodes; progress() advances; both set *done when every node is done.
  * They return the first error met (the schedule is then finished, with
  * everything cancelled). Not thread-safe: the progress engine serialises
- * calls. */
+ * calls. begin() runs on the application thread; progress() says with
+ * `app` whether it does: nodes marked app are only run when it does, and
+ * are otherwise kept in s->deferred until it does. */
 /* Builds successor lists and checks the graph is acyclic (NBCX_ERR_NODE
  * otherwise); posts nothing. Idempotent. */
 NBCX_HIDDEN int nbcxi_sched_prepare(struct nbcx_sched_s *s);
 NBCX_HIDDEN int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done);
-NBCX_HIDDEN int nbcxi_sched_progress(struct nbcx_sched_s *s, bool *done);
+NBCX_HIDDEN int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app,
+                                     bool *done);
 
 /* ------------------------------------------------------------------ */
 /* Requests and the progress engine (progress/engine.c)                */
@@ -266,6 +298,26 @@ struct nbcx_request_s {
 /* Starts a built schedule; on success *req owns it, on failure it is
  * destroyed. */
 NBCX_HIDDEN int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req);
+
+/* Monotonic clock in nanoseconds. */
+NBCX_HIDDEN int64_t nbcxi_now_ns(void);
+/* Pacing of the progress thread (progress/pace.c), called by the
+ * executor under the engine lock: a p2p request of `bytes` posted at t0
+ * completed (seen) at now; the predicted completion time of a request of
+ * `bytes` posted at t0 (0: no prediction yet). */
+NBCX_HIDDEN void nbcxi_pace_sample(size_t bytes, int64_t t0, int64_t now);
+NBCX_HIDDEN int64_t nbcxi_pace_due(size_t bytes, int64_t t0);
+
+/* Faces tell the engine whether the communication library may be called
+ * from a progress thread (MPI: MPI_THREAD_MULTIPLE); `why` explains a
+ * refusal in the one-time warning. */
+NBCX_HIDDEN void nbcxi_progress_threads_allowed(bool allowed,
+                                                const char *why);
+/* Stops the progress thread, if any (a face calls it before its library
+ * shuts down, e.g. at MPI_Finalize). */
+NBCX_HIDDEN void nbcxi_progress_shutdown(void);
+/* The progress description for nbcx_info ("progress=thread cpus=..."). */
+NBCX_HIDDEN int nbcxi_progress_describe(char *buf, size_t len);
 
 /* ------------------------------------------------------------------ */
 /* Small utilities                                                     */

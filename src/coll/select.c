@@ -34,6 +34,7 @@ static const struct nbcxi_algorithm reduce_algs[] = {
 static const struct nbcxi_algorithm allreduce_algs[] = {
     { "recursive_doubling", nbcx_build_allreduce_recursive_doubling, NULL },
     { "ring", nbcx_build_allreduce_ring, commutative },
+    { "reduce_bcast", nbcx_build_allreduce_reduce_bcast, NULL },
 };
 static const struct nbcxi_algorithm gather_algs[] = {
     { "binomial", nbcx_build_gather_binomial, NULL },
@@ -66,7 +67,7 @@ static const struct coll_table {
     [NBCXI_BCAST] = TABLE("bcast", bcast_algs, "binomial chain"),
     [NBCXI_REDUCE] = TABLE("reduce", reduce_algs, "binomial chain"),
     [NBCXI_ALLREDUCE] = TABLE("allreduce", allreduce_algs,
-                              "recursive_doubling ring"),
+                              "recursive_doubling ring reduce_bcast"),
     [NBCXI_GATHER] = TABLE("gather", gather_algs, "binomial linear"),
     [NBCXI_SCATTER] = TABLE("scatter", scatter_algs, "binomial linear"),
     [NBCXI_ALLGATHER] = TABLE("allgather", allgather_algs, "bruck ring"),
@@ -200,10 +201,12 @@ int nbcx_info(char *buf, size_t len)
     if (!buf || len == 0)
         return NBCX_ERR_ARG;
     pthread_once(&env_once, read_env);
-    size_t n = (size_t)snprintf(buf, len,
-                                "nbcx %d.%d.%d: progress=caller segsize=%zu",
+    char progress[192];
+    nbcxi_progress_describe(progress, sizeof progress);
+    size_t n = (size_t)snprintf(buf, len, "nbcx %d.%d.%d: %s segsize=%zu",
                                 NBCX_VERSION_MAJOR, NBCX_VERSION_MINOR,
-                                NBCX_VERSION_PATCH, (size_t)segsize);
+                                NBCX_VERSION_PATCH, progress,
+                                (size_t)segsize);
     for (int c = 0; c < NBCXI_NCOLL && n < len; c++)
         n += (size_t)snprintf(buf + n, len - n, " %s=%s", tables[c].name,
                               forced[c] ? tables[c].algs[forced[c] - 1].name

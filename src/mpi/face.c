@@ -6,9 +6,12 @@
  * sent as themselves, copied with MPI_Pack/MPI_Unpack and reduced with
  * MPI_Reduce_local; user operations are applied with MPI_Reduce_local.
  */
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../transport/mpi.h"
+#include "../progress/progress.h"
 #include "nbcx_mpi.h"
 
 static bool mpi_ready(void)
@@ -20,6 +23,77 @@ static bool mpi_ready(void)
 }
 
 /* ---- communicators ---- */
+
+/* MPI deletes MPI_COMM_SELF's attributes first thing in MPI_Finalize:
+ * the progress thread must stop before MPI does. */
+static int at_finalize(MPI_Comm comm, int key, void *val, void *extra)
+{
+    (void)comm, (void)key, (void)val, (void)extra;
+    nbcxi_progress_shutdown();
+    return MPI_SUCCESS;
+}
+
+static void hook_finalize(void)
+{
+    static atomic_flag hooked = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&hooked))
+        return;
+    int key;
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &key,
+                               NULL) == MPI_SUCCESS)
+        MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
+}
+
+/* A progress thread calls MPI concurrently with the application: only
+ * legal under MPI_THREAD_MULTIPLE. */
+static void check_thread_level(void)
+{
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    if (provided == MPI_THREAD_MULTIPLE)
+        return;
+    const char *level = provided == MPI_THREAD_SERIALIZED ? "SERIALIZED"
+                        : provided == MPI_THREAD_FUNNELED ? "FUNNELED"
+                                                          : "SINGLE";
+    char why[160];
+    snprintf(why, sizeof why,
+             "MPI_THREAD_MULTIPLE, but MPI provides MPI_THREAD_%s "
+             "(initialise MPI with MPI_Init_thread(..., "
+             "MPI_THREAD_MULTIPLE, ...))", level);
+    nbcxi_progress_threads_allowed(false, why);
+}
+
+/* Tells the placement code which cores the processes of this node run
+ * on, so that "auto" can find an idle one. Collective over comm (called
+ * inside nbcx_comm_from_mpi, itself collective); best effort. */
+enum { BINDING_LEN = 256 };
+
+static void share_bindings(MPI_Comm comm)
+{
+    MPI_Comm node;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                            &node) != MPI_SUCCESS)
+        return;
+    int me, n;
+    MPI_Comm_rank(node, &me);
+    MPI_Comm_size(node, &n);
+    char mine[BINDING_LEN] = "";
+    nbcxi_placement_self(mine, sizeof mine);
+    char *all = calloc((size_t)n, BINDING_LEN);
+    const char **lists = calloc((size_t)n, sizeof *lists);
+    if (all && lists &&
+        MPI_Allgather(mine, BINDING_LEN, MPI_CHAR, all, BINDING_LEN,
+                      MPI_CHAR, node) == MPI_SUCCESS) {
+        for (int i = 0; i < n; i++) {
+            all[(size_t)i * BINDING_LEN + BINDING_LEN - 1] = '\0';
+            lists[i] = all + (size_t)i * BINDING_LEN;
+        }
+        nbcxi_placement_node(lists, n, me);
+    }
+    free(lists);
+    free(all);
+    MPI_Comm_free(&node);
+}
 
 int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
 {
@@ -36,6 +110,9 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
     if (rc != MPI_SUCCESS)
         return nbcxi_mpi_error(rc);
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    check_thread_level();
+    hook_finalize();
+    share_bindings(dup);
     int rank, size;
     MPI_Comm_rank(dup, &rank);
     MPI_Comm_size(dup, &size);

@@ -1,20 +1,142 @@
-/* engine.c - requests and the progress engine (caller mode).
+/* engine.c - requests, the progress mode, and test/wait in every mode.
  *
- * Every started operation is on one process-wide list. Any call that
- * makes progress (test, wait, nbcx_progress) advances all of them, not
- * just the one asked about: a rank waiting for one collective must keep
- * serving the others, or two ranks waiting for different collectives
- * would deadlock. The list and the executor are guarded by one mutex, so
- * progress may be driven from any thread (a progress thread later).
+ * Every started operation is on one process-wide list. Whoever makes
+ * progress advances all of them, not just the one asked about: a rank
+ * waiting for one collective must keep serving the others, or two ranks
+ * waiting for different collectives would deadlock. One mutex guards the
+ * list and every executor call.
+ *
+ * caller  test/wait/nbcx_progress drive the list themselves.
+ * thread  the progress thread (thread.c) drives it; test only looks, and
+ *         wait sleeps on nbcxi_done_cv until the thread announces a
+ *         completion.
+ * split   as thread, but some nodes belong to the application thread
+ *         (split.c marks them): the progress thread sets them aside and
+ *         announces it; the application runs them inside the start call
+ *         (tree levels that come first, as in reduce) or inside wait
+ *         (levels that come last, as in bcast), then sleeps again.
  */
-#include <pthread.h>
+#define _POSIX_C_SOURCE 200809L
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-#include "../core.h"
+#include "progress.h"
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct nbcx_request_s *active; /* doubly linked, under lock */
+pthread_mutex_t nbcxi_engine_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t nbcxi_done_cv = PTHREAD_COND_INITIALIZER;
+int nbcxi_waiters;
+
+static struct nbcx_request_s *active; /* doubly linked, under the lock */
+
+int64_t nbcxi_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+/* The mode                                                            */
+/* ------------------------------------------------------------------ */
+
+static pthread_once_t mode_once = PTHREAD_ONCE_INIT;
+static _Atomic int mode;          /* nbcx_progress_mode */
+static _Atomic bool threads_ok = true;
+
+static const char *mode_name(int m)
+{
+    return m == NBCX_PROGRESS_THREAD  ? "thread"
+           : m == NBCX_PROGRESS_SPLIT ? "split"
+                                      : "caller";
+}
+
+static void read_mode(void)
+{
+    const char *v = nbcxi_getenv("NBCX_PROGRESS");
+    int m = NBCX_PROGRESS_THREAD;
+    if (v) {
+        if (!strcmp(v, "caller"))
+            m = NBCX_PROGRESS_CALLER;
+        else if (!strcmp(v, "split"))
+            m = NBCX_PROGRESS_SPLIT;
+        else if (strcmp(v, "thread"))
+            fprintf(stderr, "nbcx: NBCX_PROGRESS=%s is not caller, thread "
+                            "or split; using thread\n", v);
+    }
+    /* A face may have refused threads before the first read. */
+    if (m != NBCX_PROGRESS_CALLER && !atomic_load(&threads_ok))
+        m = NBCX_PROGRESS_CALLER;
+    atomic_store(&mode, m);
+}
+
+static int current_mode(void)
+{
+    pthread_once(&mode_once, read_mode);
+    return atomic_load(&mode);
+}
+
+void nbcxi_progress_threads_allowed(bool allowed, const char *why)
+{
+    if (allowed)
+        return;
+    pthread_once(&mode_once, read_mode);
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    atomic_store(&threads_ok, false);
+    int m = atomic_exchange(&mode, NBCX_PROGRESS_CALLER);
+    if (m != NBCX_PROGRESS_CALLER && !atomic_flag_test_and_set(&warned))
+        fprintf(stderr, "nbcx: warning: %s progress needs %s; using caller "
+                        "progress (operations advance only inside nbcx "
+                        "test/wait calls)\n", mode_name(m), why);
+}
+
+int nbcx_progress_set(nbcx_progress_mode m)
+{
+    if (m != NBCX_PROGRESS_CALLER && m != NBCX_PROGRESS_THREAD &&
+        m != NBCX_PROGRESS_SPLIT)
+        return NBCX_ERR_ARG;
+    pthread_once(&mode_once, read_mode);
+    if (m != NBCX_PROGRESS_CALLER && !atomic_load(&threads_ok))
+        return NBCX_ERR_TRANSPORT;
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    int err = active ? NBCX_ERR_REQUEST : NBCX_SUCCESS;
+    if (!err)
+        atomic_store(&mode, (int)m);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    if (!err && m == NBCX_PROGRESS_CALLER)
+        nbcxi_thread_stop();
+    return err;
+}
+
+int nbcx_progress_get(nbcx_progress_mode *m)
+{
+    if (!m)
+        return NBCX_ERR_ARG;
+    *m = (nbcx_progress_mode)current_mode();
+    return NBCX_SUCCESS;
+}
+
+void nbcxi_progress_shutdown(void)
+{
+    nbcxi_thread_stop();
+}
+
+int nbcxi_progress_describe(char *buf, size_t len)
+{
+    int m = current_mode();
+    char where[128] = "";
+    if (m != NBCX_PROGRESS_CALLER && nbcxi_thread_ensure() == NBCX_SUCCESS)
+        nbcxi_thread_describe(where, sizeof where);
+    int n = snprintf(buf, len, "progress=%s%s%s", mode_name(m),
+                     *where ? " " : "", where);
+    return n < 0 ? 0 : n;
+}
+
+/* ------------------------------------------------------------------ */
+/* The active list                                                     */
+/* ------------------------------------------------------------------ */
 
 static void unlink_request(struct nbcx_request_s *r)
 {
@@ -33,6 +155,79 @@ static void finish(struct nbcx_request_s *r, int err)
     atomic_store_explicit(&r->complete, true, memory_order_release);
 }
 
+static bool is_complete(nbcx_request r)
+{
+    return atomic_load_explicit(&r->complete, memory_order_acquire);
+}
+
+/* Advances one active operation; returns the nodes finished. */
+static long progress_one_locked(struct nbcx_request_s *r, bool app)
+{
+    struct nbcx_sched_s *s = r->sched;
+    int before = s->ndone;
+    bool done;
+    int err = nbcxi_sched_progress(s, app, &done);
+    long advanced = s->ndone - before;
+    if (done) {
+        unlink_request(r);
+        finish(r, err);
+        advanced++;
+    }
+    return advanced;
+}
+
+long nbcxi_progress_all_locked(bool app)
+{
+    long advanced = 0;
+    bool handoff = false;
+    for (struct nbcx_request_s *r = active, *next; r; r = next) {
+        next = r->next;
+        int deferred = r->sched->ndeferred;
+        advanced += progress_one_locked(r, app);
+        handoff |= r->sched->ndeferred > deferred;
+    }
+    if ((advanced || handoff) && nbcxi_waiters)
+        pthread_cond_broadcast(&nbcxi_done_cv);
+    return advanced;
+}
+
+bool nbcxi_engine_busy_locked(void)
+{
+    return active != NULL;
+}
+
+int64_t nbcxi_engine_next_due_locked(void)
+{
+    int64_t due = 0;
+    for (struct nbcx_request_s *r = active; r; r = r->next) {
+        int64_t d = r->sched->next_due;
+        if (d && (!due || d < due))
+            due = d;
+    }
+    return due;
+}
+
+/* ------------------------------------------------------------------ */
+/* Start                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Split mode: runs the application work set aside in every active
+ * operation, not only in those the caller is blocked on: another rank may
+ * need our part of an earlier operation before it can reach the one we
+ * wait for. Returns whether there was any. Lock held. */
+static bool serve_deferred_locked(void)
+{
+    bool any = false;
+    for (struct nbcx_request_s *r = active, *next; r; r = next) {
+        next = r->next;
+        if (r->sched->ndeferred > 0) {
+            progress_one_locked(r, true);
+            any = true;
+        }
+    }
+    return any;
+}
+
 int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req)
 {
     *req = NBCX_REQUEST_NULL;
@@ -48,58 +243,57 @@ int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req)
      * sequence number (and with it the tag space) agrees everywhere. */
     s->seq = atomic_fetch_add_explicit(&s->comm->seq, 1, memory_order_relaxed);
 
-    bool done;
-    pthread_mutex_lock(&lock);
+    int m = current_mode();
+    if (m != NBCX_PROGRESS_CALLER)
+        nbcxi_thread_ensure();
+    for (int i = 0; i < s->nnodes; i++)
+        s->nodes[i].app = false;
+    s->app_up_left = s->app_down_left = 0;
+    if (m == NBCX_PROGRESS_SPLIT)
+        nbcxi_split_mark(s);
+
+    bool done, wake = false;
+    pthread_mutex_lock(&nbcxi_engine_lock);
     err = nbcxi_sched_begin(s, &done);
-    if (err == NBCX_SUCCESS && !done) {
+    if (done) {
+        /* A communication error met while starting (the executor has
+         * cancelled what it posted) is reported at completion, as MPI
+         * does: part of the schedule may already have run. */
+        finish(r, err);
+    } else {
         r->next = active;
         if (active)
             active->prev = r;
         active = r;
+        if (m != NBCX_PROGRESS_CALLER && nbcxi_thread_kick_locked(false))
+            wake = true;
+        /* Split: the tree levels that come first (reduce, gather) are
+         * done here, on the application thread, before returning. */
+        if (!is_complete(r) && s->app_up_left > 0) {
+            nbcxi_waiters++;
+            while (!is_complete(r) && s->app_up_left > 0)
+                if (!serve_deferred_locked())
+                    pthread_cond_wait(&nbcxi_done_cv, &nbcxi_engine_lock);
+            nbcxi_waiters--;
+        }
     }
-    pthread_mutex_unlock(&lock);
-    /* A communication error met while starting (the executor has
-     * cancelled what it posted) is reported at completion, as MPI does:
-     * part of the schedule may already have run. */
-    if (done)
-        finish(r, err);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    if (wake)
+        nbcxi_thread_wake();
     *req = r;
     return NBCX_SUCCESS;
 }
 
-/* Advances every active operation; returns how many nodes finished. */
-static long progress_all(void)
-{
-    long advanced = 0;
-    pthread_mutex_lock(&lock);
-    struct nbcx_request_s *r = active;
-    while (r) {
-        struct nbcx_request_s *next = r->next;
-        struct nbcx_sched_s *s = r->sched;
-        int before = s->ndone;
-        bool done;
-        int err = nbcxi_sched_progress(s, &done);
-        advanced += s->ndone - before;
-        if (done) {
-            unlink_request(r);
-            finish(r, err);
-            advanced++;
-        }
-        r = next;
-    }
-    pthread_mutex_unlock(&lock);
-    return advanced;
-}
+/* ------------------------------------------------------------------ */
+/* Completion                                                          */
+/* ------------------------------------------------------------------ */
 
 int nbcx_progress(void)
 {
-    progress_all();
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    nbcxi_progress_all_locked(true);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
     return NBCX_SUCCESS;
-}
-
-static bool is_complete(nbcx_request r)
-{
-    return atomic_load_explicit(&r->complete, memory_order_acquire);
 }
 
 /* Releases a completed request and returns its result. */
@@ -113,15 +307,77 @@ static int retire(nbcx_request *req)
     return err;
 }
 
-/* Called in a wait loop: yields the core when polling found nothing
- * several times in a row (ranks often outnumber cores). */
-static void backoff(long advanced, int *idle)
+/* Caller mode: one sweep over every operation. Thread modes: only the
+ * application work set aside (split). */
+static void poke(void)
 {
-    if (advanced) {
-        *idle = 0;
-    } else if (++*idle > 64) {
-        sched_yield();
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    if (current_mode() == NBCX_PROGRESS_CALLER)
+        nbcxi_progress_all_locked(true);
+    else
+        serve_deferred_locked();
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+}
+
+/* Index of a complete request among reqs, -1 if none, -2 if all are
+ * NBCX_REQUEST_NULL. */
+static int find_complete(int count, nbcx_request reqs[])
+{
+    bool any = false;
+    for (int i = 0; i < count; i++) {
+        if (!reqs[i])
+            continue;
+        if (is_complete(reqs[i]))
+            return i;
+        any = true;
     }
+    return any ? -1 : -2;
+}
+
+/* Waits until one of reqs is complete (or all are NULL); returns
+ * find_complete's answer. Caller mode polls, yielding the core when
+ * polling finds nothing several times in a row (ranks often outnumber
+ * cores); thread modes poll for at most WAIT_POLL_NS, then sleep until
+ * the progress thread announces a completion or work set aside for us. */
+enum { WAIT_POLL_NS = 20000 };
+
+static int wait_some(int count, nbcx_request reqs[])
+{
+    int i = find_complete(count, reqs);
+    if (i != -1)
+        return i;
+    if (current_mode() == NBCX_PROGRESS_CALLER) {
+        for (int idle = 0; (i = find_complete(count, reqs)) == -1;) {
+            pthread_mutex_lock(&nbcxi_engine_lock);
+            long advanced = nbcxi_progress_all_locked(true);
+            pthread_mutex_unlock(&nbcxi_engine_lock);
+            if (advanced)
+                idle = 0;
+            else if (++idle > 64)
+                sched_yield();
+        }
+        return i;
+    }
+    /* Spin, then block: a short operation is over within a few polls,
+     * sooner than two thread switches would take. */
+    int64_t until = nbcxi_now_ns() + WAIT_POLL_NS;
+    do {
+        pthread_mutex_lock(&nbcxi_engine_lock);
+        nbcxi_progress_all_locked(true);
+        pthread_mutex_unlock(&nbcxi_engine_lock);
+        if ((i = find_complete(count, reqs)) != -1)
+            return i;
+    } while (nbcxi_now_ns() < until);
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    nbcxi_waiters++;
+    if (nbcxi_thread_kick_locked(true)) /* a waiter: poll closer */
+        nbcxi_thread_wake();
+    while ((i = find_complete(count, reqs)) == -1)
+        if (!serve_deferred_locked())
+            pthread_cond_wait(&nbcxi_done_cv, &nbcxi_engine_lock);
+    nbcxi_waiters--;
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    return i;
 }
 
 int nbcx_test(nbcx_request *req, int *flag)
@@ -134,7 +390,7 @@ int nbcx_test(nbcx_request *req, int *flag)
         return NBCX_SUCCESS;
     }
     if (!is_complete(*req))
-        progress_all();
+        poke();
     if (!is_complete(*req))
         return NBCX_SUCCESS;
     *flag = 1;
@@ -147,9 +403,7 @@ int nbcx_wait(nbcx_request *req)
         return NBCX_ERR_REQUEST;
     if (!*req)
         return NBCX_SUCCESS;
-    int idle = 0;
-    while (!is_complete(*req))
-        backoff(progress_all(), &idle);
+    wait_some(1, req);
     return retire(req);
 }
 
@@ -158,7 +412,7 @@ int nbcx_testall(int count, nbcx_request reqs[], int *flag)
     if (count < 0 || (count > 0 && !reqs) || !flag)
         return NBCX_ERR_REQUEST;
     *flag = 0;
-    progress_all();
+    poke();
     for (int i = 0; i < count; i++)
         if (reqs[i] && !is_complete(reqs[i]))
             return NBCX_SUCCESS;
@@ -179,15 +433,11 @@ int nbcx_waitall(int count, nbcx_request reqs[])
 {
     if (count < 0 || (count > 0 && !reqs))
         return NBCX_ERR_REQUEST;
-    int err = NBCX_SUCCESS, idle = 0;
-    for (int i = 0; i < count; i++) {
-        while (reqs[i] && !is_complete(reqs[i]))
-            backoff(progress_all(), &idle);
-        if (reqs[i]) {
-            int e = retire(&reqs[i]);
-            if (err == NBCX_SUCCESS)
-                err = e;
-        }
+    int err = NBCX_SUCCESS;
+    for (int i; (i = wait_some(count, reqs)) >= 0;) {
+        int e = retire(&reqs[i]);
+        if (err == NBCX_SUCCESS)
+            err = e;
     }
     return err;
 }
@@ -196,21 +446,7 @@ int nbcx_waitany(int count, nbcx_request reqs[], int *index)
 {
     if (count < 0 || (count > 0 && !reqs) || !index)
         return NBCX_ERR_REQUEST;
-    *index = -1;
-    int idle = 0;
-    for (;;) {
-        bool any = false;
-        for (int i = 0; i < count; i++) {
-            if (!reqs[i])
-                continue;
-            any = true;
-            if (is_complete(reqs[i])) {
-                *index = i;
-                return retire(&reqs[i]);
-            }
-        }
-        if (!any)
-            return NBCX_SUCCESS;
-        backoff(progress_all(), &idle);
-    }
+    int i = wait_some(count, reqs);
+    *index = i < 0 ? -1 : i;
+    return i < 0 ? NBCX_SUCCESS : retire(&reqs[i]);
 }

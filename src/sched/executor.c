@@ -8,8 +8,14 @@
  * Active transport requests live in one contiguous array of slots so the
  * transport can test them all in one call (MPI_Testsome).
  *
+ * In split progress mode some nodes belong to the application thread
+ * (node->app): when another thread finds one ready it is set aside in
+ * s->deferred, and run the next time the application thread progresses.
+ *
  * The executor is not thread-safe by itself: the progress engine calls it
- * under its lock, from whichever thread makes progress.
+ * under its lock, from whichever thread makes progress. It also records
+ * when each request was posted, which feeds the progress thread's pacing
+ * (progress/pace.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +35,10 @@ int nbcxi_sched_prepare(struct nbcx_sched_s *s)
     s->reqs = malloc(rsz * (size_t)(n ? n : 1));
     s->req_node = malloc(sizeof(int) * (size_t)(n ? n : 1));
     s->done_idx = malloc(sizeof(int) * (size_t)(n ? n : 1));
-    if (!s->succ || !s->ready || !s->reqs || !s->req_node || !s->done_idx)
+    s->req_t0 = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    s->deferred = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!s->succ || !s->ready || !s->reqs || !s->req_node || !s->done_idx ||
+        !s->req_t0 || !s->deferred)
         return NBCX_ERR_NOMEM;
 
     for (int i = 0; i < n; i++)
@@ -72,6 +81,12 @@ static void node_done(struct nbcx_sched_s *s, int node)
 {
     struct nbcxi_node *nd = &s->nodes[node];
     s->ndone++;
+    if (nd->app) {
+        if (nd->level > 0)
+            s->app_up_left--;
+        else
+            s->app_down_left--;
+    }
     for (int k = 0; k < nd->nsucc; k++) {
         int succ = s->succ[nd->succ + k];
         if (--s->nodes[succ].pending == 0)
@@ -91,75 +106,99 @@ static int abort_all(struct nbcx_sched_s *s, int err)
     for (int i = 0; i < s->nactive; i++)
         tp->ops->cancel(tp, slot(s, i));
     s->nactive = 0;
+    s->ndeferred = 0;
     s->ready_head = s->ready_tail;
     return err;
 }
 
-/* Runs ready nodes until the queue is empty. */
-static int run_ready(struct nbcx_sched_s *s)
+static size_t p2p_bytes(const struct nbcxi_node *nd)
+{
+    return (size_t)nd->u.p2p.count * nd->u.p2p.type->size;
+}
+
+static int run_copy(const struct nbcxi_node *c)
+{
+    if (c->u.copy.stype == c->u.copy.dtype &&
+        c->u.copy.scount == c->u.copy.dcount)
+        return nbcxi_type_copy(c->u.copy.src, c->u.copy.dst, c->u.copy.scount,
+                               c->u.copy.stype);
+    if (c->u.copy.dtype->contiguous)
+        return nbcxi_type_pack(c->u.copy.src, c->u.copy.scount,
+                               c->u.copy.stype, c->u.copy.dst);
+    if (c->u.copy.stype->contiguous)
+        return nbcxi_type_unpack(c->u.copy.src, c->u.copy.dcount,
+                                 c->u.copy.dtype, c->u.copy.dst);
+    size_t bytes = (size_t)c->u.copy.scount * c->u.copy.stype->size;
+    void *tmp = malloc(bytes ? bytes : 1);
+    int err = tmp ? nbcxi_type_pack(c->u.copy.src, c->u.copy.scount,
+                                    c->u.copy.stype, tmp)
+                  : NBCX_ERR_NOMEM;
+    if (err == NBCX_SUCCESS)
+        err = nbcxi_type_unpack(tmp, c->u.copy.dcount, c->u.copy.dtype,
+                                c->u.copy.dst);
+    free(tmp);
+    return err;
+}
+
+/* Runs one ready node: posts it (send, receive) or does it now. */
+static int run_node(struct nbcx_sched_s *s, int id)
 {
     nbcxi_transport *tp = s->comm->tp;
+    struct nbcxi_node *nd = &s->nodes[id];
+    int err;
+    switch (nd->kind) {
+    case NBCXI_NODE_SEND:
+    case NBCXI_NODE_RECV: {
+        int tag = nbcxi_tag(s->comm, s->seq, nd->u.p2p.tag);
+        void *req = slot(s, s->nactive);
+        err = nd->kind == NBCXI_NODE_SEND
+                  ? tp->ops->isend(tp, nd->u.p2p.buf, nd->u.p2p.count,
+                                   nd->u.p2p.type, nd->u.p2p.peer, tag, req)
+                  : tp->ops->irecv(tp, nd->u.p2p.buf, nd->u.p2p.count,
+                                   nd->u.p2p.type, nd->u.p2p.peer, tag, req);
+        if (err == NBCX_SUCCESS) {
+            s->req_node[s->nactive] = id;
+            s->req_t0[s->nactive] = nbcxi_now_ns();
+            s->nactive++;
+        }
+        return err;
+    }
+    case NBCXI_NODE_REDUCE:
+        err = nbcxi_reduce(nd->u.red.in, nd->u.red.inout, nd->u.red.count,
+                           nd->u.red.type, nd->u.red.op);
+        break;
+    case NBCXI_NODE_COPY:
+        err = run_copy(nd);
+        break;
+    case NBCXI_NODE_CALL:
+        err = nd->u.call.fn(nd->u.call.arg);
+        break;
+    default:
+        err = NBCX_ERR_INTERN;
+    }
+    if (err == NBCX_SUCCESS)
+        node_done(s, id);
+    return err;
+}
+
+/* Runs ready nodes until the queue is empty; application nodes only if
+ * the caller is the application thread (app), else they are deferred. */
+static int run_ready(struct nbcx_sched_s *s, bool app)
+{
+    if (app) {
+        while (s->ndeferred > 0) {
+            int err = run_node(s, s->deferred[--s->ndeferred]);
+            if (err != NBCX_SUCCESS)
+                return abort_all(s, err);
+        }
+    }
     while (s->ready_head < s->ready_tail) {
         int id = s->ready[s->ready_head++];
-        struct nbcxi_node *nd = &s->nodes[id];
-        int err = NBCX_SUCCESS;
-        switch (nd->kind) {
-        case NBCXI_NODE_SEND:
-        case NBCXI_NODE_RECV: {
-            int tag = nbcxi_tag(s->comm, s->seq, nd->u.p2p.tag);
-            void *req = slot(s, s->nactive);
-            err = nd->kind == NBCXI_NODE_SEND
-                      ? tp->ops->isend(tp, nd->u.p2p.buf, nd->u.p2p.count,
-                                       nd->u.p2p.type, nd->u.p2p.peer, tag,
-                                       req)
-                      : tp->ops->irecv(tp, nd->u.p2p.buf, nd->u.p2p.count,
-                                       nd->u.p2p.type, nd->u.p2p.peer, tag,
-                                       req);
-            if (err == NBCX_SUCCESS)
-                s->req_node[s->nactive++] = id;
-            break;
+        if (s->nodes[id].app && !app) {
+            s->deferred[s->ndeferred++] = id;
+            continue;
         }
-        case NBCXI_NODE_REDUCE:
-            err = nbcxi_reduce(nd->u.red.in, nd->u.red.inout, nd->u.red.count,
-                               nd->u.red.type, nd->u.red.op);
-            if (err == NBCX_SUCCESS)
-                node_done(s, id);
-            break;
-        case NBCXI_NODE_COPY: {
-            const struct nbcxi_node *c = nd;
-            if (c->u.copy.stype == c->u.copy.dtype &&
-                c->u.copy.scount == c->u.copy.dcount)
-                err = nbcxi_type_copy(c->u.copy.src, c->u.copy.dst,
-                                      c->u.copy.scount, c->u.copy.stype);
-            else if (c->u.copy.dtype->contiguous)
-                err = nbcxi_type_pack(c->u.copy.src, c->u.copy.scount,
-                                      c->u.copy.stype, c->u.copy.dst);
-            else if (c->u.copy.stype->contiguous)
-                err = nbcxi_type_unpack(c->u.copy.src, c->u.copy.dcount,
-                                        c->u.copy.dtype, c->u.copy.dst);
-            else {
-                size_t bytes = (size_t)c->u.copy.scount * c->u.copy.stype->size;
-                void *tmp = malloc(bytes ? bytes : 1);
-                err = tmp ? nbcxi_type_pack(c->u.copy.src, c->u.copy.scount,
-                                            c->u.copy.stype, tmp)
-                          : NBCX_ERR_NOMEM;
-                if (err == NBCX_SUCCESS)
-                    err = nbcxi_type_unpack(tmp, c->u.copy.dcount,
-                                            c->u.copy.dtype, c->u.copy.dst);
-                free(tmp);
-            }
-            if (err == NBCX_SUCCESS)
-                node_done(s, id);
-            break;
-        }
-        case NBCXI_NODE_CALL:
-            err = nd->u.call.fn(nd->u.call.arg);
-            if (err == NBCX_SUCCESS)
-                node_done(s, id);
-            break;
-        default:
-            err = NBCX_ERR_INTERN;
-        }
+        int err = run_node(s, id);
         if (err != NBCX_SUCCESS)
             return abort_all(s, err);
     }
@@ -176,6 +215,8 @@ int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done)
     }
     s->ndone = 0;
     s->nactive = 0;
+    s->ndeferred = 0;
+    s->next_due = 0;
     s->ready_head = s->ready_tail = 0;
     for (int i = 0; i < s->nnodes; i++)
         s->nodes[i].pending = s->nodes[i].npred;
@@ -185,19 +226,32 @@ int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done)
             if (s->nodes[i].npred == 0 &&
                 (s->nodes[i].kind == NBCXI_NODE_RECV) == (pass == 0))
                 push_ready(s, i);
-    err = run_ready(s);
+    err = run_ready(s, true);
     if (err == NBCX_SUCCESS)
-        err = nbcxi_sched_progress(s, done); /* test on start */
+        err = nbcxi_sched_progress(s, true, done); /* test on start */
     else
         *done = true;
     return err;
 }
 
-int nbcxi_sched_progress(struct nbcx_sched_s *s, bool *done)
+/* The earliest predicted completion among the active requests. */
+static int64_t next_due(const struct nbcx_sched_s *s)
+{
+    int64_t due = 0;
+    for (int i = 0; i < s->nactive; i++) {
+        int64_t d = nbcxi_pace_due(p2p_bytes(&s->nodes[s->req_node[i]]),
+                                   s->req_t0[i]);
+        if (d && (!due || d < due))
+            due = d;
+    }
+    return due;
+}
+
+int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app, bool *done)
 {
     nbcxi_transport *tp = s->comm->tp;
-    int err = NBCX_SUCCESS;
-    while (s->nactive > 0) {
+    int err = app && s->ndeferred ? run_ready(s, true) : NBCX_SUCCESS;
+    while (err == NBCX_SUCCESS && s->nactive > 0) {
         int ndone = 0;
         err = tp->ops->testsome(tp, s->nactive, s->reqs, &ndone, s->done_idx);
         if (err != NBCX_SUCCESS) {
@@ -207,8 +261,11 @@ int nbcxi_sched_progress(struct nbcx_sched_s *s, bool *done)
         if (ndone == 0)
             break;
         /* Retire the finished slots, keeping the others in order. */
+        int64_t now = nbcxi_now_ns();
         for (int k = 0; k < ndone; k++) {
             int i = s->done_idx[k];
+            nbcxi_pace_sample(p2p_bytes(&s->nodes[s->req_node[i]]),
+                              s->req_t0[i], now);
             node_done(s, s->req_node[i]);
             s->req_node[i] = -1;
         }
@@ -220,14 +277,14 @@ int nbcxi_sched_progress(struct nbcx_sched_s *s, bool *done)
             if (kept != i) {
                 memcpy(slot(s, kept), slot(s, i), rsz);
                 s->req_node[kept] = s->req_node[i];
+                s->req_t0[kept] = s->req_t0[i];
             }
             kept++;
         }
         s->nactive = kept;
-        err = run_ready(s);
-        if (err != NBCX_SUCCESS)
-            break;
+        err = run_ready(s, app);
     }
+    s->next_due = err == NBCX_SUCCESS ? next_due(s) : 0;
     *done = err != NBCX_SUCCESS || s->ndone == s->nnodes;
     return err;
 }

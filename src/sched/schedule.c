@@ -61,6 +61,8 @@ void nbcxi_sched_destroy(struct nbcx_sched_s *s)
     free(s->reqs);
     free(s->req_node);
     free(s->done_idx);
+    free(s->req_t0);
+    free(s->deferred);
     nbcxi_comm_release(s->comm);
     free(s);
 }
@@ -225,4 +227,16 @@ void nbcxi_dep(struct nbcx_sched_s *s, nbcx_node before, nbcx_node after)
     }
     s->edges[s->nedges++] = (struct nbcxi_edge){ before, after };
     s->nodes[after].npred++;
+}
+
+void nbcxi_sched_tree(struct nbcx_sched_s *s, int height)
+{
+    s->tree_height = height;
+}
+
+void nbcxi_level(struct nbcx_sched_s *s, nbcx_node n, int level,
+                 enum nbcxi_tree_dir dir)
+{
+    if (n >= 0 && n < s->nnodes && level > 0 && level <= 127)
+        s->nodes[n].level = (int8_t)(dir == NBCXI_TREE_UP ? level : -level);
 }

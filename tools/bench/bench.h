@@ -176,6 +176,7 @@ struct bench_meta {
     char transport[32];
     char network[128];
     char progress[32];
+    char progress_cpus[96]; /* where the progress thread runs */
     char nbcx_info[1024];
     int ranks;
 };

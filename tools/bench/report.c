@@ -132,6 +132,7 @@ void meta_collect(struct bench_meta *m, nbcx_comm comm, int ranks)
     /* nbcx says "progress=MODE" in its info line; "caller" until it
      * does. */
     snprintf(m->progress, sizeof m->progress, "caller");
+    snprintf(m->progress_cpus, sizeof m->progress_cpus, "none");
     if (nbcx_info(m->nbcx_info, sizeof m->nbcx_info) == NBCX_SUCCESS) {
         const char *p = strstr(m->nbcx_info, "progress=");
         if (p) {
@@ -140,6 +141,17 @@ void meta_collect(struct bench_meta *m, nbcx_comm comm, int ranks)
             if (n > 0 && n < sizeof m->progress) {
                 memcpy(m->progress, p, n);
                 m->progress[n] = '\0';
+            }
+        }
+        /* "cpus=LIST (why)": where the progress thread runs. */
+        const char *c = strstr(m->nbcx_info, "cpus=");
+        if (c) {
+            c += strlen("cpus=");
+            const char *end = strchr(c, ')');
+            size_t n = end ? (size_t)(end - c) + 1 : strcspn(c, " ");
+            if (n < sizeof m->progress_cpus) {
+                memcpy(m->progress_cpus, c, n);
+                m->progress_cpus[n] = '\0';
             }
         }
     } else {
@@ -172,9 +184,9 @@ void table_header(FILE *f, const struct bench_meta *m,
 {
     fprintf(f,
             "# nbcx-bench: op %s, ranks %d, cores %ld, MPI %s %s, "
-            "network %s, progress %s, transport %s\n",
+            "network %s, progress %s (cpus %s), transport %s\n",
             op->name, m->ranks, m->cores, m->mpi_library, m->mpi_version,
-            m->network, m->progress, m->transport);
+            m->network, m->progress, m->progress_cpus, m->transport);
     fprintf(f, "# host %s, cpu %s, %s, nbcx %d.%d.%d, %s\n", m->hostname,
             m->cpu_model, m->os, NBCX_VERSION_MAJOR, NBCX_VERSION_MINOR,
             NBCX_VERSION_PATCH, m->date);
@@ -348,6 +360,8 @@ static void json_document(FILE *f, const struct bench_meta *m,
     json_string(f, m->network);
     fputs(",\n  \"progress\": ", f);
     json_string(f, m->progress);
+    fputs(",\n  \"progress_cpus\": ", f);
+    json_string(f, m->progress_cpus);
     fputs(",\n  \"nbcx_info\": ", f);
     json_string(f, m->nbcx_info);
     fputs(",\n  \"cpu_accounting\": ", f);

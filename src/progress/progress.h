@@ -1,0 +1,84 @@
+/*
+ * progress.h - the progress layer's internal interface.
+ *
+ *   engine.c     requests, the process-wide list of active operations,
+ *                test/wait in every mode, the mode itself
+ *   thread.c     the progress thread: sleeps while nothing is active,
+ *                otherwise polls with an adaptive, predicted back-off
+ *   pace.c       bandwidth measured at run time, predicted completions
+ *   placement.c  where the progress thread runs (hwloc)
+ *   split.c      the split-tree cost model and the choice of S
+ *
+ * One mutex (nbcxi_engine_lock) guards the active list and every
+ * executor call; completions are announced on nbcxi_done_cv.
+ */
+#ifndef NBCX_PROGRESS_H
+#define NBCX_PROGRESS_H
+
+#include <pthread.h>
+
+#include "../core.h"
+
+/* ---- engine.c ---- */
+extern pthread_mutex_t nbcxi_engine_lock;
+/* Broadcast (under the lock) when a request completes, or when a
+ * schedule sets aside work for its application thread (split mode). */
+extern pthread_cond_t nbcxi_done_cv;
+/* Threads sleeping in a wait (under the lock). */
+extern int nbcxi_waiters;
+
+/* Advances every active operation once, as the application thread or
+ * not (app); returns how many nodes finished. Needs the lock. */
+NBCX_HIDDEN long nbcxi_progress_all_locked(bool app);
+/* Whether any operation is active; the earliest predicted completion of
+ * their requests (0: none predicted). Need the lock. */
+NBCX_HIDDEN bool nbcxi_engine_busy_locked(void);
+NBCX_HIDDEN int64_t nbcxi_engine_next_due_locked(void);
+
+/* ---- thread.c ---- */
+/* Starts the progress thread if it is not running. */
+NBCX_HIDDEN int nbcxi_thread_ensure(void);
+/* Tells the thread that work arrived (it matters only if the thread
+ * sleeps for lack of work) or, urgent, that a thread waits (it should
+ * poll closer). Lock held. Returns whether to call nbcxi_thread_wake()
+ * once the lock is released: signalling under the lock would wake the
+ * thread only to block it on the lock we hold. */
+NBCX_HIDDEN bool nbcxi_thread_kick_locked(bool urgent);
+NBCX_HIDDEN void nbcxi_thread_wake(void);
+/* Stops and joins the thread (lock not held); idempotent. */
+NBCX_HIDDEN void nbcxi_thread_stop(void);
+/* Writes where the thread runs, e.g. "cpus=1 (idle core)", or "" when
+ * no thread runs. */
+NBCX_HIDDEN void nbcxi_thread_describe(char *buf, size_t len);
+
+/* ---- placement.c ---- */
+/* Where the progress thread runs, with hwloc. A face that knows the other
+ * processes of this node (MPI: MPI_Comm_split_type SHARED) tells which
+ * cores their application threads are bound to, so "auto" can find an
+ * idle core; without that, only this process's own binding is known. */
+/* The calling process's binding as an hwloc list string ("0", "0-3"). */
+NBCX_HIDDEN int nbcxi_placement_self(char *buf, size_t len);
+/* The bindings of the node's processes (lists as above, ours included)
+ * and our index among them. */
+NBCX_HIDDEN void nbcxi_placement_node(const char *const *lists, int n,
+                                      int me);
+/* Binds the calling thread (the progress thread) as NBCX_PROGRESS_CPUS
+ * says: a core list ("2", "0,2-3"), or "auto"/unset: an idle core (one no
+ * process of the node is bound to; the node's processes take them in
+ * turn) when there is one, else the application's own cores. Writes a
+ * description such as "cpus=1 (idle core)" or "cpus=0 (shared with the
+ * application)". Errors (an unknown core, hwloc failing) are reported in
+ * the description and leave the thread unbound; never fatal. */
+NBCX_HIDDEN void nbcxi_placement_bind_self(char *desc, size_t len);
+/* For the split-tree model: cores the node's application processes run
+ * on, and cores the progress threads have to themselves (0: they share
+ * the application's). Valid after nbcxi_placement_bind_self(). */
+NBCX_HIDDEN void nbcxi_placement_cores(int *app_cores, int *progress_cores);
+
+/* ---- split.c ---- */
+/* For a schedule about to start in split mode: chooses S (model or
+ * NBCX_SPLIT_LEVELS), marks the nodes with 1 <= |level| <= S as
+ * application nodes and counts them in app_up_left/app_down_left. */
+NBCX_HIDDEN void nbcxi_split_mark(struct nbcx_sched_s *s);
+
+#endif /* NBCX_PROGRESS_H */

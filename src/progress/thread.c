@@ -1,0 +1,183 @@
+/* thread.c - the progress thread (thread and split modes).
+ *
+ * One thread per process serves every communicator and every operation.
+ * It never spins flat out:
+ *   - nothing active: it sleeps on a condition variable until a start
+ *     wakes it;
+ *   - operations active: MPI point-to-point cannot wake anyone, so the
+ *     thread polls, sleeping in between. After a poll that moved
+ *     something it polls again almost at once (the next message of a
+ *     pipeline or a protocol handshake is often due); after an idle poll
+ *     the pause doubles, up to a ceiling (NBCX_PROGRESS_POLL_MAX
+ *     microseconds, default 500; 100 while some thread waits), and never
+ *     past the predicted completion of the next request (pace.c). A
+ *     start or a new waiter cuts the pause short.
+ *   - while an application thread waits, its core is idle: the first
+ *     SPIN_POLLS idle polls only yield the core (sched_yield) instead of
+ *     sleeping, so a short operation completes with the latency of a
+ *     poll rather than of a timer; then the pauses grow as above.
+ * Timer slack is set to 1 us so the kernel honours short pauses.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "progress.h"
+
+enum {
+    POLL_MIN_NS = 2000,          /* right after progress              */
+    POLL_MAX_NS = 500000,        /* idle, nobody waiting              */
+    POLL_MAX_WAITING_NS = 100000,/* idle, a thread waits              */
+    SPIN_POLLS = 64              /* idle polls that only yield, while
+                                    a thread waits                     */
+};
+
+static pthread_t thread;
+static bool running;             /* under the engine lock */
+static bool stopping;            /* under the engine lock */
+static bool kicked;              /* under the engine lock */
+static bool ready;               /* placed, under the engine lock */
+static bool idle_sleep;          /* waiting for work, under the lock */
+static pthread_cond_t work_cv;   /* CLOCK_MONOTONIC */
+static pthread_once_t cv_once = PTHREAD_ONCE_INIT;
+static char where[96];           /* placement, under the engine lock */
+static int64_t poll_max_ns = POLL_MAX_NS;
+
+static void init_cv(void)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&work_cv, &a);
+    pthread_condattr_destroy(&a);
+    const char *v = nbcxi_getenv("NBCX_PROGRESS_POLL_MAX");
+    long us = v ? atol(v) : 0;
+    if (us > 0)
+        poll_max_ns = (int64_t)us * 1000;
+}
+
+static void sleep_until_locked(int64_t t)
+{
+    struct timespec ts = { .tv_sec = (time_t)(t / 1000000000),
+                           .tv_nsec = (long)(t % 1000000000) };
+    pthread_cond_timedwait(&work_cv, &nbcxi_engine_lock, &ts);
+}
+
+/* The pause after an idle poll. */
+static int64_t next_pause(int64_t pause, int64_t now)
+{
+    int64_t ceiling = nbcxi_waiters ? NBCXI_MIN(poll_max_ns,
+                                                POLL_MAX_WAITING_NS)
+                                    : poll_max_ns;
+    pause = NBCXI_MIN(pause * 2, ceiling);
+    int64_t due = nbcxi_engine_next_due_locked();
+    if (due > now)
+        pause = NBCXI_MIN(pause, due - now);
+    return NBCXI_MAX(pause, POLL_MIN_NS);
+}
+
+static void *main_loop(void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    char desc[sizeof where];
+    nbcxi_placement_bind_self(desc, sizeof desc);
+
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    memcpy(where, desc, sizeof where);
+    ready = true;
+    pthread_cond_broadcast(&nbcxi_done_cv); /* nbcxi_thread_ensure */
+    int64_t pause = POLL_MIN_NS;
+    int idle = 0;
+    while (!stopping) {
+        if (!nbcxi_engine_busy_locked()) {
+            idle_sleep = true;
+            pthread_cond_wait(&work_cv, &nbcxi_engine_lock);
+            idle_sleep = false;
+            pause = POLL_MIN_NS;
+            idle = 0;
+            continue;
+        }
+        kicked = false;
+        long advanced = nbcxi_progress_all_locked(false);
+        if (advanced) {
+            pause = POLL_MIN_NS;
+            idle = 0;
+        } else if (nbcxi_waiters && ++idle <= SPIN_POLLS) {
+            pthread_mutex_unlock(&nbcxi_engine_lock);
+            sched_yield();
+            pthread_mutex_lock(&nbcxi_engine_lock);
+            continue;
+        }
+        int64_t now = nbcxi_now_ns();
+        if (!advanced)
+            pause = next_pause(pause, now);
+        sleep_until_locked(now + pause);
+        if (kicked) {
+            pause = POLL_MIN_NS;
+            idle = 0;
+        }
+    }
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    return NULL;
+}
+
+int nbcxi_thread_ensure(void)
+{
+    pthread_once(&cv_once, init_cv);
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    int err = NBCX_SUCCESS;
+    if (!running) {
+        stopping = false;
+        ready = false;
+        if (pthread_create(&thread, NULL, main_loop, NULL) == 0)
+            running = true;
+        else
+            err = NBCX_ERR_NOMEM;
+    }
+    /* Placed before any work: the binding is known (nbcx_info) and the
+     * first operation does not race the thread's own set-up. */
+    while (running && !ready)
+        pthread_cond_wait(&nbcxi_done_cv, &nbcxi_engine_lock);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    return err;
+}
+
+bool nbcxi_thread_kick_locked(bool urgent)
+{
+    if (!running || (!urgent && !idle_sleep))
+        return false;
+    kicked = true;
+    return true;
+}
+
+void nbcxi_thread_wake(void)
+{
+    pthread_cond_signal(&work_cv);
+}
+
+void nbcxi_thread_stop(void)
+{
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    bool join = running;
+    if (running) {
+        stopping = true;
+        running = false;
+        pthread_cond_signal(&work_cv);
+    }
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    if (join)
+        pthread_join(thread, NULL);
+}
+
+void nbcxi_thread_describe(char *buf, size_t len)
+{
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    snprintf(buf, len, "%s", running ? where : "");
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+}
