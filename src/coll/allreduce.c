@@ -1,5 +1,6 @@
 /*
- * allreduce.c - allreduce by recursive doubling and by a ring.
+ * allreduce.c - allreduce by recursive doubling, by a ring, and by a
+ * binomial reduce followed by a binomial bcast.
  *
  * Recursive doubling (any operation, any p; MPICH's algorithm).
  *   Let pof2 be the largest power of two <= p and rem = p - pof2. First
@@ -39,6 +40,13 @@
  *   (NBCX_SCHED_TAG_MAX + 1); once tags wrap, a message also waits for
  *   the previous one with the same tag, so same-tag messages always start
  *   in the same order on both sides.
+ *
+ * Reduce + bcast (any operation).
+ *   The binomial reduction to rank 0 (reduce.c), then the binomial
+ *   broadcast of the result from rank 0 (bcast.c) on the same schedule:
+ *   2 ceil(log2 p) steps instead of ceil(log2 p), but a tree, so in split
+ *   progress mode its lowest levels run on the application thread and the
+ *   narrow upper part on the progress thread (see the builder below).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -396,4 +404,59 @@ int nbcx_build_allreduce_ring(struct nbcx_sched_s *s,
     free(ready);
     free(R.first);
     return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Binomial reduce to rank 0, then binomial bcast from it              */
+/* ------------------------------------------------------------------ */
+
+/* Whether node n has a successor among the first nedges edges. */
+static bool has_successor(const struct nbcx_sched_s *s, int nedges,
+                          nbcx_node n)
+{
+    for (int e = 0; e < nedges; e++)
+        if (s->edges[e].from == n)
+            return true;
+    return false;
+}
+
+/* The reduce builder (reduce.c) to root 0 fills the first nodes, the
+ * bcast builder (bcast.c) from root 0 the rest; both annotate their tree
+ * levels (up, then down), which is what split-tree progress needs: the
+ * lowest levels of the reduction run inside the start call, those of the
+ * broadcast inside the wait. Rooted at rank 0 the reduction keeps MPI's
+ * order for non-commutative operations without an extra hop, and both
+ * phases use the same tree, so no message goes the same way between two
+ * ranks twice (tag 0 for both is safe).
+ * Joining the phases: the bcast nodes without a predecessor are the
+ * root's sends of the result and the others' receive into rbuf. A send
+ * waits for every sink of the reduce part (at rank 0 the node that left
+ * the result in rbuf). A receive waits for them only in place, where the
+ * reduce part reads sbuf == rbuf (its sends and reductions); otherwise
+ * the reduce part never touches rbuf off rank 0, and the receive is
+ * posted at start. */
+int nbcx_build_allreduce_reduce_bcast(struct nbcx_sched_s *s,
+                                      const struct nbcxi_coll_args *a)
+{
+    struct nbcxi_coll_args r = *a;
+    r.root = 0;
+    nbcx_build_reduce_binomial(s, &r);
+    int mid = s->nnodes;
+    nbcx_build_bcast_binomial(s, &r);
+    if (s->err)
+        return s->err;
+
+    /* Sinks of the reduce part: among the edges of the two builders,
+     * not the joining ones added below. */
+    int nedges = s->nedges;
+    bool in_place = a->sbuf == a->rbuf;
+    for (nbcx_node b = mid; b < s->nnodes; b++) {
+        if (s->nodes[b].npred > 0 ||
+            (s->nodes[b].kind == NBCXI_NODE_RECV && !in_place))
+            continue;
+        for (nbcx_node n = 0; n < mid; n++)
+            if (!has_successor(s, nedges, n))
+                nbcxi_dep(s, n, b);
+    }
+    return s->err;
 }

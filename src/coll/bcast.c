@@ -5,7 +5,9 @@
  *   rank receives the whole buffer from its parent, then sends it to its
  *   children, largest subtree first (the child with the most ranks below
  *   it gets the data first). Every send depends on the receive only; the
- *   root's sends have no predecessor at all.
+ *   root's sends have no predecessor at all. Every send and receive is
+ *   annotated with its tree level for split-tree progress (core.h): the
+ *   edge to child vr + m is level log2(m) + 1, data flowing down.
  *
  *       recv(parent) --+--> send(child with the largest subtree)
  *                      +--> send(next child)
@@ -38,6 +40,21 @@
 /* Binomial tree                                                       */
 /* ------------------------------------------------------------------ */
 
+/* Split-tree level of the tree edge between v and v + m (m a power of two
+ * below v's lowest set bit): log2(m) + 1, so the edges to odd ranks are
+ * level 1, the leaves. A rank's edge to its parent is the level of its
+ * own lowest set bit (vr & -vr), and the tree has the level of the root's
+ * largest child mask: ceil(log2(size)) levels. */
+static int edge_level(int m)
+{
+    int level = 1;
+    while (m > 1) {
+        m >>= 1;
+        level++;
+    }
+    return level;
+}
+
 int nbcx_build_bcast_binomial(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a)
 {
@@ -45,17 +62,21 @@ int nbcx_build_bcast_binomial(struct nbcx_sched_s *s,
     if (s->size == 1 || a->rcount == 0 || t->size == 0)
         return s->err;
 
+    nbcxi_sched_tree(s, edge_level(nbcxi_binomial_top_mask(0, s->size)));
     int vr = nbcxi_rel_rank(s->rank, a->root, s->size);
     nbcx_node recv = -1; /* none at the root */
-    if (vr > 0)
+    if (vr > 0) {
         recv = nbcxi_recv(s, a->rbuf, a->rcount, t,
                           nbcxi_abs_rank(nbcxi_binomial_parent(vr), a->root,
                                          s->size),
                           0);
+        nbcxi_level(s, recv, edge_level(vr & -vr), NBCXI_TREE_DOWN);
+    }
     for (int m = nbcxi_binomial_top_mask(vr, s->size); m > 0; m >>= 1) {
         nbcx_node send = nbcxi_send(s, a->rbuf, a->rcount, t,
                                     nbcxi_abs_rank(vr + m, a->root, s->size),
                                     0);
+        nbcxi_level(s, send, edge_level(m), NBCXI_TREE_DOWN);
         nbcxi_dep(s, recv, send);
     }
     return s->err;

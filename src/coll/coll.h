@@ -90,6 +90,8 @@ nbcxi_builder nbcx_build_reduce_chain;    /* pipelined; commutative ops */
 nbcxi_builder nbcx_build_allreduce_recursive_doubling; /* any op */
 nbcxi_builder nbcx_build_allreduce_ring;  /* reduce-scatter + allgather
                                              ring; commutative ops */
+nbcxi_builder nbcx_build_allreduce_reduce_bcast; /* binomial reduce to 0,
+                                                    then bcast; any op */
 /* gather.c */
 nbcxi_builder nbcx_build_gather_binomial;
 nbcxi_builder nbcx_build_gather_linear;

@@ -22,6 +22,9 @@
  *   stype sends straight from sbuf.
  *   Blocks travel as bytes because a rank forwards blocks of other ranks,
  *   whose datatypes it does not know (only the type signatures match).
+ *   For split-tree progress (core.h) the messages between v and v + m
+ *   are on tree level log2(m) + 1, data flowing up; packing and
+ *   unpacking belong to no level.
  *
  * linear: the root posts one receive per rank straight into that rank's
  *   block of rbuf (with rtype); every other rank sends sbuf (with stype).
@@ -65,22 +68,35 @@ static int bytes_of(int n, size_t nb)
 /* Binomial tree                                                       */
 /* ------------------------------------------------------------------ */
 
+/* Split-tree level of the tree edge between v and v + m (m a power of two
+ * below v's lowest set bit): log2(m) + 1, so the edges to odd ranks are
+ * level 1, the leaves. A rank's edge to its parent is the level of its
+ * own lowest set bit (vr & -vr), and the tree has the level of the root's
+ * largest child mask: ceil(log2(size)) levels. */
+static int edge_level(int m)
+{
+    int level = 1;
+    while (m > 1) {
+        m >>= 1;
+        level++;
+    }
+    return level;
+}
+
 /* At the root: receive the n packed blocks of relative ranks [c, c + n)
- * from child c and place them in rbuf. */
-static void root_recv_range(struct nbcx_sched_s *s,
-                            const struct nbcxi_coll_args *a, size_t nb,
-                            int c, int n)
+ * from child c and place them in rbuf. Returns the receive. */
+static nbcx_node root_recv_range(struct nbcx_sched_s *s,
+                                 const struct nbcxi_coll_args *a, size_t nb,
+                                 int c, int n)
 {
     struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
     int size = s->size;
     int child = nbcxi_abs_rank(c, a->root, size);
     int n1 = NBCXI_MIN(n, size - child); /* blocks before the wrap */
     char *direct = nbcxi_contig_bytes(a->rbuf, a->rtype);
-    if (direct && n1 == n) {
-        nbcxi_recv(s, direct + (size_t)child * nb, bytes_of(n, nb), byte,
-                   child, 0);
-        return;
-    }
+    if (direct && n1 == n)
+        return nbcxi_recv(s, direct + (size_t)child * nb, bytes_of(n, nb),
+                          byte, child, 0);
     char *tmp = nbcxi_sched_tmp(s, (size_t)n * nb);
     nbcx_node recv = nbcxi_recv(s, tmp, bytes_of(n, nb), byte, child, 0);
     nbcx_node c1 = nbcxi_copy(s, tmp, bytes_of(n1, nb), byte,
@@ -93,6 +109,7 @@ static void root_recv_range(struct nbcx_sched_s *s,
                                   (n - n1) * a->rcount, a->rtype);
         nbcxi_dep(s, recv, c2);
     }
+    return recv;
 }
 
 int nbcx_build_gather_binomial(struct nbcx_sched_s *s,
@@ -106,11 +123,15 @@ int nbcx_build_gather_binomial(struct nbcx_sched_s *s,
     if (nb > (size_t)INT_MAX / (size_t)size)
         return nbcx_build_gather_linear(s, a);
 
+    nbcxi_sched_tree(s, edge_level(nbcxi_binomial_top_mask(0, size)));
     int vr = nbcxi_rel_rank(s->rank, a->root, size);
     int top = nbcxi_binomial_top_mask(vr, size);
     if (vr == 0) {
         for (int m = top; m > 0; m >>= 1)
-            root_recv_range(s, a, nb, m, nbcxi_binomial_subtree(m, size));
+            nbcxi_level(s,
+                        root_recv_range(s, a, nb, m,
+                                        nbcxi_binomial_subtree(m, size)),
+                        edge_level(m), NBCXI_TREE_UP);
         gather_own(s, a);
         return s->err;
     }
@@ -119,8 +140,10 @@ int nbcx_build_gather_binomial(struct nbcx_sched_s *s,
     int parent = nbcxi_abs_rank(nbcxi_binomial_parent(vr), a->root, size);
     int sub = nbcxi_binomial_subtree(vr, size);
     char *direct = nbcxi_contig_bytes(a->sbuf, a->stype);
+    int up_level = edge_level(vr & -vr);
     if (sub == 1 && direct) { /* a leaf with a contiguous type */
-        nbcxi_send(s, direct, (int)nb, byte, parent, 0);
+        nbcxi_level(s, nbcxi_send(s, direct, (int)nb, byte, parent, 0),
+                    up_level, NBCXI_TREE_UP);
         return s->err;
     }
 
@@ -129,12 +152,14 @@ int nbcx_build_gather_binomial(struct nbcx_sched_s *s,
                                 (int)nb, byte);
     nbcx_node send = nbcxi_send(s, tmp, bytes_of(sub, nb), byte, parent, 0);
     nbcxi_dep(s, pack, send);
+    nbcxi_level(s, send, up_level, NBCXI_TREE_UP);
     for (int m = top; m > 0; m >>= 1) {
         int n = nbcxi_binomial_subtree(vr + m, size);
         nbcx_node recv = nbcxi_recv(s, tmp + (size_t)m * nb, bytes_of(n, nb),
                                     byte,
                                     nbcxi_abs_rank(vr + m, a->root, size), 0);
         nbcxi_dep(s, recv, send);
+        nbcxi_level(s, recv, edge_level(m), NBCXI_TREE_UP);
     }
     return s->err;
 }

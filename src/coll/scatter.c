@@ -18,6 +18,9 @@
  *   A leaf with a contiguous rtype receives straight into rbuf.
  *   Blocks travel as bytes because a rank forwards blocks of other ranks,
  *   whose datatypes it does not know (only the type signatures match).
+ *   For split-tree progress (core.h) the messages between v and v + m
+ *   are on tree level log2(m) + 1, data flowing down; packing and
+ *   unpacking belong to no level.
  *
  * linear: the root sends each rank its block of sbuf (with stype); every
  *   other rank receives into rbuf (with rtype).
@@ -61,22 +64,35 @@ static int bytes_of(int n, size_t nb)
 /* Binomial tree                                                       */
 /* ------------------------------------------------------------------ */
 
+/* Split-tree level of the tree edge between v and v + m (m a power of two
+ * below v's lowest set bit): log2(m) + 1, so the edges to odd ranks are
+ * level 1, the leaves. A rank's edge to its parent is the level of its
+ * own lowest set bit (vr & -vr), and the tree has the level of the root's
+ * largest child mask: ceil(log2(size)) levels. */
+static int edge_level(int m)
+{
+    int level = 1;
+    while (m > 1) {
+        m >>= 1;
+        level++;
+    }
+    return level;
+}
+
 /* At the root: send the n blocks of relative ranks [c, c + n) of sbuf to
- * child c, packed as bytes. */
-static void root_send_range(struct nbcx_sched_s *s,
-                            const struct nbcxi_coll_args *a, size_t nb,
-                            int c, int n)
+ * child c, packed as bytes. Returns the send. */
+static nbcx_node root_send_range(struct nbcx_sched_s *s,
+                                 const struct nbcxi_coll_args *a, size_t nb,
+                                 int c, int n)
 {
     struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
     int size = s->size;
     int child = nbcxi_abs_rank(c, a->root, size);
     int n1 = NBCXI_MIN(n, size - child); /* blocks before the wrap */
     char *direct = nbcxi_contig_bytes(a->sbuf, a->stype);
-    if (direct && n1 == n) {
-        nbcxi_send(s, direct + (size_t)child * nb, bytes_of(n, nb), byte,
-                   child, 0);
-        return;
-    }
+    if (direct && n1 == n)
+        return nbcxi_send(s, direct + (size_t)child * nb, bytes_of(n, nb),
+                          byte, child, 0);
     char *tmp = nbcxi_sched_tmp(s, (size_t)n * nb);
     nbcx_node send = nbcxi_send(s, tmp, bytes_of(n, nb), byte, child, 0);
     nbcx_node p1 = nbcxi_copy(s, nbcxi_at(a->sbuf, child, a->scount, a->stype),
@@ -89,6 +105,7 @@ static void root_send_range(struct nbcx_sched_s *s,
                                   byte);
         nbcxi_dep(s, p2, send);
     }
+    return send;
 }
 
 int nbcx_build_scatter_binomial(struct nbcx_sched_s *s,
@@ -102,11 +119,15 @@ int nbcx_build_scatter_binomial(struct nbcx_sched_s *s,
     if (nb > (size_t)INT_MAX / (size_t)size)
         return nbcx_build_scatter_linear(s, a);
 
+    nbcxi_sched_tree(s, edge_level(nbcxi_binomial_top_mask(0, size)));
     int vr = nbcxi_rel_rank(s->rank, a->root, size);
     int top = nbcxi_binomial_top_mask(vr, size);
     if (vr == 0) {
         for (int m = top; m > 0; m >>= 1)
-            root_send_range(s, a, nb, m, nbcxi_binomial_subtree(m, size));
+            nbcxi_level(s,
+                        root_send_range(s, a, nb, m,
+                                        nbcxi_binomial_subtree(m, size)),
+                        edge_level(m), NBCXI_TREE_DOWN);
         scatter_own(s, a);
         return s->err;
     }
@@ -115,19 +136,23 @@ int nbcx_build_scatter_binomial(struct nbcx_sched_s *s,
     int parent = nbcxi_abs_rank(nbcxi_binomial_parent(vr), a->root, size);
     int sub = nbcxi_binomial_subtree(vr, size);
     char *direct = nbcxi_contig_bytes(a->rbuf, a->rtype);
+    int down_level = edge_level(vr & -vr);
     if (sub == 1 && direct) { /* a leaf with a contiguous type */
-        nbcxi_recv(s, direct, (int)nb, byte, parent, 0);
+        nbcxi_level(s, nbcxi_recv(s, direct, (int)nb, byte, parent, 0),
+                    down_level, NBCXI_TREE_DOWN);
         return s->err;
     }
 
     char *tmp = nbcxi_sched_tmp(s, (size_t)sub * nb);
     nbcx_node recv = nbcxi_recv(s, tmp, bytes_of(sub, nb), byte, parent, 0);
+    nbcxi_level(s, recv, down_level, NBCXI_TREE_DOWN);
     for (int m = top; m > 0; m >>= 1) {
         int n = nbcxi_binomial_subtree(vr + m, size);
         nbcx_node send = nbcxi_send(s, tmp + (size_t)m * nb, bytes_of(n, nb),
                                     byte,
                                     nbcxi_abs_rank(vr + m, a->root, size), 0);
         nbcxi_dep(s, recv, send);
+        nbcxi_level(s, send, edge_level(m), NBCXI_TREE_DOWN);
     }
     nbcx_node unpack = nbcxi_copy(s, tmp, (int)nb, byte, a->rbuf, a->rcount,
                                   a->rtype);

@@ -160,14 +160,19 @@ static bool is_complete(nbcx_request r)
     return atomic_load_explicit(&r->complete, memory_order_acquire);
 }
 
-/* Advances one active operation; returns the nodes finished. */
-static long progress_one_locked(struct nbcx_request_s *r, bool app)
+/* Advances one active operation; returns the nodes finished. Sets
+ * *handoff if it set aside work for the application thread (split).
+ * Once finish() has run, r belongs to its owner, who may free it at
+ * once: it is not touched after that. */
+static long progress_one_locked(struct nbcx_request_s *r, bool app,
+                                bool *handoff)
 {
     struct nbcx_sched_s *s = r->sched;
-    int before = s->ndone;
+    int before = s->ndone, deferred = s->ndeferred;
     bool done;
     int err = nbcxi_sched_progress(s, app, &done);
     long advanced = s->ndone - before;
+    *handoff |= s->ndeferred > deferred;
     if (done) {
         unlink_request(r);
         finish(r, err);
@@ -182,9 +187,7 @@ long nbcxi_progress_all_locked(bool app)
     bool handoff = false;
     for (struct nbcx_request_s *r = active, *next; r; r = next) {
         next = r->next;
-        int deferred = r->sched->ndeferred;
-        advanced += progress_one_locked(r, app);
-        handoff |= r->sched->ndeferred > deferred;
+        advanced += progress_one_locked(r, app, &handoff);
     }
     if ((advanced || handoff) && nbcxi_waiters)
         pthread_cond_broadcast(&nbcxi_done_cv);
@@ -221,7 +224,8 @@ static bool serve_deferred_locked(void)
     for (struct nbcx_request_s *r = active, *next; r; r = next) {
         next = r->next;
         if (r->sched->ndeferred > 0) {
-            progress_one_locked(r, true);
+            bool handoff = false;
+            progress_one_locked(r, true, &handoff);
             any = true;
         }
     }
@@ -270,6 +274,10 @@ int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req)
         /* Split: the tree levels that come first (reduce, gather) are
          * done here, on the application thread, before returning. */
         if (!is_complete(r) && s->app_up_left > 0) {
+            if (wake) { /* the thread must poll while we wait */
+                nbcxi_thread_wake();
+                wake = false;
+            }
             nbcxi_waiters++;
             while (!is_complete(r) && s->app_up_left > 0)
                 if (!serve_deferred_locked())
