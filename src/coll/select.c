@@ -181,6 +181,23 @@ static int automatic(enum nbcxi_coll coll, const struct nbcx_sched_s *s,
     }
 }
 
+/* The binomial-tree algorithm of a collective in split mode (allreduce:
+ * reduce + bcast), or `dflt` for those without one. */
+static int split_tree(enum nbcxi_coll coll, int dflt)
+{
+    switch (coll) {
+    case NBCXI_BCAST:
+    case NBCXI_REDUCE:
+    case NBCXI_GATHER:
+    case NBCXI_SCATTER:
+        return 0; /* binomial */
+    case NBCXI_ALLREDUCE:
+        return 2; /* reduce_bcast */
+    default:
+        return dflt;
+    }
+}
+
 int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
                      struct nbcxi_coll_args *a)
 {
@@ -192,6 +209,12 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
     int i = forced[coll] - 1;
     if (i < 0 || (t->algs[i].usable && !t->algs[i].usable(s, a)))
         i = automatic(coll, s, a);
+    /* Split progress splits binomial trees: unless an algorithm is
+     * forced, tree-shaped operations use theirs. */
+    nbcx_progress_mode mode;
+    if (forced[coll] == 0 && nbcx_progress_get(&mode) == NBCX_SUCCESS &&
+        mode == NBCX_PROGRESS_SPLIT)
+        i = split_tree(coll, i);
     int err = t->algs[i].build(s, a);
     return err ? err : s->err;
 }
