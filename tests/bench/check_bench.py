@@ -6,9 +6,12 @@ the schema uses.
 
   check_bench.py run --schema S --json F -- CMD...   run CMD (an nbcx-bench
       command writing F), expect exit 0, check its table and F
-  check_bench.py badargs -- CMD...   expect exit 2 and exactly one line,
-      starting with "nbcx-bench:", on stderr (and nothing on stdout)
+  check_bench.py badargs [--tool T] -- CMD...   expect exit 2 and exactly
+      one line, starting with "T:" (default "nbcx-bench:"), on stderr (and
+      nothing on stdout)
   check_bench.py validate --schema S --json F [--table T]   check files
+  check_bench.py model -- CMD...   run CMD (nbcx-split-model), check its
+      JSON: S = 0..H, H = ceil(log2 ranks), best_S the least overlapped time
 
 No timing is judged: the figures of a smoke run mean nothing.
 """
@@ -162,7 +165,9 @@ def check_consistency(doc: dict[str, Any]) -> None:
 
 HEADER = re.compile(
     r"^# nbcx-bench: op (?P<op>\S+), ranks (?P<ranks>\d+), cores (?P<cores>\d+), "
-    r"MPI (?P<mpi>[^,]+), network (?P<network>[^,]+), progress (?P<progress>[^,]+)(,|$)"
+    r"MPI (?P<mpi>[^,]+), network (?P<network>[^,]+), progress (?P<progress>[^,( ]+)"
+    # where the progress thread runs, e.g. " (cpus 0 (shared with the application))"
+    r"( \(cpus .*\))?(,|$)"
 )
 
 
@@ -275,11 +280,49 @@ def cmd_badargs(args: argparse.Namespace) -> None:
     sys.stdout.write(f"stderr: {p.stderr!r}\n")
     if p.returncode != 2:
         raise CheckError(f"exit code {p.returncode}, expected 2")
-    if len(lines) != 1 or not lines[0].startswith("nbcx-bench: "):
-        raise CheckError(f"expected one 'nbcx-bench: ...' line on stderr, got {lines}")
+    prefix = f"{args.tool}: "
+    if len(lines) != 1 or not lines[0].startswith(prefix):
+        raise CheckError(f"expected one '{prefix}...' line on stderr, got {lines}")
     if p.stdout.strip():
         raise CheckError(f"expected nothing on stdout, got {p.stdout!r}")
     print("check_bench: one-line error and exit code 2")
+
+
+def check_model(doc: Any) -> None:
+    """nbcx-split-model's JSON: one point per S = 0..H, and best_S the
+    smallest S of least t_overlapped. Overlapped with a computation, the
+    collective takes at least as long as alone and as the computation."""
+    if not isinstance(doc, dict) or doc.get("schema") != "nbcx-split-model/1":
+        raise CheckError("model: not an nbcx-split-model/1 document")
+    ranks, levels = doc["ranks"], doc["levels"]
+    if levels != (ranks - 1).bit_length():
+        raise CheckError(f"model: {levels} levels for {ranks} ranks")
+    points = doc["points"]
+    if [p["S"] for p in points] != list(range(levels + 1)):
+        raise CheckError("model: points are not S = 0..levels")
+    for p in points:
+        if not p["t_collective"] <= p["t_overlapped"] + 1e-9:
+            raise CheckError(
+                f"model: S={p['S']}: overlapped below the collective alone"
+            )
+        if not doc["compute"] <= p["t_overlapped"] + 1e-9:
+            raise CheckError(f"model: S={p['S']}: overlapped below the computation")
+    least = min(p["t_overlapped"] for p in points)
+    best = next(p["S"] for p in points if p["t_overlapped"] <= least * (1 + 1e-9))
+    if doc["best_S"] != best:
+        raise CheckError(
+            f"model: best_S {doc['best_S']}, the least time is at S={best}"
+        )
+
+
+def cmd_model(args: argparse.Namespace) -> None:
+    p = run(args.cmd)
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr)
+        raise CheckError(f"exit code {p.returncode}, expected 0")
+    sys.stdout.write(p.stdout)
+    check_model(json.loads(p.stdout))
+    print("check_bench: the model's JSON is valid")
 
 
 def cmd_validate(args: argparse.Namespace) -> None:
@@ -298,7 +341,9 @@ def main(argv: list[str]) -> int:
     p_run = sub.add_parser("run", help="run nbcx-bench, check table and JSON")
     p_run.add_argument("--schema", required=True)
     p_run.add_argument("--json", required=True)
-    sub.add_parser("badargs", help="expect exit code 2 and one line")
+    p_bad = sub.add_parser("badargs", help="expect exit code 2 and one line")
+    p_bad.add_argument("--tool", default="nbcx-bench", help="the line's prefix")
+    sub.add_parser("model", help="run nbcx-split-model, check its JSON")
     p_val = sub.add_parser("validate", help="check existing files")
     p_val.add_argument("--schema", required=True)
     p_val.add_argument("--json", required=True)
@@ -306,10 +351,20 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     args.cmd = cmd
     try:
-        {"run": cmd_run, "badargs": cmd_badargs, "validate": cmd_validate}[
-            args.command
-        ](args)
-    except (CheckError, OSError, json.JSONDecodeError, subprocess.TimeoutExpired) as e:
+        {
+            "run": cmd_run,
+            "badargs": cmd_badargs,
+            "validate": cmd_validate,
+            "model": cmd_model,
+        }[args.command](args)
+    except (
+        CheckError,
+        OSError,
+        json.JSONDecodeError,
+        KeyError,
+        TypeError,
+        subprocess.TimeoutExpired,
+    ) as e:
         print(f"check_bench: FAIL: {e}", file=sys.stderr)
         return 1
     return 0

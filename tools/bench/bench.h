@@ -92,6 +92,11 @@ void bench_result(const struct bench_op *op, const struct bench_buf *b,
 #define BENCH_AUTO_REPS_MIN 5
 #define BENCH_AUTO_REPS_MAX 100
 
+/* What the computation of t_ovrl lasts, per implementation: its median
+ * t_pure (as IMB-NBC), or the median t_block of the blocking collective
+ * (as Denis et al. size it, the same for both implementations). */
+enum bench_compute { COMPUTE_PURE, COMPUTE_BLOCK };
+
 struct bench_options {
     int ops[BENCH_MAX_OPS]; /* indices into bench_ops, in given order */
     int nops;
@@ -101,6 +106,7 @@ struct bench_options {
     double budget; /* seconds per measurement series (automatic reps)*/
     int warmup;
     int tests;
+    enum bench_compute compute;
     const char *json; /* NULL: no JSON                              */
     int verbose;      /* calibration details on stderr              */
     int help;
@@ -112,6 +118,8 @@ int options_parse(int argc, char **argv, struct bench_options *o, char *err,
                   size_t errlen);
 void options_free(struct bench_options *o);
 void options_usage(FILE *f);
+/* "pure" or "block". */
+const char *bench_compute_name(enum bench_compute c);
 
 /* ------------------------------------------------------------------ */
 /* Computation and CPU accounting (cpu.c)                              */

@@ -13,8 +13,9 @@
  *   3. t_block (the blocking MPI collective) and t_pure (start, wait at
  *      once) of native MPI and of nbcx;
  *   4. t_cpu of each implementation: the synthetic computation, sized on
- *      each rank to last that implementation's median t_pure (its rate
- *      measured once at start-up, then checked and corrected here);
+ *      each rank to last that implementation's median t_pure, or with
+ *      --compute block the median t_block (its rate measured once at
+ *      start-up, then checked and corrected here);
  *   5. t_ovrl of native MPI and of nbcx: start, compute for t_cpu with
  *      --tests K test calls spread evenly, wait; also the time inside
  *      those calls (overhead) and the CPU time of the process's other
@@ -389,9 +390,12 @@ static int run_one(const struct bench *c, const struct bench_op *op,
         die("out of memory");
     series_pure(c, op, &b, r);
     long units[IMPL_COUNT];
+    double block = bench_stat_of(r->t_block, r->reps).median;
     for (int i = 0; i < IMPL_COUNT; i++) {
-        double pure = bench_stat_of(r->impl[i].t_pure, r->reps).median;
-        units[i] = series_cpu(c, pure, r->reps, r->impl[i].t_cpu);
+        double target = c->o->compute == COMPUTE_BLOCK
+                            ? block
+                            : bench_stat_of(r->impl[i].t_pure, r->reps).median;
+        units[i] = series_cpu(c, target, r->reps, r->impl[i].t_cpu);
     }
     series_ovrl(c, op, &b, units, r);
     bench_buf_free(&b);

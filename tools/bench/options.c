@@ -31,6 +31,7 @@ void options_usage(FILE *f)
 "  t_block   the blocking MPI collective\n"
 "  t_pure    start, then wait at once (native and nbcx)\n"
 "  t_cpu     a floating-point loop calibrated on each rank to last t_pure\n"
+"            (or t_block: --compute)\n"
 "  t_ovrl    start, compute t_cpu (with --tests K test calls), wait\n"
 "  overlap   max(0, min(1, (t_pure + t_cpu - t_ovrl) / min(t_pure, t_cpu)))\n"
 "  overhead  time inside the start, test and wait calls during t_ovrl\n"
@@ -60,6 +61,10 @@ void options_usage(FILE *f)
 "                    (default %d)\n"
 "  --tests K         K test calls spread evenly through the computation\n"
 "                    of t_ovrl (default 0)\n"
+"  --compute WHAT    what the computation of t_ovrl lasts: 'pure' (default),\n"
+"                    each implementation's median t_pure, as IMB-NBC; or\n"
+"                    'block', the median t_block of the blocking collective\n"
+"                    for both, as the split-tree paper (Denis et al.)\n"
 "  --json FILE       write every figure as JSON (schema nbcx-bench/1)\n"
 "  --verbose         every rank reports the calibration of t_cpu on stderr\n"
 "  --help            this text\n"
@@ -73,6 +78,11 @@ void options_usage(FILE *f)
 "differs from MPI's), 2 bad arguments.\n",
             BENCH_AUTO_REPS_MIN, BENCH_AUTO_REPS_MAX, DEFAULT_BUDGET,
             DEFAULT_WARMUP);
+}
+
+const char *bench_compute_name(enum bench_compute c)
+{
+    return c == COMPUTE_BLOCK ? "block" : "pure";
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -227,7 +237,7 @@ static void filter_sizes(struct bench_options *o, size_t min, size_t max)
 
 enum opt_id {
     OPT_OP, OPT_SIZES, OPT_MIN, OPT_MAX, OPT_REPS, OPT_BUDGET, OPT_WARMUP,
-    OPT_TESTS, OPT_JSON, OPT_VERBOSE, OPT_HELP
+    OPT_TESTS, OPT_COMPUTE, OPT_JSON, OPT_VERBOSE, OPT_HELP
 };
 
 static const struct {
@@ -239,8 +249,8 @@ static const struct {
     { "min-size", OPT_MIN, 1 },  { "max-size", OPT_MAX, 1 },
     { "reps", OPT_REPS, 1 },     { "budget", OPT_BUDGET, 1 },
     { "warmup", OPT_WARMUP, 1 }, { "tests", OPT_TESTS, 1 },
-    { "json", OPT_JSON, 1 },     { "verbose", OPT_VERBOSE, 0 },
-    { "help", OPT_HELP, 0 },
+    { "compute", OPT_COMPUTE, 1 }, { "json", OPT_JSON, 1 },
+    { "verbose", OPT_VERBOSE, 0 }, { "help", OPT_HELP, 0 },
 };
 
 int options_parse(int argc, char **argv, struct bench_options *o, char *err,
@@ -333,6 +343,15 @@ int options_parse(int argc, char **argv, struct bench_options *o, char *err,
             if (parse_int(val, 0, MAX_COUNT_OPTION, &o->tests) < 0)
                 return fail(err, errlen, "bad --tests '%s' (want 0..%d)", val,
                             MAX_COUNT_OPTION);
+            break;
+        case OPT_COMPUTE:
+            if (strcmp(val, "pure") == 0)
+                o->compute = COMPUTE_PURE;
+            else if (strcmp(val, "block") == 0)
+                o->compute = COMPUTE_BLOCK;
+            else
+                return fail(err, errlen,
+                            "bad --compute '%s' (want pure or block)", val);
             break;
         case OPT_JSON:
             if (*val == '\0')

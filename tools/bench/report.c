@@ -195,9 +195,10 @@ void table_header(FILE *f, const struct bench_meta *m,
     else
         fprintf(f, "# repetitions: ceil(%g s / t) in [%d, %d]", o->budget,
                 BENCH_AUTO_REPS_MIN, BENCH_AUTO_REPS_MAX);
-    fprintf(f, ", %d warm-up, %d tests; median over repetitions of the max "
-               "over ranks; datatype %s\n",
-            o->warmup, o->tests, bench_op_datatype(op));
+    fprintf(f, ", %d warm-up, %d tests, computation as long as t_%s; "
+               "median over repetitions of the max over ranks; datatype %s\n",
+            o->warmup, o->tests, bench_compute_name(o->compute),
+            bench_op_datatype(op));
     fprintf(f, "# %-*s", FIRST_WIDTH - 2, bench_columns[0]);
     for (int i = 1; i < bench_ncolumns; i++)
         fprintf(f, "%*s", column_width(i), bench_columns[i]);
@@ -380,8 +381,9 @@ static void json_document(FILE *f, const struct bench_meta *m,
     fprintf(f, "],\n             \"reps\": %d, \"budget\": ", o->reps);
     json_number(f, o->budget);
     fprintf(f, ", \"reps_min\": %d, \"reps_max\": %d, \"warmup\": %d, "
-               "\"tests\": %d},\n",
-            BENCH_AUTO_REPS_MIN, BENCH_AUTO_REPS_MAX, o->warmup, o->tests);
+               "\"tests\": %d,\n             \"compute\": \"%s\"},\n",
+            BENCH_AUTO_REPS_MIN, BENCH_AUTO_REPS_MAX, o->warmup, o->tests,
+            bench_compute_name(o->compute));
 
     fputs("  \"results\": [", f);
     for (int i = 0; i < nresults; i++) {

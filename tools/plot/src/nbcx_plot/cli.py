@@ -11,6 +11,7 @@ from pathlib import Path
 from nbcx_plot import __version__
 from nbcx_plot.charts import METRIC_KEYS, Options, write_charts
 from nbcx_plot.data import InputError, Run, load_run
+from nbcx_plot.split import write_split_charts
 
 #: Exit status for bad command lines and bad input files.
 EXIT_USAGE = 2
@@ -38,13 +39,17 @@ the other files (MPI library, ranks, network, progress mode, ...); what
 they share is printed under the title.  An operation with a single size
 (ibarrier) is drawn as points with min-to-max whiskers.
 
-The paths of the PNG files written are printed, one per line."""
+The paths of the PNG files written are printed, one per line.
+
+`nbcx-plot split DIR` draws the split-tree chart of a tools/split-sweep
+directory instead (see `nbcx-plot split --help`)."""
 
 EPILOG = """\
 examples:
   nbcx-plot -o plots run.json
   nbcx-plot -o plots --prefix tcp- ompi-2.json ompi-4.json mpich-2.json
   nbcx-plot -o plots --ops ialltoall,iallreduce --metrics overlap,time *.json
+  nbcx-plot split -o plots docs/results/split
 
 exit status: 0 on success, 2 for a bad command line or input file (one-line
 message on stderr), 1 if a chart cannot be written."""
@@ -122,7 +127,92 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+SPLIT_DESCRIPTION = """\
+Draw, from a directory written by tools/split-sweep, one chart per
+operation (OP-split.png): the split tree's measured time against its cost
+model for S = 0..H tree levels run on the application.  On the x axis S;
+nbcx's measured t_pure (collective alone) and t_ovrl (overlapped with a
+computation as long as the blocking collective), medians over repetitions
+with min-to-max bars; the model's t_collective and t_overlapped times the
+unit (one point-to-point transfer of the buffer, unit.json); a vertical
+line where the model picks S.  The title says ranks and cores, and
+"oversubscribed" when the ranks outnumber the cores.
+
+DIR holds OP-S<S>.json (nbcx-bench, split mode, NBCX_SPLIT_LEVELS=S),
+model-OP.json (nbcx-split-model) and unit.json (nbcx-bench, 2 ranks).
+The paths of the PNG files written are printed, one per line."""
+
+
+def build_split_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="nbcx-plot split",
+        description=SPLIT_DESCRIPTION,
+        epilog=EPILOG.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("directory", metavar="DIR", type=Path, help="a tools/split-sweep output")
+    parser.add_argument(
+        "-o",
+        "--outdir",
+        metavar="OUTDIR",
+        type=Path,
+        help="directory for the PNG files, created if needed (default: DIR)",
+    )
+    parser.add_argument("--prefix", default="", help="prefix for the file names (default: none)")
+    parser.add_argument(
+        "--ops",
+        metavar="OP[,OP...]",
+        type=_list,
+        help="only these operations (default: every operation in DIR)",
+    )
+    parser.add_argument(
+        "--dpi", type=int, default=120, help="resolution of the PNG files (default: 120)"
+    )
+    return parser
+
+
+def _print_paths(written: list[Path]) -> None:
+    try:
+        for path in written:
+            print(path)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (e.g. "| head"); the charts are written anyway.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def split_main(argv: Sequence[str]) -> int:
+    """``nbcx-plot split DIR``: the split-tree charts."""
+    parser = build_split_parser()
+    args = parser.parse_args(argv)
+    if not 20 <= args.dpi <= 1200:
+        parser.error(f"--dpi {args.dpi} is out of range (20 to 1200)")
+    if args.prefix and ("/" in args.prefix or "\0" in args.prefix):
+        parser.error("--prefix must not contain '/'")
+    if args.ops is not None and not args.ops:
+        parser.error("--ops needs at least one operation")
+    outdir = args.outdir if args.outdir is not None else args.directory
+    try:
+        written = write_split_charts(
+            args.directory, outdir, ops=args.ops, prefix=args.prefix, dpi=args.dpi
+        )
+    except InputError as e:
+        sys.stderr.write(f"nbcx-plot: {e}\n")
+        return EXIT_USAGE
+    except OSError as e:
+        where = e.filename if e.filename is not None else outdir
+        sys.stderr.write(f"nbcx-plot: cannot write charts to {where}: {e.strerror or e}\n")
+        return EXIT_OUTPUT
+    _print_paths(written)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "split":
+        return split_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
 
@@ -167,14 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"nbcx-plot: cannot write charts to {where}: {e.strerror or e}\n")
         return EXIT_OUTPUT
 
-    try:
-        for path in written:
-            print(path)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader went away (e.g. "| head"); the charts are written anyway.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    _print_paths(written)
     return 0
 
 
