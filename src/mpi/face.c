@@ -65,14 +65,31 @@ static void check_thread_level(void)
 
 /* Tells the placement code which cores the processes of this node run
  * on, so that "auto" can find an idle one. Collective over comm (called
- * inside nbcx_comm_from_mpi, itself collective); best effort. */
+ * inside nbcx_comm_from_mpi, itself collective); best effort. Host-name
+ * hashes that collide would only merge two nodes' lists. */
 enum { BINDING_LEN = 256 };
+
+/* The node is the host name, not MPI_COMM_TYPE_SHARED: a library told
+ * to treat every process as remote (MPICH's MPIR_CVAR_NOLOCAL, as used on
+ * an emulated network) splits into singletons, and each process would
+ * then take its neighbour's core for an idle one. */
+static int host_color(void)
+{
+    char name[MPI_MAX_PROCESSOR_NAME] = "";
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    unsigned h = 5381;
+    for (int i = 0; i < len && name[i]; i++)
+        h = h * 33 + (unsigned char)name[i];
+    return (int)(h & 0x7fffffff);
+}
 
 static void share_bindings(MPI_Comm comm)
 {
     MPI_Comm node;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                            &node) != MPI_SUCCESS)
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (MPI_Comm_split(comm, host_color(), rank, &node) != MPI_SUCCESS)
         return;
     int me, n;
     MPI_Comm_rank(node, &me);
