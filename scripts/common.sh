@@ -14,3 +14,28 @@ configure_build() {
           -DNBCX_WERROR=ON "$@" >/dev/null
     cmake --build "$ROOT/build/$name" -j "$JOBS"
 }
+
+# tsan_launcher VAR BUILD_DIR: sets the array VAR to the prefix that lets
+# ThreadSanitizer programs run here: nothing, or `setarch <arch> -R`.
+# TSan (GCC 12) puts its shadow memory at fixed addresses and aborts
+# ("unexpected memory mapping") on kernels that randomise mmap with more
+# bits than it expects (vm.mmap_rnd_bits > 28); without address-space
+# randomisation it works, and setarch -R is inherited by ctest, mpiexec
+# and the ranks. A trivial TSan program tells which case holds. Fails
+# when neither works (e.g. a container that forbids personality()).
+tsan_launcher() {
+    local -n _prefix="$1"
+    local probe="$2/tsan-probe"
+    printf 'int main(void) { return 0; }\n' |
+        "${CC:-cc}" -fsanitize=thread -x c - -o "$probe"
+    if "$probe" 2>/dev/null; then
+        _prefix=()
+    elif setarch "$(uname -m)" -R "$probe" 2>/dev/null; then
+        echo "-- ThreadSanitizer needs ASLR off here: running under setarch -R"
+        _prefix=(setarch "$(uname -m)" -R)
+    else
+        echo "ThreadSanitizer cannot run here, even with setarch -R:" >&2
+        "$probe" || true
+        return 1
+    fi
+}

@@ -10,7 +10,12 @@
  *     prints every step as it starts);
  *   - failure accounting: mt_fail() prints one line per failure (the
  *     first MT_MAX_REPORTS of them) and mt_finish() sums the failures of
- *     all ranks, so that every rank exits with status 1 when any failed.
+ *     all ranks, so that every rank exits with status 1 when any failed;
+ *   - the progress mode: MPI is initialised with MPI_THREAD_MULTIPLE (the
+ *     progress thread and the multi-threaded tests need it) and mt_init()
+ *     checks that nbcx runs in the mode NBCX_PROGRESS asks for (CTest
+ *     runs every program once per mode), so that a test registered as
+ *     "thread" cannot silently pass in caller mode.
  *
  * Only the public API of nbcx (nbcx.h, nbcx_mpi.h) is used.
  */
@@ -19,6 +24,7 @@
 
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +35,10 @@
 
 #define MT_MAX_REPORTS 40
 
-static int mt_rank, mt_size;  /* in MPI_COMM_WORLD */
-static int mt_failures;       /* on this rank */
+static int mt_rank, mt_size;       /* in MPI_COMM_WORLD */
+static atomic_int mt_failures;     /* on this rank (any thread may fail) */
+static int mt_thread_level;        /* provided by MPI_Init_thread */
+static nbcx_progress_mode mt_mode; /* in effect after mt_init() */
 
 /* ---- random numbers ------------------------------------------------ */
 
@@ -60,6 +68,9 @@ static inline int mt_range(uint64_t *state, int lo, int hi)
 
 static char mt_step[600];
 static size_t mt_step_len;
+/* Called by the watchdog before it exits (async-signal-safe calls only):
+ * a multi-threaded test prints what each of its threads was doing. */
+static void (*mt_on_timeout)(void);
 
 static void mt_on_alarm(int sig)
 {
@@ -70,6 +81,8 @@ static void mt_on_alarm(int sig)
         write(2, mt_step, mt_step_len) < 0 || write(2, "\n", 1) < 0) {
         /* nothing more we can do */
     }
+    if (mt_on_timeout)
+        mt_on_timeout();
     _exit(3);
 }
 
@@ -103,9 +116,9 @@ static void mt_fail(const char *fmt, ...)
 {
     char line[1024];
     va_list ap;
-    int n;
-    if (++mt_failures > MT_MAX_REPORTS) {
-        if (mt_failures == MT_MAX_REPORTS + 1)
+    int n, nfail = atomic_fetch_add(&mt_failures, 1) + 1;
+    if (nfail > MT_MAX_REPORTS) {
+        if (nfail == MT_MAX_REPORTS + 1)
             fprintf(stderr, "[rank %d] (further failures not shown)\n",
                     mt_rank);
         return;
@@ -140,10 +153,43 @@ static void mt_fail(const char *fmt, ...)
         }                                                                  \
     } while (0)
 
+static const char *mt_mode_name(nbcx_progress_mode m)
+{
+    return m == NBCX_PROGRESS_CALLER   ? "caller"
+           : m == NBCX_PROGRESS_THREAD ? "thread"
+           : m == NBCX_PROGRESS_SPLIT  ? "split"
+                                       : "(invalid)";
+}
+
+/* The mode nbcx must be in: NBCX_PROGRESS, else thread; either way caller
+ * when MPI does not allow calls from a progress thread. The face learns
+ * the thread level when the first communicator is made, so the mode is
+ * read after making one. */
+static void mt_check_mode(void)
+{
+    const char *env = getenv("NBCX_PROGRESS");
+    nbcx_progress_mode want = NBCX_PROGRESS_THREAD;
+    nbcx_comm c = NBCX_COMM_NULL;
+
+    if (env && strcmp(env, "caller") == 0)
+        want = NBCX_PROGRESS_CALLER;
+    else if (env && strcmp(env, "split") == 0)
+        want = NBCX_PROGRESS_SPLIT;
+    if (mt_thread_level != MPI_THREAD_MULTIPLE)
+        want = NBCX_PROGRESS_CALLER;
+    MT_OK(nbcx_comm_from_mpi(MPI_COMM_WORLD, &c));
+    mt_mode = (nbcx_progress_mode)0;
+    MT_OK(nbcx_progress_get(&mt_mode));
+    if (mt_mode != want)
+        mt_fail("progress mode is %s, expected %s (NBCX_PROGRESS=%s, MPI "
+                "thread level %d)", mt_mode_name(mt_mode),
+                mt_mode_name(want), env ? env : "(unset)", mt_thread_level);
+    MT_OK(nbcx_comm_free(&c));
+}
+
 static void mt_init(int *argc, char ***argv)
 {
-    int provided;
-    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &mt_thread_level);
     MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
     /* Errors of the reference collectives come back as codes. */
@@ -156,19 +202,34 @@ static void mt_init(int *argc, char ***argv)
     }
     signal(SIGALRM, mt_on_alarm);
     setvbuf(stdout, NULL, _IOLBF, 0);
+    /* Both MPI libraries the tests run with provide it; without it the
+     * thread and split modes cannot be tested at all, which must not
+     * pass unnoticed. NBCX_TEST_ALLOW_NO_MULTIPLE=1 runs the tests
+     * anyway (in caller mode) with an MPI built without thread support. */
+    if (mt_thread_level != MPI_THREAD_MULTIPLE &&
+        !getenv("NBCX_TEST_ALLOW_NO_MULTIPLE")) {
+        if (mt_rank == 0)
+            fprintf(stderr, "MPI_Init_thread provided thread level %d, not "
+                            "MPI_THREAD_MULTIPLE (%d)\n", mt_thread_level,
+                    MPI_THREAD_MULTIPLE);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    mt_watch("setup: progress mode");
+    mt_check_mode();
+    mt_unwatch();
 }
 
 /* Sums the failures of all ranks, finalises MPI and returns the exit
  * status: 1 on every rank if any rank failed. */
 static int mt_finish(const char *prog, double t0)
 {
-    int total = 0;
+    int mine = atomic_load(&mt_failures), total = 0;
     mt_unwatch();
-    MPI_Allreduce(&mt_failures, &total, 1, MPI_INT, MPI_SUM,
-                  MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (mt_rank == 0)
-        printf("%s: %d rank(s), %d failure(s), %.2f s\n", prog, mt_size,
-               total, MPI_Wtime() - t0);
+        printf("%s: %d rank(s), progress=%s, %d failure(s), %.2f s\n",
+               prog, mt_size, mt_mode_name(mt_mode), total,
+               MPI_Wtime() - t0);
     MPI_Finalize();
     return total ? 1 : 0;
 }

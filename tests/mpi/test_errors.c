@@ -14,6 +14,9 @@
  * it happened in). "Leaks nothing" is checked by LeakSanitizer when the
  * tests run in a sanitizer build, so everything here is freed.
  *
+ * nbcx_progress_set/get are checked too (test_progress_modes): invalid
+ * modes, a change while an operation is outstanding, every mode in turn.
+ *
  * Only what MPI and nbcx.h specify is asserted: e.g. NBCX_IN_PLACE is
  * tested only where MPI forbids MPI_IN_PLACE, and arguments MPI declares
  * insignificant on a rank (the receive buffer of reduce on a non-root...)
@@ -133,6 +136,155 @@ static void dummy_op(const void *in, void *inout, int count,
                      nbcx_datatype type, void *ctx)
 {
     (void)in, (void)inout, (void)count, (void)type, (void)ctx;
+}
+
+/* ------------------------------------------------------------------ */
+/* Progress modes (on every rank)                                      */
+/* ------------------------------------------------------------------ */
+
+static void expect_mode(nbcx_progress_mode want, const char *when)
+{
+    nbcx_progress_mode m = (nbcx_progress_mode)0;
+    MT_OK(nbcx_progress_get(&m));
+    if (m != want)
+        mt_fail("%s: nbcx_progress_get gives %s (%d), expected %s", when,
+                mt_mode_name(m), (int)m, mt_mode_name(want));
+}
+
+/* nbcx_info names the mode as the word "progress=MODE". */
+static void expect_info(nbcx_progress_mode m)
+{
+    char info[2048] = "", word[32];
+    const char *at;
+    size_t n = (size_t)snprintf(word, sizeof word, "progress=%s",
+                                mt_mode_name(m));
+    MT_OK(nbcx_info(info, sizeof info));
+    at = strstr(info, word);
+    if (!at || (at > info && at[-1] != ' ') ||
+        (at[n] != '\0' && at[n] != ' '))
+        mt_fail("nbcx_info in %s mode does not say \"%s\": \"%s\"",
+                mt_mode_name(m), word, info);
+}
+
+/* A small collective in the current mode, checked against MPI. */
+static void mode_works(nbcx_comm comm, nbcx_progress_mode m)
+{
+    int in[3] = {mt_rank, 2 * mt_rank + 1, -mt_rank}, out[3], ref[3];
+    nbcx_request req = NBCX_REQUEST_NULL;
+    MT_OK(nbcx_iallreduce(in, out, 3, NBCX_INT32, NBCX_SUM, comm, &req));
+    MT_OK(nbcx_wait(&req));
+    MPI_Allreduce(in, ref, 3, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (memcmp(out, ref, sizeof out) != 0)
+        mt_fail("iallreduce after switching to %s mode: %d %d %d, MPI says "
+                "%d %d %d", mt_mode_name(m), out[0], out[1], out[2], ref[0],
+                ref[1], ref[2]);
+}
+
+/* Tries every mode while an operation is outstanding: all refused with
+ * NBCX_ERR_REQUEST, and the mode stays. */
+static void refuse_while_outstanding(nbcx_progress_mode mode,
+                                     const char *when)
+{
+    for (int m = NBCX_PROGRESS_CALLER; m <= NBCX_PROGRESS_SPLIT; m++) {
+        int rc = nbcx_progress_set((nbcx_progress_mode)m);
+        if (rc != NBCX_ERR_REQUEST)
+            mt_fail("%s: nbcx_progress_set(%s) returned %d (%s), expected "
+                    "NBCX_ERR_REQUEST", when, mt_mode_name(m), rc,
+                    nbcx_error_string(rc));
+        expect_mode(mode, when);
+    }
+}
+
+/*
+ * nbcx_progress_set/get: invalid modes are NBCX_ERR_ARG; a change with an
+ * operation outstanding is NBCX_ERR_REQUEST and changes nothing; every
+ * mode can be set (thread and split only under MPI_THREAD_MULTIPLE, else
+ * NBCX_ERR_TRANSPORT), is reported by nbcx_info and works; the mode of
+ * the environment is restored at the end for the tests that follow.
+ *
+ * "Outstanding" must hold for sure, whatever the progress thread does, so
+ * the operations used cannot complete at the time of the check: an
+ * ibarrier completes nowhere before every rank has started it. Ranks
+ * 1..p-1 start barrier B1 and check while rank 0 has not started it (it
+ * waits in MPI_Barrier for them); then rank 0 starts B1 and B2 and checks
+ * while the others have not started B2 (they wait in a second
+ * MPI_Barrier for it). On one rank a barrier may complete at once, so
+ * only the other checks are made there.
+ */
+static void test_progress_modes(nbcx_comm comm)
+{
+    const nbcx_progress_mode env_mode = mt_mode;
+    const bool multiple = mt_thread_level == MPI_THREAD_MULTIPLE;
+    const int bogus[] = {0, -1, NBCX_PROGRESS_SPLIT + 1, 1000};
+    nbcx_progress_mode m;
+    nbcx_request reqs[2] = {NBCX_REQUEST_NULL, NBCX_REQUEST_NULL};
+    int rc;
+
+    mt_watch("progress modes: invalid arguments");
+    expect_mode(env_mode, "start");
+    REJECT_LOCAL(NBCX_ERR_ARG, nbcx_progress_get(NULL));
+    for (size_t i = 0; i < sizeof bogus / sizeof bogus[0]; i++) {
+        rc = nbcx_progress_set((nbcx_progress_mode)bogus[i]);
+        if (rc != NBCX_ERR_ARG)
+            mt_fail("nbcx_progress_set(%d) returned %d (%s), expected "
+                    "NBCX_ERR_ARG", bogus[i], rc, nbcx_error_string(rc));
+        expect_mode(env_mode, "after an invalid nbcx_progress_set");
+    }
+    expect_info(env_mode);
+
+    mt_watch("progress modes: change refused while an operation is "
+             "outstanding");
+    if (mt_size > 1) {
+        if (mt_rank != 0) {
+            MT_OK(nbcx_ibarrier(comm, &reqs[0]));
+            refuse_while_outstanding(env_mode, "barrier not yet started "
+                                               "by rank 0");
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MT_OK(nbcx_ibarrier(comm, &reqs[1]));
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+            MT_OK(nbcx_ibarrier(comm, &reqs[0]));
+            MT_OK(nbcx_ibarrier(comm, &reqs[1]));
+            refuse_while_outstanding(env_mode, "barrier not yet started "
+                                               "by the other ranks");
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        MT_OK(nbcx_waitall(2, reqs));
+    }
+
+    /* Every mode in turn, from every mode (caller -> thread -> split ->
+     * caller -> split -> thread -> caller), then back to the initial one. */
+    static const nbcx_progress_mode order[] = {
+        NBCX_PROGRESS_CALLER, NBCX_PROGRESS_THREAD, NBCX_PROGRESS_SPLIT,
+        NBCX_PROGRESS_CALLER, NBCX_PROGRESS_SPLIT, NBCX_PROGRESS_THREAD,
+        NBCX_PROGRESS_CALLER};
+    m = NBCX_PROGRESS_CALLER;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        mt_watch("progress modes: switching to %s", mt_mode_name(order[i]));
+        rc = nbcx_progress_set(order[i]);
+        if (order[i] != NBCX_PROGRESS_CALLER && !multiple) {
+            if (rc != NBCX_ERR_TRANSPORT)
+                mt_fail("nbcx_progress_set(%s) without "
+                        "MPI_THREAD_MULTIPLE returned %d (%s), expected "
+                        "NBCX_ERR_TRANSPORT", mt_mode_name(order[i]), rc,
+                        nbcx_error_string(rc));
+            continue;
+        }
+        if (rc != NBCX_SUCCESS) {
+            mt_fail("nbcx_progress_set(%s) returned %d (%s)",
+                    mt_mode_name(order[i]), rc, nbcx_error_string(rc));
+            continue;
+        }
+        m = order[i];
+        expect_mode(m, "after nbcx_progress_set");
+        expect_info(m);
+        mode_works(comm, m);
+    }
+    mt_watch("progress modes: back to %s", mt_mode_name(env_mode));
+    MT_OK(nbcx_progress_set(env_mode));
+    expect_mode(env_mode, "back to the initial mode");
+    mt_unwatch();
 }
 
 /* ------------------------------------------------------------------ */
@@ -577,6 +729,7 @@ int main(int argc, char **argv)
 
     test_error_strings();
     test_mpi_face(comm);
+    test_progress_modes(comm);
 
     /* The bad calls, on every rank but the last. */
     if (mt_size == 1 || mt_rank != mt_size - 1) {
