@@ -248,8 +248,12 @@ int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req)
     s->seq = atomic_fetch_add_explicit(&s->comm->seq, 1, memory_order_relaxed);
 
     int m = current_mode();
-    if (m != NBCX_PROGRESS_CALLER)
-        nbcxi_thread_ensure();
+    if (m != NBCX_PROGRESS_CALLER && nbcxi_thread_ensure() != NBCX_SUCCESS) {
+        /* No thread to rely on: waits must drive progress themselves. */
+        nbcxi_progress_threads_allowed(false, "a progress thread, which "
+                                              "could not be created");
+        m = NBCX_PROGRESS_CALLER;
+    }
     for (int i = 0; i < s->nnodes; i++)
         s->nodes[i].app = false;
     s->app_up_left = s->app_down_left = 0;
