@@ -40,21 +40,6 @@
 /* Binomial tree                                                       */
 /* ------------------------------------------------------------------ */
 
-/* Split-tree level of the tree edge between v and v + m (m a power of two
- * below v's lowest set bit): log2(m) + 1, so the edges to odd ranks are
- * level 1, the leaves. A rank's edge to its parent is the level of its
- * own lowest set bit (vr & -vr), and the tree has the level of the root's
- * largest child mask: ceil(log2(size)) levels. */
-static int edge_level(int m)
-{
-    int level = 1;
-    while (m > 1) {
-        m >>= 1;
-        level++;
-    }
-    return level;
-}
-
 int nbcx_build_bcast_binomial(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a)
 {
@@ -62,7 +47,7 @@ int nbcx_build_bcast_binomial(struct nbcx_sched_s *s,
     if (s->size == 1 || a->rcount == 0 || t->size == 0)
         return s->err;
 
-    nbcxi_sched_tree(s, edge_level(nbcxi_binomial_top_mask(0, s->size)));
+    nbcxi_sched_tree(s, nbcxi_edge_level(nbcxi_binomial_top_mask(0, s->size)));
     int vr = nbcxi_rel_rank(s->rank, a->root, s->size);
     nbcx_node recv = -1; /* none at the root */
     if (vr > 0) {
@@ -70,13 +55,13 @@ int nbcx_build_bcast_binomial(struct nbcx_sched_s *s,
                           nbcxi_abs_rank(nbcxi_binomial_parent(vr), a->root,
                                          s->size),
                           0);
-        nbcxi_level(s, recv, edge_level(vr & -vr), NBCXI_TREE_DOWN);
+        nbcxi_level(s, recv, nbcxi_edge_level(vr & -vr), NBCXI_TREE_DOWN);
     }
     for (int m = nbcxi_binomial_top_mask(vr, s->size); m > 0; m >>= 1) {
         nbcx_node send = nbcxi_send(s, a->rbuf, a->rcount, t,
                                     nbcxi_abs_rank(vr + m, a->root, s->size),
                                     0);
-        nbcxi_level(s, send, edge_level(m), NBCXI_TREE_DOWN);
+        nbcxi_level(s, send, nbcxi_edge_level(m), NBCXI_TREE_DOWN);
         nbcxi_dep(s, recv, send);
     }
     return s->err;

@@ -68,21 +68,6 @@ static int bytes_of(int n, size_t nb)
 /* Binomial tree                                                       */
 /* ------------------------------------------------------------------ */
 
-/* Split-tree level of the tree edge between v and v + m (m a power of two
- * below v's lowest set bit): log2(m) + 1, so the edges to odd ranks are
- * level 1, the leaves. A rank's edge to its parent is the level of its
- * own lowest set bit (vr & -vr), and the tree has the level of the root's
- * largest child mask: ceil(log2(size)) levels. */
-static int edge_level(int m)
-{
-    int level = 1;
-    while (m > 1) {
-        m >>= 1;
-        level++;
-    }
-    return level;
-}
-
 /* At the root: receive the n packed blocks of relative ranks [c, c + n)
  * from child c and place them in rbuf. Returns the receive. */
 static nbcx_node root_recv_range(struct nbcx_sched_s *s,
@@ -123,7 +108,7 @@ int nbcx_build_gather_binomial(struct nbcx_sched_s *s,
     if (nb > (size_t)INT_MAX / (size_t)size)
         return nbcx_build_gather_linear(s, a);
 
-    nbcxi_sched_tree(s, edge_level(nbcxi_binomial_top_mask(0, size)));
+    nbcxi_sched_tree(s, nbcxi_edge_level(nbcxi_binomial_top_mask(0, size)));
     int vr = nbcxi_rel_rank(s->rank, a->root, size);
     int top = nbcxi_binomial_top_mask(vr, size);
     if (vr == 0) {
@@ -131,7 +116,7 @@ int nbcx_build_gather_binomial(struct nbcx_sched_s *s,
             nbcxi_level(s,
                         root_recv_range(s, a, nb, m,
                                         nbcxi_binomial_subtree(m, size)),
-                        edge_level(m), NBCXI_TREE_UP);
+                        nbcxi_edge_level(m), NBCXI_TREE_UP);
         gather_own(s, a);
         return s->err;
     }
@@ -140,7 +125,7 @@ int nbcx_build_gather_binomial(struct nbcx_sched_s *s,
     int parent = nbcxi_abs_rank(nbcxi_binomial_parent(vr), a->root, size);
     int sub = nbcxi_binomial_subtree(vr, size);
     char *direct = nbcxi_contig_bytes(a->sbuf, a->stype);
-    int up_level = edge_level(vr & -vr);
+    int up_level = nbcxi_edge_level(vr & -vr);
     if (sub == 1 && direct) { /* a leaf with a contiguous type */
         nbcxi_level(s, nbcxi_send(s, direct, (int)nb, byte, parent, 0),
                     up_level, NBCXI_TREE_UP);
@@ -159,7 +144,7 @@ int nbcx_build_gather_binomial(struct nbcx_sched_s *s,
                                     byte,
                                     nbcxi_abs_rank(vr + m, a->root, size), 0);
         nbcxi_dep(s, recv, send);
-        nbcxi_level(s, recv, edge_level(m), NBCXI_TREE_UP);
+        nbcxi_level(s, recv, nbcxi_edge_level(m), NBCXI_TREE_UP);
     }
     return s->err;
 }

@@ -76,21 +76,6 @@ static int reduce_self(struct nbcx_sched_s *s,
  * TAG_RESULT. */
 enum { TAG_TREE = 0, TAG_RESULT = 1 };
 
-/* Split-tree level of the tree edge between v and v + m (m a power of two
- * below v's lowest set bit): log2(m) + 1, so the edges to odd ranks are
- * level 1, the leaves. A rank's edge to its parent is the level of its
- * own lowest set bit (vr & -vr), and the tree has the level of the root's
- * largest child mask: ceil(log2(size)) levels. */
-static int edge_level(int m)
-{
-    int level = 1;
-    while (m > 1) {
-        m >>= 1;
-        level++;
-    }
-    return level;
-}
-
 int nbcx_build_reduce_binomial(struct nbcx_sched_s *s,
                                const struct nbcxi_coll_args *a)
 {
@@ -112,7 +97,7 @@ int nbcx_build_reduce_binomial(struct nbcx_sched_s *s,
     /* Commutative in place: fold every child into rbuf directly. */
     bool fold_into_rbuf = in_place && op->commutative;
 
-    nbcxi_sched_tree(s, edge_level(nbcxi_binomial_top_mask(0, size)));
+    nbcxi_sched_tree(s, nbcxi_edge_level(nbcxi_binomial_top_mask(0, size)));
     const void *acc = a->sbuf; /* the reduction of the ranks so far */
     nbcx_node last = -1;       /* the reduction that produced acc   */
     int top = nbcxi_binomial_top_mask(vr, size);
@@ -131,8 +116,8 @@ int nbcx_build_reduce_binomial(struct nbcx_sched_s *s,
         }
         nbcxi_dep(s, recv, red);
         nbcxi_dep(s, last, red);
-        nbcxi_level(s, recv, edge_level(m), NBCXI_TREE_UP);
-        nbcxi_level(s, red, edge_level(m), NBCXI_TREE_UP);
+        nbcxi_level(s, recv, nbcxi_edge_level(m), NBCXI_TREE_UP);
+        nbcxi_level(s, red, nbcxi_edge_level(m), NBCXI_TREE_UP);
         last = red;
         if (m == top)
             break;
@@ -145,7 +130,7 @@ int nbcx_build_reduce_binomial(struct nbcx_sched_s *s,
         int parent = nbcxi_abs_rank(nbcxi_binomial_parent(vr), troot, size);
         nbcx_node send = nbcxi_send(s, acc, count, t, parent, TAG_TREE);
         nbcxi_dep(s, last, send);
-        nbcxi_level(s, send, edge_level(vr & -vr), NBCXI_TREE_UP);
+        nbcxi_level(s, send, nbcxi_edge_level(vr & -vr), NBCXI_TREE_UP);
         if (at_root) {
             nbcx_node recv = nbcxi_recv(s, a->rbuf, count, t, 0, TAG_RESULT);
             if (in_place)

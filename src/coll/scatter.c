@@ -64,21 +64,6 @@ static int bytes_of(int n, size_t nb)
 /* Binomial tree                                                       */
 /* ------------------------------------------------------------------ */
 
-/* Split-tree level of the tree edge between v and v + m (m a power of two
- * below v's lowest set bit): log2(m) + 1, so the edges to odd ranks are
- * level 1, the leaves. A rank's edge to its parent is the level of its
- * own lowest set bit (vr & -vr), and the tree has the level of the root's
- * largest child mask: ceil(log2(size)) levels. */
-static int edge_level(int m)
-{
-    int level = 1;
-    while (m > 1) {
-        m >>= 1;
-        level++;
-    }
-    return level;
-}
-
 /* At the root: send the n blocks of relative ranks [c, c + n) of sbuf to
  * child c, packed as bytes. Returns the send. */
 static nbcx_node root_send_range(struct nbcx_sched_s *s,
@@ -119,7 +104,7 @@ int nbcx_build_scatter_binomial(struct nbcx_sched_s *s,
     if (nb > (size_t)INT_MAX / (size_t)size)
         return nbcx_build_scatter_linear(s, a);
 
-    nbcxi_sched_tree(s, edge_level(nbcxi_binomial_top_mask(0, size)));
+    nbcxi_sched_tree(s, nbcxi_edge_level(nbcxi_binomial_top_mask(0, size)));
     int vr = nbcxi_rel_rank(s->rank, a->root, size);
     int top = nbcxi_binomial_top_mask(vr, size);
     if (vr == 0) {
@@ -127,7 +112,7 @@ int nbcx_build_scatter_binomial(struct nbcx_sched_s *s,
             nbcxi_level(s,
                         root_send_range(s, a, nb, m,
                                         nbcxi_binomial_subtree(m, size)),
-                        edge_level(m), NBCXI_TREE_DOWN);
+                        nbcxi_edge_level(m), NBCXI_TREE_DOWN);
         scatter_own(s, a);
         return s->err;
     }
@@ -136,7 +121,7 @@ int nbcx_build_scatter_binomial(struct nbcx_sched_s *s,
     int parent = nbcxi_abs_rank(nbcxi_binomial_parent(vr), a->root, size);
     int sub = nbcxi_binomial_subtree(vr, size);
     char *direct = nbcxi_contig_bytes(a->rbuf, a->rtype);
-    int down_level = edge_level(vr & -vr);
+    int down_level = nbcxi_edge_level(vr & -vr);
     if (sub == 1 && direct) { /* a leaf with a contiguous type */
         nbcxi_level(s, nbcxi_recv(s, direct, (int)nb, byte, parent, 0),
                     down_level, NBCXI_TREE_DOWN);
@@ -152,7 +137,7 @@ int nbcx_build_scatter_binomial(struct nbcx_sched_s *s,
                                     byte,
                                     nbcxi_abs_rank(vr + m, a->root, size), 0);
         nbcxi_dep(s, recv, send);
-        nbcxi_level(s, send, edge_level(m), NBCXI_TREE_DOWN);
+        nbcxi_level(s, send, nbcxi_edge_level(m), NBCXI_TREE_DOWN);
     }
     nbcx_node unpack = nbcxi_copy(s, tmp, (int)nb, byte, a->rbuf, a->rcount,
                                   a->rtype);

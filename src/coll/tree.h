@@ -67,6 +67,21 @@ static inline int nbcxi_binomial_top_mask(int vr, int size)
     return m;
 }
 
+/* Split-tree level of the tree edge between vr and vr + m (m a power of
+ * two below vr's lowest set bit): log2(m) + 1, so the edges to odd ranks
+ * are level 1, the leaves. A rank's edge to its parent is on the level of
+ * its own lowest set bit (vr & -vr), and the tree has the level of the
+ * root's largest child mask: ceil(log2(size)) levels. */
+static inline int nbcxi_edge_level(int m)
+{
+    int level = 1;
+    while (m > 1) {
+        m >>= 1;
+        level++;
+    }
+    return level;
+}
+
 /* Pipelines cut a buffer into at most this many fragments: a tiny segsize
  * on a huge buffer gets longer fragments rather than millions of nodes and
  * posted receives. */
