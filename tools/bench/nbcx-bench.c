@@ -19,8 +19,10 @@
  *   5. t_ovrl of native MPI and of nbcx: start, compute for t_cpu with
  *      --tests K test calls spread evenly, wait; also the time inside
  *      those calls (overhead) and the CPU time of the process's other
- *      threads meanwhile (cpu_progress); overlap per repetition from that
- *      t_ovrl and the medians of t_pure and t_cpu.
+ *      threads meanwhile (cpu_progress). Each repetition times the same
+ *      computation alone right before (t_cpu, the series reported), and
+ *      its overlap comes from that t_cpu, its t_ovrl and the median
+ *      t_pure.
  * In steps 3 and 5 the variants alternate within every repetition, so a
  * change of conditions during the run (another process taking a core)
  * hits native MPI and nbcx alike. Every run starts after an MPI_Barrier;
@@ -242,7 +244,11 @@ static double overlap(double pure, double cpu, double ovrl)
 
 /* Step 5: t_ovrl of both implementations, alternating within each
  * repetition; units[i] is this rank's computation for implementation i.
- * Then the overlap of every repetition. */
+ * Right before each t_ovrl the same computation is timed alone, and that
+ * repetition's overlap uses this t_cpu: on a shared or virtual machine
+ * the speed of a core drifts by tens of percent over seconds, and an
+ * overlap taken against a t_cpu measured seconds earlier reports the
+ * drift, not the overlap. The t_cpu series reported is this one. */
 static void series_ovrl(const struct bench *c, const struct bench_op *op,
                         const struct bench_buf *b, const long *units,
                         struct bench_result *r)
@@ -250,6 +256,7 @@ static void series_ovrl(const struct bench *c, const struct bench_op *op,
     for (int k = 0; k < r->reps; k++) {
         for (int i = 0; i < IMPL_COUNT; i++) {
             struct bench_impl_result *x = &r->impl[i];
+            x->t_cpu[k] = measure_cpu(c, units[i]);
             struct ovrl o = measure_ovrl(c, op, b, (enum bench_impl)i,
                                          units[i], c->o->tests);
             x->t_ovrl[k] = o.t;
@@ -259,13 +266,13 @@ static void series_ovrl(const struct bench *c, const struct bench_op *op,
     }
     for (int i = 0; i < IMPL_COUNT; i++) {
         struct bench_impl_result *x = &r->impl[i];
+        max_over_ranks(c, x->t_cpu, r->reps);
         max_over_ranks(c, x->t_ovrl, r->reps);
         max_over_ranks(c, x->overhead, r->reps);
         max_over_ranks(c, x->cpu_progress, r->reps);
         double pure = bench_stat_of(x->t_pure, r->reps).median;
-        double cpu = bench_stat_of(x->t_cpu, r->reps).median;
         for (int k = 0; k < r->reps; k++)
-            x->overlap[k] = overlap(pure, cpu, x->t_ovrl[k]);
+            x->overlap[k] = overlap(pure, x->t_cpu[k], x->t_ovrl[k]);
     }
 }
 

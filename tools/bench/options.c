@@ -31,7 +31,7 @@ void options_usage(FILE *f)
 "  t_block   the blocking MPI collective\n"
 "  t_pure    start, then wait at once (native and nbcx)\n"
 "  t_cpu     a floating-point loop calibrated on each rank to last t_pure\n"
-"            (or t_block: --compute)\n"
+"            (or t_block: --compute), timed alone right before each t_ovrl\n"
 "  t_ovrl    start, compute t_cpu (with --tests K test calls), wait\n"
 "  overlap   max(0, min(1, (t_pure + t_cpu - t_ovrl) / min(t_pure, t_cpu)))\n"
 "  overhead  time inside the start, test and wait calls during t_ovrl\n"
