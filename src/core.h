@@ -164,6 +164,7 @@ struct nbcx_comm_s {
     atomic_uint seq;       /* sequence number of the next collective */
     unsigned nseq;         /* distinct sequence slots in the tag space */
     atomic_int refs;       /* user reference + operations in flight */
+    struct nbcxi_cache *cache; /* schedules kept for reuse (api/cache.c) */
 };
 
 /* Takes ownership of tp; on failure tp is destroyed. */
@@ -248,6 +249,10 @@ struct nbcx_sched_s {
     unsigned char *prepared;
     int unstarted;
     int failed;   /* a persistent run failed: the error every start gives */
+
+    /* schedule cache (api/cache.c): the call this schedule serves, when
+     * it may be reused by an identical one */
+    struct nbcxi_cache_key *cache_key;
 
     /* split-tree progress (progress/split.c) */
     int tree_height;          /* levels of the binomial tree, 0: none   */
@@ -339,6 +344,21 @@ NBCX_HIDDEN int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req);
  * sequence number, prepares transport requests); on failure the schedule
  * is destroyed. */
 NBCX_HIDDEN int nbcxi_plan(struct nbcx_sched_s *s, nbcx_request *req);
+
+/* Schedule cache (api/cache.c). A communicator's cache is made with it
+ * and freed with it; nbcx_comm_free closes it (its schedules are freed,
+ * and schedules finishing later are not kept). A completed nonblocking
+ * operation's schedule is handed to nbcxi_cache_put with its result: kept
+ * if it was labelled for reuse and succeeded, else destroyed. */
+struct nbcxi_cache;
+NBCX_HIDDEN struct nbcxi_cache *nbcxi_cache_new(void);
+NBCX_HIDDEN void nbcxi_cache_free(struct nbcxi_cache *c);
+NBCX_HIDDEN void nbcxi_cache_close(struct nbcx_comm_s *comm);
+NBCX_HIDDEN void nbcxi_cache_put(struct nbcx_sched_s *s, int err);
+/* Drops s's label (schedule destruction). */
+NBCX_HIDDEN void nbcxi_cache_forget(struct nbcx_sched_s *s);
+NBCX_HIDDEN void nbcxi_cache_stats(unsigned long *hits,
+                                   unsigned long *misses);
 
 /* Monotonic clock in nanoseconds. */
 NBCX_HIDDEN int64_t nbcxi_now_ns(void);

@@ -49,11 +49,15 @@ static _Thread_local bool planning;
 static int run(enum nbcxi_coll coll, struct nbcx_comm_s *c,
                struct nbcxi_coll_args *a, nbcx_request *req)
 {
-    struct nbcx_sched_s *s;
+    struct nbcx_sched_s *s = planning ? NULL : nbcxi_cache_take(c, coll, a);
+    if (s)
+        return nbcxi_start(s, req);
     int err = nbcxi_sched_new(c, &s);
     if (err != NBCX_SUCCESS)
         return err;
     err = nbcxi_coll_build(coll, s, a);
+    if (err == NBCX_SUCCESS && !planning)
+        err = nbcxi_cache_label(s, coll, a);
     if (err != NBCX_SUCCESS) {
         nbcxi_sched_destroy(s);
         return err;

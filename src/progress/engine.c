@@ -417,7 +417,7 @@ static int retire(nbcx_request *req)
         r->started = false;
         return err;
     }
-    nbcxi_sched_destroy(r->sched);
+    nbcxi_cache_put(r->sched, err);
     free(r);
     *req = NBCX_REQUEST_NULL;
     return err;
