@@ -198,6 +198,58 @@ NBCX_API int nbcx_ialltoall(const void *sendbuf, int sendcount,
                             nbcx_comm comm, nbcx_request *req);
 
 /* ------------------------------------------------------------------ */
+/* Persistent collectives (MPI-4)                                      */
+/* ------------------------------------------------------------------ */
+/*
+ * nbcx_<op>_init takes the arguments of nbcx_i<op> and plans the
+ * operation once: arguments checked, algorithm chosen, schedule and
+ * scratch buffers built, its tags reserved and, on the MPI transport,
+ * persistent point-to-point requests created (MPI_Send_init and
+ * MPI_Recv_init). The request starts inactive. nbcx_start (or
+ * nbcx_startall) runs it with whatever the buffers hold at that moment,
+ * allocating nothing; test and wait complete it and leave it inactive,
+ * not NULL, ready for the next start. Test or wait on an inactive
+ * request returns at once. nbcx_request_free releases it (it must not be
+ * active). As MPI requires, every rank makes the init calls of a
+ * communicator in the same order as its other collectives; a request's
+ * starts need no particular order relative to other operations, since
+ * its tags are its own.
+ */
+NBCX_API int nbcx_barrier_init(nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_bcast_init(void *buf, int count, nbcx_datatype type,
+                             int root, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_reduce_init(const void *sendbuf, void *recvbuf, int count,
+                              nbcx_datatype type, nbcx_op op, int root,
+                              nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_allreduce_init(const void *sendbuf, void *recvbuf,
+                                 int count, nbcx_datatype type, nbcx_op op,
+                                 nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_gather_init(const void *sendbuf, int sendcount,
+                              nbcx_datatype sendtype, void *recvbuf,
+                              int recvcount, nbcx_datatype recvtype, int root,
+                              nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_scatter_init(const void *sendbuf, int sendcount,
+                               nbcx_datatype sendtype, void *recvbuf,
+                               int recvcount, nbcx_datatype recvtype,
+                               int root, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_allgather_init(const void *sendbuf, int sendcount,
+                                 nbcx_datatype sendtype, void *recvbuf,
+                                 int recvcount, nbcx_datatype recvtype,
+                                 nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_alltoall_init(const void *sendbuf, int sendcount,
+                                nbcx_datatype sendtype, void *recvbuf,
+                                int recvcount, nbcx_datatype recvtype,
+                                nbcx_comm comm, nbcx_request *req);
+/* NBCX_ERR_REQUEST if a request is not persistent or already active;
+ * startall checks every request before it starts any. */
+NBCX_API int nbcx_start(nbcx_request *req);
+NBCX_API int nbcx_startall(int count, nbcx_request reqs[]);
+/* Releases an inactive persistent request, or a completed nonblocking
+ * one, and sets *req to NBCX_REQUEST_NULL; NBCX_ERR_REQUEST while the
+ * operation is in flight (wait for it first). */
+NBCX_API int nbcx_request_free(nbcx_request *req);
+
+/* ------------------------------------------------------------------ */
 /* Completion                                                          */
 /* ------------------------------------------------------------------ */
 

@@ -127,6 +127,24 @@ struct nbcxi_transport_ops {
     /* Cancels one request and releases its slot (used on errors). */
     void (*cancel)(nbcxi_transport *t, void *req);
     void (*destroy)(nbcxi_transport *t);
+    /* Optional, for persistent operations (NULL: they post with isend and
+     * irecv at every start). send_init/recv_init prepare a request once,
+     * without starting it (MPI_Send_init); start starts n prepared
+     * requests, copied into consecutive slots (MPI_Startall); after
+     * testsome completes such a copy, the prepared request remains and
+     * can be started again. free_prepared releases one (MPI_Request_free).
+     * A transport has all five or none. */
+    int (*send_init)(nbcxi_transport *t, const void *buf, int count,
+                     struct nbcx_datatype_s *type, int peer, int tag,
+                     void *req);
+    int (*recv_init)(nbcxi_transport *t, void *buf, int count,
+                     struct nbcx_datatype_s *type, int peer, int tag,
+                     void *req);
+    int (*start)(nbcxi_transport *t, int n, void *reqs);
+    /* Cancels a started copy without releasing the prepared request
+     * (free_prepared may then be called even before it completes). */
+    void (*cancel_prepared)(nbcxi_transport *t, void *req);
+    void (*free_prepared)(nbcxi_transport *t, void *req);
 };
 
 struct nbcxi_transport {
@@ -146,6 +164,7 @@ struct nbcx_comm_s {
     atomic_uint seq;       /* sequence number of the next collective */
     unsigned nseq;         /* distinct sequence slots in the tag space */
     atomic_int refs;       /* user reference + operations in flight */
+    struct nbcxi_cache *cache; /* schedules kept for reuse (api/cache.c) */
 };
 
 /* Takes ownership of tp; on failure tp is destroyed. */
@@ -223,6 +242,18 @@ struct nbcx_sched_s {
     int64_t *req_t0;
     int64_t next_due;
 
+    /* persistent operations: the transport's prepared request of every
+     * send and receive node (NULL: post with isend/irecv), and how many
+     * of the last slots are copies of prepared requests not yet started
+     * (they are started together, MPI_Startall) */
+    unsigned char *prepared;
+    int unstarted;
+    int failed;   /* a persistent run failed: the error every start gives */
+
+    /* schedule cache (api/cache.c): the call this schedule serves, when
+     * it may be reused by an identical one */
+    struct nbcxi_cache_key *cache_key;
+
     /* split-tree progress (progress/split.c) */
     int tree_height;          /* levels of the binomial tree, 0: none   */
     int *deferred;            /* ready application nodes not yet run    */
@@ -283,6 +314,13 @@ NBCX_HIDDEN int nbcxi_sched_prepare(struct nbcx_sched_s *s);
 NBCX_HIDDEN int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done);
 NBCX_HIDDEN int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app,
                                      bool *done);
+/* Persistent operations: after prepare() and once s->seq is set, creates
+ * the transport's prepared request of every send and receive (when the
+ * transport has them), so that begin() allocates nothing and only starts
+ * them. On failure everything prepared is released. */
+NBCX_HIDDEN int nbcxi_sched_prepare_requests(struct nbcx_sched_s *s);
+/* Releases what nbcxi_sched_prepare_requests made (destroy does too). */
+NBCX_HIDDEN void nbcxi_sched_release_requests(struct nbcx_sched_s *s);
 
 /* ------------------------------------------------------------------ */
 /* Requests and the progress engine (progress/engine.c)                */
@@ -292,12 +330,35 @@ struct nbcx_request_s {
     struct nbcx_sched_s *sched;
     atomic_bool complete;
     int err;
+    /* Persistent (nbcx_<op>_init): kept after completion; started is
+     * whether it has been started since it last completed and was
+     * reported (owner thread only). */
+    bool persistent, started;
     struct nbcx_request_s *prev, *next; /* in the engine's active list */
 };
 
 /* Starts a built schedule; on success *req owns it, on failure it is
  * destroyed. */
 NBCX_HIDDEN int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req);
+/* Plans a built schedule as an inactive persistent request (reserves its
+ * sequence number, prepares transport requests); on failure the schedule
+ * is destroyed. */
+NBCX_HIDDEN int nbcxi_plan(struct nbcx_sched_s *s, nbcx_request *req);
+
+/* Schedule cache (api/cache.c). A communicator's cache is made with it
+ * and freed with it; nbcx_comm_free closes it (its schedules are freed,
+ * and schedules finishing later are not kept). A completed nonblocking
+ * operation's schedule is handed to nbcxi_cache_put with its result: kept
+ * if it was labelled for reuse and succeeded, else destroyed. */
+struct nbcxi_cache;
+NBCX_HIDDEN struct nbcxi_cache *nbcxi_cache_new(void);
+NBCX_HIDDEN void nbcxi_cache_free(struct nbcxi_cache *c);
+NBCX_HIDDEN void nbcxi_cache_close(struct nbcx_comm_s *comm);
+NBCX_HIDDEN void nbcxi_cache_put(struct nbcx_sched_s *s, int err);
+/* Drops s's label (schedule destruction). */
+NBCX_HIDDEN void nbcxi_cache_forget(struct nbcx_sched_s *s);
+NBCX_HIDDEN void nbcxi_cache_stats(unsigned long *hits,
+                                   unsigned long *misses);
 
 /* Monotonic clock in nanoseconds. */
 NBCX_HIDDEN int64_t nbcxi_now_ns(void);

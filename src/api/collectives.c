@@ -1,5 +1,6 @@
 /* collectives.c - the nonblocking collectives: argument checking, MPI's
- * NBCX_IN_PLACE rules, then build (coll/) and start (progress/).
+ * NBCX_IN_PLACE rules, then build (coll/) and start (progress/); the
+ * persistent inits (nbcx_<op>_init) share those checks and plan instead.
  *
  * Every check happens before anything is built or posted, and only
  * arguments MPI calls significant on this rank are checked (a non-root's
@@ -40,20 +41,38 @@ static int begin(nbcx_request *req, nbcx_comm h, struct nbcx_comm_s **c)
     return NBCX_SUCCESS;
 }
 
+/* Set by an nbcx_<op>_init for the duration of its nbcx_i<op> call, so
+ * that persistent and nonblocking calls share one argument check: run()
+ * then plans the operation instead of starting it. */
+static _Thread_local bool planning;
+
 static int run(enum nbcxi_coll coll, struct nbcx_comm_s *c,
                struct nbcxi_coll_args *a, nbcx_request *req)
 {
-    struct nbcx_sched_s *s;
+    struct nbcx_sched_s *s = planning ? NULL : nbcxi_cache_take(c, coll, a);
+    if (s)
+        return nbcxi_start(s, req);
     int err = nbcxi_sched_new(c, &s);
     if (err != NBCX_SUCCESS)
         return err;
     err = nbcxi_coll_build(coll, s, a);
+    if (err == NBCX_SUCCESS && !planning)
+        err = nbcxi_cache_label(s, coll, a);
     if (err != NBCX_SUCCESS) {
         nbcxi_sched_destroy(s);
         return err;
     }
-    return nbcxi_start(s, req);
+    return planning ? nbcxi_plan(s, req) : nbcxi_start(s, req);
 }
+
+/* Runs `call` (a nonblocking collective) as a persistent init. */
+#define PLAN(call)                                                            \
+    do {                                                                      \
+        planning = true;                                                      \
+        int err_ = (call);                                                    \
+        planning = false;                                                     \
+        return err_;                                                          \
+    } while (0)
 
 #define TRY(expr)                                                             \
     do {                                                                      \
@@ -254,4 +273,69 @@ int nbcx_ialltoall(const void *sendbuf, int sendcount,
         a.stype = a.rtype;
     }
     return run(NBCXI_ALLTOALL, c, &a, req);
+}
+
+/* ------------------------------------------------------------------ */
+/* Persistent collectives: the same checks, planned instead of started */
+/* ------------------------------------------------------------------ */
+
+int nbcx_barrier_init(nbcx_comm comm, nbcx_request *req)
+{
+    PLAN(nbcx_ibarrier(comm, req));
+}
+
+int nbcx_bcast_init(void *buf, int count, nbcx_datatype type, int root,
+                    nbcx_comm comm, nbcx_request *req)
+{
+    PLAN(nbcx_ibcast(buf, count, type, root, comm, req));
+}
+
+int nbcx_reduce_init(const void *sendbuf, void *recvbuf, int count,
+                     nbcx_datatype type, nbcx_op op, int root, nbcx_comm comm,
+                     nbcx_request *req)
+{
+    PLAN(nbcx_ireduce(sendbuf, recvbuf, count, type, op, root, comm, req));
+}
+
+int nbcx_allreduce_init(const void *sendbuf, void *recvbuf, int count,
+                        nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                        nbcx_request *req)
+{
+    PLAN(nbcx_iallreduce(sendbuf, recvbuf, count, type, op, comm, req));
+}
+
+int nbcx_gather_init(const void *sendbuf, int sendcount,
+                     nbcx_datatype sendtype, void *recvbuf, int recvcount,
+                     nbcx_datatype recvtype, int root, nbcx_comm comm,
+                     nbcx_request *req)
+{
+    PLAN(nbcx_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                      recvtype, root, comm, req));
+}
+
+int nbcx_scatter_init(const void *sendbuf, int sendcount,
+                      nbcx_datatype sendtype, void *recvbuf, int recvcount,
+                      nbcx_datatype recvtype, int root, nbcx_comm comm,
+                      nbcx_request *req)
+{
+    PLAN(nbcx_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                       recvtype, root, comm, req));
+}
+
+int nbcx_allgather_init(const void *sendbuf, int sendcount,
+                        nbcx_datatype sendtype, void *recvbuf, int recvcount,
+                        nbcx_datatype recvtype, nbcx_comm comm,
+                        nbcx_request *req)
+{
+    PLAN(nbcx_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm, req));
+}
+
+int nbcx_alltoall_init(const void *sendbuf, int sendcount,
+                       nbcx_datatype sendtype, void *recvbuf, int recvcount,
+                       nbcx_datatype recvtype, nbcx_comm comm,
+                       nbcx_request *req)
+{
+    PLAN(nbcx_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm, req));
 }

@@ -10,12 +10,19 @@ int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp, nbcx_comm *out)
      * MPI guarantees tag_ub >= 32767, so nseq >= 8; Open MPI and MPICH
      * give 2^19 and 2^16 collectives in flight per communicator. */
     unsigned nseq = ((unsigned)tp->tag_ub + 1u) >> 12;
+    if (nseq == 0 || rank < 0 || rank >= size) {
+        tp->ops->destroy(tp);
+        return NBCX_ERR_TRANSPORT;
+    }
     struct nbcx_comm_s *c = calloc(1, sizeof *c);
-    if (!c || nseq == 0 || rank < 0 || rank >= size) {
+    struct nbcxi_cache *cache = nbcxi_cache_new();
+    if (!c || !cache) {
+        nbcxi_cache_free(cache);
         free(c);
         tp->ops->destroy(tp);
-        return c ? NBCX_ERR_TRANSPORT : NBCX_ERR_NOMEM;
+        return NBCX_ERR_NOMEM;
     }
+    c->cache = cache;
     c->magic = NBCXI_COMM_MAGIC;
     c->rank = rank;
     c->size = size;
@@ -43,6 +50,7 @@ void nbcxi_comm_release(struct nbcx_comm_s *c)
 {
     if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1) {
         c->tp->ops->destroy(c->tp);
+        nbcxi_cache_free(c->cache);
         free(c);
     }
 }
@@ -89,6 +97,7 @@ int nbcx_comm_free(nbcx_comm *h)
         return NBCX_ERR_COMM;
     *h = NBCX_COMM_NULL;
     c->magic = 0; /* the handle is dead; operations in flight hold refs */
+    nbcxi_cache_close(c);
     nbcxi_comm_release(c);
     return NBCX_SUCCESS;
 }

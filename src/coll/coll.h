@@ -106,6 +106,27 @@ nbcxi_builder nbcx_build_alltoall_linear;   /* everything posted at once */
 nbcxi_builder nbcx_build_alltoall_pairwise; /* sends in pairwise order */
 nbcxi_builder nbcx_build_alltoall_bruck;    /* log p rounds, small blocks */
 
+/* What, besides its arguments, decides the schedule of a call: the
+ * forced algorithm (0: automatic), the fragment size, the progress mode
+ * (split mode picks tree algorithms). */
+struct nbcxi_selection {
+    int forced;
+    size_t segsize;
+    int mode;
+};
+NBCX_HIDDEN void nbcxi_coll_selection(enum nbcxi_coll coll,
+                                      struct nbcxi_selection *sel);
+
+/* api/cache.c: an idle cached schedule for this call (the caller owns
+ * it), or NULL; labels a newly built schedule so that it can be cached
+ * when it completes. */
+NBCX_HIDDEN struct nbcx_sched_s *
+nbcxi_cache_take(struct nbcx_comm_s *comm, enum nbcxi_coll coll,
+                 const struct nbcxi_coll_args *a);
+NBCX_HIDDEN int nbcxi_cache_label(struct nbcx_sched_s *s,
+                                  enum nbcxi_coll coll,
+                                  const struct nbcxi_coll_args *a);
+
 /* select.c: builds the schedule of collective `coll` with the forced or
  * automatic algorithm. */
 NBCX_HIDDEN int nbcxi_coll_build(enum nbcxi_coll coll,

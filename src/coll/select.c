@@ -198,6 +198,16 @@ static int split_tree(enum nbcxi_coll coll, int dflt)
     }
 }
 
+void nbcxi_coll_selection(enum nbcxi_coll coll, struct nbcxi_selection *sel)
+{
+    pthread_once(&env_once, read_env);
+    nbcx_progress_mode mode = NBCX_PROGRESS_CALLER;
+    nbcx_progress_get(&mode);
+    sel->forced = forced[coll];
+    sel->segsize = segsize;
+    sel->mode = (int)mode;
+}
+
 int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
                      struct nbcxi_coll_args *a)
 {
@@ -234,5 +244,10 @@ int nbcx_info(char *buf, size_t len)
         n += (size_t)snprintf(buf + n, len - n, " %s=%s", tables[c].name,
                               forced[c] ? tables[c].algs[forced[c] - 1].name
                                         : "auto");
+    unsigned long hits, misses;
+    nbcxi_cache_stats(&hits, &misses);
+    if (n < len)
+        snprintf(buf + n, len - n, " cache_hits=%lu cache_misses=%lu", hits,
+                 misses);
     return NBCX_SUCCESS;
 }

@@ -232,20 +232,68 @@ static bool serve_deferred_locked(void)
     return any;
 }
 
-int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req)
+/* A request for schedule s, with the next sequence number of its
+ * communicator; NULL (s destroyed, *err set) on failure. */
+static struct nbcx_request_s *new_request(struct nbcx_sched_s *s, int *err)
 {
-    *req = NBCX_REQUEST_NULL;
-    int err = nbcxi_sched_prepare(s);
-    struct nbcx_request_s *r = err ? NULL : calloc(1, sizeof *r);
+    *err = nbcxi_sched_prepare(s);
+    struct nbcx_request_s *r = *err ? NULL : calloc(1, sizeof *r);
     if (!r) {
         nbcxi_sched_destroy(s);
-        return err ? err : NBCX_ERR_NOMEM;
+        *err = *err ? *err : NBCX_ERR_NOMEM;
+        return NULL;
     }
     r->sched = s;
     atomic_init(&r->complete, false);
-    /* Collectives are started in the same order on every rank, so the
-     * sequence number (and with it the tag space) agrees everywhere. */
+    /* Collectives are started (or planned, for persistent ones) in the
+     * same order on every rank, so the sequence number (and with it the
+     * tag space) agrees everywhere. */
     s->seq = atomic_fetch_add_explicit(&s->comm->seq, 1, memory_order_relaxed);
+    return r;
+}
+
+static void activate(struct nbcx_request_s *r);
+
+int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req)
+{
+    *req = NBCX_REQUEST_NULL;
+    int err;
+    struct nbcx_request_s *r = new_request(s, &err);
+    if (!r)
+        return err;
+    activate(r);
+    *req = r;
+    return NBCX_SUCCESS;
+}
+
+int nbcxi_plan(struct nbcx_sched_s *s, nbcx_request *req)
+{
+    *req = NBCX_REQUEST_NULL;
+    int err;
+    struct nbcx_request_s *r = new_request(s, &err);
+    if (!r)
+        return err;
+    err = nbcxi_sched_prepare_requests(s);
+    if (err != NBCX_SUCCESS) {
+        nbcxi_sched_destroy(s);
+        free(r);
+        return err;
+    }
+    r->persistent = true;
+    atomic_store(&r->complete, true); /* inactive */
+    *req = r;
+    return NBCX_SUCCESS;
+}
+
+/* Starts r's schedule and, unless it finished at once, puts r on the
+ * active list. */
+static void activate(struct nbcx_request_s *r)
+{
+    struct nbcx_sched_s *s = r->sched;
+    int err;
+    r->started = true;
+    r->err = NBCX_SUCCESS;
+    atomic_store_explicit(&r->complete, false, memory_order_relaxed);
 
     int m = current_mode();
     if (m != NBCX_PROGRESS_CALLER && nbcxi_thread_ensure() != NBCX_SUCCESS) {
@@ -292,7 +340,58 @@ int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req)
     pthread_mutex_unlock(&nbcxi_engine_lock);
     if (wake)
         nbcxi_thread_wake();
-    *req = r;
+}
+
+/* Whether r can be started: a persistent request not already started. */
+static int check_startable(nbcx_request r)
+{
+    return r && r->persistent && !r->started ? NBCX_SUCCESS
+                                             : NBCX_ERR_REQUEST;
+}
+
+int nbcx_start(nbcx_request *req)
+{
+    if (!req)
+        return NBCX_ERR_REQUEST;
+    int err = check_startable(*req);
+    if (err == NBCX_SUCCESS)
+        activate(*req);
+    return err;
+}
+
+int nbcx_startall(int count, nbcx_request reqs[])
+{
+    if (count < 0 || (count > 0 && !reqs))
+        return NBCX_ERR_REQUEST;
+    /* All checked before any starts: nothing half-started. A request
+     * listed twice would be started twice. */
+    for (int i = 0; i < count; i++) {
+        int err = check_startable(reqs[i]);
+        for (int j = 0; j < i && err == NBCX_SUCCESS; j++)
+            if (reqs[j] == reqs[i])
+                err = NBCX_ERR_REQUEST;
+        if (err != NBCX_SUCCESS)
+            return err;
+    }
+    for (int i = 0; i < count; i++)
+        activate(reqs[i]);
+    return NBCX_SUCCESS;
+}
+
+int nbcx_request_free(nbcx_request *req)
+{
+    if (!req)
+        return NBCX_ERR_REQUEST;
+    struct nbcx_request_s *r = *req;
+    if (!r)
+        return NBCX_SUCCESS;
+    /* An operation in flight cannot be abandoned: its buffers are in use
+     * and its peers expect it. Wait for it first. */
+    if (r->persistent ? r->started : !is_complete(r))
+        return NBCX_ERR_REQUEST;
+    nbcxi_sched_destroy(r->sched);
+    free(r);
+    *req = NBCX_REQUEST_NULL;
     return NBCX_SUCCESS;
 }
 
@@ -308,15 +407,27 @@ int nbcx_progress(void)
     return NBCX_SUCCESS;
 }
 
-/* Releases a completed request and returns its result. */
+/* Releases a completed request and returns its result; a persistent one
+ * becomes inactive instead, ready for the next start. */
 static int retire(nbcx_request *req)
 {
     struct nbcx_request_s *r = *req;
     int err = r->err;
-    nbcxi_sched_destroy(r->sched);
+    if (r->persistent) {
+        r->started = false;
+        return err;
+    }
+    nbcxi_cache_put(r->sched, err);
     free(r);
     *req = NBCX_REQUEST_NULL;
     return err;
+}
+
+/* Requests that count as complete with nothing to report: NULL, and
+ * inactive persistent ones (MPI's "inactive" requests). */
+static bool is_idle(nbcx_request r)
+{
+    return !r || (r->persistent && !r->started);
 }
 
 /* Caller mode: one sweep over every operation. Thread modes: only the
@@ -337,7 +448,7 @@ static int find_complete(int count, nbcx_request reqs[])
 {
     bool any = false;
     for (int i = 0; i < count; i++) {
-        if (!reqs[i])
+        if (is_idle(reqs[i]))
             continue;
         if (is_complete(reqs[i]))
             return i;
@@ -397,7 +508,7 @@ int nbcx_test(nbcx_request *req, int *flag)
     if (!req || !flag)
         return NBCX_ERR_REQUEST;
     *flag = 0;
-    if (!*req) {
+    if (is_idle(*req)) {
         *flag = 1;
         return NBCX_SUCCESS;
     }
@@ -413,7 +524,7 @@ int nbcx_wait(nbcx_request *req)
 {
     if (!req)
         return NBCX_ERR_REQUEST;
-    if (!*req)
+    if (is_idle(*req))
         return NBCX_SUCCESS;
     wait_some(1, req);
     return retire(req);
@@ -426,12 +537,12 @@ int nbcx_testall(int count, nbcx_request reqs[], int *flag)
     *flag = 0;
     poke();
     for (int i = 0; i < count; i++)
-        if (reqs[i] && !is_complete(reqs[i]))
+        if (!is_idle(reqs[i]) && !is_complete(reqs[i]))
             return NBCX_SUCCESS;
     /* All complete: release them all (MPI_Testall semantics). */
     int err = NBCX_SUCCESS;
     for (int i = 0; i < count; i++) {
-        if (reqs[i]) {
+        if (!is_idle(reqs[i])) {
             int e = retire(&reqs[i]);
             if (err == NBCX_SUCCESS)
                 err = e;

@@ -8,6 +8,12 @@
  * Active transport requests live in one contiguous array of slots so the
  * transport can test them all in one call (MPI_Testsome).
  *
+ * Persistent operations (nbcx_<op>_init) keep a prepared transport request
+ * per send and receive (MPI_Send_init / MPI_Recv_init), made once by
+ * nbcxi_sched_prepare_requests; running such a node copies it into a slot,
+ * and the slots queued by one pass over the ready nodes are started
+ * together (MPI_Startall). Nothing is allocated per start.
+ *
  * In split progress mode some nodes belong to the application thread
  * (node->app): when another thread finds one ready it is set aside in
  * s->deferred, and run the next time the application thread progresses.
@@ -99,15 +105,95 @@ static void *slot(struct nbcx_sched_s *s, int i)
     return s->reqs + (size_t)i * s->comm->tp->ops->req_size;
 }
 
-/* Cancels every active request: the schedule is over (on error). */
+/* The prepared request of node i (persistent operations). */
+static void *prepared(struct nbcx_sched_s *s, int i)
+{
+    return s->prepared + (size_t)i * s->comm->tp->ops->req_size;
+}
+
+static bool is_p2p(const struct nbcxi_node *nd)
+{
+    return nd->kind == NBCXI_NODE_SEND || nd->kind == NBCXI_NODE_RECV;
+}
+
+/* Cancels every active request: the schedule is over (on error). A
+ * persistent operation keeps its prepared requests (they are released
+ * with it) but fails every later start with the same error: MPI leaves a
+ * request whose operation failed in an unspecified state. */
 static int abort_all(struct nbcx_sched_s *s, int err)
 {
     nbcxi_transport *tp = s->comm->tp;
-    for (int i = 0; i < s->nactive; i++)
-        tp->ops->cancel(tp, slot(s, i));
-    s->nactive = 0;
+    int started = s->nactive - s->unstarted;
+    for (int i = 0; i < started; i++) {
+        if (s->prepared)
+            tp->ops->cancel_prepared(tp, slot(s, i));
+        else
+            tp->ops->cancel(tp, slot(s, i));
+    }
+    if (s->prepared)
+        s->failed = err;
+    s->nactive = s->unstarted = 0;
     s->ndeferred = 0;
     s->ready_head = s->ready_tail;
+    return err;
+}
+
+int nbcxi_sched_prepare_requests(struct nbcx_sched_s *s)
+{
+    nbcxi_transport *tp = s->comm->tp;
+    if (!tp->ops->send_init || s->prepared)
+        return NBCX_SUCCESS;
+    s->prepared = malloc(tp->ops->req_size * (size_t)(s->nnodes ? s->nnodes
+                                                                 : 1));
+    if (!s->prepared)
+        return NBCX_ERR_NOMEM;
+    for (int i = 0; i < s->nnodes; i++) {
+        struct nbcxi_node *nd = &s->nodes[i];
+        if (!is_p2p(nd))
+            continue;
+        int tag = nbcxi_tag(s->comm, s->seq, nd->u.p2p.tag);
+        int err = nd->kind == NBCXI_NODE_SEND
+                      ? tp->ops->send_init(tp, nd->u.p2p.buf, nd->u.p2p.count,
+                                           nd->u.p2p.type, nd->u.p2p.peer,
+                                           tag, prepared(s, i))
+                      : tp->ops->recv_init(tp, nd->u.p2p.buf, nd->u.p2p.count,
+                                           nd->u.p2p.type, nd->u.p2p.peer,
+                                           tag, prepared(s, i));
+        if (err != NBCX_SUCCESS) {
+            while (--i >= 0)
+                if (is_p2p(&s->nodes[i]))
+                    tp->ops->free_prepared(tp, prepared(s, i));
+            free(s->prepared);
+            s->prepared = NULL;
+            return err;
+        }
+    }
+    return NBCX_SUCCESS;
+}
+
+void nbcxi_sched_release_requests(struct nbcx_sched_s *s)
+{
+    if (!s->prepared)
+        return;
+    nbcxi_transport *tp = s->comm->tp;
+    for (int i = 0; i < s->nnodes; i++)
+        if (is_p2p(&s->nodes[i]))
+            tp->ops->free_prepared(tp, prepared(s, i));
+    free(s->prepared);
+    s->prepared = NULL;
+}
+
+/* Starts the copies of prepared requests queued by run_node, together:
+ * they are the last s->unstarted slots. */
+static int start_prepared(struct nbcx_sched_s *s)
+{
+    if (!s->unstarted)
+        return NBCX_SUCCESS;
+    nbcxi_transport *tp = s->comm->tp;
+    int err = tp->ops->start(tp, s->unstarted,
+                             slot(s, s->nactive - s->unstarted));
+    if (err == NBCX_SUCCESS)
+        s->unstarted = 0;
     return err;
 }
 
@@ -151,11 +237,19 @@ static int run_node(struct nbcx_sched_s *s, int id)
     case NBCXI_NODE_RECV: {
         int tag = nbcxi_tag(s->comm, s->seq, nd->u.p2p.tag);
         void *req = slot(s, s->nactive);
-        err = nd->kind == NBCXI_NODE_SEND
-                  ? tp->ops->isend(tp, nd->u.p2p.buf, nd->u.p2p.count,
-                                   nd->u.p2p.type, nd->u.p2p.peer, tag, req)
-                  : tp->ops->irecv(tp, nd->u.p2p.buf, nd->u.p2p.count,
-                                   nd->u.p2p.type, nd->u.p2p.peer, tag, req);
+        if (s->prepared) { /* persistent: started with the others */
+            memcpy(req, prepared(s, id), tp->ops->req_size);
+            s->unstarted++;
+            err = NBCX_SUCCESS;
+        } else {
+            err = nd->kind == NBCXI_NODE_SEND
+                      ? tp->ops->isend(tp, nd->u.p2p.buf, nd->u.p2p.count,
+                                       nd->u.p2p.type, nd->u.p2p.peer, tag,
+                                       req)
+                      : tp->ops->irecv(tp, nd->u.p2p.buf, nd->u.p2p.count,
+                                       nd->u.p2p.type, nd->u.p2p.peer, tag,
+                                       req);
+        }
         if (err == NBCX_SUCCESS) {
             s->req_node[s->nactive] = id;
             s->req_t0[s->nactive] = nbcxi_now_ns();
@@ -202,18 +296,20 @@ static int run_ready(struct nbcx_sched_s *s, bool app)
         if (err != NBCX_SUCCESS)
             return abort_all(s, err);
     }
-    return NBCX_SUCCESS;
+    int err = start_prepared(s);
+    return err == NBCX_SUCCESS ? err : abort_all(s, err);
 }
 
 int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done)
 {
     *done = false;
-    int err = nbcxi_sched_prepare(s);
+    int err = s->failed ? s->failed : nbcxi_sched_prepare(s);
     if (err != NBCX_SUCCESS) {
         *done = true;
         return err;
     }
     s->ndone = 0;
+    s->unstarted = 0;
     s->nactive = 0;
     s->ndeferred = 0;
     s->next_due = 0;

@@ -49,6 +49,8 @@ void nbcxi_sched_destroy(struct nbcx_sched_s *s)
 {
     if (!s)
         return;
+    nbcxi_sched_release_requests(s);
+    nbcxi_cache_forget(s);
     for (int i = 0; i < s->nnodes; i++)
         node_release(&s->nodes[i]);
     for (int i = 0; i < s->ntmps; i++)

@@ -1,5 +1,7 @@
 /* mpi.c - the MPI transport: MPI_Isend/MPI_Irecv on a private duplicate
- * of the user's communicator, tested many at a time with MPI_Testsome.
+ * of the user's communicator, tested many at a time with MPI_Testsome;
+ * for persistent operations, MPI_Send_init/MPI_Recv_init once and
+ * MPI_Startall at every start.
  *
  * Errors are returned, not fatal: the duplicate has MPI_ERRORS_RETURN.
  */
@@ -98,6 +100,47 @@ static void mpi_cancel(nbcxi_transport *t, void *slot)
         MPI_Request_free(req);
 }
 
+static int mpi_send_init(nbcxi_transport *t, const void *buf, int count,
+                         struct nbcx_datatype_s *type, int peer, int tag,
+                         void *req)
+{
+    return nbcxi_mpi_error(MPI_Send_init(buf, count, nbcxi_mpi_type(type),
+                                         peer, tag, comm_of(t),
+                                         (MPI_Request *)req));
+}
+
+static int mpi_recv_init(nbcxi_transport *t, void *buf, int count,
+                         struct nbcx_datatype_s *type, int peer, int tag,
+                         void *req)
+{
+    return nbcxi_mpi_error(MPI_Recv_init(buf, count, nbcxi_mpi_type(type),
+                                         peer, tag, comm_of(t),
+                                         (MPI_Request *)req));
+}
+
+static int mpi_start(nbcxi_transport *t, int n, void *reqs)
+{
+    (void)t;
+    return nbcxi_mpi_error(MPI_Startall(n, (MPI_Request *)reqs));
+}
+
+/* Error paths only: the persistent request stays allocated (an active
+ * one may still be freed, MPI then releases it once it completes). */
+static void mpi_cancel_prepared(nbcxi_transport *t, void *slot)
+{
+    (void)t;
+    MPI_Cancel((MPI_Request *)slot);
+}
+
+static void mpi_free_prepared(nbcxi_transport *t, void *slot)
+{
+    (void)t;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && *(MPI_Request *)slot != MPI_REQUEST_NULL)
+        MPI_Request_free((MPI_Request *)slot);
+}
+
 static void mpi_destroy(nbcxi_transport *t)
 {
     int finalized = 0;
@@ -118,6 +161,11 @@ static const struct nbcxi_transport_ops mpi_ops = {
     .testsome = mpi_testsome,
     .cancel = mpi_cancel,
     .destroy = mpi_destroy,
+    .send_init = mpi_send_init,
+    .recv_init = mpi_recv_init,
+    .start = mpi_start,
+    .cancel_prepared = mpi_cancel_prepared,
+    .free_prepared = mpi_free_prepared,
 };
 
 int nbcxi_mpi_transport_create(MPI_Comm comm, nbcxi_transport **out)
