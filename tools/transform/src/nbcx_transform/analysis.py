@@ -126,10 +126,26 @@ class Analysis:
         self._eff_cache: dict[int, Effects] = {}
         self._changed = False
         self._cur: Function | None = None
-        self._points_to()
+        self.ret_param: dict[str, int] = {}
         for f in self.funcs.values():
             self.prov[f.key] = self._param_provenance(f)
+            self._returns_param(f)
+        self._points_to()
         self._summarise()
+
+    def _returns_param(self, f: Function) -> None:
+        """Functions that always return a pointer derived from parameter k (like
+        ``double *scale(double *a, ...) { ...; return a; }``): a call's value is then
+        what its k-th argument points to, not the union over all callers."""
+        ks: set[int | None] = set()
+        for n in f.body.walk():
+            if n.kind == CK.RETURN_STMT:
+                kids = n.exprs()
+                ks.add(self._prov(kids[0], self.prov[f.key]) if kids else None)
+        if len(ks) == 1:
+            k = next(iter(ks))
+            if k is not None:
+                self.ret_param[f.key] = k
 
     # ---------------------------------------------------------------- objects
     def var_obj(self, key: str) -> str:
@@ -145,7 +161,13 @@ class Analysis:
             return d.name if d else o
         if o.startswith("h:"):
             line = self.unit.data[: int(o[2:])].count(b"\n") + 1
-            return f"heap block allocated at line {line}"
+            names = sorted(
+                {self.decls[v[2:]].name
+                for v, p in self.pts.items()
+                if o in p and v.startswith("v:") and v[2:] in self.decls and len(p) <= 2}
+            )
+            who = f" ({', '.join(names[:2])})" if names else ""
+            return f"memory allocated at line {line}{who}"
         if o.startswith("r:"):
             return "return value"
         return "literal"
@@ -279,6 +301,9 @@ class Analysis:
 
     def _call_val(self, n: Node) -> set[str]:
         args = n.exprs()[1:]
+        k = self.ret_param.get(n.callee_key)
+        if k is not None and k < len(args):
+            return self.val(args[k])
         if n.callee_key in self.funcs:
             return set(self.pts.get("r:" + n.callee_key, set()))
         spec = mpi.lookup(n.callee) if n.callee else None

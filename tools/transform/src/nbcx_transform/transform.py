@@ -103,6 +103,7 @@ class WaitPoint:
     block: Block
     index: int  # boundary: before units[index] (== len(units): block end)
     flagged: bool
+    implied: bool = False  # inside "if (rank == root)" for its role: no rank test needed
 
 
 @dataclass
@@ -111,6 +112,7 @@ class Plan:
     overlap: int
     stop: str  # why the wait is where it is
     visited: list[Node]
+    implied: set[int] = field(default_factory=set)  # blocks only this role runs
 
 
 @dataclass
@@ -140,6 +142,7 @@ class Site:
     loop: Node | None = None
     notes: list[str] = field(default_factory=list)
     existing_req: str = ""  # nonblocking input made persistent: the request lvalue text
+    rank: str = ""  # rooted: the variable holding this rank in the communicator
     waits: list[dict[str, object]] = field(default_factory=list)
 
 
@@ -429,23 +432,32 @@ class FileTransform:
 
     def _scan(self, blk: Block, idx: int, state: str, site: Site, role: str, plan: Plan) -> str:
         f = site.func
+        imp = blk.bid in plan.implied
         for i in range(idx, len(blk.units)):
             u = blk.units[i]
             prev_end = blk.units[i - 1].end if i > 0 else (blk.node.start if blk.node else u.start)
             if self.has_directive(prev_end, u.start):
-                plan.points.append(WaitPoint(blk, i, state == MAYBE))
+                plan.points.append(WaitPoint(blk, i, state == MAYBE, imp))
                 plan.stop = plan.stop or "preprocessor directive"
                 return DONE
-            why = self.control_problem(u)
-            if not why:
-                why = self.conflict(self.unit_effects(u, f), site, role)
+            why = self._unit_problem(blk, i, site, role)
             if not why:
                 plan.overlap += sum(_count(s) for s in u.stmts)
                 plan.visited.extend(u.stmts)
                 continue
             s = u.stmts[0]
             if len(u.stmts) == 1 and s.kind in (CK.IF_STMT, CK.COMPOUND_STMT):
-                res = self._descend(s, state, site, role, plan)
+                snap = (len(plan.points), len(plan.visited), plan.overlap, plan.stop)
+                res = self._descend(s, state, site, role, plan, imp)
+                if res is not None and res == MAYBE and state == DEF and self._stops_next(
+                    blk, i, site, role
+                ):
+                    # Waits in a branch plus a flag-guarded one right after the if gain
+                    # nothing over a single wait before the if: keep it simple.
+                    del plan.points[snap[0] :]
+                    del plan.visited[snap[1] :]
+                    plan.overlap, plan.stop = snap[2], snap[3]
+                    res = None
                 if res is not None:
                     if res == NOFALL:
                         return NOFALL
@@ -453,14 +465,31 @@ class FileTransform:
                         return DONE
                     state = res
                     continue
-            plan.points.append(WaitPoint(blk, i, state == MAYBE))
+            plan.points.append(WaitPoint(blk, i, state == MAYBE, imp))
             plan.stop = plan.stop or why
             if len(u.stmts) == 1 and s.kind in JUMPS:
                 return NOFALL
             return DONE
         return state
 
-    def _descend(self, s: Node, state: str, site: Site, role: str, plan: Plan) -> str | None:
+    def _unit_problem(self, blk: Block, i: int, site: Site, role: str) -> str:
+        u = blk.units[i]
+        why = self.control_problem(u)
+        if not why:
+            why = self.conflict(self.unit_effects(u, site.func), site, role)
+        return why
+
+    def _stops_next(self, blk: Block, i: int, site: Site, role: str) -> bool:
+        """Whether the wait would have to come right after unit i anyway."""
+        if i + 1 >= len(blk.units):
+            return blk.kind in ("loop", "func", "other")
+        if self.has_directive(blk.units[i].end, blk.units[i + 1].start):
+            return True
+        return bool(self._unit_problem(blk, i + 1, site, role))
+
+    def _descend(
+        self, s: Node, state: str, site: Site, role: str, plan: Plan, implied: bool
+    ) -> str | None:
         """Places waits inside the branches of ``s``; the state after it, or None."""
         u = StmtUnit([s], s.start, self.full_end(s))
         if self.control_problem(u, allow_jumps=True):
@@ -472,6 +501,14 @@ class FileTransform:
             branches = [self.block_of_node.get(id(c)) for c in s.children[1:3]]
             if len(branches) == 1:
                 branches.append(None)
+            taken = self._rank_test(cond, site, role)
+            if taken is not None:
+                # "if (rank == root)": the root takes the then branch, the others do not.
+                b = branches[0] if taken else branches[1]
+                if b is None:
+                    return state
+                plan.implied.add(b.bid)
+                return self._scan(b, 0, state, site, role, plan)
         else:
             branches = [self.block_of_node.get(id(s))]
         outs: list[str] = []
@@ -479,6 +516,8 @@ class FileTransform:
             if b is None:
                 outs.append(state)
                 continue
+            if implied:
+                plan.implied.add(b.bid)
             outs.append(self._scan(b, 0, state, site, role, plan))
         falls = [o for o in outs if o != NOFALL]
         if not falls:
@@ -490,15 +529,59 @@ class FileTransform:
         return MAYBE
 
     # ------------------------------------------------------------ rank tests
+    def _rank_test(self, cond: Node, site: Site, role: str) -> bool | None:
+        """For ``if (rank == root)`` and the like: whether the role takes the then branch."""
+        if role not in ("root", "nonroot") or not site.rank:
+            return None
+        c = strip(cond)
+        if c.kind != CK.BINARY_OPERATOR or c.op not in ("==", "!="):
+            return None
+        a, b = (_norm(self.text(x)) for x in c.exprs())
+        roles = mpi.COLLECTIVES[site.name]
+        root = _norm(self.text(site.call.exprs()[1:][roles.index("root")]))
+        if {a, b} != {site.rank, root}:
+            return None
+        return (c.op == "==") == (role == "root")
+
+    def rank_var(self, site: Site) -> str:
+        """The variable set by MPI_Comm_rank(comm, &v) before the call and never changed."""
+        g = self._rank_var(site)
+        return g or ""
+
     def rank_guard(self, site: Site) -> tuple[str, str] | None:
         """(root test, non-root test) as C conditions, if they can be written safely."""
+        if not site.rank:
+            return None
+        f = site.func
+        root = site.call.exprs()[1:][mpi.COLLECTIVES[site.name].index("root")]
+        rank_name = site.rank
+        # The root expression must keep its value up to the waits, and be in scope there.
+        reads = self.an.effects(root, f).reads
+        for plan in site.plans.values():
+            for s in plan.visited:
+                if self.an.aliases(self.an.effects(s, f).writes, reads):
+                    return None
+        refs = [n for n in root.walk() if n.kind == CK.DECL_REF_EXPR]
+        for plan in site.plans.values():
+            for p in plan.points:
+                for r in refs:
+                    d = self.an.decls.get(r.ref)
+                    if d is not None and d.kind == "local" and d.scope is not None:
+                        if not self._encloses(d.scope, p.block):
+                            return None
+        rt = self.text(root).strip()
+        if not re.fullmatch(r"[A-Za-z_]\w*|\d+", rt):
+            rt = f"({rt})"
+        return f"{rank_name} == {rt}", f"{rank_name} != {rt}"
+
+    def _rank_var(self, site: Site) -> str | None:
         f = site.func
         roles = mpi.COLLECTIVES[site.name]
         args = site.call.exprs()[1:]
         comm = args[roles.index("comm")]
         root = args[roles.index("root")]
         comm_text = _norm(self.text(comm))
-        if any(n.kind == CK.CALL_EXPR for n in root.walk()):
+        if any(n.kind in (CK.CALL_EXPR, CK.UNARY_OPERATOR) and n.op != "-" for n in root.walk()):
             return None
         rank = ""
         top_site = self._top_unit_index(site.stmt, f)
@@ -540,25 +623,7 @@ class FileTransform:
                         return None
                     if _norm(self.text(call.exprs()[1])) != comm_text:
                         return None
-        rank_name = self.an.decls[rank].name
-        # The root expression must keep its value up to the waits, and be in scope there.
-        reads = self.an.effects(root, f).reads
-        for plan in site.plans.values():
-            for s in plan.visited:
-                if self.an.aliases(self.an.effects(s, f).writes, reads):
-                    return None
-        refs = [n for n in root.walk() if n.kind == CK.DECL_REF_EXPR]
-        for plan in site.plans.values():
-            for p in plan.points:
-                for r in refs:
-                    d = self.an.decls.get(r.ref)
-                    if d is not None and d.kind == "local" and d.scope is not None:
-                        if not self._encloses(d.scope, p.block):
-                            return None
-        rt = self.text(root).strip()
-        if not re.fullmatch(r"[A-Za-z_]\w*|\d+", rt):
-            rt = f"({rt})"
-        return f"{rank_name} == {rt}", f"{rank_name} != {rt}"
+        return self.an.decls[rank].name
 
     def _encloses(self, scope: Node, blk: Block) -> bool:
         n: Node | None = blk.node if blk.node is not None else (blk.stmts[0] if blk.stmts else None)
@@ -740,6 +805,8 @@ class FileTransform:
 
     def analyse_site(self, site: Site) -> None:
         rooted = mpi.is_rooted(site.name) and not site.notes
+        if rooted:
+            site.rank = self.rank_var(site)
         roles = ["root", "nonroot"] if rooted else ["any"]
         for r in roles:
             self.buffers[(id(site), r)] = self.op_buffers(site, r)
@@ -757,6 +824,7 @@ class FileTransform:
                 else:
                     site.guards = {"root": g[0], "nonroot": g[1]}
             if not site.guards:
+                site.rank = ""
                 self.buffers[(id(site), "any")] = self.op_buffers(site, "any")
                 site.plans = {"any": self.place(site, "any")}
         # persistent?
@@ -765,8 +833,10 @@ class FileTransform:
             why = self.invariant_problem(site, loop, site.call.exprs()[1:])
             if why:
                 site.notes.append("not persistent: " + why)
-            elif not self.own_lines(site.stmt):
-                site.notes.append("not persistent: the call shares its line with other code")
+            elif not self.own_lines(site.stmt) or self.where[id(site.stmt)][0].node is None:
+                site.notes.append(
+                    "not persistent: the call shares its line with other code or is not in braces"
+                )
             else:
                 site.loop = loop
                 site.persistent = "hoisted" if self.hoistable(site, loop) else "lazy"
@@ -785,7 +855,7 @@ class FileTransform:
         conv = {
             id(s.stmt): s
             for s in self.sites
-            if s.func is f and s.action != "blocking" and not s.existing_req
+            if s.func is f and s.action != "blocking" and not s.existing_req and not s.persistent
         }
 
         def rec(n: Node, base: int) -> int:
@@ -801,7 +871,13 @@ class FileTransform:
                 base = rec(c, base)
             return base
 
-        return rec(f.body, 0)
+        top = rec(f.body, 0)
+        # Persistent requests live from init to free: they never share a slot.
+        for s in self.sites:
+            if s.func is f and s.persistent and not s.existing_req and s.action != "blocking":
+                s.slot = top
+                top += 1
+        return top
 
     # --------------------------------------------------------------- output
     def add_insert(self, blk: Block, idx: int, prio: int, lines: list[str]) -> None:
@@ -924,8 +1000,8 @@ class FileTransform:
             flags_used.add(site.func.key)
             self.add_insert(blk, idx + 1, 1, [f"{self.names['nbcx_flag']}[{site.slot}] = 1;"])
         for role, plan in site.plans.items():
-            guard = site.guards.get(role, "")
             for p in plan.points:
+                guard = "" if p.implied else site.guards.get(role, "")
                 self.pending_waits.setdefault((p.block.bid, p.index), []).append(
                     Emit(site.slot, p.flagged, guard, clear=flagged)
                 )
@@ -1031,7 +1107,7 @@ class FileTransform:
                 why = self.invariant_problem(site, loop, args[:-1])
                 reqtext = _norm(self.text(args[-1]))
                 wait = self._matching_wait(n, reqtext, loop)
-                if not why and not self.own_lines(n):
+                if not why and (not self.own_lines(n) or self.where[id(n)][0].node is None):
                     why = "the call shares its line with other code"
                 if not why and wait is None:
                     why = f"no MPI_Wait({reqtext}, ...) in the same loop body, or the request is used elsewhere"
@@ -1134,6 +1210,7 @@ class FileTransform:
 
     def render(self) -> bytes:
         edits: list[tuple[int, int, int, str]] = []  # (start, end, order, text)
+        virtual: dict[int, dict[int, list[str]]] = {}
         for (bid, idx), items in self.inserts.items():
             blk = self.blocks[bid]
             lines: list[str] = []
@@ -1167,27 +1244,22 @@ class FileTransform:
                     text = self._render_lines(lines, indent)
                 edits.append((off, off, 1, text))
             else:
-                s = blk.stmts[0]
-                owner_indent = self._line_indent(blk.owner.start if blk.owner else s.start)
-                inner = owner_indent + self.indent_unit
-                if idx == 0:
-                    edits.append(
-                        (s.start, s.start, 0, "{\n" + self._render_lines(lines, inner) + inner)
-                    )
-                else:
-                    end = self.full_end(s)
-                    edits.append((end, end, 2, "\n" + self._render_lines(lines, inner) + owner_indent + "}"))
-        wrapped = {bid for (bid, _idx) in self.inserts if self.blocks[bid].node is None}
-        for bid in wrapped:
+                virtual.setdefault(bid, {})[idx] = lines
+        for bid, parts in virtual.items():
+            # A lone statement (no braces) that gets company: wrap it in braces.
             blk = self.blocks[bid]
             s = blk.stmts[0]
             owner_indent = self._line_indent(blk.owner.start if blk.owner else s.start)
-            inner = owner_indent + self.indent_unit
-            if (bid, 0) not in self.inserts:
-                edits.append((s.start, s.start, 0, "{\n" + inner))
-            if (bid, 1) not in self.inserts:
-                end = self.full_end(s)
-                edits.append((end, end, 2, "\n" + owner_indent + "}"))
+            p = s.start
+            while p > 0 and self.data[p - 1 : p] in (b" ", b"\t", b"\n", b"\r"):
+                p -= 1
+            own_line = b"\n" in self.data[p : s.start]
+            inner = self._line_indent(s.start) if own_line else owner_indent + self.indent_unit
+            pre = self._render_lines(parts.get(0, []), inner)
+            edits.append((p, s.start, 0, " {\n" + pre + inner))
+            end = self.full_end(s)
+            post = self._render_lines(parts.get(1, []), inner)
+            edits.append((end, end, 2, "\n" + post + owner_indent + "}"))
         for start, end, text in self.replaces:
             edits.append((start, end, 1, text))
         if self.need_ext_include:
