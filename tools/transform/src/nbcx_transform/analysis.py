@@ -162,9 +162,11 @@ class Analysis:
         if o.startswith("h:"):
             line = self.unit.data[: int(o[2:])].count(b"\n") + 1
             names = sorted(
-                {self.decls[v[2:]].name
-                for v, p in self.pts.items()
-                if o in p and v.startswith("v:") and v[2:] in self.decls and len(p) <= 2}
+                {
+                    self.decls[v[2:]].name
+                    for v, p in self.pts.items()
+                    if o in p and v.startswith("v:") and v[2:] in self.decls and len(p) <= 2
+                }
             )
             who = f" ({', '.join(names[:2])})" if names else ""
             return f"memory allocated at line {line}{who}"

@@ -148,6 +148,7 @@ class Function:
     params: list[str]
     variadic: bool
     static: bool
+    in_main: bool = True  # defined in the main file (else in a user header: analysed only)
 
 
 @dataclass
@@ -213,7 +214,9 @@ class _Builder:
             kind = "function"
         elif c.kind == CursorKind.PARM_DECL:
             kind = "param"
-        elif c.semantic_parent is not None and c.semantic_parent.kind != CursorKind.TRANSLATION_UNIT:
+        elif (
+            c.semantic_parent is not None and c.semantic_parent.kind != CursorKind.TRANSLATION_UNIT
+        ):
             kind = (
                 "static_local"
                 if c.storage_class in (cindex.StorageClass.STATIC, cindex.StorageClass.EXTERN)
@@ -251,7 +254,11 @@ class _Builder:
             if ref is not None:
                 node.ref = decl_key(ref)
                 node.ref_kind = ref.kind
-                if ref.kind in (CursorKind.VAR_DECL, CursorKind.PARM_DECL, CursorKind.FUNCTION_DECL):
+                if ref.kind in (
+                    CursorKind.VAR_DECL,
+                    CursorKind.PARM_DECL,
+                    CursorKind.FUNCTION_DECL,
+                ):
                     self.info_for(ref)
         elif k == CursorKind.CALL_EXPR:
             ref = c.referenced
@@ -264,12 +271,7 @@ class _Builder:
         elif k == CursorKind.UNARY_OPERATOR:
             node.op = self.unary_op(c)
         elif k == CursorKind.INTEGER_LITERAL:
-            toks = list(c.get_tokens())
-            if len(toks) == 1:
-                try:
-                    node.value = int(toks[0].spelling.rstrip("uUlL"), 0)
-                except ValueError:
-                    node.value = None
+            node.value = self.int_value(c)
         elif k in (CursorKind.VAR_DECL, CursorKind.PARM_DECL):
             info = self.info_for(c)
             node.key = info.key
@@ -288,6 +290,37 @@ class _Builder:
         if k in (CursorKind.COMPOUND_STMT, CursorKind.FOR_STMT):
             self.scope_stack.pop()
         return node
+
+    def int_value(self, c: Cursor) -> int | None:
+        """The value of an integer literal (also one written through a macro)."""
+        toks = list(c.get_tokens())
+        if len(toks) == 1:
+            try:
+                return int(toks[0].spelling.rstrip("uUlL"), 0)
+            except ValueError:
+                pass
+        lib = cindex.conf.lib
+        try:
+            ev = lib.clang_Cursor_Evaluate
+            ev.argtypes = [Cursor]
+            ev.restype = ctypes.c_void_p
+            get = lib.clang_EvalResult_getAsLongLong
+            get.argtypes = [ctypes.c_void_p]
+            get.restype = ctypes.c_longlong
+            kind = lib.clang_EvalResult_getKind
+            kind.argtypes = [ctypes.c_void_p]
+            kind.restype = ctypes.c_int
+            dispose = lib.clang_EvalResult_dispose
+            dispose.argtypes = [ctypes.c_void_p]
+        except AttributeError:
+            return None
+        res = ev(c)
+        if not res:
+            return None
+        try:
+            return int(get(res)) if kind(res) == 1 else None  # CXEval_Int
+        finally:
+            dispose(res)
 
     def binary_op(self, c: Cursor) -> str:
         if self.binop is not None:
@@ -324,7 +357,10 @@ def _mark_address_taken(functions: set[str], root: Node, out: set[str]) -> None:
         if n.kind == CursorKind.DECL_REF_EXPR and n.ref_kind == CursorKind.FUNCTION_DECL:
             par = n.parent
             # callee position: CALL_EXPR -> UNEXPOSED (decay) -> DECL_REF
-            while par is not None and par.kind in (CursorKind.UNEXPOSED_EXPR, CursorKind.PAREN_EXPR):
+            while par is not None and par.kind in (
+                CursorKind.UNEXPOSED_EXPR,
+                CursorKind.PAREN_EXPR,
+            ):
                 par = par.parent
             if par is None or par.kind != CursorKind.CALL_EXPR or par.callee_key != n.ref:
                 out.add(n.ref)
@@ -340,6 +376,32 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes) -> Unit:
     includes: list[tuple[str, int, int]] = []
     for c in tu.cursor.get_children():
         if not b.in_main(c):
+            # Functions defined in the program's own headers are analysed too.
+            loc = c.location
+            if (
+                c.kind == CursorKind.FUNCTION_DECL
+                and c.is_definition()
+                and loc.file is not None
+                and not loc.is_in_system_header
+            ):
+                key = decl_key(c)
+                if key in functions:
+                    continue
+                info = b.info_for(c)
+                b.func_stack.append(key)
+                node = b.build(c)
+                b.func_stack.pop()
+                body = next(
+                    (ch for ch in node.children if ch.kind == CursorKind.COMPOUND_STMT), None
+                )
+                if body is not None:
+                    params = [ch.key for ch in node.children if ch.kind == CursorKind.PARM_DECL]
+                    for i, pk in enumerate(params):
+                        b.decls[pk].index = i
+                        b.decls[pk].func = key
+                    functions[key] = Function(
+                        key, c.spelling, node, body, params, False, info.linkage_static, False
+                    )
             continue
         if c.kind == CursorKind.MACRO_INSTANTIATION:
             macro_ranges.append((c.extent.start.offset, c.extent.end.offset))

@@ -79,9 +79,7 @@ def _parser() -> argparse.ArgumentParser:
         help="leave a collective blocking when fewer than N statements would overlap it "
         "(default 0: convert every safe one, as Petal does)",
     )
-    p.add_argument(
-        "--no-persistent", action="store_true", help="never emit persistent collectives"
-    )
+    p.add_argument("--no-persistent", action="store_true", help="never emit persistent collectives")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
 
@@ -126,9 +124,7 @@ def format_text(recs: list[dict[str, Any]], notes: list[str]) -> str:
             if r.get("persistent") == "hoisted":
                 what = f"persistent (init before the loop at line {r['loop_line']})"
             elif r.get("persistent") == "lazy":
-                what = (
-                    f"persistent (init at the first start in the loop at line {r['loop_line']})"
-                )
+                what = f"persistent (init at the first start in the loop at line {r['loop_line']})"
             out.append(head + f"{what}, request {r['request']}")
             for w in r["waits"]:
                 who = {"root": "root: ", "nonroot": "non-root: "}.get(w["role"], "")
@@ -190,7 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.check:
             for r in recs:
                 if r["action"] != "blocking":
-                    print(f"{r['file']}:{r['line']}:{r['column']}: {r['call']} can be {r['action']}")
+                    print(
+                        f"{r['file']}:{r['line']}:{r['column']}: {r['call']} can be {r['action']}"
+                    )
         if args.output is not None and not (args.diff or args.check or args.dry_run):
             args.output.write_bytes(new)
         elif write and new != unit.data:

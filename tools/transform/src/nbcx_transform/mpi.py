@@ -154,9 +154,7 @@ MPI_FUNCS: dict[str, FuncSpec] = {
     "MPI_Sendrecv": FuncSpec(
         ("R", "-", "-", "-", "-", "W", "-", "-", "-", "-", "-", "W"), mpi=True
     ),
-    "MPI_Sendrecv_replace": FuncSpec(
-        ("RW", "-", "-", "-", "-", "-", "-", "-", "W"), mpi=True
-    ),
+    "MPI_Sendrecv_replace": FuncSpec(("RW", "-", "-", "-", "-", "-", "-", "-", "W"), mpi=True),
     "MPI_Probe": FuncSpec(("-", "-", "-", "W"), mpi=True),
     "MPI_Iprobe": FuncSpec(("-", "-", "-", "W", "W"), mpi=True),
     # Must complete everything before (Petal, Section 3.4).

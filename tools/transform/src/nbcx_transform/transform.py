@@ -104,6 +104,7 @@ class WaitPoint:
     index: int  # boundary: before units[index] (== len(units): block end)
     flagged: bool
     implied: bool = False  # inside "if (rank == root)" for its role: no rank test needed
+    why: str = ""  # what stops the operation from staying in flight any longer
 
 
 @dataclass
@@ -161,6 +162,8 @@ class FileTransform:
         self.blocks: list[Block] = []
         self.where: dict[int, tuple[Block, int]] = {}  # id(stmt) -> (block, unit index)
         self.block_of_node: dict[int, Block] = {}
+        self.block_func: dict[int, str] = {}
+        self.waitall_funcs: set[str] = set()
         self.directives = [
             m.start() for m in _DIRECTIVE.finditer(self.data) if m.group(1) != b"pragma"
         ]
@@ -186,7 +189,7 @@ class FileTransform:
 
     def _fresh_names(self) -> dict[str, str]:
         out = {}
-        for base in ("nbcx_req", "nbcx_flag"):
+        for base in ("nbcx_req", "nbcx_flag", "nbcx_stat"):
             name = base
             i = 1
             while re.search(rb"\b" + name.encode() + rb"\b", self.data):
@@ -250,7 +253,11 @@ class FileTransform:
 
     # ------------------------------------------------------------ structure
     def _build_blocks(self, f: Function) -> Block:
-        return self._make_block(f.body, "func", None, None)
+        first = len(self.blocks)
+        b = self._make_block(f.body, "func", None, None)
+        for blk in self.blocks[first:]:
+            self.block_func[blk.bid] = f.key
+        return b
 
     def _make_block(self, n: Node, kind: str, parent: Block | None, owner: Node | None) -> Block:
         if n.kind == CK.COMPOUND_STMT:
@@ -422,12 +429,11 @@ class FileTransform:
                 idx = self.where[id(blk.owner)][1] + 1
                 blk = parent
                 continue
-            plan.points.append(WaitPoint(blk, len(blk.units), state == MAYBE))
-            if not plan.stop:
-                plan.stop = {
-                    "loop": "end of the loop body",
-                    "func": "end of the function",
-                }.get(blk.kind, "end of the block")
+            why = {"loop": "end of the loop body", "func": "end of the function"}.get(
+                blk.kind, "end of the block"
+            )
+            plan.points.append(WaitPoint(blk, len(blk.units), state == MAYBE, why=why))
+            plan.stop = plan.stop or why
             return plan
 
     def _scan(self, blk: Block, idx: int, state: str, site: Site, role: str, plan: Plan) -> str:
@@ -437,7 +443,7 @@ class FileTransform:
             u = blk.units[i]
             prev_end = blk.units[i - 1].end if i > 0 else (blk.node.start if blk.node else u.start)
             if self.has_directive(prev_end, u.start):
-                plan.points.append(WaitPoint(blk, i, state == MAYBE, imp))
+                plan.points.append(WaitPoint(blk, i, state == MAYBE, imp, "preprocessor directive"))
                 plan.stop = plan.stop or "preprocessor directive"
                 return DONE
             why = self._unit_problem(blk, i, site, role)
@@ -449,8 +455,11 @@ class FileTransform:
             if len(u.stmts) == 1 and s.kind in (CK.IF_STMT, CK.COMPOUND_STMT):
                 snap = (len(plan.points), len(plan.visited), plan.overlap, plan.stop)
                 res = self._descend(s, state, site, role, plan, imp)
-                if res is not None and res == MAYBE and state == DEF and self._stops_next(
-                    blk, i, site, role
+                if (
+                    res is not None
+                    and res == MAYBE
+                    and state == DEF
+                    and self._stops_next(blk, i, site, role)
                 ):
                     # Waits in a branch plus a flag-guarded one right after the if gain
                     # nothing over a single wait before the if: keep it simple.
@@ -465,7 +474,7 @@ class FileTransform:
                         return DONE
                     state = res
                     continue
-            plan.points.append(WaitPoint(blk, i, state == MAYBE, imp))
+            plan.points.append(WaitPoint(blk, i, state == MAYBE, imp, why))
             plan.stop = plan.stop or why
             if len(u.stmts) == 1 and s.kind in JUMPS:
                 return NOFALL
@@ -752,7 +761,7 @@ class FileTransform:
     # ------------------------------------------------------------- the sites
     def find_sites(self) -> None:
         banned = ""
-        for f in self.unit.functions.values():
+        for f in self.main_functions():
             for n in f.body.walk():
                 if n.kind == CK.CALL_EXPR and (
                     n.callee.startswith(mpi.UNSAFE_MPI_PREFIXES) or n.callee in mpi.UNSAFE_MPI_NAMES
@@ -763,9 +772,9 @@ class FileTransform:
             for f in self.unit.functions.values()
             for n in f.body.walk()
         )
-        for f in self.unit.functions.values():
+        for f in self.main_functions():
             self._build_blocks(f)
-        for f in self.unit.functions.values():
+        for f in self.main_functions():
             for n in f.body.walk():
                 if n.kind != CK.CALL_EXPR or n.callee not in mpi.COLLECTIVES:
                     continue
@@ -773,9 +782,11 @@ class FileTransform:
                 self.sites.append(site)
                 stmt = n
                 par = n.parent
-                if par is not None and par.kind == CK.CSTYLE_CAST_EXPR and self.text(par).replace(
-                    " ", ""
-                ).startswith("(void)"):
+                if (
+                    par is not None
+                    and par.kind == CK.CSTYLE_CAST_EXPR
+                    and self.text(par).replace(" ", "").startswith("(void)")
+                ):
                     stmt = par
                 site.stmt = stmt
                 if banned:
@@ -785,7 +796,9 @@ class FileTransform:
                     site.reason = "its result is used (not a statement of its own)"
                     continue
                 callee = n.children[0] if n.children else None
-                name_ok = callee is not None and self.data[callee.start : callee.end] == n.callee.encode()
+                name_ok = (
+                    callee is not None and self.data[callee.start : callee.end] == n.callee.encode()
+                )
                 close = n.end - 1
                 if (
                     self.in_macro(n.start)
@@ -883,8 +896,9 @@ class FileTransform:
     def add_insert(self, blk: Block, idx: int, prio: int, lines: list[str]) -> None:
         self.inserts.setdefault((blk.bid, idx), []).append((prio, lines))
 
-    def wait_lines(self, emits: list[Emit]) -> list[str]:
+    def wait_lines(self, emits: list[Emit], func: str) -> list[str]:
         req = self.names["nbcx_req"]
+        stat = self.names["nbcx_stat"]
         flag = self.names["nbcx_flag"]
         out: list[str] = []
         plain = sorted({e.slot for e in emits if not e.flagged and not e.guard})
@@ -899,8 +913,10 @@ class FileTransform:
             if len(r) == 1:
                 out.append(f"MPI_Wait(&{req}[{r[0]}], MPI_STATUS_IGNORE);")
             else:
-                first = req if r[0] == 0 else f"&{req}[{r[0]}]"
-                out.append(f"MPI_Waitall({len(r)}, {first}, MPI_STATUSES_IGNORE);")
+                # (statuses rather than MPI_STATUSES_IGNORE: GCC 12 warns about MPICH's)
+                first = f"{req}, {stat}" if r[0] == 0 else f"&{req}[{r[0]}], &{stat}[{r[0]}]"
+                out.append(f"MPI_Waitall({len(r)}, {first});")
+                self.waitall_funcs.add(func)
         out.extend(f"{flag}[{c}] = 0;" for c in clears)
         guarded = [e for e in emits if e.flagged or e.guard]
         seen: set[tuple[int, bool, str]] = set()
@@ -924,7 +940,9 @@ class FileTransform:
         end = self.full_end(stmt)
         nl = self.data.find(b"\n", end)
         rest = self.data[end : len(self.data) if nl < 0 else nl].strip()
-        return not rest or rest.startswith(b"//") or (rest.startswith(b"/*") and rest.endswith(b"*/"))
+        return (
+            not rest or rest.startswith(b"//") or (rest.startswith(b"/*") and rest.endswith(b"*/"))
+        )
 
     def nonblocking_text(self, site: Site, req: str) -> str:
         """The statement with the call renamed to MPI_I* and the request appended."""
@@ -979,6 +997,9 @@ class FileTransform:
                 3,
                 ["@free", f"if ({var} != MPI_REQUEST_NULL) {{", f"\tMPI_Request_free({req});", "}"],
             )
+            if site.existing_req:
+                # The program's own request may hold anything before the loop.
+                self.add_insert(lblk, lidx, 5, ["@reset", f"{var} = MPI_REQUEST_NULL;"])
         body += ["#else", ind + nb_text.strip(), "#endif"]
         del blk, idx
         self.replaces.append((ls, end, "\n".join(body)))
@@ -1013,7 +1034,7 @@ class FileTransform:
                         "flagged": p.flagged,
                         "guard": guard,
                         "overlap": plan.overlap,
-                        "stopped_by": plan.stop,
+                        "stopped_by": p.why,
                     }
                 )
 
@@ -1041,14 +1062,16 @@ class FileTransform:
                 else:
                     final.extend(es)
             blk = self.blocks[key[0]]
-            self.add_insert(blk, key[1], 2, self.wait_lines(final))
+            self.add_insert(blk, key[1], 2, self.wait_lines(final, self.block_func[blk.bid]))
 
     def run(self) -> bytes:
         """Analyses every collective and returns the rewritten file."""
         self.buffers: dict[tuple[int, str], tuple[set[str], set[str]]] = {}
         self.pending_waits: dict[tuple[int, int], list[Emit]] = {}
         if self.unit.errors:
-            self.file_notes.append("not transformed: the file does not parse: " + self.unit.errors[0])
+            self.file_notes.append(
+                "not transformed: the file does not parse: " + self.unit.errors[0]
+            )
             self.find_sites_safe()
             return self.data
         self.find_sites()
@@ -1057,25 +1080,34 @@ class FileTransform:
                 self.analyse_site(s)
         self.find_existing_nonblocking()
         flags_used: set[str] = set()
-        for f in self.unit.functions.values():
+        counts: dict[str, int] = {}
+        for f in self.main_functions():
             n = self.number(f)
             sites = [s for s in self.sites if s.func is f and s.action not in ("blocking",)]
             for s in sites:
                 if s.existing_req:
                     continue
                 self.emit_site(s, flags_used)
+            counts[f.key] = n
+        self.merge_waits()
+        for f in self.main_functions():
+            n = counts.get(f.key, 0)
             if n > 0:
                 fb = self.block_of_node[id(f.body)]
                 nulls = ", ".join(["MPI_REQUEST_NULL"] * n)
                 lines = [f"MPI_Request {self.names['nbcx_req']}[{n}] = {{{nulls}}};"]
+                if f.key in self.waitall_funcs:
+                    lines.append(f"MPI_Status {self.names['nbcx_stat']}[{n}];")
                 if f.key in flags_used:
                     lines.append(f"int {self.names['nbcx_flag']}[{n}] = {{0}};")
                 self.add_insert(fb, 0, 0, lines)
-        self.merge_waits()
         return self.render()
 
+    def main_functions(self) -> list[Function]:
+        return [f for f in self.unit.functions.values() if f.in_main]
+
     def find_sites_safe(self) -> None:
-        for f in self.unit.functions.values():
+        for f in self.main_functions():
             for n in f.body.walk():
                 if n.kind == CK.CALL_EXPR and n.callee in mpi.COLLECTIVES:
                     s = Site(f, n, n, n.callee, n.line, n.col)
@@ -1087,7 +1119,7 @@ class FileTransform:
         """MPI_Ixxx(..., &req) + MPI_Wait(&req, ...) in a loop -> persistent."""
         if not self.opts.persistent:
             return
-        for f in self.unit.functions.values():
+        for f in self.main_functions():
             for n in f.body.walk():
                 if n.kind != CK.CALL_EXPR:
                     continue
@@ -1152,7 +1184,10 @@ class FileTransform:
                         continue
                 if par.callee != "MPI_Wait" or _norm(self.text(par.exprs()[1])) != reqtext:
                     return None
-                if id(par) not in self.where or self.where[id(par)][0] is not self.where[id(call)][0]:
+                if (
+                    id(par) not in self.where
+                    or self.where[id(par)][0] is not self.where[id(call)][0]
+                ):
                     return None
                 if found is not None:
                     return None
@@ -1216,8 +1251,11 @@ class FileTransform:
             lines: list[str] = []
             inits: list[list[str]] = []
             frees: list[list[str]] = []
+            resets: list[str] = []
             for _, ls in sorted(items, key=lambda t: t[0]):
-                if ls and ls[0] == "@init":
+                if ls and ls[0] == "@reset":
+                    resets.extend(ls[1:])
+                elif ls and ls[0] == "@init":
                     inits.append(ls)
                 elif ls and ls[0] == "@free":
                     frees.append(ls)
@@ -1234,6 +1272,8 @@ class FileTransform:
                 lines.append("#elif NBCX_PERSISTENT")
                 lines.extend(i[2] for i in inits)
                 lines.append("#endif")
+            if resets:
+                lines += ["#if NBCX_PERSISTENT", *resets, "#endif"]
             if not lines:
                 continue
             if blk.node is not None:
