@@ -37,3 +37,21 @@ def test_idempotent(case: str, program: str, opts: tuple[str, ...], tmp_path: Pa
     converted = [r for r in second.report["collectives"] if r["action"] == "nonblocking"]
     assert converted == []
     del first
+
+
+def test_heat_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The text report of the larger program (quoted in the README)."""
+    from conftest import mpicc_for_parsing
+    from nbcx_transform.cli import main
+
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    src = tmp_path / "heat.c"
+    src.write_bytes((PROGRAMS / "heat.c").read_bytes())
+    assert main(["--mpicc", cc, "-n", "--report", str(src)]) == 0
+    text = capsys.readouterr().out.replace(str(src), "heat.c")
+    golden = GOLDEN / "heat.report.txt"
+    if os.environ.get("NBCX_UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text()

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from clang.cindex import CursorKind as CK
+from clang.cindex import CursorKind as CK  # noqa: N817
 
 from nbcx_transform import mpi
 from nbcx_transform.clangast import DeclInfo, Function, Node, Unit
@@ -422,11 +422,11 @@ class Analysis:
                 d = self.decls[target]
                 if d.kind not in ("local", "param") or d.func != f.key:
                     continue
-                p = self._prov(src, vp) if src is not None else None
+                pv = self._prov(src, vp) if src is not None else None
                 old = vp.get(target, -1)
                 if old == -1:
-                    new: int | None = p
-                elif old != p:
+                    new: int | None = pv
+                elif old != pv:
                     new = None
                 else:
                     continue

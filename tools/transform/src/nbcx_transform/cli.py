@@ -95,6 +95,7 @@ def site_record(path: str, s: Site, req_name: str) -> dict[str, Any]:
     }
     if s.action == "blocking":
         rec["reason"] = s.reason
+        rec["call"] = s.call.callee
     elif s.existing_req:
         rec["call"] = s.call.callee
         rec["request"] = s.existing_req

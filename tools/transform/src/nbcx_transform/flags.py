@@ -25,15 +25,18 @@ def _run(cmd: list[str]) -> str:
     return res.stdout if res.returncode == 0 else ""
 
 
+SHIM = Path(__file__).parent / "include"
+
+
 def gcc_include() -> list[str]:
-    """``-isystem`` GCC's own header directory (stddef.h and friends)."""
+    """``-isystem`` our <stdatomic.h> and GCC's own header directory (stddef.h and friends)."""
     for cc in (os.environ.get("CC", ""), "gcc", "cc"):
         if not cc or shutil.which(cc) is None:
             continue
         out = _run([cc, "-print-file-name=include"]).strip()
         if out and Path(out).is_dir():
-            return ["-isystem", out]
-    return []
+            return ["-isystem", str(SHIM), "-isystem", out]
+    return ["-isystem", str(SHIM)]
 
 
 def mpi_flags(mpicc: str | None = None) -> list[str]:

@@ -86,13 +86,79 @@ class FuncSpec:
 
 
 _PURE = FuncSpec()
-_MATH = (
-    "sqrt sqrtf cbrt pow powf exp expf exp2 expm1 log logf log2 log10 log1p sin sinf cos cosf tan "
-    "asin acos atan atan2 sinh cosh tanh fabs fabsf floor floorf ceil ceilf round roundf trunc "
-    "fmod fmin fmax fminf fmaxf hypot erf erfc lround llround lrint rint nearbyint copysign "
-    "abs labs llabs ldexp isnan isinf toupper tolower isdigit isalpha isspace isalnum isupper "
-    "islower rand srand drand48 srand48 lrand48 random srandom clock"
-).split()
+_MATH = [
+    "sqrt",
+    "sqrtf",
+    "cbrt",
+    "pow",
+    "powf",
+    "exp",
+    "expf",
+    "exp2",
+    "expm1",
+    "log",
+    "logf",
+    "log2",
+    "log10",
+    "log1p",
+    "sin",
+    "sinf",
+    "cos",
+    "cosf",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "fabs",
+    "fabsf",
+    "floor",
+    "floorf",
+    "ceil",
+    "ceilf",
+    "round",
+    "roundf",
+    "trunc",
+    "fmod",
+    "fmin",
+    "fmax",
+    "fminf",
+    "fmaxf",
+    "hypot",
+    "erf",
+    "erfc",
+    "lround",
+    "llround",
+    "lrint",
+    "rint",
+    "nearbyint",
+    "copysign",
+    "abs",
+    "labs",
+    "llabs",
+    "ldexp",
+    "isnan",
+    "isinf",
+    "toupper",
+    "tolower",
+    "isdigit",
+    "isalpha",
+    "isspace",
+    "isalnum",
+    "isupper",
+    "islower",
+    "rand",
+    "srand",
+    "drand48",
+    "srand48",
+    "lrand48",
+    "random",
+    "srandom",
+    "clock",
+]
 
 LIBC: dict[str, FuncSpec] = {name: _PURE for name in _MATH}
 LIBC.update(
@@ -166,10 +232,23 @@ MPI_FUNCS: dict[str, FuncSpec] = {
 
 # MPI calls that make the program's synchronisation invisible to a data
 # dependence analysis: with these in a file, nothing is converted.
-UNSAFE_MPI_PREFIXES = ("MPI_Win_", "MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Rput", "MPI_Rget")
-UNSAFE_MPI_NAMES = ("MPI_Rsend", "MPI_Irsend", "MPI_Rsend_init", "MPI_Fetch_and_op")
-UNSAFE_MPI_NAMES += ("MPI_Compare_and_swap", "MPI_Get_accumulate", "MPI_Raccumulate")
-INTERCOMM_NAMES = ("MPI_Intercomm_create", "MPI_Comm_spawn", "MPI_Comm_get_parent")
+UNSAFE_MPI_PREFIXES: tuple[str, ...] = ("MPI_Win_",)
+UNSAFE_MPI_NAMES: tuple[str, ...] = (
+    "MPI_Put",
+    "MPI_Get",
+    "MPI_Accumulate",
+    "MPI_Get_accumulate",
+    "MPI_Fetch_and_op",
+    "MPI_Compare_and_swap",
+    "MPI_Rput",
+    "MPI_Rget",
+    "MPI_Raccumulate",
+    "MPI_Rget_accumulate",
+    "MPI_Rsend",
+    "MPI_Irsend",
+    "MPI_Rsend_init",
+)
+INTERCOMM_NAMES: tuple[str, ...] = ("MPI_Intercomm_create", "MPI_Comm_spawn", "MPI_Comm_get_parent")
 INTERCOMM_NAMES += ("MPI_Comm_accept", "MPI_Comm_connect", "MPI_Comm_join", "MPI_Intercomm_merge")
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from clang.cindex import CursorKind as CK
+from clang.cindex import CursorKind as CK  # noqa: N817
 
 from nbcx_transform import mpi
 from nbcx_transform.analysis import ANY, EXT, JUMPS, LOOPS, Analysis, Effects, strip
@@ -180,12 +180,20 @@ class FileTransform:
         return self.data[n.start : n.end].decode("utf-8", "replace")
 
     def _guess_indent(self) -> str:
+        """The file's indentation step: the smallest indentation of a function's statements."""
+        found: list[str] = []
         for f in self.unit.functions.values():
+            if not f.in_main:
+                continue
             for s in f.body.children:
-                ind = self._line_indent(s.start)
-                if ind:
-                    return ind if ind.startswith("\t") else " " * len(ind)
-        return "    "
+                if s.start >= 0 and not self.data[self._line_start(s.start) : s.start].strip():
+                    ind = self._line_indent(s.start)
+                    if ind:
+                        found.append(ind)
+        if not found:
+            return "    "
+        ind = min(found, key=len)
+        return "\t" if ind.startswith("\t") else " " * len(ind)
 
     def _fresh_names(self) -> dict[str, str]:
         out = {}
@@ -322,7 +330,8 @@ class FileTransform:
     def control_problem(self, u: StmtUnit, allow_jumps: bool = False) -> str:
         """Why control flow forbids moving a wait across the unit ("" if none)."""
         if self.has_directive(u.start, u.end):
-            return f"preprocessor directive inside the statement at line {_line_of(self.data, u.start)}"
+            line = _line_of(self.data, u.start)
+            return f"preprocessor directive inside the statement at line {line}"
         for s in u.stmts:
             for n in s.walk():
                 if n.kind == CK.LABEL_STMT:
@@ -437,7 +446,6 @@ class FileTransform:
             return plan
 
     def _scan(self, blk: Block, idx: int, state: str, site: Site, role: str, plan: Plan) -> str:
-        f = site.func
         imp = blk.bid in plan.implied
         for i in range(idx, len(blk.units)):
             u = blk.units[i]
@@ -621,8 +629,8 @@ class FileTransform:
                 if lhs.kind == CK.DECL_REF_EXPR and lhs.ref == rank:
                     return None
             if n.kind == CK.UNARY_OPERATOR and n.op != "*":
-                v = strip(n.exprs()[0]) if n.exprs() else None
-                if v is not None and v.kind == CK.DECL_REF_EXPR and v.ref == rank:
+                vv = strip(n.exprs()[0]) if n.exprs() else None
+                if vv is not None and vv.kind == CK.DECL_REF_EXPR and vv.ref == rank:
                     if n.op != "&":
                         return None
                     call = n.parent
@@ -669,7 +677,8 @@ class FileTransform:
             return "preprocessor directive inside the loop"
         leave = self._leaves_loop(loop)
         if leave is not None:
-            return f"{_jump_name(leave)} at line {leave.line} leaves the loop (the request would not be freed)"
+            jump = f"{_jump_name(leave)} at line {leave.line}"
+            return f"{jump} leaves the loop (the request would not be freed)"
         leff = self.an.effects(loop, f)
         writes = set(leff.writes)
         if leff.flags & {"unknown"}:
@@ -766,7 +775,10 @@ class FileTransform:
                 if n.kind == CK.CALL_EXPR and (
                     n.callee.startswith(mpi.UNSAFE_MPI_PREFIXES) or n.callee in mpi.UNSAFE_MPI_NAMES
                 ):
-                    banned = f"{n.callee} at line {n.line}: one-sided communication or ready sends may rely on collectives for synchronisation"
+                    banned = (
+                        f"{n.callee} at line {n.line}: one-sided communication or ready "
+                        "sends may rely on collectives for synchronisation"
+                    )
         intercomm = any(
             n.kind == CK.CALL_EXPR and n.callee in mpi.INTERCOMM_NAMES
             for f in self.unit.functions.values()
@@ -857,8 +869,8 @@ class FileTransform:
         if overlap < self.opts.min_overlap and not site.persistent:
             site.action = "blocking"
             site.reason = (
-                f"only {overlap} statement(s) could overlap (--min-overlap {self.opts.min_overlap}): "
-                + next(iter(site.plans.values())).stop
+                f"only {overlap} statement(s) could overlap "
+                f"(--min-overlap {self.opts.min_overlap}): " + next(iter(site.plans.values())).stop
             )
             return
         site.action = "persistent" if site.persistent else "nonblocking"
@@ -1138,11 +1150,19 @@ class FileTransform:
                     continue
                 why = self.invariant_problem(site, loop, args[:-1])
                 reqtext = _norm(self.text(args[-1]))
+                for r in args[-1].walk():
+                    d = self.an.decls.get(r.ref) if r.kind == CK.DECL_REF_EXPR else None
+                    if d is not None and d.kind == "local" and d.scope is not None:
+                        if d.scope is loop or _contains(loop, d.scope):
+                            why = why or f"the request '{d.name}' is declared inside the loop"
                 wait = self._matching_wait(n, reqtext, loop)
                 if not why and (not self.own_lines(n) or self.where[id(n)][0].node is None):
                     why = "the call shares its line with other code"
                 if not why and wait is None:
-                    why = f"no MPI_Wait({reqtext}, ...) in the same loop body, or the request is used elsewhere"
+                    why = (
+                        f"no MPI_Wait({reqtext}, ...) in the same loop body, "
+                        "or the request is used elsewhere"
+                    )
                 if why:
                     site.action = "blocking"
                     site.reason = "left nonblocking: " + why
