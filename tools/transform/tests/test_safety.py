@@ -154,3 +154,62 @@ def test_value_used_left_blocking(tmp_path: Path) -> None:
     res = run_transform(src, out)
     assert res.site(5)["action"] == "blocking"
     assert res.text == src.read_text()
+
+
+def test_barrier_waits_before_io_and_mpi(tmp_path: Path) -> None:
+    """MPI_Ibarrier overlaps only computation: I/O and MPI calls may rely on it."""
+    src = tmp_path / "barrier.c"
+    src.write_text(
+        "#include <mpi.h>\n#include <stdio.h>\n"
+        "int main(int argc, char **argv) {\n"
+        "    int rank, x = 0;\n"
+        "    MPI_Init(&argc, &argv);\n"
+        "    MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n"
+        "    MPI_Barrier(MPI_COMM_WORLD);\n"
+        "    for (int i = 0; i < 100; i++)\n"
+        "        x += i * rank;\n"
+        '    printf("%d\\n", x);\n'
+        "    MPI_Finalize();\n"
+        "    return 0;\n"
+        "}\n"
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    res = run_transform(src, out)
+    site = res.site(7)
+    assert site["action"] == "nonblocking"
+    assert _waits(site) == [10]
+    assert "MPI_Ibarrier(MPI_COMM_WORLD, &nbcx_req[0]);" in res.text
+
+
+def test_min_overlap_leaves_useless_conversions(tmp_path: Path) -> None:
+    src = PROGRAMS / "fig12_minmax.c"
+    res = run_transform(src, tmp_path, "--min-overlap", "1")
+    first = res.site(line_of(src, "MPI_Allreduce(sub_arr1"))
+    assert first["action"] == "blocking"
+    assert "min-overlap" in first["reason"]
+    assert res.site(line_of(src, "MPI_MIN"))["action"] == "nonblocking"
+
+
+def test_one_sided_file_left_alone(tmp_path: Path) -> None:
+    src = tmp_path / "rma.c"
+    src.write_text(
+        "#include <mpi.h>\n"
+        "int main(int argc, char **argv) {\n"
+        "    int a = 1, b = 0, buf = 0;\n"
+        "    MPI_Win win;\n"
+        "    MPI_Init(&argc, &argv);\n"
+        "    MPI_Win_create(&buf, sizeof buf, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);\n"
+        "    MPI_Allreduce(&a, &b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"
+        "    a = 2;\n"
+        "    MPI_Win_free(&win);\n"
+        "    MPI_Finalize();\n"
+        "    return b;\n"
+        "}\n"
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    res = run_transform(src, out)
+    assert res.site(7)["action"] == "blocking"
+    assert "MPI_Win_" in res.site(7)["reason"]
+    assert res.text == src.read_text()
