@@ -1,0 +1,709 @@
+"""Memory effects of C statements: points-to analysis and function summaries.
+
+Abstract objects (strings):
+
+* ``v:KEY``  a variable (global, static, local or parameter), one object for
+  all its elements and fields (field- and array-insensitive, as Petal's
+  Steensgaard analysis);
+* ``h:OFF``  the memory allocated by the ``malloc``-like call at byte OFF;
+* ``c:OFF``  a compound literal, ``s:`` string literals;
+* ``r:KEY``  the value returned by the function KEY;
+* ``x:``     memory outside this translation unit (what an external caller
+  passes, what an unknown function returns); it may alias every *escaped*
+  object (non-static globals and what was passed to unknown functions);
+* ``*``      anything (an lvalue the analysis could not resolve).
+
+Points-to sets are computed by an inclusion-based (Andersen) analysis over
+the whole file.  Effects (objects read and written) of statements are
+computed from lvalue contexts (assignment targets are written, ``&x`` is
+not an access, everything else that is loaded is read).  Calls to functions
+defined in the file use a summary of the callee: the objects it reads and
+writes plus, precisely, "what parameter k points to" (mapped at each call to
+what the argument points to there), which gives the overlap Petal gets from
+inlining without copying code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from clang.cindex import CursorKind as CK  # noqa: N817
+
+from nbcx_transform import mpi
+from nbcx_transform.clangast import DeclInfo, Function, Node, Unit
+
+ANY = "*"
+EXT = "x:"
+STR = "s:"
+
+LVALUE_KINDS = {
+    CK.DECL_REF_EXPR,
+    CK.MEMBER_REF_EXPR,
+    CK.ARRAY_SUBSCRIPT_EXPR,
+    CK.STRING_LITERAL,
+    CK.COMPOUND_LITERAL_EXPR,
+}
+JUMPS = {CK.RETURN_STMT, CK.GOTO_STMT, CK.INDIRECT_GOTO_STMT, CK.BREAK_STMT, CK.CONTINUE_STMT}
+LOOPS = {CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT}
+
+
+def is_lvalue(n: Node) -> bool:
+    if n.kind == CK.PAREN_EXPR:
+        kids = n.exprs()
+        return len(kids) == 1 and is_lvalue(kids[0])
+    if n.kind == CK.UNARY_OPERATOR:
+        return n.op == "*"
+    if n.kind == CK.DECL_REF_EXPR:
+        return n.ref_kind in (CK.VAR_DECL, CK.PARM_DECL)
+    return n.kind in LVALUE_KINDS
+
+
+def strip(n: Node) -> Node:
+    """Through parentheses and implicit or explicit casts."""
+    while n.kind in (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR, CK.CSTYLE_CAST_EXPR):
+        kids = n.exprs()
+        if len(kids) != 1:
+            break
+        n = kids[0]
+    return n
+
+
+@dataclass
+class Effects:
+    """What a statement or call may read and write, and what else it does."""
+
+    reads: set[str] = field(default_factory=set)
+    writes: set[str] = field(default_factory=set)
+    # For function summaries: accesses not through a parameter ...
+    sreads: set[str] = field(default_factory=set)
+    swrites: set[str] = field(default_factory=set)
+    # ... and accesses exactly through parameter k.
+    preads: set[int] = field(default_factory=set)
+    pwrites: set[int] = field(default_factory=set)
+    flags: set[str] = field(default_factory=set)  # unknown, fence, io, mpi, exits
+    why: list[str] = field(default_factory=list)  # what the flags come from
+
+    def merge(self, other: Effects) -> None:
+        self.reads |= other.reads
+        self.writes |= other.writes
+        self.sreads |= other.sreads
+        self.swrites |= other.swrites
+        self.preads |= other.preads
+        self.pwrites |= other.pwrites
+        self.flags |= other.flags
+        for w in other.why:
+            if w not in self.why:
+                self.why.append(w)
+
+    def flag(self, name: str, why: str) -> None:
+        self.flags.add(name)
+        if why not in self.why:
+            self.why.append(why)
+
+
+@dataclass
+class Summary:
+    reads: frozenset[str]
+    writes: frozenset[str]
+    preads: frozenset[int]
+    pwrites: frozenset[int]
+    flags: frozenset[str]
+    why: tuple[str, ...]
+
+
+class Analysis:
+    """Points-to sets, escape information and function summaries of a unit."""
+
+    def __init__(self, unit: Unit) -> None:
+        self.unit = unit
+        self.decls: dict[str, DeclInfo] = unit.decls
+        self.funcs: dict[str, Function] = unit.functions
+        self.pts: dict[str, set[str]] = {}
+        self.escaped: set[str] = {EXT}
+        self.summaries: dict[str, Summary] = {}
+        self.prov: dict[str, dict[str, int | None]] = {}
+        self._eff_cache: dict[int, Effects] = {}
+        self._changed = False
+        self._cur: Function | None = None
+        self.ret_param: dict[str, int] = {}
+        for f in self.funcs.values():
+            self.prov[f.key] = self._param_provenance(f)
+            self._returns_param(f)
+        self._points_to()
+        self._summarise()
+
+    def _returns_param(self, f: Function) -> None:
+        """Functions that always return a pointer derived from parameter k (like
+        ``double *scale(double *a, ...) { ...; return a; }``): a call's value is then
+        what its k-th argument points to, not the union over all callers."""
+        ks: set[int | None] = set()
+        for n in f.body.walk():
+            if n.kind == CK.RETURN_STMT:
+                kids = n.exprs()
+                ks.add(self._prov(kids[0], self.prov[f.key]) if kids else None)
+        if len(ks) == 1:
+            k = next(iter(ks))
+            if k is not None:
+                self.ret_param[f.key] = k
+
+    # ---------------------------------------------------------------- objects
+    def var_obj(self, key: str) -> str:
+        return "v:" + key
+
+    def obj_name(self, o: str) -> str:
+        if o == ANY:
+            return "unknown memory"
+        if o == EXT:
+            return "memory outside this file"
+        if o.startswith("v:"):
+            d = self.decls.get(o[2:])
+            return d.name if d else o
+        if o.startswith("h:"):
+            line = self.unit.data[: int(o[2:])].count(b"\n") + 1
+            names = sorted(
+                {
+                    self.decls[v[2:]].name
+                    for v, p in self.pts.items()
+                    if o in p and v.startswith("v:") and v[2:] in self.decls and len(p) <= 2
+                }
+            )
+            who = f" ({', '.join(names[:2])})" if names else ""
+            return f"memory allocated at line {line}{who}"
+        if o.startswith("r:"):
+            return "return value"
+        return "literal"
+
+    def externally_visible(self, f: Function) -> bool:
+        return not f.static or f.key in self.unit.address_taken_functions or f.name == "main"
+
+    # ------------------------------------------------------------- points-to
+    def _add(self, o: str, vals: set[str]) -> None:
+        if not vals:
+            return
+        if o in (ANY, EXT):
+            self._escape(vals)
+            return
+        cur = self.pts.setdefault(o, set())
+        if not vals <= cur:
+            cur |= vals
+            self._changed = True
+
+    def _escape(self, vals: Iterable[str]) -> None:
+        todo = [v for v in vals if v not in self.escaped]
+        while todo:
+            v = todo.pop()
+            if v in self.escaped:
+                continue
+            self.escaped.add(v)
+            self._changed = True
+            todo.extend(x for x in self.pts.get(v, ()) if x not in self.escaped)
+
+    def load(self, objs: Iterable[str]) -> set[str]:
+        out: set[str] = set()
+        for o in objs:
+            if o == ANY:
+                return {ANY}
+            if o == EXT:
+                out |= self.escaped
+            else:
+                out |= self.pts.get(o, set())
+        return out
+
+    def lv(self, n: Node) -> set[str]:
+        """Objects the lvalue ``n`` may designate."""
+        k = n.kind
+        kids = n.exprs()
+        if k == CK.PAREN_EXPR and len(kids) == 1:
+            return self.lv(kids[0])
+        if k == CK.DECL_REF_EXPR:
+            if n.ref_kind in (CK.VAR_DECL, CK.PARM_DECL):
+                return {self.var_obj(n.ref)}
+            return set()
+        if k == CK.MEMBER_REF_EXPR:
+            if not kids:
+                return {ANY}
+            base = kids[0]
+            return self.val(base) if base.is_pointer else self.lv(base)
+        if k == CK.ARRAY_SUBSCRIPT_EXPR:
+            ptrs = [c for c in kids if c.is_pointer]
+            if len(ptrs) == 1:
+                return self.val(ptrs[0])
+            out: set[str] = set()
+            for c in kids:
+                out |= self.val(c)
+            return out or {ANY}
+        if k == CK.UNARY_OPERATOR and n.op == "*" and kids:
+            return self.val(kids[0])
+        if k == CK.STRING_LITERAL:
+            return {STR}
+        if k == CK.COMPOUND_LITERAL_EXPR:
+            return {f"c:{n.start}"}
+        if k in (CK.UNEXPOSED_EXPR, CK.CSTYLE_CAST_EXPR) and len(kids) == 1:
+            return self.lv(kids[0])
+        return {ANY}
+
+    def val(self, n: Node) -> set[str]:
+        """Objects the value of expression ``n`` may point into."""
+        k = n.kind
+        kids = n.exprs()
+        if k in (
+            CK.INTEGER_LITERAL,
+            CK.FLOATING_LITERAL,
+            CK.CHARACTER_LITERAL,
+            CK.CXX_UNARY_EXPR,
+        ):
+            return set()
+        if k == CK.UNEXPOSED_EXPR and len(kids) == 1:
+            c = kids[0]
+            if c.is_array:
+                return self.lv(c)
+            if c.is_func_type:
+                return set()
+            if is_lvalue(c):
+                return self.load(self.lv(c))
+            return self.val(c)
+        if k in (CK.PAREN_EXPR, CK.CSTYLE_CAST_EXPR) and len(kids) == 1:
+            return self.val(kids[0])
+        if is_lvalue(n):
+            if n.kind == CK.DECL_REF_EXPR and n.ref_kind == CK.FUNCTION_DECL:
+                return set()
+            if n.is_array:
+                return self.lv(n)
+            return self.load(self.lv(n))
+        if k == CK.UNARY_OPERATOR and kids:
+            if n.op == "&":
+                return self.lv(kids[0])
+            if n.op == "!":
+                return set()
+            return self.val(kids[0])
+        if k == CK.BINARY_OPERATOR and len(kids) == 2:
+            if n.op in ("=", ","):
+                return self.val(kids[1])
+            if n.op in ("<", ">", "<=", ">=", "==", "!=", "&&", "||"):
+                return set()
+            return self.val(kids[0]) | self.val(kids[1])
+        if k == CK.COMPOUND_ASSIGNMENT_OPERATOR and len(kids) == 2:
+            return self.load(self.lv(kids[0])) | self.val(kids[1])
+        if k == CK.CONDITIONAL_OPERATOR:
+            out: set[str] = set()
+            for c in kids[1:] if len(kids) == 3 else kids:
+                out |= self.val(c)
+            return out
+        if k == CK.CALL_EXPR:
+            return self._call_val(n)
+        if k == CK.DECL_REF_EXPR:
+            return set()
+        out = set()
+        for c in kids:
+            out |= self.val(c)
+        if not kids and n.is_pointer:
+            return {ANY}
+        return out
+
+    def _call_val(self, n: Node) -> set[str]:
+        args = n.exprs()[1:]
+        k = self.ret_param.get(n.callee_key)
+        if k is not None and k < len(args):
+            return self.val(args[k])
+        if n.callee_key in self.funcs:
+            return set(self.pts.get("r:" + n.callee_key, set()))
+        spec = mpi.lookup(n.callee) if n.callee else None
+        if spec is not None:
+            if spec.ret == "alloc":
+                out = {f"h:{n.start}"}
+                if n.callee == "realloc" and args:
+                    out |= self.val(args[0])
+                return out
+            if spec.ret == "arg0" and args:
+                return self.val(args[0])
+            return set()
+        if n.callee.startswith(("MPI_", "PMPI_")) or n.callee in mpi.COLLECTIVES:
+            return set()
+        return {EXT}
+
+    def _flow(self, root: Node, func: Function | None) -> None:
+        for n in root.walk():
+            k = n.kind
+            kids = n.exprs()
+            if k in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR) and len(kids) == 2:
+                if n.op == "=" or k == CK.COMPOUND_ASSIGNMENT_OPERATOR:
+                    vals = self.val(kids[1])
+                    for o in self.lv(kids[0]):
+                        self._add(o, vals)
+            elif k == CK.VAR_DECL and kids:
+                self._add(self.var_obj(n.key), self.val(kids[-1]))
+            elif k == CK.INIT_LIST_EXPR:
+                pass
+            elif k == CK.RETURN_STMT and kids and func is not None:
+                self._add("r:" + func.key, self.val(kids[0]))
+            elif k == CK.CALL_EXPR:
+                args = n.exprs()[1:]
+                g = self.funcs.get(n.callee_key)
+                if g is not None:
+                    for i, a in enumerate(args):
+                        if i < len(g.params):
+                            self._add(self.var_obj(g.params[i]), self.val(a))
+                        else:
+                            self._escape(self.val(a))
+                    continue
+                spec = mpi.lookup(n.callee) if n.callee else None
+                if spec is not None:
+                    if n.callee in ("memcpy", "memmove") and len(args) >= 2:
+                        src = self.load(self.val(args[1]))
+                        for o in self.val(args[0]):
+                            self._add(o, src)
+                    continue
+                if n.callee.startswith(("MPI_", "PMPI_")):
+                    continue
+                for a in args:
+                    self._escape(self.val(a))
+
+    def _points_to(self) -> None:
+        for key, d in self.decls.items():
+            if d.kind == "global" and not d.linkage_static:
+                self.escaped.add(self.var_obj(key))
+        for f in self.funcs.values():
+            if self.externally_visible(f):
+                for p in f.params:
+                    self.pts.setdefault(self.var_obj(p), set()).add(EXT)
+        for _ in range(50):
+            self._changed = False
+            for g in self.unit.globals_init:
+                self._flow(g, None)
+            for f in self.funcs.values():
+                self._flow(f.body, f)
+            self._escape(list(self.escaped))
+            for o in list(self.escaped):
+                if o not in (EXT, ANY) and EXT not in self.pts.setdefault(o, set()):
+                    self.pts[o].add(EXT)
+                    self._changed = True
+            if not self._changed:
+                break
+
+    def aliases(self, a: set[str], b: set[str]) -> bool:
+        """Whether some object of ``a`` may be some object of ``b``."""
+        if not a or not b:
+            return False
+        if ANY in a or ANY in b:
+            return True
+        if a & b:
+            return True
+        if EXT in a and (b & self.escaped):
+            return True
+        return EXT in b and bool(a & self.escaped)
+
+    # ------------------------------------------------------------ provenance
+    def _param_provenance(self, f: Function) -> dict[str, int | None]:
+        """Local pointers whose value is always derived from exactly one parameter."""
+        vp: dict[str, int | None] = {}
+        for i, p in enumerate(f.params):
+            vp[p] = i
+        taken: set[str] = set()
+        for n in f.body.walk():
+            if n.kind == CK.UNARY_OPERATOR and n.op == "&":
+                kids = n.exprs()
+                if kids and strip(kids[0]).kind == CK.DECL_REF_EXPR:
+                    taken.add(strip(kids[0]).ref)
+        for _ in range(10):
+            changed = False
+            for n in f.body.walk():
+                target = ""
+                src: Node | None = None
+                kids = n.exprs()
+                if n.kind == CK.BINARY_OPERATOR and n.op == "=" and len(kids) == 2:
+                    lhs = strip(kids[0])
+                    if lhs.kind == CK.DECL_REF_EXPR:
+                        target, src = lhs.ref, kids[1]
+                elif n.kind == CK.VAR_DECL and kids:
+                    target, src = n.key, kids[-1]
+                if not target or target not in self.decls:
+                    continue
+                d = self.decls[target]
+                if d.kind not in ("local", "param") or d.func != f.key:
+                    continue
+                pv = self._prov(src, vp) if src is not None else None
+                old = vp.get(target, -1)
+                if old == -1:
+                    new: int | None = pv
+                elif old != pv:
+                    new = None
+                else:
+                    continue
+                if vp.get(target, -1) != new:
+                    vp[target] = new
+                    changed = True
+            if not changed:
+                break
+        for t in taken:
+            vp[t] = None
+        return vp
+
+    def _prov(self, n: Node, vp: dict[str, int | None]) -> int | None:
+        k = n.kind
+        kids = n.exprs()
+        if k in (CK.PAREN_EXPR, CK.CSTYLE_CAST_EXPR, CK.UNEXPOSED_EXPR) and len(kids) == 1:
+            c = kids[0]
+            if k == CK.UNEXPOSED_EXPR and c.is_array:
+                return self._lprov(c, vp)
+            if c.kind == CK.DECL_REF_EXPR:
+                v = vp.get(c.ref, -1)
+                return v if isinstance(v, int) and v >= 0 else None
+            if is_lvalue(c):
+                return None
+            return self._prov(c, vp)
+        if k == CK.DECL_REF_EXPR:
+            v = vp.get(n.ref, -1)
+            return v if isinstance(v, int) and v >= 0 else None
+        if k == CK.BINARY_OPERATOR and n.op in ("+", "-") and len(kids) == 2:
+            ptrs = [c for c in kids if c.is_pointer or c.is_array]
+            if len(ptrs) == 1:
+                return self._prov(ptrs[0], vp)
+            return None
+        if k == CK.UNARY_OPERATOR and kids:
+            if n.op == "&":
+                return self._lprov(kids[0], vp)
+            if n.op in ("++", "--", "post++", "post--"):
+                return self._prov(kids[0], vp)
+        return None
+
+    def _lprov(self, n: Node, vp: dict[str, int | None]) -> int | None:
+        k = n.kind
+        kids = n.exprs()
+        if k == CK.PAREN_EXPR and len(kids) == 1:
+            return self._lprov(kids[0], vp)
+        if k == CK.UNARY_OPERATOR and n.op == "*" and kids:
+            return self._prov(kids[0], vp)
+        if k == CK.ARRAY_SUBSCRIPT_EXPR:
+            ptrs = [c for c in kids if c.is_pointer]
+            return self._prov(ptrs[0], vp) if len(ptrs) == 1 else None
+        if k == CK.MEMBER_REF_EXPR and kids:
+            base = kids[0]
+            return self._prov(base, vp) if base.is_pointer else self._lprov(base, vp)
+        return None
+
+    def prov_of(self, n: Node) -> int | None:
+        if self._cur is None:
+            return None
+        return self._prov(n, self.prov[self._cur.key])
+
+    def lprov_of(self, n: Node) -> int | None:
+        if self._cur is None:
+            return None
+        return self._lprov(n, self.prov[self._cur.key])
+
+    # --------------------------------------------------------------- effects
+    def effects(self, n: Node, func: Function) -> Effects:
+        """Reads, writes and flags of statement or expression ``n`` in ``func``."""
+        cached = self._eff_cache.get(id(n))
+        if cached is not None:
+            return cached
+        saved = self._cur
+        self._cur = func
+        eff = Effects()
+        self._visit(n, "r", eff)
+        self._cur = saved
+        self._eff_cache[id(n)] = eff
+        return eff
+
+    def _access(self, objs: set[str], pk: int | None, mode: str, eff: Effects) -> None:
+        if mode in ("r", "rw"):
+            eff.reads |= objs
+            if pk is not None:
+                eff.preads.add(pk)
+            else:
+                eff.sreads |= objs
+        if mode in ("w", "rw"):
+            eff.writes |= objs
+            if pk is not None:
+                eff.pwrites.add(pk)
+            else:
+                eff.swrites |= objs
+
+    def _visit(self, n: Node, mode: str, eff: Effects) -> None:
+        k = n.kind
+        kids = n.exprs()
+        if k == CK.CXX_UNARY_EXPR:
+            return
+        if k == CK.PAREN_EXPR:
+            for c in kids:
+                self._visit(c, mode, eff)
+            return
+        if k == CK.UNEXPOSED_EXPR:
+            if len(kids) == 1:
+                c = kids[0]
+                self._visit(c, "addr" if (c.is_array or c.is_func_type) else "r", eff)
+            else:
+                for c in n.children:
+                    self._visit(c, "r", eff)
+            return
+        if k == CK.DECL_REF_EXPR:
+            if n.ref_kind in (CK.VAR_DECL, CK.PARM_DECL) and mode not in ("addr", "none"):
+                self._access(self.lv(n), None, mode, eff)
+            return
+        if k == CK.MEMBER_REF_EXPR:
+            if mode not in ("addr", "none"):
+                self._access(self.lv(n), self.lprov_of(n), mode, eff)
+            if kids:
+                self._visit(kids[0], "r" if kids[0].is_pointer else "addr", eff)
+            return
+        if k == CK.ARRAY_SUBSCRIPT_EXPR:
+            if mode not in ("addr", "none"):
+                self._access(self.lv(n), self.lprov_of(n), mode, eff)
+            for c in kids:
+                self._visit(c, "r", eff)
+            return
+        if k == CK.UNARY_OPERATOR and kids:
+            if n.op == "*":
+                if mode not in ("addr", "none"):
+                    self._access(self.lv(n), self.lprov_of(n), mode, eff)
+                self._visit(kids[0], "r", eff)
+            elif n.op == "&":
+                self._visit(kids[0], "addr", eff)
+            elif n.op in ("++", "--", "post++", "post--"):
+                self._visit(kids[0], "rw", eff)
+            else:
+                self._visit(kids[0], "r", eff)
+            return
+        if k == CK.BINARY_OPERATOR and len(kids) == 2:
+            self._visit(kids[0], "w" if n.op == "=" else "r", eff)
+            self._visit(kids[1], "r", eff)
+            return
+        if k == CK.COMPOUND_ASSIGNMENT_OPERATOR and len(kids) == 2:
+            self._visit(kids[0], "rw", eff)
+            self._visit(kids[1], "r", eff)
+            return
+        if k == CK.CALL_EXPR:
+            self._call(n, eff)
+            return
+        if k == CK.VAR_DECL:
+            if kids:
+                self._access({self.var_obj(n.key)}, None, "w", eff)
+                self._visit(kids[-1], "r", eff)
+            return
+        if k == CK.COMPOUND_LITERAL_EXPR:
+            self._access(self.lv(n), None, "w", eff)
+            if mode not in ("addr", "none"):
+                self._access(self.lv(n), None, mode, eff)
+            for c in kids:
+                self._visit(c, "r", eff)
+            return
+        if k in (CK.ASM_STMT, CK.MS_ASM_STMT):
+            eff.flag("unknown", f"inline assembly at line {n.line}")
+            return
+        if k == CK.INDIRECT_GOTO_STMT:
+            eff.flag("unknown", f"computed goto at line {n.line}")
+        if k == CK.UNEXPOSED_STMT:
+            eff.flag("unknown", f"statement the analysis does not model at line {n.line}")
+        for c in n.children:
+            self._visit(c, "r", eff)
+
+    def _arg_access(self, a: Node, mode: str, eff: Effects) -> None:
+        self._access(self.val(a), self.prov_of(a), mode, eff)
+
+    def _call(self, n: Node, eff: Effects) -> None:
+        kids = n.exprs()
+        args = kids[1:]
+        if kids:
+            self._visit(kids[0], "r", eff)
+        for a in args:
+            self._visit(a, "r", eff)
+        name = n.callee
+        if not name:
+            eff.flag("unknown", f"call through a function pointer at line {n.line}")
+            return
+        if name in mpi.COLLECTIVES:
+            roles = mpi.COLLECTIVES[name]
+            for a, role in zip(args, roles, strict=False):
+                r = role.split("@")[0]
+                if r in ("S", "A"):
+                    self._arg_access(a, "r", eff)
+                elif r in ("R", "B"):
+                    self._arg_access(a, "rw", eff)
+            eff.flags.add("mpi")
+            if name == "MPI_Barrier":
+                eff.flag("fence", f"MPI_Barrier at line {n.line}")
+            return
+        g = self.funcs.get(n.callee_key)
+        if g is not None:
+            s = self.summaries.get(g.key)
+            if s is None:
+                return
+            eff.reads |= s.reads
+            eff.sreads |= s.reads
+            eff.writes |= s.writes
+            eff.swrites |= s.writes
+            for i in s.preads:
+                if i < len(args):
+                    self._arg_access(args[i], "r", eff)
+            for i in s.pwrites:
+                if i < len(args):
+                    self._arg_access(args[i], "w", eff)
+            for a in args[len(g.params) :]:
+                objs = self._reach(self.val(a))
+                self._access(objs, None, "rw", eff)
+            for fl in s.flags:
+                eff.flags.add(fl)
+            for w in s.why:
+                text = f"{w} (in {g.name}(), called at line {n.line})" if "(in " not in w else w
+                if text not in eff.why:
+                    eff.why.append(text)
+            return
+        spec = mpi.lookup(name)
+        if spec is None:
+            if name.startswith(("MPI_", "PMPI_")):
+                eff.flag("unknown", f"{name} at line {n.line} (not modelled)")
+            else:
+                eff.flag("unknown", f"call to {name}() at line {n.line} (not in this file)")
+            return
+        for i, a in enumerate(args):
+            e = spec.args[i] if i < len(spec.args) else spec.rest
+            if e in ("R", "W", "RW"):
+                self._arg_access(a, {"R": "r", "W": "w", "RW": "rw"}[e], eff)
+        if spec.io:
+            eff.flag("io", f"{name} at line {n.line}")
+        if spec.mpi:
+            eff.flag("mpi", f"{name} at line {n.line}")
+        if spec.exits:
+            eff.flag("exits", f"{name} at line {n.line}")
+        if spec.fence:
+            eff.flag("fence", f"{name} at line {n.line}")
+
+    def _reach(self, objs: set[str]) -> set[str]:
+        out = set(objs)
+        todo = list(objs)
+        while todo:
+            o = todo.pop()
+            for x in self.load({o}):
+                if x not in out:
+                    out.add(x)
+                    todo.append(x)
+        return out
+
+    # ------------------------------------------------------------- summaries
+    def _local_to(self, o: str, f: Function) -> bool:
+        if not o.startswith("v:"):
+            return False
+        d = self.decls.get(o[2:])
+        return d is not None and d.kind in ("local", "param") and d.func == f.key
+
+    def _summarise(self) -> None:
+        for _ in range(30):
+            changed = False
+            self._eff_cache.clear()
+            for f in self.funcs.values():
+                eff = self.effects(f.body, f)
+                s = Summary(
+                    reads=frozenset(o for o in eff.sreads if not self._local_to(o, f)),
+                    writes=frozenset(o for o in eff.swrites if not self._local_to(o, f)),
+                    preads=frozenset(eff.preads),
+                    pwrites=frozenset(eff.pwrites),
+                    flags=frozenset(eff.flags),
+                    why=tuple(eff.why),
+                )
+                if self.summaries.get(f.key) != s:
+                    self.summaries[f.key] = s
+                    changed = True
+            if not changed:
+                break
+        self._eff_cache.clear()

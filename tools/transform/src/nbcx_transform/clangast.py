@@ -1,0 +1,469 @@
+"""A light copy of the libclang AST of one translation unit.
+
+libclang's cursors are slow to walk from Python (every step is a ctypes call)
+and hide some facts the analysis needs (implicit casts are "unexposed", the
+operator of a binary expression is not a property in older bindings).  This
+module walks the cursors of the functions and globals of the main file once
+and keeps what the analysis uses in plain :class:`Node` objects: kind, file
+offsets (expansion locations), canonical type kind, referenced declaration,
+operator spelling, the callee of calls.  It also records the macro expansion
+ranges and ``#include`` directives of the main file.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+from typing import Any
+
+from clang import cindex
+from clang.cindex import Cursor, CursorKind, TypeKind
+
+ARRAY_TYPES = {
+    TypeKind.CONSTANTARRAY,
+    TypeKind.INCOMPLETEARRAY,
+    TypeKind.VARIABLEARRAY,
+    TypeKind.DEPENDENTSIZEDARRAY,
+}
+
+_BINOPS = [
+    "",
+    ".*",
+    "->*",
+    "*",
+    "/",
+    "%",
+    "+",
+    "-",
+    "<<",
+    ">>",
+    "<=>",
+    "<",
+    ">",
+    "<=",
+    ">=",
+    "==",
+    "!=",
+    "&",
+    "^",
+    "|",
+    "&&",
+    "||",
+    "=",
+    "*=",
+    "/=",
+    "%=",
+    "+=",
+    "-=",
+    "<<=",
+    ">>=",
+    "&=",
+    "^=",
+    "|=",
+    ",",
+]
+_UNOPS = ["", "post++", "post--", "++", "--", "&", "*", "+", "-", "~", "!", "__real", "__imag"]
+_UNOPS += ["__extension__", "co_await"]
+
+
+def _lib_fn(name: str) -> Any:
+    """A libclang C function set up to take a cursor and return an int, or None."""
+    try:
+        fn = getattr(cindex.conf.lib, name)
+    except (AttributeError, cindex.LibclangError):
+        return None
+    fn.argtypes = [Cursor]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+@dataclass(eq=False)
+class Node:
+    """One statement, expression or declaration of the main file."""
+
+    kind: CursorKind
+    start: int
+    end: int
+    line: int
+    col: int
+    spelling: str = ""
+    tkind: TypeKind = TypeKind.INVALID
+    is_array: bool = False
+    is_pointer: bool = False
+    is_func_type: bool = False
+    is_record: bool = False
+    ref: str = ""  # key of the referenced declaration
+    ref_kind: CursorKind | None = None
+    op: str = ""
+    callee: str = ""  # name of the called function (CALL_EXPR)
+    callee_key: str = ""
+    key: str = ""  # for declarations: their own key
+    value: int | None = None  # integer literals
+    children: list[Node] = field(default_factory=list)
+    parent: Node | None = None
+
+    def exprs(self) -> list[Node]:
+        """Children that are expressions (type references and the like left out)."""
+        return [c for c in self.children if c.kind.is_expression()]
+
+    def walk(self) -> list[Node]:
+        """This node and all below it, in source order."""
+        out: list[Node] = []
+        stack = [self]
+        while stack:
+            n = stack.pop()
+            out.append(n)
+            stack.extend(reversed(n.children))
+        return out
+
+    def __repr__(self) -> str:
+        return f"<{self.kind.name} {self.spelling!r} {self.line}:{self.col}>"
+
+
+@dataclass
+class DeclInfo:
+    """What the analysis needs to know about a variable or function."""
+
+    key: str
+    name: str
+    kind: str  # "global", "static_local", "local", "param", "function"
+    func: str = ""  # key of the enclosing function for locals and params
+    linkage_static: bool = False  # globals and functions: internal linkage
+    is_array: bool = False
+    is_pointer: bool = False
+    is_record: bool = False
+    scope: Node | None = None  # COMPOUND_STMT (or FOR_STMT) holding a local's declaration
+    index: int = -1  # parameters: position
+    line: int = 0
+
+
+@dataclass
+class Function:
+    """A function defined in the main file."""
+
+    key: str
+    name: str
+    node: Node  # FUNCTION_DECL
+    body: Node  # COMPOUND_STMT
+    params: list[str]
+    variadic: bool
+    static: bool
+    in_main: bool = True  # defined in the main file (else in a user header: analysed only)
+
+
+@dataclass
+class Unit:
+    """The translation unit as the analysis sees it."""
+
+    path: str
+    data: bytes  # the main file; offsets are byte offsets into it
+    functions: dict[str, Function]
+    globals_init: list[Node]  # VAR_DECL nodes of the main file at file scope
+    decls: dict[str, DeclInfo]
+    macro_ranges: list[tuple[int, int]]
+    includes: list[tuple[str, int, int]]  # (spelling, start, end) in the main file
+    errors: list[str]
+    address_taken_functions: set[str]
+
+
+def decl_key(c: Cursor) -> str:
+    """A key shared by all declarations of one entity."""
+    try:
+        usr = c.get_usr()
+    except Exception:  # pragma: no cover - libclang oddities
+        usr = ""
+    if usr:
+        return str(usr)
+    loc = c.location
+    return f"{loc.file.name if loc.file else '?'}:{loc.offset}:{c.spelling}"
+
+
+class _Builder:
+    def __init__(self, tu: cindex.TranslationUnit, path: str) -> None:
+        self.tu = tu
+        self.path = path
+        self.decls: dict[str, DeclInfo] = {}
+        self.binop = _lib_fn("clang_getCursorBinaryOperatorKind")
+        self.unop = _lib_fn("clang_getCursorUnaryOperatorKind")
+        self.func_stack: list[str] = []
+        self.scope_stack: list[Node] = []
+        self.addr_funcs: set[str] = set()
+
+    def in_main(self, c: Cursor) -> bool:
+        f = c.location.file
+        return f is not None and f.name == self.tu.spelling
+
+    def type_facts(self, node: Node, c: Cursor) -> None:
+        try:
+            t = c.type.get_canonical()
+        except Exception:  # pragma: no cover
+            return
+        node.tkind = t.kind
+        node.is_array = t.kind in ARRAY_TYPES
+        node.is_pointer = t.kind == TypeKind.POINTER
+        node.is_func_type = t.kind in (TypeKind.FUNCTIONPROTO, TypeKind.FUNCTIONNOPROTO)
+        node.is_record = t.kind == TypeKind.RECORD
+
+    def info_for(self, c: Cursor) -> DeclInfo:
+        key = decl_key(c)
+        info = self.decls.get(key)
+        if info is not None:
+            return info
+        kind = "global"
+        if c.kind == CursorKind.FUNCTION_DECL:
+            kind = "function"
+        elif c.kind == CursorKind.PARM_DECL:
+            kind = "param"
+        elif (
+            c.semantic_parent is not None and c.semantic_parent.kind != CursorKind.TRANSLATION_UNIT
+        ):
+            kind = (
+                "static_local"
+                if c.storage_class in (cindex.StorageClass.STATIC, cindex.StorageClass.EXTERN)
+                else "local"
+            )
+        t = c.type.get_canonical()
+        info = DeclInfo(
+            key=key,
+            name=c.spelling,
+            kind=kind,
+            linkage_static=c.storage_class == cindex.StorageClass.STATIC,
+            is_array=t.kind in ARRAY_TYPES,
+            is_pointer=t.kind == TypeKind.POINTER,
+            is_record=t.kind == TypeKind.RECORD,
+            line=c.location.line,
+        )
+        self.decls[key] = info
+        return info
+
+    def build(self, c: Cursor) -> Node:
+        ext = c.extent
+        node = Node(
+            kind=c.kind,
+            start=ext.start.offset,
+            end=ext.end.offset,
+            line=c.location.line,
+            col=c.location.column,
+            spelling=c.spelling or "",
+        )
+        k = c.kind
+        if k.is_expression() or k in (CursorKind.VAR_DECL, CursorKind.PARM_DECL):
+            self.type_facts(node, c)
+        if k in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
+            ref = c.referenced
+            if ref is not None:
+                node.ref = decl_key(ref)
+                node.ref_kind = ref.kind
+                if ref.kind in (
+                    CursorKind.VAR_DECL,
+                    CursorKind.PARM_DECL,
+                    CursorKind.FUNCTION_DECL,
+                ):
+                    self.info_for(ref)
+        elif k == CursorKind.CALL_EXPR:
+            ref = c.referenced
+            if ref is not None and ref.kind == CursorKind.FUNCTION_DECL:
+                node.callee = ref.spelling
+                node.callee_key = decl_key(ref)
+                self.info_for(ref)
+        elif k in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR):
+            node.op = self.binary_op(c)
+        elif k == CursorKind.UNARY_OPERATOR:
+            node.op = self.unary_op(c)
+        elif k == CursorKind.INTEGER_LITERAL:
+            node.value = self.int_value(c)
+        elif k in (CursorKind.VAR_DECL, CursorKind.PARM_DECL):
+            info = self.info_for(c)
+            node.key = info.key
+            if info.kind in ("local", "param", "static_local") and self.func_stack:
+                info.func = self.func_stack[-1]
+            if info.kind in ("local", "static_local") and self.scope_stack:
+                info.scope = self.scope_stack[-1]
+        if k in (CursorKind.COMPOUND_STMT, CursorKind.FOR_STMT):
+            self.scope_stack.append(node)
+        for child in c.get_children():
+            if child.kind == CursorKind.MACRO_INSTANTIATION:
+                continue
+            sub = self.build(child)
+            sub.parent = node
+            node.children.append(sub)
+        if k in (CursorKind.COMPOUND_STMT, CursorKind.FOR_STMT):
+            self.scope_stack.pop()
+        return node
+
+    def int_value(self, c: Cursor) -> int | None:
+        """The value of an integer literal (also one written through a macro)."""
+        toks = list(c.get_tokens())
+        if len(toks) == 1:
+            try:
+                return int(toks[0].spelling.rstrip("uUlL"), 0)
+            except ValueError:
+                pass
+        lib = cindex.conf.lib
+        try:
+            ev = lib.clang_Cursor_Evaluate
+            ev.argtypes = [Cursor]
+            ev.restype = ctypes.c_void_p
+            get = lib.clang_EvalResult_getAsLongLong
+            get.argtypes = [ctypes.c_void_p]
+            get.restype = ctypes.c_longlong
+            kind = lib.clang_EvalResult_getKind
+            kind.argtypes = [ctypes.c_void_p]
+            kind.restype = ctypes.c_int
+            dispose = lib.clang_EvalResult_dispose
+            dispose.argtypes = [ctypes.c_void_p]
+        except AttributeError:
+            return None
+        res = ev(c)
+        if not res:
+            return None
+        try:
+            return int(get(res)) if kind(res) == 1 else None  # CXEval_Int
+        finally:
+            dispose(res)
+
+    def binary_op(self, c: Cursor) -> str:
+        if self.binop is not None:
+            v = int(self.binop(c))
+            if 0 < v < len(_BINOPS):
+                return _BINOPS[v]
+        kids = [x for x in c.get_children()]
+        if not kids:
+            return "?"
+        lhs_end = kids[0].extent.end.offset
+        for t in c.get_tokens():
+            if t.extent.start.offset >= lhs_end:
+                return str(t.spelling)
+        return "?"
+
+    def unary_op(self, c: Cursor) -> str:
+        if self.unop is not None:
+            v = int(self.unop(c))
+            if 0 < v < len(_UNOPS):
+                return _UNOPS[v]
+        toks = [t.spelling for t in c.get_tokens()]
+        if not toks:
+            return "?"
+        if toks[0] in ("&", "*", "+", "-", "~", "!", "++", "--", "__extension__"):
+            return str(toks[0])
+        if toks[-1] in ("++", "--"):
+            return "post" + str(toks[-1])
+        return "?"
+
+
+def _mark_address_taken(functions: set[str], root: Node, out: set[str]) -> None:
+    """Functions named other than as the callee of a call: their address escapes."""
+    for n in root.walk():
+        if n.kind == CursorKind.DECL_REF_EXPR and n.ref_kind == CursorKind.FUNCTION_DECL:
+            par = n.parent
+            # callee position: CALL_EXPR -> UNEXPOSED (decay) -> DECL_REF
+            while par is not None and par.kind in (
+                CursorKind.UNEXPOSED_EXPR,
+                CursorKind.PAREN_EXPR,
+            ):
+                par = par.parent
+            if par is None or par.kind != CursorKind.CALL_EXPR or par.callee_key != n.ref:
+                out.add(n.ref)
+
+
+def build_unit(tu: cindex.TranslationUnit, data: bytes) -> Unit:
+    """Copies the functions and globals of the main file of ``tu``."""
+    path = tu.spelling
+    b = _Builder(tu, path)
+    functions: dict[str, Function] = {}
+    globals_init: list[Node] = []
+    macro_ranges: list[tuple[int, int]] = []
+    includes: list[tuple[str, int, int]] = []
+    for c in tu.cursor.get_children():
+        if not b.in_main(c):
+            # Functions defined in the program's own headers are analysed too.
+            loc = c.location
+            if (
+                c.kind == CursorKind.FUNCTION_DECL
+                and c.is_definition()
+                and loc.file is not None
+                and not loc.is_in_system_header
+            ):
+                key = decl_key(c)
+                if key in functions:
+                    continue
+                info = b.info_for(c)
+                b.func_stack.append(key)
+                node = b.build(c)
+                b.func_stack.pop()
+                body = next(
+                    (ch for ch in node.children if ch.kind == CursorKind.COMPOUND_STMT), None
+                )
+                if body is not None:
+                    params = [ch.key for ch in node.children if ch.kind == CursorKind.PARM_DECL]
+                    for i, pk in enumerate(params):
+                        b.decls[pk].index = i
+                        b.decls[pk].func = key
+                    functions[key] = Function(
+                        key, c.spelling, node, body, params, False, info.linkage_static, False
+                    )
+            continue
+        if c.kind == CursorKind.MACRO_INSTANTIATION:
+            macro_ranges.append((c.extent.start.offset, c.extent.end.offset))
+        elif c.kind == CursorKind.INCLUSION_DIRECTIVE:
+            includes.append((c.spelling, c.extent.start.offset, c.extent.end.offset))
+        elif c.kind == CursorKind.FUNCTION_DECL and c.is_definition():
+            key = decl_key(c)
+            info = b.info_for(c)
+            b.func_stack.append(key)
+            node = b.build(c)
+            b.func_stack.pop()
+            body = next((ch for ch in node.children if ch.kind == CursorKind.COMPOUND_STMT), None)
+            if body is None:
+                continue
+            params = [ch.key for ch in node.children if ch.kind == CursorKind.PARM_DECL]
+            for i, pk in enumerate(params):
+                b.decls[pk].index = i
+                b.decls[pk].func = key
+            try:
+                variadic = bool(c.type.is_function_variadic())
+            except Exception:
+                variadic = False
+            functions[key] = Function(
+                key=key,
+                name=c.spelling,
+                node=node,
+                body=body,
+                params=params,
+                variadic=variadic,
+                static=info.linkage_static,
+            )
+        elif c.kind == CursorKind.VAR_DECL:
+            globals_init.append(b.build(c))
+    addr: set[str] = set()
+    for f in functions.values():
+        _mark_address_taken(set(functions), f.body, addr)
+    for g in globals_init:
+        _mark_address_taken(set(functions), g, addr)
+    errors = [
+        f"{d.location.file.name if d.location.file else '?'}:{d.location.line}: {d.spelling}"
+        for d in tu.diagnostics
+        if d.severity >= cindex.Diagnostic.Error
+    ]
+    macro_ranges.sort()
+    return Unit(
+        path=path,
+        data=data,
+        functions=functions,
+        globals_init=globals_init,
+        decls=b.decls,
+        macro_ranges=macro_ranges,
+        includes=includes,
+        errors=errors,
+        address_taken_functions=addr,
+    )
+
+
+def parse(path: str, args: list[str]) -> Unit:
+    """Parses ``path`` with the compiler arguments ``args``."""
+    with open(path, "rb") as fh:  # noqa: PTH123
+        data = fh.read()
+    index = cindex.Index.create()
+    opts = cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+    tu = index.parse(path, args=args, options=opts)
+    return build_unit(tu, data)

@@ -1,0 +1,210 @@
+"""The ``nbcx-transform`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from nbcx_transform import __version__
+from nbcx_transform.clangast import parse
+from nbcx_transform.flags import clang_args
+from nbcx_transform.transform import FileTransform, Options, Site
+
+EXIT_USAGE = 2
+EXIT_CHECK = 1
+
+DESCRIPTION = """\
+Rewrite the blocking MPI collectives of C files into nonblocking ones
+(MPI_Iallreduce ... MPI_Wait) with each wait placed as late as the data
+dependences allow, and into persistent collectives (MPI_Allreduce_init,
+MPI_Start, MPI_Request_free) where they sit in loops with loop-invariant
+arguments.  What cannot be proven safe stays blocking; --report says why.
+
+By default the files are rewritten in place.  The MPI include path is taken
+from the MPI compiler wrapper (--mpicc, $MPICC or mpicc), GCC's from
+gcc -print-file-name=include; -D, -I and -p compile_commands.json add to it;
+arguments after -- go to the parser unchanged."""
+
+EPILOG = """\
+examples:
+  nbcx-transform --diff cg.c                 show the change, write nothing
+  nbcx-transform -o cg_nb.c --report cg.c    write elsewhere, explain each call
+  nbcx-transform --check src/*.c             exit 1 if something is convertible
+  nbcx-transform -p build cg.c               flags from build/compile_commands.json
+
+exit status: 0 on success (with --check: nothing left to convert), 1 with
+--check when a blocking collective could be converted, 2 on bad usage or a
+file that does not parse."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="nbcx-transform",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("files", nargs="+", type=Path, help="C source files")
+    p.add_argument("-o", "--output", type=Path, help="write the result here (one input file)")
+    p.add_argument("--diff", action="store_true", help="print a unified diff, write nothing")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if a blocking collective could be converted",
+    )
+    p.add_argument("-n", "--dry-run", action="store_true", help="write nothing")
+    p.add_argument("--report", action="store_true", help="explain what was done to each call")
+    p.add_argument("--report-format", choices=("text", "json"), default="text")
+    p.add_argument("--report-file", type=Path, help="write the report to this file")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
+    p.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
+    p.add_argument(
+        "-p",
+        "--compile-commands",
+        type=Path,
+        metavar="PATH",
+        help="compile_commands.json, or the directory that holds it",
+    )
+    p.add_argument("--mpicc", help="MPI compiler wrapper to ask for MPI's flags (default mpicc)")
+    p.add_argument(
+        "--min-overlap",
+        type=int,
+        default=0,
+        metavar="N",
+        help="leave a collective blocking when fewer than N statements would overlap it "
+        "(default 0: convert every safe one, as Petal does)",
+    )
+    p.add_argument("--no-persistent", action="store_true", help="never emit persistent collectives")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return p
+
+
+def site_record(path: str, s: Site, req_name: str) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "file": path,
+        "line": s.line,
+        "column": s.col,
+        "function": s.func.name,
+        "call": s.name,
+        "action": s.action,
+    }
+    if s.action == "blocking":
+        rec["reason"] = s.reason
+        rec["call"] = s.call.callee
+    elif s.existing_req:
+        rec["call"] = s.call.callee
+        rec["request"] = s.existing_req
+        rec["persistent"] = s.persistent
+    else:
+        rec["request"] = f"{req_name}[{s.slot}]"
+        rec["waits"] = s.waits
+        if s.persistent:
+            rec["persistent"] = s.persistent
+            rec["loop_line"] = s.loop.line if s.loop is not None else 0
+    if s.notes:
+        rec["notes"] = list(s.notes)
+    return rec
+
+
+def format_text(recs: list[dict[str, Any]], notes: list[str]) -> str:
+    out: list[str] = [f"note: {n}" for n in notes]
+    for r in recs:
+        head = f"{r['file']}:{r['line']}:{r['column']}: {r['call']} in {r['function']}(): "
+        if r["action"] == "blocking":
+            out.append(head + "left as it is: " + r["reason"])
+        elif "waits" not in r:
+            where = "before the loop" if r["persistent"] == "hoisted" else "at its first start"
+            out.append(head + f"persistent, request {r['request']}, init {where}")
+        else:
+            what = "nonblocking"
+            if r.get("persistent") == "hoisted":
+                what = f"persistent (init before the loop at line {r['loop_line']})"
+            elif r.get("persistent") == "lazy":
+                what = f"persistent (init at the first start in the loop at line {r['loop_line']})"
+            out.append(head + f"{what}, request {r['request']}")
+            for w in r["waits"]:
+                who = {"root": "root: ", "nonroot": "non-root: "}.get(w["role"], "")
+                pos = (
+                    f"before line {w['line']}"
+                    if w["where"] == "before"
+                    else f"at the end of the block (line {w['line']})"
+                )
+                n = w["overlap"]
+                flag = ", flag-guarded" if w["flagged"] else ""
+                out.append(
+                    f"    {who}wait {pos}{flag}: {n} statement{'s' if n != 1 else ''} overlap; "
+                    f"stopped by {w['stopped_by']}"
+                )
+        for note in r.get("notes", []):
+            out.append(f"    note: {note}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1 :]
+    args = _parser().parse_args(argv)
+    if args.output is not None and len(args.files) != 1:
+        print("nbcx-transform: -o needs exactly one input file", file=sys.stderr)
+        return EXIT_USAGE
+    opts = Options(min_overlap=args.min_overlap, persistent=not args.no_persistent)
+    write = not (args.diff or args.check or args.dry_run)
+    records: list[dict[str, Any]] = []
+    notes: list[str] = []
+    status = 0
+    convertible = 0
+    for path in args.files:
+        if not path.is_file():
+            print(f"nbcx-transform: {path}: no such file", file=sys.stderr)
+            return EXIT_USAGE
+        cargs = clang_args(
+            path, args.defines, args.includes, args.mpicc, args.compile_commands, extra
+        )
+        unit = parse(str(path), cargs)
+        ft = FileTransform(unit, opts)
+        new = ft.run()
+        if unit.errors:
+            print(f"nbcx-transform: {path}: does not parse:", file=sys.stderr)
+            for e in unit.errors[:10]:
+                print(f"  {e}", file=sys.stderr)
+            status = EXIT_USAGE
+        notes += [f"{path}: {n}" for n in ft.file_notes]
+        recs = [site_record(str(path), s, ft.names["nbcx_req"]) for s in ft.sites]
+        records += recs
+        convertible += sum(1 for s in ft.sites if s.action != "blocking")
+        if args.diff and new != unit.data:
+            a = unit.data.decode("utf-8", "replace").splitlines(keepends=True)
+            b = new.decode("utf-8", "replace").splitlines(keepends=True)
+            sys.stdout.writelines(difflib.unified_diff(a, b, f"a/{path}", f"b/{path}"))
+        if args.check:
+            for r in recs:
+                if r["action"] != "blocking":
+                    print(
+                        f"{r['file']}:{r['line']}:{r['column']}: {r['call']} can be {r['action']}"
+                    )
+        if args.output is not None and not (args.diff or args.check or args.dry_run):
+            args.output.write_bytes(new)
+        elif write and new != unit.data:
+            path.write_bytes(new)
+    if args.report or args.report_file:
+        if args.report_format == "json":
+            text = json.dumps({"notes": notes, "collectives": records}, indent=2) + "\n"
+        else:
+            text = format_text(records, notes)
+        if args.report_file:
+            args.report_file.write_text(text)
+        else:
+            (sys.stderr if args.diff else sys.stdout).write(text)
+    if status:
+        return status
+    if args.check and convertible:
+        return EXIT_CHECK
+    return 0

@@ -1,0 +1,126 @@
+"""Compiler arguments for libclang: MPI's and GCC's include paths, -D/-I, and
+``compile_commands.json``.
+
+The ``libclang`` wheel ships no compiler headers (``stddef.h``, ``stdarg.h``),
+so GCC's are passed with ``-isystem $(gcc -print-file-name=include)``.  MPI's
+include path comes from the compiler wrapper: ``mpicc -showme:compile`` (Open
+MPI) or ``mpicc -show`` (MPICH).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+
+def _run(cmd: list[str]) -> str:
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return res.stdout if res.returncode == 0 else ""
+
+
+SHIM = Path(__file__).parent / "include"
+
+
+def gcc_include() -> list[str]:
+    """``-isystem`` our <stdatomic.h> and GCC's own header directory (stddef.h and friends)."""
+    for cc in (os.environ.get("CC", ""), "gcc", "cc"):
+        if not cc or shutil.which(cc) is None:
+            continue
+        out = _run([cc, "-print-file-name=include"]).strip()
+        if out and Path(out).is_dir():
+            return ["-isystem", str(SHIM), "-isystem", out]
+    return ["-isystem", str(SHIM)]
+
+
+def mpi_flags(mpicc: str | None = None) -> list[str]:
+    """-I and -D flags of the MPI compiler wrapper (empty if none is found)."""
+    cands = [mpicc] if mpicc else [os.environ.get("MPICC", ""), "mpicc"]
+    for cc in cands:
+        if not cc:
+            continue
+        words = shlex.split(cc)
+        if shutil.which(words[0]) is None:
+            continue
+        out = _run([*words, "-showme:compile"])
+        if not out:
+            out = _run([*words, "-show"])
+        return _keep_preprocessor(shlex.split(out))
+    return []
+
+
+def _keep_preprocessor(words: list[str]) -> list[str]:
+    keep: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in ("-I", "-D", "-U", "-isystem", "-include", "-iquote") and i + 1 < len(words):
+            keep += [w, words[i + 1]]
+            i += 2
+            continue
+        if w.startswith(("-I", "-D", "-U", "-std=", "-isystem")) or w in ("-pthread", "-fopenmp"):
+            keep.append(w)
+        i += 1
+    return keep
+
+
+def from_compile_commands(path: Path, source: Path) -> list[str] | None:
+    """The preprocessor flags of ``source`` in a compile_commands.json (file or directory)."""
+    db = path / "compile_commands.json" if path.is_dir() else path
+    try:
+        entries = json.loads(db.read_text())
+    except (OSError, ValueError):
+        return None
+    want = source.resolve()
+    for e in entries:
+        d = Path(e.get("directory", "."))
+        f = Path(e.get("file", ""))
+        full = (f if f.is_absolute() else d / f).resolve()
+        if full != want:
+            continue
+        words = e.get("arguments") or shlex.split(e.get("command", ""))
+        flags = _keep_preprocessor(words[1:])
+        # relative include paths are relative to the entry's directory
+        out: list[str] = []
+        prev = ""
+        for w in flags:
+            if prev in ("-I", "-isystem", "-iquote") and not Path(w).is_absolute():
+                w = str(d / w)
+            elif w.startswith("-I") and len(w) > 2 and not Path(w[2:]).is_absolute():
+                w = "-I" + str(d / w[2:])
+            out.append(w)
+            prev = w
+        compiler = words[0] if words else ""
+        if compiler and ("mpi" in Path(compiler).name):
+            out = mpi_flags(compiler) + out
+        return out
+    return None
+
+
+def clang_args(
+    source: Path,
+    defines: list[str],
+    includes: list[str],
+    mpicc: str | None,
+    compile_commands: Path | None,
+    extra: list[str],
+) -> list[str]:
+    """Everything libclang needs to parse ``source`` like the real compiler."""
+    args = gcc_include()
+    cc_flags = from_compile_commands(compile_commands, source) if compile_commands else None
+    if cc_flags is None:
+        args += mpi_flags(mpicc)
+    else:
+        args += cc_flags
+        if not any(a.startswith("-I") and "mpi" in a for a in cc_flags):
+            args += mpi_flags(mpicc)
+    args += [f"-D{d}" for d in defines]
+    args += [f"-I{i}" for i in includes]
+    args += extra
+    return args

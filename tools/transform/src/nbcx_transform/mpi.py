@@ -1,0 +1,263 @@
+"""What the tool knows about MPI and the C library.
+
+Collectives: for each blocking collective, the role of every argument (send
+buffer, receive buffer, count/displacement/type array, root, communicator)
+and on which ranks it matters (all, the root only, the non-roots only).
+
+Other functions: their effect on the memory their pointer arguments point to
+(``R`` read, ``W`` written, ``-`` none), whether they do I/O, end the process,
+or must complete every pending collective first (``fence``).  A call to a
+function that is neither defined in the translation unit nor listed here has
+unknown effects: no collective may be in flight across it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Argument roles of the blocking collectives.
+#   S send buffer (read), R receive buffer (written; read too for MPI_IN_PLACE),
+#   B MPI_Bcast's buffer (read at the root, written elsewhere),
+#   A count / displacement / datatype array (read until completion),
+#   x scalar, root the root rank, comm the communicator.
+# A trailing "@r" means: only significant at the root.
+COLLECTIVES: dict[str, tuple[str, ...]] = {
+    "MPI_Barrier": ("comm",),
+    "MPI_Bcast": ("B", "x", "x", "root", "comm"),
+    "MPI_Reduce": ("S", "R@r", "x", "x", "x", "root", "comm"),
+    "MPI_Allreduce": ("S", "R", "x", "x", "x", "comm"),
+    "MPI_Gather": ("S", "x", "x", "R@r", "x", "x", "root", "comm"),
+    "MPI_Gatherv": ("S", "x", "x", "R@r", "A@r", "A@r", "x", "root", "comm"),
+    "MPI_Scatter": ("S@r", "x", "x", "R", "x", "x", "root", "comm"),
+    "MPI_Scatterv": ("S@r", "A@r", "A@r", "x", "R", "x", "x", "root", "comm"),
+    "MPI_Allgather": ("S", "x", "x", "R", "x", "x", "comm"),
+    "MPI_Allgatherv": ("S", "x", "x", "R", "A", "A", "x", "comm"),
+    "MPI_Alltoall": ("S", "x", "x", "R", "x", "x", "comm"),
+    "MPI_Alltoallv": ("S", "A", "A", "x", "R", "A", "A", "x", "comm"),
+    "MPI_Alltoallw": ("S", "A", "A", "A", "R", "A", "A", "A", "comm"),
+    "MPI_Reduce_scatter": ("S", "R", "A", "x", "x", "comm"),
+    "MPI_Reduce_scatter_block": ("S", "R", "x", "x", "x", "comm"),
+    "MPI_Scan": ("S", "R", "x", "x", "x", "comm"),
+    "MPI_Exscan": ("S", "R", "x", "x", "x", "comm"),
+    "MPI_Neighbor_allgather": ("S", "x", "x", "R", "x", "x", "comm"),
+    "MPI_Neighbor_allgatherv": ("S", "x", "x", "R", "A", "A", "x", "comm"),
+    "MPI_Neighbor_alltoall": ("S", "x", "x", "R", "x", "x", "comm"),
+    "MPI_Neighbor_alltoallv": ("S", "A", "A", "x", "R", "A", "A", "x", "comm"),
+    "MPI_Neighbor_alltoallw": ("S", "A", "A", "A", "R", "A", "A", "A", "comm"),
+}
+
+
+def nonblocking_name(name: str) -> str:
+    """MPI_Allreduce -> MPI_Iallreduce."""
+    rest = name[len("MPI_") :]
+    return "MPI_I" + rest[0].lower() + rest[1:]
+
+
+def blocking_name(nb_name: str) -> str | None:
+    """MPI_Iallreduce -> MPI_Allreduce (None if not a nonblocking collective)."""
+    if not nb_name.startswith("MPI_I") or len(nb_name) < 6:
+        return None
+    rest = nb_name[len("MPI_I") :]
+    cand = "MPI_" + rest[0].upper() + rest[1:]
+    return cand if cand in COLLECTIVES else None
+
+
+def persistent_names(name: str) -> tuple[str, str]:
+    """MPI_Allreduce -> (MPI_Allreduce_init, MPIX_Allreduce_init)."""
+    rest = name[len("MPI_") :]
+    return f"MPI_{rest}_init", f"MPIX_{rest}_init"
+
+
+def is_rooted(name: str) -> bool:
+    return "root" in COLLECTIVES[name]
+
+
+@dataclass(frozen=True)
+class FuncSpec:
+    """Effects of a library function on what its pointer arguments point to."""
+
+    args: tuple[str, ...] = ()  # per argument: "R", "W", "RW" or "-"
+    rest: str = "-"  # effect for further (variadic) arguments
+    ret: str = "none"  # "none", "arg0", "alloc", "extern"
+    io: bool = False
+    exits: bool = False
+    fence: bool = False  # no collective may be in flight across this call
+    mpi: bool = False  # an MPI call (fences MPI_Ibarrier)
+
+
+_PURE = FuncSpec()
+_MATH = [
+    "sqrt",
+    "sqrtf",
+    "cbrt",
+    "pow",
+    "powf",
+    "exp",
+    "expf",
+    "exp2",
+    "expm1",
+    "log",
+    "logf",
+    "log2",
+    "log10",
+    "log1p",
+    "sin",
+    "sinf",
+    "cos",
+    "cosf",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "fabs",
+    "fabsf",
+    "floor",
+    "floorf",
+    "ceil",
+    "ceilf",
+    "round",
+    "roundf",
+    "trunc",
+    "fmod",
+    "fmin",
+    "fmax",
+    "fminf",
+    "fmaxf",
+    "hypot",
+    "erf",
+    "erfc",
+    "lround",
+    "llround",
+    "lrint",
+    "rint",
+    "nearbyint",
+    "copysign",
+    "abs",
+    "labs",
+    "llabs",
+    "ldexp",
+    "isnan",
+    "isinf",
+    "toupper",
+    "tolower",
+    "isdigit",
+    "isalpha",
+    "isspace",
+    "isalnum",
+    "isupper",
+    "islower",
+    "rand",
+    "srand",
+    "drand48",
+    "srand48",
+    "lrand48",
+    "random",
+    "srandom",
+    "clock",
+]
+
+LIBC: dict[str, FuncSpec] = {name: _PURE for name in _MATH}
+LIBC.update(
+    {
+        "memcpy": FuncSpec(("W", "R", "-"), ret="arg0"),
+        "memmove": FuncSpec(("W", "R", "-"), ret="arg0"),
+        "memset": FuncSpec(("W", "-", "-"), ret="arg0"),
+        "memcmp": FuncSpec(("R", "R", "-")),
+        "strlen": FuncSpec(("R",)),
+        "strnlen": FuncSpec(("R", "-")),
+        "strcmp": FuncSpec(("R", "R")),
+        "strncmp": FuncSpec(("R", "R", "-")),
+        "strcpy": FuncSpec(("W", "R"), ret="arg0"),
+        "strncpy": FuncSpec(("W", "R", "-"), ret="arg0"),
+        "strcat": FuncSpec(("RW", "R"), ret="arg0"),
+        "strncat": FuncSpec(("RW", "R", "-"), ret="arg0"),
+        "strchr": FuncSpec(("R", "-"), ret="arg0"),
+        "strrchr": FuncSpec(("R", "-"), ret="arg0"),
+        "strstr": FuncSpec(("R", "R"), ret="arg0"),
+        "strdup": FuncSpec(("R",), ret="alloc"),
+        "atoi": FuncSpec(("R",)),
+        "atol": FuncSpec(("R",)),
+        "atof": FuncSpec(("R",)),
+        "strtol": FuncSpec(("R", "W", "-")),
+        "strtoul": FuncSpec(("R", "W", "-")),
+        "strtod": FuncSpec(("R", "W")),
+        "malloc": FuncSpec(("-",), ret="alloc"),
+        "calloc": FuncSpec(("-", "-"), ret="alloc"),
+        "aligned_alloc": FuncSpec(("-", "-"), ret="alloc"),
+        "realloc": FuncSpec(("RW", "-"), ret="alloc"),
+        "free": FuncSpec(("W",)),
+        "printf": FuncSpec(("R",), rest="R", io=True),
+        "puts": FuncSpec(("R",), io=True),
+        "putchar": FuncSpec(("-",), io=True),
+        "fprintf": FuncSpec(("RW", "R"), rest="R", io=True),
+        "fputs": FuncSpec(("R", "RW"), io=True),
+        "fputc": FuncSpec(("-", "RW"), io=True),
+        "fflush": FuncSpec(("RW",), io=True),
+        "sprintf": FuncSpec(("W", "R"), rest="R"),
+        "snprintf": FuncSpec(("W", "-", "R"), rest="R"),
+        "sscanf": FuncSpec(("R", "R"), rest="W"),
+        "__assert_fail": FuncSpec(("R", "R", "-", "R"), io=True),
+        "exit": FuncSpec(("-",), exits=True),
+        "abort": FuncSpec((), exits=True),
+    }
+)
+
+# MPI functions other than the collectives above whose effects are known.
+MPI_FUNCS: dict[str, FuncSpec] = {
+    "MPI_Comm_rank": FuncSpec(("-", "W")),
+    "MPI_Comm_size": FuncSpec(("-", "W")),
+    "MPI_Wtick": FuncSpec(()),
+    "MPI_Type_size": FuncSpec(("-", "W")),
+    "MPI_Get_count": FuncSpec(("R", "-", "W")),
+    "MPI_Get_processor_name": FuncSpec(("W", "W")),
+    "MPI_Send": FuncSpec(("R",), mpi=True),
+    "MPI_Ssend": FuncSpec(("R",), mpi=True),
+    "MPI_Recv": FuncSpec(("W", "-", "-", "-", "-", "-", "W"), mpi=True),
+    "MPI_Sendrecv": FuncSpec(
+        ("R", "-", "-", "-", "-", "W", "-", "-", "-", "-", "-", "W"), mpi=True
+    ),
+    "MPI_Sendrecv_replace": FuncSpec(("RW", "-", "-", "-", "-", "-", "-", "-", "W"), mpi=True),
+    "MPI_Probe": FuncSpec(("-", "-", "-", "W"), mpi=True),
+    "MPI_Iprobe": FuncSpec(("-", "-", "-", "W", "W"), mpi=True),
+    # Must complete everything before (Petal, Section 3.4).
+    "MPI_Barrier": FuncSpec(fence=True, mpi=True),
+    "MPI_Wtime": FuncSpec(fence=True, mpi=True),
+    "MPI_Finalize": FuncSpec(fence=True, mpi=True),
+    "MPI_Abort": FuncSpec(fence=True, mpi=True, exits=True),
+}
+
+# MPI calls that make the program's synchronisation invisible to a data
+# dependence analysis: with these in a file, nothing is converted.
+UNSAFE_MPI_PREFIXES: tuple[str, ...] = ("MPI_Win_",)
+UNSAFE_MPI_NAMES: tuple[str, ...] = (
+    "MPI_Put",
+    "MPI_Get",
+    "MPI_Accumulate",
+    "MPI_Get_accumulate",
+    "MPI_Fetch_and_op",
+    "MPI_Compare_and_swap",
+    "MPI_Rput",
+    "MPI_Rget",
+    "MPI_Raccumulate",
+    "MPI_Rget_accumulate",
+    "MPI_Rsend",
+    "MPI_Irsend",
+    "MPI_Rsend_init",
+)
+INTERCOMM_NAMES: tuple[str, ...] = ("MPI_Intercomm_create", "MPI_Comm_spawn", "MPI_Comm_get_parent")
+INTERCOMM_NAMES += ("MPI_Comm_accept", "MPI_Comm_connect", "MPI_Comm_join", "MPI_Intercomm_merge")
+
+
+def lookup(name: str) -> FuncSpec | None:
+    """Known effects of a library or MPI function (not the collectives)."""
+    if name in MPI_FUNCS:
+        return MPI_FUNCS[name]
+    if name.startswith("__builtin___") and name.endswith("_chk"):
+        name = name[len("__builtin___") : -len("_chk")]
+    elif name.startswith("__builtin_"):
+        name = name[len("__builtin_") :]
+    return LIBC.get(name)

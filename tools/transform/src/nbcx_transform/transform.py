@@ -1,0 +1,1417 @@
+"""The rewriting: blocking collectives to nonblocking and persistent ones.
+
+For every blocking collective that is a statement of its own, the tool
+
+1. computes, for each role (the root and the other ranks where the two
+   differ, Petal Fig. 7-8), where its ``MPI_Wait`` must go: it walks the
+   statements after the call and stops before the first one that writes a
+   send buffer, reads or writes a receive buffer or an alias of one (points-to
+   analysis, summaries of the functions defined in the file), calls
+   ``MPI_Barrier``, ``MPI_Wtime``, ``MPI_Finalize``, ``exit`` or a function
+   whose effects are unknown, leaves the scope (``return``, ``break``,
+   ``continue``, ``goto``), is a jump target (label, ``case``), or is separated
+   by a preprocessor directive.  It goes into ``if`` branches and plain blocks
+   (a wait in each branch that needs one) and out of ``if`` branches to the
+   enclosing block; a wait that some path reaches with nothing pending is
+   guarded by a flag (Section 3.4).  A loop body's end always completes it.
+2. numbers the requests per function, sequentially, with the maximum over the
+   two branches of an ``if`` (Fig. 4), so that two operations that may be in
+   flight together never share a request;
+3. merges waits that land at the same place on consecutive requests into one
+   ``MPI_Waitall`` (Fig. 9-10);
+4. makes the operation persistent when it is in a loop and its arguments
+   (buffer addresses, counts, types, arrays' contents, root, communicator) are
+   not written in the loop: ``*_init`` before the loop (when the loop provably
+   runs the call in its first iteration, else at the first call), ``MPI_Start``
+   in place, ``MPI_Request_free`` after the loop (Fig. 11, 16); existing
+   ``MPI_I*`` + ``MPI_Wait`` pairs in loops become persistent the same way.
+
+Only the call's name and the request argument are edited in place; all other
+text (comments, formatting) is kept, and nothing that comes from a macro
+expansion is touched.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from clang.cindex import CursorKind as CK  # noqa: N817
+
+from nbcx_transform import mpi
+from nbcx_transform.analysis import ANY, EXT, JUMPS, LOOPS, Analysis, Effects, strip
+from nbcx_transform.clangast import Function, Node, Unit
+
+DEF = "def"  # the operation is pending on every path that gets here
+MAYBE = "maybe"  # pending on some paths only: the wait needs the flag
+DONE = "done"  # no longer pending on paths that fall through
+NOFALL = "nofall"  # no path falls through
+
+PERSISTENT_PRELUDE = """\
+/* nbcx-transform: NBCX_PERSISTENT selects the persistent collectives: 4 for the
+ * MPI-4 names, 1 for Open MPI 4's MPIX_*_init (mpi-ext.h), 0 for the nonblocking
+ * forms where there are none or they are unreliable (MPICH before 4.3 returns
+ * stale data from some, e.g. MPI_Allgather_init, MPI_Gather_init). */
+#ifndef NBCX_PERSISTENT
+#if MPI_VERSION >= 4 && !(defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40300000)
+#define NBCX_PERSISTENT 4
+#elif defined(OPEN_MPI)
+#include <mpi-ext.h>
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define NBCX_PERSISTENT 1
+#else
+#define NBCX_PERSISTENT 0
+#endif
+#else
+#define NBCX_PERSISTENT 0
+#endif
+#endif
+"""
+
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(\w+)", re.M)
+
+
+@dataclass
+class Options:
+    min_overlap: int = 0  # leave blocking when fewer statements overlap (and nothing else)
+    persistent: bool = True
+    nonblocking: bool = True
+
+
+@dataclass(eq=False)
+class StmtUnit:
+    """One or more sibling statements that can only be moved across together."""
+
+    stmts: list[Node]
+    start: int
+    end: int
+
+
+@dataclass(eq=False)
+class Block:
+    bid: int
+    kind: str  # func, loop, then, else, compound, other
+    node: Node | None  # COMPOUND_STMT; None for a lone statement (no braces)
+    stmts: list[Node]
+    parent: Block | None
+    owner: Node | None  # the if/loop/compound statement this block belongs to
+    units: list[StmtUnit] = field(default_factory=list)
+
+
+@dataclass
+class WaitPoint:
+    block: Block
+    index: int  # boundary: before units[index] (== len(units): block end)
+    flagged: bool
+    implied: bool = False  # inside "if (rank == root)" for its role: no rank test needed
+    why: str = ""  # what stops the operation from staying in flight any longer
+
+
+@dataclass
+class Plan:
+    points: list[WaitPoint]
+    overlap: int
+    stop: str  # why the wait is where it is
+    visited: list[Node]
+    implied: set[int] = field(default_factory=set)  # blocks only this role runs
+
+
+@dataclass
+class Emit:
+    """One wait to emit at a boundary."""
+
+    slot: int
+    flagged: bool
+    guard: str  # "" or a C condition (rank test)
+    clear: bool = False  # reset the flag after the wait (other waits test it)
+
+
+@dataclass
+class Site:
+    func: Function
+    call: Node
+    stmt: Node  # the statement: the call or a (void) cast of it
+    name: str
+    line: int
+    col: int
+    action: str = "blocking"  # nonblocking, persistent, blocking
+    reason: str = ""
+    slot: int = -1
+    plans: dict[str, Plan] = field(default_factory=dict)
+    guards: dict[str, str] = field(default_factory=dict)
+    persistent: str = ""  # "", "hoisted", "lazy"
+    loop: Node | None = None
+    notes: list[str] = field(default_factory=list)
+    existing_req: str = ""  # nonblocking input made persistent: the request lvalue text
+    rank: str = ""  # rooted: the variable holding this rank in the communicator
+    waits: list[dict[str, object]] = field(default_factory=list)
+
+
+def _line_of(data: bytes, off: int) -> int:
+    return data.count(b"\n", 0, off) + 1
+
+
+class FileTransform:
+    """Analysis and rewriting of one file."""
+
+    def __init__(self, unit: Unit, opts: Options | None = None) -> None:
+        self.unit = unit
+        self.data = unit.data
+        self.opts = opts or Options()
+        self.an = Analysis(unit)
+        self.blocks: list[Block] = []
+        self.where: dict[int, tuple[Block, int]] = {}  # id(stmt) -> (block, unit index)
+        self.block_of_node: dict[int, Block] = {}
+        self.block_func: dict[int, str] = {}
+        self.waitall_funcs: set[str] = set()
+        self.directives = [
+            m.start() for m in _DIRECTIVE.finditer(self.data) if m.group(1) != b"pragma"
+        ]
+        self.sites: list[Site] = []
+        self.file_notes: list[str] = []
+        self.inserts: dict[tuple[int, int], list[tuple[int, list[str]]]] = {}
+        self.replaces: list[tuple[int, int, str]] = []
+        self.indent_unit = self._guess_indent()
+        self.names = self._fresh_names()
+        self.need_ext_include = False
+
+    # ------------------------------------------------------------- utilities
+    def text(self, n: Node) -> str:
+        return self.data[n.start : n.end].decode("utf-8", "replace")
+
+    def _guess_indent(self) -> str:
+        """The file's indentation step: the smallest indentation of a function's statements."""
+        found: list[str] = []
+        for f in self.unit.functions.values():
+            if not f.in_main:
+                continue
+            for s in f.body.children:
+                if s.start >= 0 and not self.data[self._line_start(s.start) : s.start].strip():
+                    ind = self._line_indent(s.start)
+                    if ind:
+                        found.append(ind)
+        if not found:
+            return "    "
+        ind = min(found, key=len)
+        return "\t" if ind.startswith("\t") else " " * len(ind)
+
+    def _fresh_names(self) -> dict[str, str]:
+        out = {}
+        for base in ("nbcx_req", "nbcx_flag", "nbcx_stat"):
+            name = base
+            i = 1
+            while re.search(rb"\b" + name.encode() + rb"\b", self.data):
+                name = f"{base}{i}"
+                i += 1
+            out[base] = name
+        return out
+
+    def _line_start(self, off: int) -> int:
+        return self.data.rfind(b"\n", 0, off) + 1
+
+    def _line_indent(self, off: int) -> str:
+        ls = self._line_start(off)
+        i = ls
+        while i < len(self.data) and self.data[i : i + 1] in (b" ", b"\t"):
+            i += 1
+        return self.data[ls:i].decode()
+
+    def in_macro(self, off: int) -> bool:
+        return any(s <= off < e for s, e in self.unit.macro_ranges)
+
+    def full_end(self, n: Node) -> int:
+        """End of a statement including its semicolon."""
+        k = n.kind
+        if k in (
+            CK.IF_STMT,
+            CK.FOR_STMT,
+            CK.WHILE_STMT,
+            CK.SWITCH_STMT,
+            CK.LABEL_STMT,
+            CK.CASE_STMT,
+            CK.DEFAULT_STMT,
+        ):
+            if n.children:
+                return max(n.end, self.full_end(n.children[-1]))
+            return n.end
+        if k in (CK.COMPOUND_STMT, CK.DECL_STMT, CK.NULL_STMT):
+            return n.end
+        i = n.end
+        d = self.data
+        while i < len(d):
+            c = d[i : i + 1]
+            if c in (b" ", b"\t", b"\n", b"\r"):
+                i += 1
+            elif d.startswith(b"/*", i):
+                j = d.find(b"*/", i + 2)
+                if j < 0:
+                    break
+                i = j + 2
+            elif d.startswith(b"//", i):
+                j = d.find(b"\n", i)
+                i = len(d) if j < 0 else j
+            else:
+                break
+        if d[i : i + 1] == b";":
+            return i + 1
+        return n.end
+
+    def has_directive(self, start: int, end: int) -> bool:
+        return any(start <= d < end for d in self.directives)
+
+    # ------------------------------------------------------------ structure
+    def _build_blocks(self, f: Function) -> Block:
+        first = len(self.blocks)
+        b = self._make_block(f.body, "func", None, None)
+        for blk in self.blocks[first:]:
+            self.block_func[blk.bid] = f.key
+        return b
+
+    def _make_block(self, n: Node, kind: str, parent: Block | None, owner: Node | None) -> Block:
+        if n.kind == CK.COMPOUND_STMT:
+            b = Block(len(self.blocks), kind, n, list(n.children), parent, owner)
+        else:
+            b = Block(len(self.blocks), kind, None, [n], parent, owner)
+        self.blocks.append(b)
+        self.block_of_node[id(n)] = b
+        b.units = self._units(b)
+        for i, u in enumerate(b.units):
+            for s in u.stmts:
+                self.where[id(s)] = (b, i)
+                self._sub_blocks(s, b)
+        return b
+
+    def _sub_blocks(self, s: Node, b: Block) -> None:
+        k = s.kind
+        ch = s.children
+        if k == CK.IF_STMT and len(ch) >= 2:
+            self._make_block(ch[1], "then", b, s)
+            if len(ch) >= 3:
+                self._make_block(ch[2], "else", b, s)
+        elif k in (CK.FOR_STMT, CK.WHILE_STMT) and ch:
+            self._make_block(ch[-1], "loop", b, s)
+        elif k == CK.DO_STMT and ch:
+            self._make_block(ch[0], "loop", b, s)
+        elif k == CK.COMPOUND_STMT:
+            self._make_block(s, "compound", b, s)
+        elif k in (CK.SWITCH_STMT, CK.LABEL_STMT, CK.CASE_STMT, CK.DEFAULT_STMT) and ch:
+            self._make_block(ch[-1], "other", b, s)
+
+    def _units(self, b: Block) -> list[StmtUnit]:
+        spans: list[list[int]] = []
+        for s in b.stmts:
+            lo, hi = s.start, self.full_end(s)
+            changed = True
+            while changed:
+                changed = False
+                for ms, me in self.unit.macro_ranges:
+                    if ms < hi and me > lo and not (lo <= ms and me <= hi):
+                        nlo, nhi = min(lo, ms), max(hi, me)
+                        if (nlo, nhi) != (lo, hi):
+                            lo, hi = nlo, nhi
+                            changed = True
+            spans.append([lo, hi])
+        units: list[StmtUnit] = []
+        for s, (lo, hi) in zip(b.stmts, spans, strict=True):
+            if units and lo < units[-1].end:
+                units[-1].stmts.append(s)
+                units[-1].end = max(units[-1].end, hi)
+            else:
+                units.append(StmtUnit([s], lo, hi))
+        return units
+
+    # ------------------------------------------------------------- conflicts
+    def unit_effects(self, u: StmtUnit, f: Function) -> Effects:
+        eff = Effects()
+        for s in u.stmts:
+            eff.merge(self.an.effects(s, f))
+        return eff
+
+    def control_problem(self, u: StmtUnit, allow_jumps: bool = False) -> str:
+        """Why control flow forbids moving a wait across the unit ("" if none)."""
+        if self.has_directive(u.start, u.end):
+            line = _line_of(self.data, u.start)
+            return f"preprocessor directive inside the statement at line {line}"
+        for s in u.stmts:
+            for n in s.walk():
+                if n.kind == CK.LABEL_STMT:
+                    return f"label at line {n.line}"
+            if self._outer_case(s):
+                return f"case label at line {s.line}"
+            if not allow_jumps:
+                j = self.leaves(s)
+                if j is not None:
+                    return f"{_jump_name(j)} at line {j.line} leaves the scope"
+        return ""
+
+    def _outer_case(self, s: Node) -> bool:
+        def rec(n: Node, in_switch: bool) -> bool:
+            if n.kind in (CK.CASE_STMT, CK.DEFAULT_STMT) and not in_switch:
+                return True
+            inner = in_switch or n.kind == CK.SWITCH_STMT
+            return any(rec(c, inner) for c in n.children)
+
+        return rec(s, False)
+
+    def leaves(self, s: Node) -> Node | None:
+        """A jump in ``s`` that leaves ``s`` (None if there is none)."""
+
+        def rec(n: Node, loops: int, breaks: int) -> Node | None:
+            k = n.kind
+            if k in (CK.RETURN_STMT, CK.GOTO_STMT, CK.INDIRECT_GOTO_STMT):
+                return n
+            if k == CK.BREAK_STMT and breaks == 0:
+                return n
+            if k == CK.CONTINUE_STMT and loops == 0:
+                return n
+            nl = loops + (1 if k in LOOPS else 0)
+            nb = breaks + (1 if k in LOOPS or k == CK.SWITCH_STMT else 0)
+            for c in n.children:
+                r = rec(c, nl, nb)
+                if r is not None:
+                    return r
+            return None
+
+        return rec(s, 0, 0)
+
+    def op_buffers(self, site: Site, role: str) -> tuple[set[str], set[str]]:
+        """(objects only read, objects received into) by the collective for a role."""
+        roles = mpi.COLLECTIVES[site.name]
+        args = site.call.exprs()[1:]
+        send: set[str] = set()
+        recv: set[str] = set()
+        for a, spec in zip(args, roles, strict=False):
+            r, _, only = spec.partition("@")
+            if r not in ("S", "R", "B", "A"):
+                continue
+            if only == "r" and role == "nonroot":
+                continue
+            objs = self.an.val(a)
+            if r == "B":
+                (send if role == "root" else recv).update(objs)
+            elif r in ("S", "A"):
+                send |= objs
+            else:
+                recv |= objs
+        return send, recv
+
+    def conflict(self, eff: Effects, site: Site, role: str) -> str:
+        barrier = site.name == "MPI_Barrier"
+        for fl in ("unknown", "fence", "exits") + (("io", "mpi") if barrier else ()):
+            if fl in eff.flags:
+                return _first_why(eff, fl)
+        send, recv = self.buffers[(id(site), role)]
+        if self.an.aliases(eff.writes, send):
+            return "writes " + self._names(eff.writes, send) + " (send buffer)"
+        if self.an.aliases(eff.writes, recv):
+            return "writes " + self._names(eff.writes, recv) + " (receive buffer)"
+        if self.an.aliases(eff.reads, recv):
+            return "reads " + self._names(eff.reads, recv) + " (receive buffer)"
+        return ""
+
+    def _names(self, a: set[str], b: set[str]) -> str:
+        common = a & b
+        if not common:
+            common = {o for o in a | b if o not in (ANY, EXT)} & (a | b)
+            common = {o for o in b if o not in (ANY, EXT)} or {EXT}
+        return ", ".join(sorted(self.an.obj_name(o) for o in common))
+
+    # ------------------------------------------------------------- placement
+    def place(self, site: Site, role: str) -> Plan:
+        blk, idx = self.where[id(site.stmt)]
+        plan = Plan([], 0, "", [])
+        state = DEF
+        idx += 1
+        while True:
+            res = self._scan(blk, idx, state, site, role, plan)
+            if res in (DONE, NOFALL):
+                return plan
+            state = res
+            if blk.kind in ("then", "else") and blk.parent is not None and blk.owner is not None:
+                parent = blk.parent
+                idx = self.where[id(blk.owner)][1] + 1
+                blk = parent
+                state = MAYBE
+                continue
+            if blk.kind == "compound" and blk.parent is not None and blk.owner is not None:
+                parent = blk.parent
+                idx = self.where[id(blk.owner)][1] + 1
+                blk = parent
+                continue
+            why = {"loop": "end of the loop body", "func": "end of the function"}.get(
+                blk.kind, "end of the block"
+            )
+            plan.points.append(WaitPoint(blk, len(blk.units), state == MAYBE, why=why))
+            plan.stop = plan.stop or why
+            return plan
+
+    def _scan(self, blk: Block, idx: int, state: str, site: Site, role: str, plan: Plan) -> str:
+        imp = blk.bid in plan.implied
+        for i in range(idx, len(blk.units)):
+            u = blk.units[i]
+            prev_end = blk.units[i - 1].end if i > 0 else (blk.node.start if blk.node else u.start)
+            if self.has_directive(prev_end, u.start):
+                plan.points.append(WaitPoint(blk, i, state == MAYBE, imp, "preprocessor directive"))
+                plan.stop = plan.stop or "preprocessor directive"
+                return DONE
+            why = self._unit_problem(blk, i, site, role)
+            if not why:
+                plan.overlap += sum(_count(s) for s in u.stmts)
+                plan.visited.extend(u.stmts)
+                continue
+            s = u.stmts[0]
+            if len(u.stmts) == 1 and s.kind in (CK.IF_STMT, CK.COMPOUND_STMT):
+                snap = (len(plan.points), len(plan.visited), plan.overlap, plan.stop)
+                res = self._descend(s, state, site, role, plan, imp)
+                if (
+                    res is not None
+                    and res == MAYBE
+                    and state == DEF
+                    and self._stops_next(blk, i, site, role)
+                ):
+                    # Waits in a branch plus a flag-guarded one right after the if gain
+                    # nothing over a single wait before the if: keep it simple.
+                    del plan.points[snap[0] :]
+                    del plan.visited[snap[1] :]
+                    plan.overlap, plan.stop = snap[2], snap[3]
+                    res = None
+                if res is not None:
+                    if res == NOFALL:
+                        return NOFALL
+                    if res == DONE:
+                        return DONE
+                    state = res
+                    continue
+            plan.points.append(WaitPoint(blk, i, state == MAYBE, imp, why))
+            plan.stop = plan.stop or why
+            if len(u.stmts) == 1 and s.kind in JUMPS:
+                return NOFALL
+            return DONE
+        return state
+
+    def _unit_problem(self, blk: Block, i: int, site: Site, role: str) -> str:
+        u = blk.units[i]
+        why = self.control_problem(u)
+        if not why:
+            why = self.conflict(self.unit_effects(u, site.func), site, role)
+        return why
+
+    def _stops_next(self, blk: Block, i: int, site: Site, role: str) -> bool:
+        """Whether the wait would have to come right after unit i anyway."""
+        if i + 1 >= len(blk.units):
+            return blk.kind in ("loop", "func", "other")
+        if self.has_directive(blk.units[i].end, blk.units[i + 1].start):
+            return True
+        return bool(self._unit_problem(blk, i + 1, site, role))
+
+    def _descend(
+        self, s: Node, state: str, site: Site, role: str, plan: Plan, implied: bool
+    ) -> str | None:
+        """Places waits inside the branches of ``s``; the state after it, or None."""
+        u = StmtUnit([s], s.start, self.full_end(s))
+        if self.control_problem(u, allow_jumps=True):
+            return None
+        if s.kind == CK.IF_STMT:
+            cond = s.children[0]
+            if self.conflict(self.an.effects(cond, site.func), site, role):
+                return None
+            branches = [self.block_of_node.get(id(c)) for c in s.children[1:3]]
+            if len(branches) == 1:
+                branches.append(None)
+            taken = self._rank_test(cond, site, role)
+            if taken is not None:
+                # "if (rank == root)": the root takes the then branch, the others do not.
+                b = branches[0] if taken else branches[1]
+                if b is None:
+                    return state
+                plan.implied.add(b.bid)
+                return self._scan(b, 0, state, site, role, plan)
+        else:
+            branches = [self.block_of_node.get(id(s))]
+        outs: list[str] = []
+        for b in branches:
+            if b is None:
+                outs.append(state)
+                continue
+            if implied:
+                plan.implied.add(b.bid)
+            outs.append(self._scan(b, 0, state, site, role, plan))
+        falls = [o for o in outs if o != NOFALL]
+        if not falls:
+            return NOFALL
+        if all(o == DONE for o in falls):
+            return DONE
+        if all(o == DEF for o in falls):
+            return DEF
+        return MAYBE
+
+    # ------------------------------------------------------------ rank tests
+    def _rank_test(self, cond: Node, site: Site, role: str) -> bool | None:
+        """For ``if (rank == root)`` and the like: whether the role takes the then branch."""
+        if role not in ("root", "nonroot") or not site.rank:
+            return None
+        c = strip(cond)
+        if c.kind != CK.BINARY_OPERATOR or c.op not in ("==", "!="):
+            return None
+        a, b = (_norm(self.text(x)) for x in c.exprs())
+        roles = mpi.COLLECTIVES[site.name]
+        root = _norm(self.text(site.call.exprs()[1:][roles.index("root")]))
+        if {a, b} != {site.rank, root}:
+            return None
+        return (c.op == "==") == (role == "root")
+
+    def rank_var(self, site: Site) -> str:
+        """The variable set by MPI_Comm_rank(comm, &v) before the call and never changed."""
+        g = self._rank_var(site)
+        return g or ""
+
+    def rank_guard(self, site: Site) -> tuple[str, str] | None:
+        """(root test, non-root test) as C conditions, if they can be written safely."""
+        if not site.rank:
+            return None
+        f = site.func
+        root = site.call.exprs()[1:][mpi.COLLECTIVES[site.name].index("root")]
+        rank_name = site.rank
+        # The root expression must keep its value up to the waits, and be in scope there.
+        reads = self.an.effects(root, f).reads
+        for plan in site.plans.values():
+            for s in plan.visited:
+                if self.an.aliases(self.an.effects(s, f).writes, reads):
+                    return None
+        refs = [n for n in root.walk() if n.kind == CK.DECL_REF_EXPR]
+        for plan in site.plans.values():
+            for p in plan.points:
+                for r in refs:
+                    d = self.an.decls.get(r.ref)
+                    if d is not None and d.kind == "local" and d.scope is not None:
+                        if not self._encloses(d.scope, p.block):
+                            return None
+        rt = self.text(root).strip()
+        if not re.fullmatch(r"[A-Za-z_]\w*|\d+", rt):
+            rt = f"({rt})"
+        return f"{rank_name} == {rt}", f"{rank_name} != {rt}"
+
+    def _rank_var(self, site: Site) -> str | None:
+        f = site.func
+        roles = mpi.COLLECTIVES[site.name]
+        args = site.call.exprs()[1:]
+        comm = args[roles.index("comm")]
+        root = args[roles.index("root")]
+        comm_text = _norm(self.text(comm))
+        if any(n.kind in (CK.CALL_EXPR, CK.UNARY_OPERATOR) and n.op != "-" for n in root.walk()):
+            return None
+        rank = ""
+        top_site = self._top_unit_index(site.stmt, f)
+        fb = self.block_of_node[id(f.body)]
+        for i, u in enumerate(fb.units):
+            if i >= top_site:
+                break
+            for s in u.stmts:
+                c = strip(s)
+                if c.kind == CK.CALL_EXPR and c.callee == "MPI_Comm_rank":
+                    a = c.exprs()[1:]
+                    if len(a) == 2 and _norm(self.text(a[0])) == comm_text:
+                        t = strip(a[1])
+                        if t.kind == CK.UNARY_OPERATOR and t.op == "&":
+                            v = strip(t.exprs()[0])
+                            if v.kind == CK.DECL_REF_EXPR:
+                                d = self.an.decls.get(v.ref)
+                                if d and d.kind == "local" and d.func == f.key:
+                                    rank = v.ref
+        if not rank:
+            return None
+        # The rank variable must be written by MPI_Comm_rank(comm, &rank) only.
+        for n in f.body.walk():
+            if n.kind in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR) and (
+                n.op == "=" or n.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR
+            ):
+                lhs = strip(n.exprs()[0])
+                if lhs.kind == CK.DECL_REF_EXPR and lhs.ref == rank:
+                    return None
+            if n.kind == CK.UNARY_OPERATOR and n.op != "*":
+                vv = strip(n.exprs()[0]) if n.exprs() else None
+                if vv is not None and vv.kind == CK.DECL_REF_EXPR and vv.ref == rank:
+                    if n.op != "&":
+                        return None
+                    call = n.parent
+                    while call is not None and call.kind in (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR):
+                        call = call.parent
+                    if call is None or call.kind != CK.CALL_EXPR or call.callee != "MPI_Comm_rank":
+                        return None
+                    if _norm(self.text(call.exprs()[1])) != comm_text:
+                        return None
+        return self.an.decls[rank].name
+
+    def _encloses(self, scope: Node, blk: Block) -> bool:
+        n: Node | None = blk.node if blk.node is not None else (blk.stmts[0] if blk.stmts else None)
+        while n is not None:
+            if n is scope:
+                return True
+            n = n.parent
+        return False
+
+    def _top_unit_index(self, stmt: Node, f: Function) -> int:
+        n: Node | None = stmt
+        while n is not None and n.parent is not f.body:
+            n = n.parent
+        if n is None:
+            return 0
+        return self.where[id(n)][1]
+
+    # ------------------------------------------------------------ persistent
+    def loop_of(self, site: Site) -> Node | None:
+        n = site.stmt.parent
+        while n is not None and n is not site.func.body:
+            if n.kind in LOOPS:
+                body = n.children[0] if n.kind == CK.DO_STMT else n.children[-1]
+                if _contains(body, site.stmt):
+                    return n
+                return None
+            n = n.parent
+        return None
+
+    def invariant_problem(self, site: Site, loop: Node, args: list[Node]) -> str:
+        f = site.func
+        roles = mpi.COLLECTIVES[site.name]
+        if self.has_directive(loop.start, self.full_end(loop)):
+            return "preprocessor directive inside the loop"
+        leave = self._leaves_loop(loop)
+        if leave is not None:
+            jump = f"{_jump_name(leave)} at line {leave.line}"
+            return f"{jump} leaves the loop (the request would not be freed)"
+        leff = self.an.effects(loop, f)
+        writes = set(leff.writes)
+        if leff.flags & {"unknown"}:
+            writes.add(EXT)
+        for a, role in zip(args, roles, strict=False):
+            for n in a.walk():
+                if n.kind == CK.CALL_EXPR:
+                    return f"argument '{_norm(self.text(a))}' calls a function"
+                if n.kind in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR) and (
+                    n.op == "=" or n.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR
+                ):
+                    return f"argument '{_norm(self.text(a))}' assigns"
+                if n.kind == CK.UNARY_OPERATOR and n.op in ("++", "--", "post++", "post--"):
+                    return f"argument '{_norm(self.text(a))}' modifies a variable"
+                if n.kind == CK.DECL_REF_EXPR:
+                    d = self.an.decls.get(n.ref)
+                    if d is not None and d.kind == "local" and d.scope is not None:
+                        if _contains(loop, d.scope) or d.scope is loop:
+                            return f"'{d.name}' is declared inside the loop"
+            reads = set(self.an.effects(a, f).reads)
+            if role.split("@")[0] == "A":
+                reads |= self.an.val(a)
+            if self.an.aliases(writes, reads):
+                line = self._writer_line(loop, reads, f)
+                return f"argument '{_norm(self.text(a))}' changes inside the loop{line}"
+        return ""
+
+    def _writer_line(self, loop: Node, reads: set[str], f: Function) -> str:
+        for n in loop.walk():
+            if n.kind in (
+                CK.BINARY_OPERATOR,
+                CK.COMPOUND_ASSIGNMENT_OPERATOR,
+                CK.UNARY_OPERATOR,
+                CK.CALL_EXPR,
+            ):
+                if self.an.aliases(self.an.effects(n, f).writes, reads):
+                    return f" (line {n.line})"
+        return ""
+
+    def _leaves_loop(self, loop: Node) -> Node | None:
+        def rec(n: Node) -> Node | None:
+            if n.kind in (CK.RETURN_STMT, CK.GOTO_STMT, CK.INDIRECT_GOTO_STMT):
+                return n
+            for c in n.children:
+                r = rec(c)
+                if r is not None:
+                    return r
+            return None
+
+        return rec(loop)
+
+    def hoistable(self, site: Site, loop: Node) -> bool:
+        """Whether every arrival at the loop runs the call in the first iteration."""
+        body = loop.children[0] if loop.kind == CK.DO_STMT else loop.children[-1]
+        n = site.stmt
+        while n is not body:
+            blk, i = self.where[id(n)]
+            if blk.kind not in ("loop", "compound"):
+                return False
+            for u in blk.units[:i]:
+                for s in u.stmts:
+                    for x in s.walk():
+                        if x.kind in JUMPS or (x.kind == CK.CALL_EXPR and x.callee in ("exit",)):
+                            return False
+            if blk.owner is None or blk.kind == "loop":
+                break
+            n = blk.owner
+        if loop.kind == CK.DO_STMT:
+            return True
+        if loop.kind == CK.FOR_STMT and len(loop.children) == 4:
+            init, cond = loop.children[0], loop.children[1]
+            var, lo = "", None
+            if init.kind == CK.BINARY_OPERATOR and init.op == "=":
+                lhs, rhs = init.exprs()
+                if strip(lhs).kind == CK.DECL_REF_EXPR:
+                    var, lo = strip(lhs).ref, _const(rhs)
+            elif init.kind == CK.DECL_STMT and init.children:
+                vd = init.children[0]
+                if vd.kind == CK.VAR_DECL and vd.exprs():
+                    var, lo = vd.key, _const(vd.exprs()[-1])
+            if var and lo is not None and cond.kind == CK.BINARY_OPERATOR:
+                a, b = cond.exprs()
+                if strip(a).kind == CK.DECL_REF_EXPR and strip(a).ref == var:
+                    hi = _const(b)
+                    if hi is not None:
+                        return {"<": lo < hi, "<=": lo <= hi, "!=": lo != hi}.get(cond.op, False)
+        return False
+
+    # ------------------------------------------------------------- the sites
+    def find_sites(self) -> None:
+        banned = ""
+        for f in self.main_functions():
+            for n in f.body.walk():
+                if n.kind == CK.CALL_EXPR and (
+                    n.callee.startswith(mpi.UNSAFE_MPI_PREFIXES) or n.callee in mpi.UNSAFE_MPI_NAMES
+                ):
+                    banned = (
+                        f"{n.callee} at line {n.line}: one-sided communication or ready "
+                        "sends may rely on collectives for synchronisation"
+                    )
+        intercomm = any(
+            n.kind == CK.CALL_EXPR and n.callee in mpi.INTERCOMM_NAMES
+            for f in self.unit.functions.values()
+            for n in f.body.walk()
+        )
+        for f in self.main_functions():
+            self._build_blocks(f)
+        for f in self.main_functions():
+            for n in f.body.walk():
+                if n.kind != CK.CALL_EXPR or n.callee not in mpi.COLLECTIVES:
+                    continue
+                site = Site(f, n, n, n.callee, n.line, n.col)
+                self.sites.append(site)
+                stmt = n
+                par = n.parent
+                if (
+                    par is not None
+                    and par.kind == CK.CSTYLE_CAST_EXPR
+                    and self.text(par).replace(" ", "").startswith("(void)")
+                ):
+                    stmt = par
+                site.stmt = stmt
+                if banned:
+                    site.reason = banned
+                    continue
+                if id(stmt) not in self.where:
+                    site.reason = "its result is used (not a statement of its own)"
+                    continue
+                callee = n.children[0] if n.children else None
+                name_ok = (
+                    callee is not None and self.data[callee.start : callee.end] == n.callee.encode()
+                )
+                close = n.end - 1
+                if (
+                    self.in_macro(n.start)
+                    or self.in_macro(close)
+                    or not name_ok
+                    or self.data[close : close + 1] != b")"
+                ):
+                    site.reason = "comes from a macro expansion"
+                    continue
+                nargs = len(mpi.COLLECTIVES[n.callee])
+                if len(n.exprs()) - 1 != nargs:
+                    site.reason = "unexpected number of arguments"
+                    continue
+                if intercomm and mpi.is_rooted(n.callee):
+                    site.notes.append("intercommunicators in use: one wait for root and non-root")
+                site.action = "candidate"
+
+    def analyse_site(self, site: Site) -> None:
+        rooted = mpi.is_rooted(site.name) and not site.notes
+        if rooted:
+            site.rank = self.rank_var(site)
+        roles = ["root", "nonroot"] if rooted else ["any"]
+        for r in roles:
+            self.buffers[(id(site), r)] = self.op_buffers(site, r)
+            site.plans[r] = self.place(site, r)
+        if rooted:
+            a, b = site.plans["root"], site.plans["nonroot"]
+            if _points_key(a) != _points_key(b):
+                g = self.rank_guard(site)
+                if g is None:
+                    site.notes.append(
+                        "root and non-root could wait at different places, but no stable "
+                        "rank variable from MPI_Comm_rank on the same communicator was found: "
+                        "one wait at the earlier place"
+                    )
+                else:
+                    site.guards = {"root": g[0], "nonroot": g[1]}
+            if not site.guards:
+                site.rank = ""
+                self.buffers[(id(site), "any")] = self.op_buffers(site, "any")
+                site.plans = {"any": self.place(site, "any")}
+        # persistent?
+        loop = self.loop_of(site)
+        if loop is not None and self.opts.persistent:
+            why = self.invariant_problem(site, loop, site.call.exprs()[1:])
+            if why:
+                site.notes.append("not persistent: " + why)
+            elif not self.own_lines(site.stmt) or self.where[id(site.stmt)][0].node is None:
+                site.notes.append(
+                    "not persistent: the call shares its line with other code or is not in braces"
+                )
+            else:
+                site.loop = loop
+                site.persistent = "hoisted" if self.hoistable(site, loop) else "lazy"
+        overlap = max(p.overlap for p in site.plans.values())
+        if overlap < self.opts.min_overlap and not site.persistent:
+            site.action = "blocking"
+            site.reason = (
+                f"only {overlap} statement(s) could overlap "
+                f"(--min-overlap {self.opts.min_overlap}): " + next(iter(site.plans.values())).stop
+            )
+            return
+        site.action = "persistent" if site.persistent else "nonblocking"
+
+    # ------------------------------------------------------------ numbering
+    def number(self, f: Function) -> int:
+        conv = {
+            id(s.stmt): s
+            for s in self.sites
+            if s.func is f and s.action != "blocking" and not s.existing_req and not s.persistent
+        }
+
+        def rec(n: Node, base: int) -> int:
+            s = conv.get(id(n))
+            if s is not None:
+                s.slot = base
+                return base + 1
+            if n.kind == CK.IF_STMT and len(n.children) >= 2:
+                b1 = rec(n.children[1], base)
+                b2 = rec(n.children[2], base) if len(n.children) >= 3 else base
+                return max(b1, b2)
+            for c in n.children:
+                base = rec(c, base)
+            return base
+
+        top = rec(f.body, 0)
+        # Persistent requests live from init to free: they never share a slot.
+        for s in self.sites:
+            if s.func is f and s.persistent and not s.existing_req and s.action != "blocking":
+                s.slot = top
+                top += 1
+        return top
+
+    # --------------------------------------------------------------- output
+    def add_insert(self, blk: Block, idx: int, prio: int, lines: list[str]) -> None:
+        self.inserts.setdefault((blk.bid, idx), []).append((prio, lines))
+
+    def wait_lines(self, emits: list[Emit], func: str) -> list[str]:
+        req = self.names["nbcx_req"]
+        stat = self.names["nbcx_stat"]
+        flag = self.names["nbcx_flag"]
+        out: list[str] = []
+        plain = sorted({e.slot for e in emits if not e.flagged and not e.guard})
+        runs: list[list[int]] = []
+        for s in plain:
+            if runs and runs[-1][-1] == s - 1:
+                runs[-1].append(s)
+            else:
+                runs.append([s])
+        clears = sorted({e.slot for e in emits if not e.flagged and not e.guard and e.clear})
+        for r in runs:
+            if len(r) == 1:
+                out.append(f"MPI_Wait(&{req}[{r[0]}], MPI_STATUS_IGNORE);")
+            else:
+                # (statuses rather than MPI_STATUSES_IGNORE: GCC 12 warns about MPICH's)
+                first = f"{req}, {stat}" if r[0] == 0 else f"&{req}[{r[0]}], &{stat}[{r[0]}]"
+                out.append(f"MPI_Waitall({len(r)}, {first});")
+                self.waitall_funcs.add(func)
+        out.extend(f"{flag}[{c}] = 0;" for c in clears)
+        guarded = [e for e in emits if e.flagged or e.guard]
+        seen: set[tuple[int, bool, str]] = set()
+        for e in sorted(guarded, key=lambda e: (e.slot, e.guard)):
+            if (e.slot, e.flagged, e.guard) in seen:
+                continue
+            seen.add((e.slot, e.flagged, e.guard))
+            conds = [c for c in (e.guard, f"{flag}[{e.slot}]" if e.flagged else "") if c]
+            out.append(f"if ({' && '.join(conds)}) {{")
+            out.append(f"\t{'MPI_Wait'}(&{req}[{e.slot}], MPI_STATUS_IGNORE);")
+            if e.flagged or e.clear:
+                out.append(f"\t{flag}[{e.slot}] = 0;")
+            out.append("}")
+        return out
+
+    def own_lines(self, stmt: Node) -> bool:
+        """Whether the statement starts its line and only a comment follows it."""
+        ls = self._line_start(stmt.start)
+        if self.data[ls : stmt.start].strip():
+            return False
+        end = self.full_end(stmt)
+        nl = self.data.find(b"\n", end)
+        rest = self.data[end : len(self.data) if nl < 0 else nl].strip()
+        return (
+            not rest or rest.startswith(b"//") or (rest.startswith(b"/*") and rest.endswith(b"*/"))
+        )
+
+    def nonblocking_text(self, site: Site, req: str) -> str:
+        """The statement with the call renamed to MPI_I* and the request appended."""
+        stmt, call = site.stmt, site.call
+        callee = call.children[0]
+        end = self.full_end(stmt)
+        d = self.data
+        out = (
+            d[stmt.start : callee.start]
+            + mpi.nonblocking_name(site.name).encode()
+            + d[callee.end : call.end - 1]
+            + f", {req}".encode()
+            + d[call.end - 1 : end]
+        )
+        return out.decode("utf-8", "replace")
+
+    def emit_persistent(self, site: Site, req: str, nb_text: str, init_args: str) -> None:
+        """Start/init/free of a persistent collective, with the nonblocking form as fallback."""
+        stmt = site.stmt
+        loop = site.loop
+        assert loop is not None
+        lblk, lidx = self.where[id(loop)]
+        blk, idx = self.where[id(stmt)]
+        ls = self._line_start(stmt.start)
+        end = self.full_end(stmt)
+        ind = self._line_indent(stmt.start)
+        u = self.indent_unit
+        new, old = mpi.persistent_names(site.name)
+        init4 = f"{new}({init_args}, MPI_INFO_NULL, {req});"
+        initx = f"{old}({init_args}, MPI_INFO_NULL, {req});"
+        var = req[1:] if req.startswith("&") else f"*({req})"
+        self.need_ext_include = True
+        if site.persistent == "hoisted":
+            body = ["#if NBCX_PERSISTENT", f"{ind}MPI_Start({req});"]
+            self.add_insert(lblk, lidx, 4, ["@init", init4, initx])
+            self.add_insert(lblk, lidx + 1, 3, ["@free", f"MPI_Request_free({req});"])
+        else:
+            body = [
+                "#if NBCX_PERSISTENT",
+                f"{ind}if ({var} == MPI_REQUEST_NULL) {{",
+                "#if NBCX_PERSISTENT == 4",
+                f"{ind}{u}{init4}",
+                "#else",
+                f"{ind}{u}{initx}",
+                "#endif",
+                f"{ind}}}",
+                f"{ind}MPI_Start({req});",
+            ]
+            self.add_insert(
+                lblk,
+                lidx + 1,
+                3,
+                ["@free", f"if ({var} != MPI_REQUEST_NULL) {{", f"\tMPI_Request_free({req});", "}"],
+            )
+            if site.existing_req:
+                # The program's own request may hold anything before the loop.
+                self.add_insert(lblk, lidx, 5, ["@reset", f"{var} = MPI_REQUEST_NULL;"])
+        body += ["#else", ind + nb_text.strip(), "#endif"]
+        del blk, idx
+        self.replaces.append((ls, end, "\n".join(body)))
+
+    def emit_site(self, site: Site, flags_used: set[str]) -> None:
+        req_arr = self.names["nbcx_req"]
+        req = f"&{req_arr}[{site.slot}]"
+        call = site.call
+        callee = call.children[0]
+        blk, idx = self.where[id(site.stmt)]
+        if site.persistent:
+            args = ", ".join(_norm_arg(self.text(a)) for a in call.exprs()[1:])
+            self.emit_persistent(site, req, self.nonblocking_text(site, req), args)
+        else:
+            self.replaces.append((callee.start, callee.end, mpi.nonblocking_name(site.name)))
+            self.replaces.append((call.end - 1, call.end - 1, f", {req}"))
+        flagged = any(p.flagged for plan in site.plans.values() for p in plan.points)
+        if flagged:
+            flags_used.add(site.func.key)
+            self.add_insert(blk, idx + 1, 1, [f"{self.names['nbcx_flag']}[{site.slot}] = 1;"])
+        for role, plan in site.plans.items():
+            for p in plan.points:
+                guard = "" if p.implied else site.guards.get(role, "")
+                self.pending_waits.setdefault((p.block.bid, p.index), []).append(
+                    Emit(site.slot, p.flagged, guard, clear=flagged)
+                )
+                site.waits.append(
+                    {
+                        "role": role,
+                        "line": self.point_line(p),
+                        "where": "before" if p.index < len(p.block.units) else "end-of-block",
+                        "flagged": p.flagged,
+                        "guard": guard,
+                        "overlap": plan.overlap,
+                        "stopped_by": p.why,
+                    }
+                )
+
+    def point_line(self, p: WaitPoint) -> int:
+        if p.index < len(p.block.units):
+            return _line_of(self.data, p.block.units[p.index].start)
+        if p.block.node is not None:
+            return _line_of(self.data, p.block.node.end - 1)
+        return _line_of(self.data, self.full_end(p.block.stmts[-1]))
+
+    def merge_waits(self) -> None:
+        # Waits of different operations at one boundary, with identical guards, unite
+        # when the two roles of a rooted operation wait at the same place.
+        for key, emits in self.pending_waits.items():
+            by_slot: dict[int, list[Emit]] = {}
+            for e in emits:
+                by_slot.setdefault(e.slot, []).append(e)
+            final: list[Emit] = []
+            for slot, es in by_slot.items():
+                guards = {e.guard for e in es}
+                if len(es) >= 2 and "" not in guards and len(guards) == 2:
+                    final.append(
+                        Emit(slot, any(e.flagged for e in es), "", clear=any(e.clear for e in es))
+                    )
+                else:
+                    final.extend(es)
+            blk = self.blocks[key[0]]
+            self.add_insert(blk, key[1], 2, self.wait_lines(final, self.block_func[blk.bid]))
+
+    def run(self) -> bytes:
+        """Analyses every collective and returns the rewritten file."""
+        self.buffers: dict[tuple[int, str], tuple[set[str], set[str]]] = {}
+        self.pending_waits: dict[tuple[int, int], list[Emit]] = {}
+        if self.unit.errors:
+            self.file_notes.append(
+                "not transformed: the file does not parse: " + self.unit.errors[0]
+            )
+            self.find_sites_safe()
+            return self.data
+        self.find_sites()
+        for s in self.sites:
+            if s.action == "candidate":
+                self.analyse_site(s)
+        self.find_existing_nonblocking()
+        flags_used: set[str] = set()
+        counts: dict[str, int] = {}
+        for f in self.main_functions():
+            n = self.number(f)
+            sites = [s for s in self.sites if s.func is f and s.action not in ("blocking",)]
+            for s in sites:
+                if s.existing_req:
+                    continue
+                self.emit_site(s, flags_used)
+            counts[f.key] = n
+        self.merge_waits()
+        for f in self.main_functions():
+            n = counts.get(f.key, 0)
+            if n > 0:
+                fb = self.block_of_node[id(f.body)]
+                nulls = ", ".join(["MPI_REQUEST_NULL"] * n)
+                lines = [f"MPI_Request {self.names['nbcx_req']}[{n}] = {{{nulls}}};"]
+                if f.key in self.waitall_funcs:
+                    lines.append(f"MPI_Status {self.names['nbcx_stat']}[{n}];")
+                if f.key in flags_used:
+                    lines.append(f"int {self.names['nbcx_flag']}[{n}] = {{0}};")
+                self.add_insert(fb, 0, 0, lines)
+        return self.render()
+
+    def main_functions(self) -> list[Function]:
+        return [f for f in self.unit.functions.values() if f.in_main]
+
+    def find_sites_safe(self) -> None:
+        for f in self.main_functions():
+            for n in f.body.walk():
+                if n.kind == CK.CALL_EXPR and n.callee in mpi.COLLECTIVES:
+                    s = Site(f, n, n, n.callee, n.line, n.col)
+                    s.reason = "the file has errors"
+                    self.sites.append(s)
+
+    # ------------------------------------------ existing nonblocking in loops
+    def find_existing_nonblocking(self) -> None:
+        """MPI_Ixxx(..., &req) + MPI_Wait(&req, ...) in a loop -> persistent."""
+        if not self.opts.persistent:
+            return
+        for f in self.main_functions():
+            for n in f.body.walk():
+                if n.kind != CK.CALL_EXPR:
+                    continue
+                base = mpi.blocking_name(n.callee)
+                if base is None or id(n) not in self.where:
+                    continue
+                site = Site(f, n, n, base, n.line, n.col)
+                site.notes.append(f"{n.callee} already nonblocking")
+                args = n.exprs()[1:]
+                if len(args) != len(mpi.COLLECTIVES[base]) + 1:
+                    continue
+                if self.in_macro(n.start) or self.in_macro(n.end - 1):
+                    continue
+                loop = self.loop_of(site)
+                if loop is None:
+                    continue
+                why = self.invariant_problem(site, loop, args[:-1])
+                reqtext = _norm(self.text(args[-1]))
+                for r in args[-1].walk():
+                    d = self.an.decls.get(r.ref) if r.kind == CK.DECL_REF_EXPR else None
+                    if d is not None and d.kind == "local" and d.scope is not None:
+                        if d.scope is loop or _contains(loop, d.scope):
+                            why = why or f"the request '{d.name}' is declared inside the loop"
+                wait = self._matching_wait(n, reqtext, loop)
+                if not why and (not self.own_lines(n) or self.where[id(n)][0].node is None):
+                    why = "the call shares its line with other code"
+                if not why and wait is None:
+                    why = (
+                        f"no MPI_Wait({reqtext}, ...) in the same loop body, "
+                        "or the request is used elsewhere"
+                    )
+                if why:
+                    site.action = "blocking"
+                    site.reason = "left nonblocking: " + why
+                    self.sites.append(site)
+                    continue
+                site.action = "persistent"
+                site.loop = loop
+                site.existing_req = reqtext
+                site.persistent = "hoisted" if self.hoistable(site, loop) else "lazy"
+                self.sites.append(site)
+                self._emit_existing(site, reqtext)
+
+    def _matching_wait(self, call: Node, reqtext: str, loop: Node) -> Node | None:
+        m = re.fullmatch(r"&\s*([A-Za-z_]\w*)\s*(\[\s*(\d+)\s*\])?", reqtext)
+        if not m:
+            return None
+        var = m.group(1)
+        found: Node | None = None
+        for n in loop.walk():
+            if n.kind == CK.DECL_REF_EXPR and n.spelling == var:
+                # every use of the request variable in the loop must be the start or the wait
+                par = n.parent
+                while par is not None and par.kind not in (CK.CALL_EXPR,) and par is not loop:
+                    par = par.parent
+                if par is None or par.kind != CK.CALL_EXPR:
+                    return None
+                if par is call:
+                    continue
+                if m.group(2):
+                    sub = n.parent
+                    while sub is not None and sub.kind != CK.ARRAY_SUBSCRIPT_EXPR:
+                        sub = sub.parent
+                    if sub is None:
+                        return None
+                    idx = sub.exprs()[1] if len(sub.exprs()) == 2 else None
+                    if idx is None or _const(idx) is None:
+                        return None
+                    if _const(idx) != int(m.group(3)):
+                        continue
+                if par.callee != "MPI_Wait" or _norm(self.text(par.exprs()[1])) != reqtext:
+                    return None
+                if (
+                    id(par) not in self.where
+                    or self.where[id(par)][0] is not self.where[id(call)][0]
+                ):
+                    return None
+                if found is not None:
+                    return None
+                found = par
+        return found
+
+    def _emit_existing(self, site: Site, req: str) -> None:
+        args = ", ".join(_norm_arg(self.text(x)) for x in site.call.exprs()[1:-1])
+        nb = self.data[site.stmt.start : self.full_end(site.stmt)].decode("utf-8", "replace")
+        self.emit_persistent(site, req, nb, args)
+
+    # ----------------------------------------------------------- rendering
+    def _boundary_anchor(self, blk: Block, idx: int) -> tuple[int, str]:
+        """(offset, indentation) for text inserted at a boundary of a braced block."""
+        assert blk.node is not None
+        d = self.data
+        if idx == 0:
+            anchor = blk.node.start + 1
+            indent = (
+                self._line_indent(blk.units[0].start)
+                if blk.units
+                else self._line_indent(blk.node.start) + self.indent_unit
+            )
+        else:
+            anchor = blk.units[idx - 1].end
+            indent = self._line_indent(blk.units[idx - 1].start)
+        # after the rest of the line when it holds only blanks or a comment
+        j = anchor
+        while j < len(d) and d[j : j + 1] in (b" ", b"\t"):
+            j += 1
+        if d.startswith(b"//", j):
+            k = d.find(b"\n", j)
+            return (len(d) if k < 0 else k + 1), indent
+        if d.startswith(b"/*", j):
+            k = d.find(b"*/", j)
+            if k >= 0 and b"\n" not in d[j:k]:
+                j = k + 2
+                while j < len(d) and d[j : j + 1] in (b" ", b"\t"):
+                    j += 1
+        if d[j : j + 1] == b"\n":
+            return j + 1, indent
+        if d[j : j + 2] == b"\r\n":
+            return j + 2, indent
+        return anchor, "\n" + indent  # code follows on the same line
+
+    def _render_lines(self, lines: list[str], indent: str) -> str:
+        out = []
+        for ln in lines:
+            if ln.startswith("#"):
+                out.append(ln + "\n")
+            else:
+                lvl = len(ln) - len(ln.lstrip("\t"))
+                out.append(indent + self.indent_unit * lvl + ln.lstrip("\t") + "\n")
+        return "".join(out)
+
+    def render(self) -> bytes:
+        edits: list[tuple[int, int, int, str]] = []  # (start, end, order, text)
+        virtual: dict[int, dict[int, list[str]]] = {}
+        for (bid, idx), items in self.inserts.items():
+            blk = self.blocks[bid]
+            lines: list[str] = []
+            inits: list[list[str]] = []
+            frees: list[list[str]] = []
+            resets: list[str] = []
+            for _, ls in sorted(items, key=lambda t: t[0]):
+                if ls and ls[0] == "@reset":
+                    resets.extend(ls[1:])
+                elif ls and ls[0] == "@init":
+                    inits.append(ls)
+                elif ls and ls[0] == "@free":
+                    frees.append(ls)
+                else:
+                    lines.extend(ls)
+            if frees:
+                lines.append("#if NBCX_PERSISTENT")
+                for f in frees:
+                    lines.extend(f[1:])
+                lines.append("#endif")
+            if inits:
+                lines.append("#if NBCX_PERSISTENT == 4")
+                lines.extend(i[1] for i in inits)
+                lines.append("#elif NBCX_PERSISTENT")
+                lines.extend(i[2] for i in inits)
+                lines.append("#endif")
+            if resets:
+                lines += ["#if NBCX_PERSISTENT", *resets, "#endif"]
+            if not lines:
+                continue
+            if blk.node is not None:
+                off, indent = self._boundary_anchor(blk, idx)
+                if indent.startswith("\n"):
+                    text = "\n" + self._render_lines(lines, indent[1:]) + indent[1:]
+                else:
+                    text = self._render_lines(lines, indent)
+                edits.append((off, off, 1, text))
+            else:
+                virtual.setdefault(bid, {})[idx] = lines
+        for bid, parts in virtual.items():
+            # A lone statement (no braces) that gets company: wrap it in braces.
+            blk = self.blocks[bid]
+            s = blk.stmts[0]
+            owner_indent = self._line_indent(blk.owner.start if blk.owner else s.start)
+            p = s.start
+            while p > 0 and self.data[p - 1 : p] in (b" ", b"\t", b"\n", b"\r"):
+                p -= 1
+            own_line = b"\n" in self.data[p : s.start]
+            inner = self._line_indent(s.start) if own_line else owner_indent + self.indent_unit
+            pre = self._render_lines(parts.get(0, []), inner)
+            edits.append((p, s.start, 0, " {\n" + pre + inner))
+            end = self.full_end(s)
+            post = self._render_lines(parts.get(1, []), inner)
+            edits.append((end, end, 2, "\n" + post + owner_indent + "}"))
+        for start, end, text in self.replaces:
+            edits.append((start, end, 1, text))
+        if self.need_ext_include:
+            off = self._include_anchor()
+            text = PERSISTENT_PRELUDE
+            edits.append((off, off, 0, text))
+        out = bytearray(self.data)
+        for start, end, _order, text in sorted(edits, key=lambda e: (e[0], e[2]), reverse=True):
+            out[start:end] = text.encode()
+        return bytes(out)
+
+    def _include_anchor(self) -> int:
+        incs = self.unit.includes
+        target = [i for i in incs if i[0] == "mpi.h"] or incs
+        if not target:
+            return 0
+        end = target[-1][2]
+        nl = self.data.find(b"\n", end)
+        return len(self.data) if nl < 0 else nl + 1
+
+
+# ---------------------------------------------------------------- helpers
+def _jump_name(n: Node) -> str:
+    return {
+        CK.RETURN_STMT: "return",
+        CK.GOTO_STMT: "goto",
+        CK.INDIRECT_GOTO_STMT: "goto",
+        CK.BREAK_STMT: "break",
+        CK.CONTINUE_STMT: "continue",
+    }.get(n.kind, "jump")
+
+
+def _first_why(eff: Effects, flag: str) -> str:
+    keys = {
+        "unknown": ("call to", "not modelled", "pointer", "assembly", "goto", "statement"),
+        "fence": ("MPI_Barrier", "MPI_Wtime", "MPI_Finalize", "MPI_Abort"),
+        "exits": ("exit", "abort", "MPI_Abort"),
+        "io": (),
+        "mpi": ("MPI_",),
+    }[flag]
+    for w in eff.why:
+        if not keys or any(k in w for k in keys):
+            return w
+    return eff.why[0] if eff.why else flag
+
+
+def _count(n: Node) -> int:
+    k = n.kind
+    if k == CK.COMPOUND_STMT:
+        return sum(_count(c) for c in n.children)
+    if k == CK.NULL_STMT:
+        return 0
+    if k == CK.IF_STMT:
+        return 1 + sum(_count(c) for c in n.children[1:])
+    if k in (CK.FOR_STMT, CK.WHILE_STMT, CK.SWITCH_STMT) and n.children:
+        return 1 + _count(n.children[-1])
+    if k == CK.DO_STMT and n.children:
+        return 1 + _count(n.children[0])
+    if k in (CK.LABEL_STMT, CK.CASE_STMT, CK.DEFAULT_STMT) and n.children:
+        return _count(n.children[-1])
+    return 1
+
+
+def _contains(outer: Node, inner: Node) -> bool:
+    n: Node | None = inner
+    while n is not None:
+        if n is outer:
+            return True
+        n = n.parent
+    return False
+
+
+def _const(n: Node) -> int | None:
+    n = strip(n)
+    if n.kind == CK.INTEGER_LITERAL:
+        return n.value
+    if n.kind == CK.UNARY_OPERATOR and n.op == "-" and n.exprs():
+        v = _const(n.exprs()[0])
+        return -v if v is not None else None
+    return None
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def _norm_arg(s: str) -> str:
+    """An argument's text on one line (comments dropped) for the *_init call."""
+    s = re.sub(r"/\*.*?\*/", " ", s, flags=re.S)
+    s = re.sub(r"//[^\n]*", " ", s)
+    return _norm(s)
+
+
+def _points_key(p: Plan) -> list[tuple[int, int, bool]]:
+    return sorted((w.block.bid, w.index, w.flagged) for w in p.points)

@@ -1,0 +1,69 @@
+"""Shared helpers: run the transformation, find the MPI installations."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbcx_transform.cli import main
+
+HERE = Path(__file__).parent
+PROGRAMS = HERE / "programs"
+GOLDEN = HERE / "golden"
+
+
+def mpicc_for_parsing() -> str | None:
+    for cc in ("mpicc.openmpi", "mpicc.mpich", "mpicc"):
+        if shutil.which(cc):
+            return cc
+    return None
+
+
+@dataclass
+class Result:
+    text: str
+    report: dict[str, Any]
+    status: int
+
+    def site(self, line: int) -> dict[str, Any]:
+        for r in self.report["collectives"]:
+            if r["line"] == line:
+                return dict(r)
+        raise KeyError(line)
+
+
+def run_transform(src: Path, tmp: Path, *opts: str) -> Result:
+    """Transforms ``src`` into ``tmp`` and returns the text and the JSON report."""
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper to find mpi.h")
+    out = tmp / src.name
+    rep = tmp / (src.stem + ".json")
+    status = main(
+        [
+            "--mpicc",
+            cc,
+            "-o",
+            str(out),
+            "--report-format",
+            "json",
+            "--report-file",
+            str(rep),
+            *opts,
+            str(src),
+        ]
+    )
+    return Result(out.read_text(), json.loads(rep.read_text()), status)
+
+
+def line_of(src: Path, needle: str) -> int:
+    """1-based number of the first line of ``src`` that contains ``needle``."""
+    for i, line in enumerate(src.read_text().splitlines(), 1):
+        if needle in line:
+            return i
+    raise AssertionError(f"{needle!r} not in {src}")
