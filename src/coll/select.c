@@ -318,3 +318,15 @@ int nbcx_info(char *buf, size_t len)
                                         : "auto");
     return NBCX_SUCCESS;
 }
+
+/* The schedule checker (check/) walks these tables: collective c's name
+ * (NULL when c is out of range), its algorithms and their number. */
+const char *nbcxi_coll_table(int c, const struct nbcxi_algorithm **algs,
+                             int *nalgs)
+{
+    if (c < 0 || c >= NBCXI_NCOLL)
+        return NULL;
+    *algs = tables[c].algs;
+    *nalgs = tables[c].nalgs;
+    return tables[c].name;
+}
