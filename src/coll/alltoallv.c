@@ -65,13 +65,8 @@ static int build(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
     const int p = s->size, rank = s->rank;
     struct saved sv = { NULL, NULL };
 
-    if (!a->in_place) {
-        struct nbcxi_block from = nbcxi_sblock(a, rank);
-        struct nbcxi_block to = nbcxi_rblock(a, rank);
-        if (nbcxi_block_bytes(to) > 0)
-            nbcxi_copy(s, from.buf, from.count, from.type, to.buf, to.count,
-                       to.type);
-    }
+    if (!a->in_place)
+        nbcxi_copy_block(s, nbcxi_sblock(a, rank), nbcxi_rblock(a, rank));
     if (p == 1)
         return s->err;
     int err = a->in_place ? save_blocks(s, a, &sv) : NBCX_SUCCESS;

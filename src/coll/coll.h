@@ -150,6 +150,26 @@ static inline size_t nbcxi_block_bytes(struct nbcxi_block b)
     return (size_t)b.count * b.type->size;
 }
 
+/* A rank's block to itself: a local copy. The two sides must hold the
+ * same bytes (MPI requires matching type signatures); when they do not,
+ * NBCX_ERR_TRUNCATE, before anything is posted, rather than a copy past
+ * the end of the smaller block. Returns the copy node (or -1: nothing to
+ * copy, or an error recorded in s->err). */
+static inline nbcx_node nbcxi_copy_block(struct nbcx_sched_s *s,
+                                         struct nbcxi_block from,
+                                         struct nbcxi_block to)
+{
+    if (nbcxi_block_bytes(from) != nbcxi_block_bytes(to)) {
+        if (!s->err)
+            s->err = NBCX_ERR_TRUNCATE;
+        return -1;
+    }
+    if (nbcxi_block_bytes(to) == 0)
+        return -1;
+    return nbcxi_copy(s, from.buf, from.count, from.type, to.buf, to.count,
+                      to.type);
+}
+
 typedef int nbcxi_builder(struct nbcx_sched_s *s,
                           const struct nbcxi_coll_args *a);
 

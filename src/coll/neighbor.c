@@ -13,7 +13,8 @@
  *     alltoall(v,w) send block j as sv describes it.
  *   An edge from a rank to itself is a local copy: destination j meets
  *   the source i with the same rank and tag (topo.c made sure there is
- *   one, and each is used once).
+ *   one, and each is used once); blocks of different sizes there are
+ *   NBCX_ERR_TRUNCATE before anything is posted.
  *   Blocks of zero bytes are no message (the type signatures match, so
  *   both ends agree).
  */
@@ -61,9 +62,7 @@ static int exchange(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
             return NBCX_ERR_TOPOLOGY;
         }
         used[i] = true;
-        struct nbcxi_block to = nbcxi_rblock(a, i);
-        if (nbcxi_block_bytes(to) > 0)
-            nbcxi_copy(s, b.buf, b.count, b.type, to.buf, to.count, to.type);
+        nbcxi_copy_block(s, b, nbcxi_rblock(a, i));
     }
     free(used);
     return s->err;

@@ -19,13 +19,12 @@ int nbcx_build_scatterv_linear(struct nbcx_sched_s *s,
     }
     for (int r = 0; r < s->size; r++) {
         struct nbcxi_block b = nbcxi_sblock(a, r);
-        if (nbcxi_block_bytes(b) == 0)
-            continue;
-        if (r != a->root)
+        if (r == a->root && !a->in_place)
+            nbcxi_copy_block(s, b,
+                             (struct nbcxi_block){ a->rbuf, a->rcount,
+                                                   a->rtype });
+        else if (r != a->root && nbcxi_block_bytes(b) > 0)
             nbcxi_send(s, b.buf, b.count, b.type, r, 0);
-        else if (!a->in_place)
-            nbcxi_copy(s, b.buf, b.count, b.type, a->rbuf, a->rcount,
-                       a->rtype);
     }
     return s->err;
 }

@@ -323,7 +323,9 @@ static void run_case(const struct tcase *c)
     }
     for (int i = 0; i < R.n; i++) {
         int q = t->src[i];
-        int u = q == MPI_PROC_NULL ? 1 : units(c, q, me, t->rtag[i]);
+        /* MPI_PROC_NULL: a block nobody writes, of the size the
+         * regular layout needs (any size otherwise) */
+        int u = units(c, q, me, t->rtag[i]);
         if (w && q != MPI_PROC_NULL)
             w_type(c, q, me, t->rtag[i], false, u, &R.type[i], &R.count[i]);
         else if (w) {
@@ -356,7 +358,14 @@ static void run_case(const struct tcase *c)
         rmpi[i] = mv_types[R.type[i]].mpi;
         rnb[i] = mv_types[R.type[i]].nb;
     }
-    int sc = S.n ? S.count[0] : 0, rc = R.n ? R.count[0] : 0;
+    /* The regular collectives pass their one count on every rank, also
+     * without sources or destinations: Open MPI 4.1.4's own
+     * MPI_Neighbor_alltoall fails with MPI_ERR_TRUNCATE on a rank without
+     * sources that passes recvcount 0 while its sendcount is not 0. */
+    int sc = S.n ? S.count[0] : units(c, 0, 0, 0) * cb->smul;
+    int rc = R.n ? R.count[0] : units(c, 0, 0, 0) * cb->rmul;
+    /* allgather(v) takes the one send block itself */
+    unsigned char *snb1 = SB.nb + S.adispl[0], *sref1 = SB.ref + S.adispl[0];
     nbcx_datatype snb0 = mv_types[cb->st].nb, rnb0 = mv_types[cb->rt].nb;
     MPI_Datatype smpi0 = mv_types[cb->st].mpi, rmpi0 = mv_types[cb->rt].mpi;
 
@@ -364,11 +373,11 @@ static void run_case(const struct tcase *c)
     int err;
     switch (c->coll) {
     case N_ALLGATHER:
-        err = nbcx_ineighbor_allgather(SB.nb, sc, snb0, RB.nb, rc, rnb0,
+        err = nbcx_ineighbor_allgather(snb1, sc, snb0, RB.nb, rc, rnb0,
                                        t->nb, &req);
         break;
     case N_ALLGATHERV:
-        err = nbcx_ineighbor_allgatherv(SB.nb, sc, snb0, RB.nb, R.count,
+        err = nbcx_ineighbor_allgatherv(snb1, sc, snb0, RB.nb, R.count,
                                         R.displ, rnb0, t->nb, &req);
         break;
     case N_ALLTOALL:
@@ -393,13 +402,14 @@ static void run_case(const struct tcase *c)
     }
 
     /* the library's blocking collective */
+    mt_watch("%s: MPI's blocking collective", what);
     switch (c->coll) {
     case N_ALLGATHER:
-        err = MPI_Neighbor_allgather(SB.ref, sc, smpi0, RB.ref, rc, rmpi0,
+        err = MPI_Neighbor_allgather(sref1, sc, smpi0, RB.ref, rc, rmpi0,
                                      t->comm);
         break;
     case N_ALLGATHERV:
-        err = MPI_Neighbor_allgatherv(SB.ref, sc, smpi0, RB.ref, R.count,
+        err = MPI_Neighbor_allgatherv(sref1, sc, smpi0, RB.ref, R.count,
                                       R.displ, rmpi0, t->comm);
         break;
     case N_ALLTOALL:
@@ -415,12 +425,18 @@ static void run_case(const struct tcase *c)
                                      R.count, R.adispl, rmpi, t->comm);
         break;
     }
-    if (err != MPI_SUCCESS)
-        mt_fail("%s: the MPI library's MPI_%s failed", what,
-                ncoll_name[c->coll]);
+    if (err != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len;
+        MPI_Error_string(err, msg, &len);
+        msg[strcspn(msg, "\n")] = '\0';
+        mt_fail("%s: the MPI library's MPI_%s failed: %s", what,
+                ncoll_name[c->coll], msg);
+    }
 
     /* the standard's definition, point to point */
-    MPI_Request *r = mv_xmalloc(sizeof(MPI_Request) * (size_t)(R.n + S.n + 1));
+    mt_watch("%s: point-to-point reference", what);
+    MPI_Request *r = mv_xmalloc(sizeof(MPI_Request) * (size_t)(R.n + t->out + 1));
     int nr = 0;
     for (int i = 0; i < R.n; i++)
         MT_MPI(MPI_Irecv(p2p + R.adispl[i], R.count[i], rmpi[i], t->src[i],

@@ -1356,6 +1356,14 @@ static void test_argument_errors(void)
                                           badty, c0, &req));
     REJECT(NBCX_ERR_COUNT, nbcx_ialltoallw(a, cnt, dsp, ty, b, neg, dsp, ty,
                                            c0, &req));
+    /* the rank's block to itself: sizes that differ are caught at build
+     * time (nothing posted), not copied past the end */
+    const int cnt2[P] = { 2, 2, 1 };
+    REJECT(NBCX_ERR_TRUNCATE, nbcx_ialltoallv(a, cnt, dsp, NBCX_INT32, b,
+                                              cnt2, dsp, NBCX_INT32, c0,
+                                              &req));
+    REJECT(NBCX_ERR_TRUNCATE, nbcx_igatherv(a, 2, NBCX_INT32, b, cnt, dsp,
+                                            NBCX_INT32, 0, c0, &req));
     /* reduce_scatter(_block), scan, exscan */
     REJECT(NBCX_ERR_ARG, nbcx_ireduce_scatter(a, b, NULL, NBCX_INT32,
                                               NBCX_SUM, c0, &req));
