@@ -57,6 +57,8 @@ enum nbcx_error {
     NBCX_ERR_TRUNCATE,  /* message longer than the receive buffer       */
     NBCX_ERR_ALGORITHM, /* unknown algorithm name in an NBCX_*_ALG var  */
     NBCX_ERR_INTERN,    /* internal error (a bug: please report it)     */
+    NBCX_ERR_TOPOLOGY,  /* neighbourhood collective on a communicator
+                           without neighbours, or a bad topology       */
     NBCX_ERR_LASTCODE
 };
 
@@ -168,6 +170,50 @@ NBCX_API int nbcx_comm_transport(nbcx_comm comm, const char **name);
 NBCX_API int nbcx_comm_free(nbcx_comm *comm);
 
 /* ------------------------------------------------------------------ */
+/* Neighbourhood topologies                                            */
+/* ------------------------------------------------------------------ */
+/*
+ * The neighbourhood collectives (nbcx_ineighbor_*) exchange data along
+ * the edges of a topology attached to the communicator. Each rank names
+ * its own neighbours, in the order of the blocks in its buffers: block i
+ * of the receive buffer comes from sources[i], block j of the send buffer
+ * goes to destinations[j]. A NBCX_PROC_NULL neighbour exchanges nothing
+ * and its block is neither read nor written. The lists of all ranks must
+ * agree (i appears in j's destinations as often as j in i's sources).
+ *
+ * A graph (nbcx_comm_set_neighbors) follows MPI's distributed graphs:
+ * when a pair of ranks is joined by several edges, the k-th edge to a
+ * rank in destinations meets the k-th edge from this rank in its sources.
+ * A Cartesian grid (nbcx_comm_set_cart) follows MPI_Cart_create without
+ * reordering: ranks in row-major order of their coordinates, and for each
+ * dimension d the neighbour at -1 then the one at +1 (2 * ndims blocks,
+ * NBCX_PROC_NULL across a non-periodic border). The block a rank sends
+ * towards -1 arrives in its neighbour's block for +1 and vice versa, also
+ * when both are the same rank (a periodic dimension of 1 or 2), as
+ * MPI-4.1 (Example 8.10) requires.
+ *
+ * nbcx_comm_from_mpi (nbcx_mpi.h) attaches the topology of an MPI
+ * communicator itself. Setting a topology replaces the previous one for
+ * collectives started later; it is a local call, but all ranks must set
+ * matching topologies before their next neighbourhood collective.
+ */
+#define NBCX_PROC_NULL (-1)
+
+NBCX_API int nbcx_comm_set_neighbors(nbcx_comm comm, int indegree,
+                                     const int sources[], int outdegree,
+                                     const int destinations[]);
+/* dims[d] > 0 ranks along dimension d, their product the communicator's
+ * size; periods[d] nonzero for a periodic dimension (NULL: none is). */
+NBCX_API int nbcx_comm_set_cart(nbcx_comm comm, int ndims, const int dims[],
+                                const int periods[]);
+/* The topology's degrees (0 and 0 without one) and lists; the lists get
+ * at most maxin / maxout entries. */
+NBCX_API int nbcx_comm_neighbors_count(nbcx_comm comm, int *indegree,
+                                       int *outdegree);
+NBCX_API int nbcx_comm_neighbors(nbcx_comm comm, int maxin, int sources[],
+                                 int maxout, int destinations[]);
+
+/* ------------------------------------------------------------------ */
 /* Nonblocking collectives (MPI argument order and semantics)          */
 /* ------------------------------------------------------------------ */
 
@@ -196,6 +242,93 @@ NBCX_API int nbcx_ialltoall(const void *sendbuf, int sendcount,
                             nbcx_datatype sendtype, void *recvbuf,
                             int recvcount, nbcx_datatype recvtype,
                             nbcx_comm comm, nbcx_request *req);
+
+/* The vector variants: per-rank counts and displacements (in elements of
+ * the datatype, from the start of the buffer), arrays of the communicator
+ * size. Blocks of zero bytes send no message. */
+NBCX_API int nbcx_igatherv(const void *sendbuf, int sendcount,
+                           nbcx_datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[],
+                           nbcx_datatype recvtype, int root, nbcx_comm comm,
+                           nbcx_request *req);
+NBCX_API int nbcx_iscatterv(const void *sendbuf, const int sendcounts[],
+                            const int displs[], nbcx_datatype sendtype,
+                            void *recvbuf, int recvcount,
+                            nbcx_datatype recvtype, int root, nbcx_comm comm,
+                            nbcx_request *req);
+NBCX_API int nbcx_iallgatherv(const void *sendbuf, int sendcount,
+                              nbcx_datatype sendtype, void *recvbuf,
+                              const int recvcounts[], const int displs[],
+                              nbcx_datatype recvtype, nbcx_comm comm,
+                              nbcx_request *req);
+NBCX_API int nbcx_ialltoallv(const void *sendbuf, const int sendcounts[],
+                             const int sdispls[], nbcx_datatype sendtype,
+                             void *recvbuf, const int recvcounts[],
+                             const int rdispls[], nbcx_datatype recvtype,
+                             nbcx_comm comm, nbcx_request *req);
+/* One datatype per rank; displacements in BYTES (as MPI_Alltoallw). */
+NBCX_API int nbcx_ialltoallw(const void *sendbuf, const int sendcounts[],
+                             const int sdispls[],
+                             const nbcx_datatype sendtypes[], void *recvbuf,
+                             const int recvcounts[], const int rdispls[],
+                             const nbcx_datatype recvtypes[], nbcx_comm comm,
+                             nbcx_request *req);
+/* Reduces the vectors of all ranks element-wise and scatters the result:
+ * rank i gets recvcounts[i] elements (the blocks follow each other in
+ * sendbuf); _block: recvcount elements each. */
+NBCX_API int nbcx_ireduce_scatter(const void *sendbuf, void *recvbuf,
+                                  const int recvcounts[], nbcx_datatype type,
+                                  nbcx_op op, nbcx_comm comm,
+                                  nbcx_request *req);
+NBCX_API int nbcx_ireduce_scatter_block(const void *sendbuf, void *recvbuf,
+                                        int recvcount, nbcx_datatype type,
+                                        nbcx_op op, nbcx_comm comm,
+                                        nbcx_request *req);
+/* Prefix reductions: rank r gets the reduction of ranks 0..r (scan) or
+ * 0..r-1 (exscan; rank 0's recvbuf is not touched). */
+NBCX_API int nbcx_iscan(const void *sendbuf, void *recvbuf, int count,
+                        nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                        nbcx_request *req);
+NBCX_API int nbcx_iexscan(const void *sendbuf, void *recvbuf, int count,
+                          nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                          nbcx_request *req);
+
+/* Neighbourhood collectives over the communicator's topology (see
+ * nbcx_comm_set_neighbors; NBCX_ERR_TOPOLOGY without one). Arrays have
+ * one entry per source (receive side) or destination (send side). MPI
+ * allows no NBCX_IN_PLACE here. */
+NBCX_API int nbcx_ineighbor_allgather(const void *sendbuf, int sendcount,
+                                      nbcx_datatype sendtype, void *recvbuf,
+                                      int recvcount, nbcx_datatype recvtype,
+                                      nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_ineighbor_allgatherv(const void *sendbuf, int sendcount,
+                                       nbcx_datatype sendtype, void *recvbuf,
+                                       const int recvcounts[],
+                                       const int displs[],
+                                       nbcx_datatype recvtype, nbcx_comm comm,
+                                       nbcx_request *req);
+NBCX_API int nbcx_ineighbor_alltoall(const void *sendbuf, int sendcount,
+                                     nbcx_datatype sendtype, void *recvbuf,
+                                     int recvcount, nbcx_datatype recvtype,
+                                     nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_ineighbor_alltoallv(const void *sendbuf,
+                                      const int sendcounts[],
+                                      const int sdispls[],
+                                      nbcx_datatype sendtype, void *recvbuf,
+                                      const int recvcounts[],
+                                      const int rdispls[],
+                                      nbcx_datatype recvtype, nbcx_comm comm,
+                                      nbcx_request *req);
+/* Byte displacements of address size, as MPI_Neighbor_alltoallw's
+ * MPI_Aint ones. */
+NBCX_API int nbcx_ineighbor_alltoallw(const void *sendbuf,
+                                      const int sendcounts[],
+                                      const ptrdiff_t sdispls[],
+                                      const nbcx_datatype sendtypes[],
+                                      void *recvbuf, const int recvcounts[],
+                                      const ptrdiff_t rdispls[],
+                                      const nbcx_datatype recvtypes[],
+                                      nbcx_comm comm, nbcx_request *req);
 
 /* ------------------------------------------------------------------ */
 /* Persistent collectives (MPI-4)                                      */
@@ -240,6 +373,82 @@ NBCX_API int nbcx_alltoall_init(const void *sendbuf, int sendcount,
                                 nbcx_datatype sendtype, void *recvbuf,
                                 int recvcount, nbcx_datatype recvtype,
                                 nbcx_comm comm, nbcx_request *req);
+/* The persistent forms of the operations below (same arguments). */
+NBCX_API int nbcx_gatherv_init(const void *sendbuf, int sendcount,
+                               nbcx_datatype sendtype, void *recvbuf,
+                               const int recvcounts[], const int displs[],
+                               nbcx_datatype recvtype, int root,
+                               nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_scatterv_init(const void *sendbuf, const int sendcounts[],
+                                const int displs[], nbcx_datatype sendtype,
+                                void *recvbuf, int recvcount,
+                                nbcx_datatype recvtype, int root,
+                                nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_allgatherv_init(const void *sendbuf, int sendcount,
+                                  nbcx_datatype sendtype, void *recvbuf,
+                                  const int recvcounts[], const int displs[],
+                                  nbcx_datatype recvtype, nbcx_comm comm,
+                                  nbcx_request *req);
+NBCX_API int nbcx_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                 const int sdispls[], nbcx_datatype sendtype,
+                                 void *recvbuf, const int recvcounts[],
+                                 const int rdispls[], nbcx_datatype recvtype,
+                                 nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                 const int sdispls[],
+                                 const nbcx_datatype sendtypes[],
+                                 void *recvbuf, const int recvcounts[],
+                                 const int rdispls[],
+                                 const nbcx_datatype recvtypes[],
+                                 nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_reduce_scatter_init(const void *sendbuf, void *recvbuf,
+                                      const int recvcounts[],
+                                      nbcx_datatype type, nbcx_op op,
+                                      nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_reduce_scatter_block_init(const void *sendbuf, void *recvbuf,
+                                            int recvcount, nbcx_datatype type,
+                                            nbcx_op op, nbcx_comm comm,
+                                            nbcx_request *req);
+NBCX_API int nbcx_scan_init(const void *sendbuf, void *recvbuf, int count,
+                            nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                            nbcx_request *req);
+NBCX_API int nbcx_exscan_init(const void *sendbuf, void *recvbuf, int count,
+                              nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                              nbcx_request *req);
+NBCX_API int nbcx_neighbor_allgather_init(const void *sendbuf, int sendcount,
+                                          nbcx_datatype sendtype,
+                                          void *recvbuf, int recvcount,
+                                          nbcx_datatype recvtype,
+                                          nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_neighbor_allgatherv_init(const void *sendbuf, int sendcount,
+                                           nbcx_datatype sendtype,
+                                           void *recvbuf,
+                                           const int recvcounts[],
+                                           const int displs[],
+                                           nbcx_datatype recvtype,
+                                           nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_neighbor_alltoall_init(const void *sendbuf, int sendcount,
+                                         nbcx_datatype sendtype, void *recvbuf,
+                                         int recvcount, nbcx_datatype recvtype,
+                                         nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_neighbor_alltoallv_init(const void *sendbuf,
+                                          const int sendcounts[],
+                                          const int sdispls[],
+                                          nbcx_datatype sendtype,
+                                          void *recvbuf,
+                                          const int recvcounts[],
+                                          const int rdispls[],
+                                          nbcx_datatype recvtype,
+                                          nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_neighbor_alltoallw_init(const void *sendbuf,
+                                          const int sendcounts[],
+                                          const ptrdiff_t sdispls[],
+                                          const nbcx_datatype sendtypes[],
+                                          void *recvbuf,
+                                          const int recvcounts[],
+                                          const ptrdiff_t rdispls[],
+                                          const nbcx_datatype recvtypes[],
+                                          nbcx_comm comm, nbcx_request *req);
 /* NBCX_ERR_REQUEST if a request is not persistent or already active;
  * startall checks every request before it starts any. */
 NBCX_API int nbcx_start(nbcx_request *req);
@@ -389,7 +598,9 @@ NBCX_API int nbcx_sched_free(nbcx_sched *sched);
  * cannot serve a call (a ring allreduce for a non-commutative operation,
  * say) falls back to the automatic choice, so results never change.
  * coll is one of: barrier bcast reduce allreduce gather scatter allgather
- * alltoall. NBCX_SEGSIZE (bytes, default 65536) sets the fragment size of
+ * alltoall gatherv scatterv allgatherv alltoallv alltoallw reduce_scatter
+ * reduce_scatter_block scan exscan neighbor_allgather neighbor_allgatherv
+ * neighbor_alltoall neighbor_alltoallv neighbor_alltoallw. NBCX_SEGSIZE (bytes, default 65536) sets the fragment size of
  * pipelined algorithms; nbcx_segsize_set() changes it at run time.
  */
 NBCX_API int nbcx_algorithm_set(const char *coll, const char *alg);

@@ -20,7 +20,11 @@ extern "C" {
 #endif
 
 /* Collective over comm: duplicates it (MPI_Comm_dup) for nbcx's private
- * use. Free the result with nbcx_comm_free(). */
+ * use. Free the result with nbcx_comm_free(). A topology attached to comm
+ * (MPI_Cart_create, MPI_Dist_graph_create(_adjacent), MPI_Graph_create)
+ * becomes the nbcx communicator's neighbourhood (nbcx_comm_set_cart /
+ * nbcx_comm_set_neighbors), in the neighbour order MPI's neighbourhood
+ * collectives use. */
 NBCX_API int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out);
 
 /* Any MPI datatype, derived and non-contiguous included. Predefined MPI

@@ -157,6 +157,21 @@ struct nbcxi_transport {
 /* Communicators                                                       */
 /* ------------------------------------------------------------------ */
 
+/* A neighbourhood topology (api/topo.c): this rank's neighbours in
+ * buffer-block order (NBCX_PROC_NULL: none), and the schedule tag of each
+ * edge, which makes the i-th receive meet the right send when a pair of
+ * ranks shares several edges. Immutable once attached; a replaced one
+ * stays allocated (linked by `older`) until the communicator dies, so a
+ * collective being built on another thread never sees it freed. */
+struct nbcxi_topo {
+    int indegree, outdegree;
+    int *sources, *destinations;
+    int *rtags, *stags;
+    int ndims;                 /* Cartesian: dimensions; -1: a graph */
+    int *dims, *periods;
+    struct nbcxi_topo *older;
+};
+
 struct nbcx_comm_s {
     uint32_t magic;
     int rank, size;
@@ -165,6 +180,7 @@ struct nbcx_comm_s {
     unsigned nseq;         /* distinct sequence slots in the tag space */
     atomic_int refs;       /* user reference + operations in flight */
     struct nbcxi_cache *cache; /* schedules kept for reuse (api/cache.c) */
+    _Atomic(struct nbcxi_topo *) topo; /* neighbours, or NULL */
 };
 
 /* Takes ownership of tp; on failure tp is destroyed. */
@@ -173,6 +189,8 @@ NBCX_HIDDEN int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp,
 NBCX_HIDDEN struct nbcx_comm_s *nbcxi_comm(nbcx_comm h);
 NBCX_HIDDEN void nbcxi_comm_retain(struct nbcx_comm_s *c);
 NBCX_HIDDEN void nbcxi_comm_release(struct nbcx_comm_s *c);
+/* Frees a topology and every older one it links to (api/topo.c). */
+NBCX_HIDDEN void nbcxi_topo_free(struct nbcxi_topo *t);
 
 /* Transport tag of schedule tag `tag` of the collective numbered seq. */
 static inline int nbcxi_tag(const struct nbcx_comm_s *c, unsigned seq,

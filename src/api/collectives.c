@@ -6,6 +6,8 @@
  * arguments MPI calls significant on this rank are checked (a non-root's
  * receive buffer of a gather, say). On error *req is NBCX_REQUEST_NULL.
  */
+#include <limits.h>
+
 #include "../coll/coll.h"
 
 /* Shared checks of a (buffer, count, type) triple. IN_PLACE is not a
@@ -338,4 +340,536 @@ int nbcx_alltoall_init(const void *sendbuf, int sendcount,
 {
     PLAN(nbcx_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                         recvtype, comm, req));
+}
+
+/* ------------------------------------------------------------------ */
+/* Vector and w variants                                               */
+/* ------------------------------------------------------------------ */
+
+/* Counts of n blocks: the arrays present when there are blocks (else
+ * NBCX_ERR_ARG), every count >= 0 (else NBCX_ERR_COUNT). *any: some block
+ * is not empty. */
+static int check_counts(int n, const int *counts, const void *displs,
+                        bool *any)
+{
+    *any = false;
+    if (n > 0 && (!counts || !displs))
+        return NBCX_ERR_ARG;
+    for (int i = 0; i < n; i++) {
+        if (counts[i] < 0)
+            return NBCX_ERR_COUNT;
+        *any = *any || counts[i] > 0;
+    }
+    return NBCX_SUCCESS;
+}
+
+/* One side of n blocks of one type: counts, then the type, then a buffer
+ * when any block is non-empty (NBCX_ERR_BUFFER). IN_PLACE is not NULL:
+ * callers decide where it is allowed. */
+static int check_vside(const void *buf, int n, const int *counts,
+                       const void *displs, nbcx_datatype type,
+                       struct nbcx_datatype_s **t)
+{
+    bool any;
+    TRY(check_counts(n, counts, displs, &any));
+    if (!(*t = nbcxi_type(type)))
+        return NBCX_ERR_TYPE;
+    return any && !buf ? NBCX_ERR_BUFFER : NBCX_SUCCESS;
+}
+
+/* The same with a type per block (w variants). */
+static int check_wside(const void *buf, int n, const int *counts,
+                       const void *displs, const nbcx_datatype *types)
+{
+    bool any;
+    if (n > 0 && !types)
+        return NBCX_ERR_ARG;
+    TRY(check_counts(n, counts, displs, &any));
+    for (int i = 0; i < n; i++)
+        if (!nbcxi_type(types[i]))
+            return NBCX_ERR_TYPE;
+    return any && !buf ? NBCX_ERR_BUFFER : NBCX_SUCCESS;
+}
+
+int nbcx_igatherv(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
+                  void *recvbuf, const int recvcounts[], const int displs[],
+                  nbcx_datatype recvtype, int root, nbcx_comm comm,
+                  nbcx_request *req)
+{
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { .root = root };
+    TRY(begin(req, comm, &c));
+    if (root < 0 || root >= c->size)
+        return NBCX_ERR_ROOT;
+    bool at_root = c->rank == root;
+    if (at_root) {
+        if (recvbuf == NBCX_IN_PLACE)
+            return NBCX_ERR_IN_PLACE;
+        TRY(check_vside(recvbuf, c->size, recvcounts, displs, recvtype,
+                        &a.rtype));
+        a.rbuf = recvbuf;
+        a.rv.counts = recvcounts;
+        a.rv.displs = displs;
+    }
+    if (sendbuf == NBCX_IN_PLACE) {
+        if (!at_root)
+            return NBCX_ERR_IN_PLACE;
+        a.in_place = true; /* sendcount and sendtype are ignored */
+    } else {
+        TRY(check_buf(sendbuf, sendcount, sendtype, &a.stype));
+        a.sbuf = sendbuf;
+        a.scount = sendcount;
+    }
+    return run(NBCXI_GATHERV, c, &a, req);
+}
+
+int nbcx_iscatterv(const void *sendbuf, const int sendcounts[],
+                   const int displs[], nbcx_datatype sendtype, void *recvbuf,
+                   int recvcount, nbcx_datatype recvtype, int root,
+                   nbcx_comm comm, nbcx_request *req)
+{
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { .root = root };
+    TRY(begin(req, comm, &c));
+    if (root < 0 || root >= c->size)
+        return NBCX_ERR_ROOT;
+    bool at_root = c->rank == root;
+    if (at_root) {
+        if (sendbuf == NBCX_IN_PLACE)
+            return NBCX_ERR_IN_PLACE;
+        TRY(check_vside(sendbuf, c->size, sendcounts, displs, sendtype,
+                        &a.stype));
+        a.sbuf = sendbuf;
+        a.sv.counts = sendcounts;
+        a.sv.displs = displs;
+    }
+    if (recvbuf == NBCX_IN_PLACE) {
+        if (!at_root)
+            return NBCX_ERR_IN_PLACE;
+        a.in_place = true; /* recvcount and recvtype are ignored */
+    } else {
+        TRY(check_buf(recvbuf, recvcount, recvtype, &a.rtype));
+        a.rbuf = recvbuf;
+        a.rcount = recvcount;
+    }
+    return run(NBCXI_SCATTERV, c, &a, req);
+}
+
+int nbcx_iallgatherv(const void *sendbuf, int sendcount,
+                     nbcx_datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[],
+                     nbcx_datatype recvtype, nbcx_comm comm,
+                     nbcx_request *req)
+{
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { 0 };
+    TRY(begin(req, comm, &c));
+    if (recvbuf == NBCX_IN_PLACE)
+        return NBCX_ERR_IN_PLACE;
+    TRY(check_vside(recvbuf, c->size, recvcounts, displs, recvtype,
+                    &a.rtype));
+    a.rbuf = recvbuf;
+    a.rv.counts = recvcounts;
+    a.rv.displs = displs;
+    if (sendbuf == NBCX_IN_PLACE) { /* the own block is in rbuf */
+        struct nbcxi_block own = nbcxi_rblock(&a, c->rank);
+        a.in_place = true;
+        a.sbuf = own.buf;
+        a.scount = own.count;
+        a.stype = own.type;
+    } else {
+        TRY(check_buf(sendbuf, sendcount, sendtype, &a.stype));
+        a.sbuf = sendbuf;
+        a.scount = sendcount;
+    }
+    return run(NBCXI_ALLGATHERV, c, &a, req);
+}
+
+/* alltoallv (types NULL) and alltoallw (types per rank, byte displs). */
+static int alltoallvw(const void *sendbuf, const int *sendcounts,
+                      const int *sdispls, nbcx_datatype sendtype,
+                      const nbcx_datatype *sendtypes, void *recvbuf,
+                      const int *recvcounts, const int *rdispls,
+                      nbcx_datatype recvtype, const nbcx_datatype *recvtypes,
+                      bool w, nbcx_comm comm, nbcx_request *req)
+{
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { 0 };
+    TRY(begin(req, comm, &c));
+    if (recvbuf == NBCX_IN_PLACE)
+        return NBCX_ERR_IN_PLACE;
+    if (w)
+        TRY(check_wside(recvbuf, c->size, recvcounts, rdispls, recvtypes));
+    else
+        TRY(check_vside(recvbuf, c->size, recvcounts, rdispls, recvtype,
+                        &a.rtype));
+    a.rbuf = recvbuf;
+    a.rv = (struct nbcxi_vside){ recvcounts, rdispls, NULL, w, recvtypes };
+    if (sendbuf == NBCX_IN_PLACE) {
+        a.in_place = true; /* the send side is ignored */
+    } else {
+        if (w)
+            TRY(check_wside(sendbuf, c->size, sendcounts, sdispls,
+                            sendtypes));
+        else
+            TRY(check_vside(sendbuf, c->size, sendcounts, sdispls, sendtype,
+                            &a.stype));
+        a.sbuf = sendbuf;
+        a.sv = (struct nbcxi_vside){ sendcounts, sdispls, NULL, w,
+                                     sendtypes };
+    }
+    return run(w ? NBCXI_ALLTOALLW : NBCXI_ALLTOALLV, c, &a, req);
+}
+
+int nbcx_ialltoallv(const void *sendbuf, const int sendcounts[],
+                    const int sdispls[], nbcx_datatype sendtype,
+                    void *recvbuf, const int recvcounts[],
+                    const int rdispls[], nbcx_datatype recvtype,
+                    nbcx_comm comm, nbcx_request *req)
+{
+    return alltoallvw(sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf,
+                      recvcounts, rdispls, recvtype, NULL, false, comm, req);
+}
+
+int nbcx_ialltoallw(const void *sendbuf, const int sendcounts[],
+                    const int sdispls[], const nbcx_datatype sendtypes[],
+                    void *recvbuf, const int recvcounts[],
+                    const int rdispls[], const nbcx_datatype recvtypes[],
+                    nbcx_comm comm, nbcx_request *req)
+{
+    return alltoallvw(sendbuf, sendcounts, sdispls, NBCX_DATATYPE_NULL,
+                      sendtypes, recvbuf, recvcounts, rdispls,
+                      NBCX_DATATYPE_NULL, recvtypes, true, comm, req);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reduce-scatter, scan, exscan                                        */
+/* ------------------------------------------------------------------ */
+
+/* recvcounts NULL: every block recvcount elements (_block). */
+static int reduce_scatter(const void *sendbuf, void *recvbuf,
+                          const int *recvcounts, int recvcount,
+                          nbcx_datatype type, nbcx_op op, bool block,
+                          nbcx_comm comm, nbcx_request *req)
+{
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { 0 };
+    TRY(begin(req, comm, &c));
+    if (!block && !recvcounts)
+        return NBCX_ERR_ARG;
+    long long total = 0;
+    for (int i = 0; i < c->size; i++) {
+        int n = block ? recvcount : recvcounts[i];
+        if (n < 0)
+            return NBCX_ERR_COUNT;
+        total += n;
+    }
+    if (total > INT_MAX)
+        return NBCX_ERR_COUNT; /* the whole vector is counted in ints */
+    if (!(a.rtype = nbcxi_type(type)))
+        return NBCX_ERR_TYPE;
+    TRY(check_op(op, a.rtype, &a.op));
+    if (recvbuf == NBCX_IN_PLACE)
+        return NBCX_ERR_IN_PLACE;
+    int mine = block ? recvcount : recvcounts[c->rank];
+    if (sendbuf == NBCX_IN_PLACE) { /* the vector is in recvbuf */
+        TRY(check_buf(recvbuf, (int)total, type, &a.rtype));
+        sendbuf = recvbuf;
+    } else {
+        TRY(check_buf(sendbuf, (int)total, type, &a.rtype));
+        TRY(check_buf(recvbuf, mine, type, &a.rtype));
+    }
+    a.sbuf = sendbuf;
+    a.rbuf = recvbuf;
+    a.rcount = recvcount;
+    a.rv.counts = block ? NULL : recvcounts;
+    return run(block ? NBCXI_REDUCE_SCATTER_BLOCK : NBCXI_REDUCE_SCATTER, c,
+               &a, req);
+}
+
+int nbcx_ireduce_scatter(const void *sendbuf, void *recvbuf,
+                         const int recvcounts[], nbcx_datatype type,
+                         nbcx_op op, nbcx_comm comm, nbcx_request *req)
+{
+    return reduce_scatter(sendbuf, recvbuf, recvcounts, 0, type, op, false,
+                          comm, req);
+}
+
+int nbcx_ireduce_scatter_block(const void *sendbuf, void *recvbuf,
+                               int recvcount, nbcx_datatype type, nbcx_op op,
+                               nbcx_comm comm, nbcx_request *req)
+{
+    return reduce_scatter(sendbuf, recvbuf, NULL, recvcount, type, op, true,
+                          comm, req);
+}
+
+int nbcx_iscan(const void *sendbuf, void *recvbuf, int count,
+               nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+               nbcx_request *req)
+{
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { 0 };
+    TRY(begin(req, comm, &c));
+    TRY(reduce_args(sendbuf, recvbuf, count, type, op, -1, c, &a));
+    return run(NBCXI_SCAN, c, &a, req);
+}
+
+int nbcx_iexscan(const void *sendbuf, void *recvbuf, int count,
+                 nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                 nbcx_request *req)
+{
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { 0 };
+    TRY(begin(req, comm, &c));
+    TRY(reduce_args(sendbuf, recvbuf, count, type, op, -1, c, &a));
+    return run(NBCXI_EXSCAN, c, &a, req);
+}
+
+/* ------------------------------------------------------------------ */
+/* Neighbourhood collectives                                           */
+/* ------------------------------------------------------------------ */
+
+/* Prologue: request, communicator, its topology; MPI has no in-place
+ * neighbourhood collectives. */
+static int neighbor_begin(nbcx_request *req, nbcx_comm comm,
+                          const void *sendbuf, const void *recvbuf,
+                          struct nbcx_comm_s **c, struct nbcxi_coll_args *a)
+{
+    TRY(begin(req, comm, c));
+    if (!(a->topo = atomic_load(&(*c)->topo)))
+        return NBCX_ERR_TOPOLOGY;
+    if (sendbuf == NBCX_IN_PLACE || recvbuf == NBCX_IN_PLACE)
+        return NBCX_ERR_IN_PLACE;
+    return NBCX_SUCCESS;
+}
+
+/* A regular side: n blocks of count elements of type. */
+static int check_blocks(const void *buf, int n, int count, nbcx_datatype type,
+                        struct nbcx_datatype_s **t)
+{
+    return check_buf(buf, n > 0 ? count : NBCXI_MIN(count, 0), type, t);
+}
+
+int nbcx_ineighbor_allgather(const void *sendbuf, int sendcount,
+                             nbcx_datatype sendtype, void *recvbuf,
+                             int recvcount, nbcx_datatype recvtype,
+                             nbcx_comm comm, nbcx_request *req)
+{
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { 0 };
+    TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
+    TRY(check_blocks(sendbuf, a.topo->outdegree, sendcount, sendtype,
+                     &a.stype));
+    TRY(check_blocks(recvbuf, a.topo->indegree, recvcount, recvtype,
+                     &a.rtype));
+    a.sbuf = sendbuf;
+    a.scount = sendcount;
+    a.rbuf = recvbuf;
+    a.rcount = recvcount;
+    return run(NBCXI_NEIGHBOR_ALLGATHER, c, &a, req);
+}
+
+int nbcx_ineighbor_allgatherv(const void *sendbuf, int sendcount,
+                              nbcx_datatype sendtype, void *recvbuf,
+                              const int recvcounts[], const int displs[],
+                              nbcx_datatype recvtype, nbcx_comm comm,
+                              nbcx_request *req)
+{
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { 0 };
+    TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
+    TRY(check_blocks(sendbuf, a.topo->outdegree, sendcount, sendtype,
+                     &a.stype));
+    TRY(check_vside(recvbuf, a.topo->indegree, recvcounts, displs, recvtype,
+                    &a.rtype));
+    a.sbuf = sendbuf;
+    a.scount = sendcount;
+    a.rbuf = recvbuf;
+    a.rv.counts = recvcounts;
+    a.rv.displs = displs;
+    return run(NBCXI_NEIGHBOR_ALLGATHERV, c, &a, req);
+}
+
+int nbcx_ineighbor_alltoall(const void *sendbuf, int sendcount,
+                            nbcx_datatype sendtype, void *recvbuf,
+                            int recvcount, nbcx_datatype recvtype,
+                            nbcx_comm comm, nbcx_request *req)
+{
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { 0 };
+    TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
+    TRY(check_blocks(sendbuf, a.topo->outdegree, sendcount, sendtype,
+                     &a.stype));
+    TRY(check_blocks(recvbuf, a.topo->indegree, recvcount, recvtype,
+                     &a.rtype));
+    a.sbuf = sendbuf;
+    a.scount = sendcount;
+    a.rbuf = recvbuf;
+    a.rcount = recvcount;
+    return run(NBCXI_NEIGHBOR_ALLTOALL, c, &a, req);
+}
+
+int nbcx_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                             const int sdispls[], nbcx_datatype sendtype,
+                             void *recvbuf, const int recvcounts[],
+                             const int rdispls[], nbcx_datatype recvtype,
+                             nbcx_comm comm, nbcx_request *req)
+{
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { 0 };
+    TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
+    TRY(check_vside(sendbuf, a.topo->outdegree, sendcounts, sdispls,
+                    sendtype, &a.stype));
+    TRY(check_vside(recvbuf, a.topo->indegree, recvcounts, rdispls, recvtype,
+                    &a.rtype));
+    a.sbuf = sendbuf;
+    a.sv.counts = sendcounts;
+    a.sv.displs = sdispls;
+    a.rbuf = recvbuf;
+    a.rv.counts = recvcounts;
+    a.rv.displs = rdispls;
+    return run(NBCXI_NEIGHBOR_ALLTOALLV, c, &a, req);
+}
+
+int nbcx_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                             const ptrdiff_t sdispls[],
+                             const nbcx_datatype sendtypes[], void *recvbuf,
+                             const int recvcounts[], const ptrdiff_t rdispls[],
+                             const nbcx_datatype recvtypes[], nbcx_comm comm,
+                             nbcx_request *req)
+{
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { 0 };
+    TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
+    TRY(check_wside(sendbuf, a.topo->outdegree, sendcounts, sdispls,
+                    sendtypes));
+    TRY(check_wside(recvbuf, a.topo->indegree, recvcounts, rdispls,
+                    recvtypes));
+    a.sbuf = sendbuf;
+    a.sv = (struct nbcxi_vside){ sendcounts, NULL, sdispls, true, sendtypes };
+    a.rbuf = recvbuf;
+    a.rv = (struct nbcxi_vside){ recvcounts, NULL, rdispls, true, recvtypes };
+    return run(NBCXI_NEIGHBOR_ALLTOALLW, c, &a, req);
+}
+
+/* ------------------------------------------------------------------ */
+/* Persistent forms of the vector, scan and neighbourhood collectives   */
+/* ------------------------------------------------------------------ */
+
+int nbcx_gatherv_init(const void *sendbuf, int sendcount,
+                      nbcx_datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[],
+                      nbcx_datatype recvtype, int root, nbcx_comm comm,
+                      nbcx_request *req)
+{
+    PLAN(nbcx_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, req));
+}
+
+int nbcx_scatterv_init(const void *sendbuf, const int sendcounts[],
+                       const int displs[], nbcx_datatype sendtype,
+                       void *recvbuf, int recvcount, nbcx_datatype recvtype,
+                       int root, nbcx_comm comm, nbcx_request *req)
+{
+    PLAN(nbcx_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, req));
+}
+
+int nbcx_allgatherv_init(const void *sendbuf, int sendcount,
+                         nbcx_datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[],
+                         nbcx_datatype recvtype, nbcx_comm comm,
+                         nbcx_request *req)
+{
+    PLAN(nbcx_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, req));
+}
+
+int nbcx_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                        const int sdispls[], nbcx_datatype sendtype,
+                        void *recvbuf, const int recvcounts[],
+                        const int rdispls[], nbcx_datatype recvtype,
+                        nbcx_comm comm, nbcx_request *req)
+{
+    PLAN(nbcx_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, req));
+}
+
+int nbcx_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                        const int sdispls[], const nbcx_datatype sendtypes[],
+                        void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const nbcx_datatype recvtypes[],
+                        nbcx_comm comm, nbcx_request *req)
+{
+    PLAN(nbcx_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, req));
+}
+
+int nbcx_reduce_scatter_init(const void *sendbuf, void *recvbuf,
+                             const int recvcounts[], nbcx_datatype type,
+                             nbcx_op op, nbcx_comm comm, nbcx_request *req)
+{
+    PLAN(nbcx_ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, req));
+}
+
+int nbcx_reduce_scatter_block_init(const void *sendbuf, void *recvbuf,
+                                   int recvcount, nbcx_datatype type,
+                                   nbcx_op op, nbcx_comm comm,
+                                   nbcx_request *req)
+{
+    PLAN(nbcx_ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, req));
+}
+
+int nbcx_scan_init(const void *sendbuf, void *recvbuf, int count,
+                   nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                   nbcx_request *req)
+{
+    PLAN(nbcx_iscan(sendbuf, recvbuf, count, type, op, comm, req));
+}
+
+int nbcx_exscan_init(const void *sendbuf, void *recvbuf, int count,
+                     nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                     nbcx_request *req)
+{
+    PLAN(nbcx_iexscan(sendbuf, recvbuf, count, type, op, comm, req));
+}
+
+int nbcx_neighbor_allgather_init(const void *sendbuf, int sendcount,
+                                 nbcx_datatype sendtype, void *recvbuf,
+                                 int recvcount, nbcx_datatype recvtype,
+                                 nbcx_comm comm, nbcx_request *req)
+{
+    PLAN(nbcx_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req));
+}
+
+int nbcx_neighbor_allgatherv_init(const void *sendbuf, int sendcount,
+                                  nbcx_datatype sendtype, void *recvbuf,
+                                  const int recvcounts[], const int displs[],
+                                  nbcx_datatype recvtype, nbcx_comm comm,
+                                  nbcx_request *req)
+{
+    PLAN(nbcx_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, req));
+}
+
+int nbcx_neighbor_alltoall_init(const void *sendbuf, int sendcount,
+                                nbcx_datatype sendtype, void *recvbuf,
+                                int recvcount, nbcx_datatype recvtype,
+                                nbcx_comm comm, nbcx_request *req)
+{
+    PLAN(nbcx_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req));
+}
+
+int nbcx_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                 const int sdispls[], nbcx_datatype sendtype,
+                                 void *recvbuf, const int recvcounts[],
+                                 const int rdispls[], nbcx_datatype recvtype,
+                                 nbcx_comm comm, nbcx_request *req)
+{
+    PLAN(nbcx_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, req));
+}
+
+int nbcx_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                 const ptrdiff_t sdispls[],
+                                 const nbcx_datatype sendtypes[],
+                                 void *recvbuf, const int recvcounts[],
+                                 const ptrdiff_t rdispls[],
+                                 const nbcx_datatype recvtypes[],
+                                 nbcx_comm comm, nbcx_request *req)
+{
+    PLAN(nbcx_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, req));
 }

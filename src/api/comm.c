@@ -30,6 +30,7 @@ int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp, nbcx_comm *out)
     c->nseq = nseq;
     atomic_init(&c->seq, 0);
     atomic_init(&c->refs, 1);
+    atomic_init(&c->topo, NULL);
     *out = c;
     return NBCX_SUCCESS;
 }
@@ -51,6 +52,7 @@ void nbcxi_comm_release(struct nbcx_comm_s *c)
     if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1) {
         c->tp->ops->destroy(c->tp);
         nbcxi_cache_free(c->cache);
+        nbcxi_topo_free(atomic_load(&c->topo));
         free(c);
     }
 }

@@ -20,6 +20,8 @@ static const char *const messages[NBCX_ERR_LASTCODE] = {
     [NBCX_ERR_TRUNCATE] = "message truncated (longer than the receive buffer)",
     [NBCX_ERR_ALGORITHM] = "unknown collective or algorithm name",
     [NBCX_ERR_INTERN] = "internal error in nbcx (please report it)",
+    [NBCX_ERR_TOPOLOGY] = "the communicator has no neighbourhood topology, "
+                          "or the topology is invalid",
 };
 
 const char *nbcx_error_string(int err)

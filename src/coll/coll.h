@@ -32,7 +32,29 @@
 
 enum nbcxi_coll {
     NBCXI_BARRIER, NBCXI_BCAST, NBCXI_REDUCE, NBCXI_ALLREDUCE, NBCXI_GATHER,
-    NBCXI_SCATTER, NBCXI_ALLGATHER, NBCXI_ALLTOALL, NBCXI_NCOLL
+    NBCXI_SCATTER, NBCXI_ALLGATHER, NBCXI_ALLTOALL,
+    NBCXI_GATHERV, NBCXI_SCATTERV, NBCXI_ALLGATHERV, NBCXI_ALLTOALLV,
+    NBCXI_ALLTOALLW, NBCXI_REDUCE_SCATTER, NBCXI_REDUCE_SCATTER_BLOCK,
+    NBCXI_SCAN, NBCXI_EXSCAN, NBCXI_NEIGHBOR_ALLGATHER,
+    NBCXI_NEIGHBOR_ALLGATHERV, NBCXI_NEIGHBOR_ALLTOALL,
+    NBCXI_NEIGHBOR_ALLTOALLV, NBCXI_NEIGHBOR_ALLTOALLW, NBCXI_NCOLL
+};
+
+/* One side (send or receive) of a vector, w or neighbourhood collective:
+ * the blocks of the peers in the buffer. Block i holds counts[i] elements
+ * (every block the side's count when counts is NULL) of types[i] (the
+ * side's type when types is NULL), starting at
+ *     displs[i] elements        (v variants),
+ *     displs[i] bytes           (byte_displs: alltoallw),
+ *     adispls[i] bytes          (neighbor_alltoallw),
+ *     i * count elements        (none of them: the regular layout).
+ * types holds user handles, checked by api/: resolve with nbcxi_type(). */
+struct nbcxi_vside {
+    const int *counts;
+    const int *displs;
+    const ptrdiff_t *adispls;
+    bool byte_displs;
+    const nbcx_datatype *types;
 };
 
 /* Arguments after checking, with NBCX_IN_PLACE resolved by api/:
@@ -49,6 +71,22 @@ enum nbcxi_coll {
  *   alltoall   sbuf/scount/stype, rbuf/rcount/rtype; in_place: the data
  *              to send is in rbuf (sbuf is NULL), and is read before it
  *              is overwritten.
+ *   gatherv    as gather, with rbuf's blocks described by rv (root only);
+ *              in_place: the root's block is in rbuf already.
+ *   scatterv   as scatter, with sbuf's blocks described by sv (root only);
+ *              in_place: the root's block stays in sbuf.
+ *   allgatherv as allgather with rv; in place, sbuf/scount/stype are the
+ *              rank's own block of rbuf and in_place is set.
+ *   alltoallv/w  sv and rv; in_place: the data to send is in rbuf (sbuf
+ *              NULL) and sv is ignored.
+ *   reduce_scatter(_block)  sbuf: the vector of all blocks (in place:
+ *              sbuf == rbuf), rbuf: this rank's block; rtype, op, and the
+ *              block sizes rv.counts (NULL: every block rcount elements).
+ *   scan, exscan  sbuf -> rbuf, rcount, rtype, op; sbuf == rbuf: in
+ *              place. Exscan leaves rank 0's rbuf alone.
+ *   neighbor_* topo: the topology; neighbor_allgather(v) sends sbuf/
+ *              scount/stype to every destination, neighbor_alltoall(v,w)
+ *              block j of sv; receive blocks are rv's.
  * Type signatures match as MPI requires: scount * stype->size ==
  * rcount * rtype->size for every pair of ranks, but the two types (and
  * the types on different ranks) may differ. A builder that forwards data
@@ -64,7 +102,73 @@ struct nbcxi_coll_args {
     int root;
     bool in_place;
     size_t segsize; /* fragment size of pipelined algorithms, bytes > 0 */
+    struct nbcxi_vside sv, rv;      /* v, w and neighbourhood variants */
+    const struct nbcxi_topo *topo;  /* neighbourhood collectives */
 };
+
+/* Block i of a side: where it is, how many elements, which type. */
+struct nbcxi_block {
+    void *buf;
+    int count;
+    struct nbcx_datatype_s *type;
+};
+
+static inline struct nbcxi_block nbcxi_vblock(const void *buf, int count,
+                                              struct nbcx_datatype_s *type,
+                                              const struct nbcxi_vside *v,
+                                              int i)
+{
+    struct nbcxi_block b;
+    b.type = v->types ? nbcxi_type(v->types[i]) : type;
+    b.count = v->counts ? v->counts[i] : count;
+    ptrdiff_t off;
+    if (v->adispls)
+        off = v->adispls[i];
+    else if (v->displs && v->byte_displs)
+        off = v->displs[i];
+    else
+        off = (v->displs ? (ptrdiff_t)v->displs[i] : (ptrdiff_t)i * count) *
+              b.type->extent;
+    b.buf = (char *)(uintptr_t)buf + off;
+    return b;
+}
+
+static inline struct nbcxi_block nbcxi_sblock(const struct nbcxi_coll_args *a,
+                                              int i)
+{
+    return nbcxi_vblock(a->sbuf, a->scount, a->stype, &a->sv, i);
+}
+
+static inline struct nbcxi_block nbcxi_rblock(const struct nbcxi_coll_args *a,
+                                              int i)
+{
+    return nbcxi_vblock(a->rbuf, a->rcount, a->rtype, &a->rv, i);
+}
+
+static inline size_t nbcxi_block_bytes(struct nbcxi_block b)
+{
+    return (size_t)b.count * b.type->size;
+}
+
+/* A rank's block to itself: a local copy. The two sides must hold the
+ * same bytes (MPI requires matching type signatures); when they do not,
+ * NBCX_ERR_TRUNCATE, before anything is posted, rather than a copy past
+ * the end of the smaller block. Returns the copy node (or -1: nothing to
+ * copy, or an error recorded in s->err). */
+static inline nbcx_node nbcxi_copy_block(struct nbcx_sched_s *s,
+                                         struct nbcxi_block from,
+                                         struct nbcxi_block to)
+{
+    if (nbcxi_block_bytes(from) != nbcxi_block_bytes(to)) {
+        if (!s->err)
+            s->err = NBCX_ERR_TRUNCATE;
+        return -1;
+    }
+    if (nbcxi_block_bytes(to) == 0)
+        return -1;
+    return nbcxi_copy(s, from.buf, from.count, from.type, to.buf, to.count,
+                      to.type);
+}
 
 typedef int nbcxi_builder(struct nbcx_sched_s *s,
                           const struct nbcxi_coll_args *a);
@@ -105,6 +209,28 @@ nbcxi_builder nbcx_build_allgather_ring;
 nbcxi_builder nbcx_build_alltoall_linear;   /* everything posted at once */
 nbcxi_builder nbcx_build_alltoall_pairwise; /* sends in pairwise order */
 nbcxi_builder nbcx_build_alltoall_bruck;    /* log p rounds, small blocks */
+
+/* gatherv.c */
+nbcxi_builder nbcx_build_gatherv_linear;
+/* scatterv.c */
+nbcxi_builder nbcx_build_scatterv_linear;
+/* allgatherv.c */
+nbcxi_builder nbcx_build_allgatherv_linear; /* everything posted at once */
+nbcxi_builder nbcx_build_allgatherv_ring;
+/* alltoallv.c: alltoallv and alltoallw (sv/rv describe both) */
+nbcxi_builder nbcx_build_alltoallv_linear;
+nbcxi_builder nbcx_build_alltoallv_pairwise;
+/* reduce_scatter.c: reduce_scatter and reduce_scatter_block */
+nbcxi_builder nbcx_build_reduce_scatter_pairwise; /* any op */
+nbcxi_builder nbcx_build_reduce_scatter_reduce_scatterv; /* any op */
+/* scan.c: scan and exscan; any op, rank order kept */
+nbcxi_builder nbcx_build_scan_linear;
+nbcxi_builder nbcx_build_scan_recursive_doubling;
+nbcxi_builder nbcx_build_exscan_linear;
+nbcxi_builder nbcx_build_exscan_recursive_doubling;
+/* neighbor.c */
+nbcxi_builder nbcx_build_neighbor_allgather_linear;  /* and allgatherv */
+nbcxi_builder nbcx_build_neighbor_alltoall_linear;   /* and v, w */
 
 /* What, besides its arguments, decides the schedule of a call: the
  * forced algorithm (0: automatic), the fragment size, the progress mode

@@ -54,6 +54,39 @@ static const struct nbcxi_algorithm alltoall_algs[] = {
     { "bruck", nbcx_build_alltoall_bruck, NULL },
 };
 
+static const struct nbcxi_algorithm gatherv_algs[] = {
+    { "linear", nbcx_build_gatherv_linear, NULL },
+};
+static const struct nbcxi_algorithm scatterv_algs[] = {
+    { "linear", nbcx_build_scatterv_linear, NULL },
+};
+static const struct nbcxi_algorithm allgatherv_algs[] = {
+    { "linear", nbcx_build_allgatherv_linear, NULL },
+    { "ring", nbcx_build_allgatherv_ring, NULL },
+};
+static const struct nbcxi_algorithm alltoallv_algs[] = {
+    { "linear", nbcx_build_alltoallv_linear, NULL },
+    { "pairwise", nbcx_build_alltoallv_pairwise, NULL },
+};
+static const struct nbcxi_algorithm reduce_scatter_algs[] = {
+    { "pairwise", nbcx_build_reduce_scatter_pairwise, NULL },
+    { "reduce_scatterv", nbcx_build_reduce_scatter_reduce_scatterv, NULL },
+};
+static const struct nbcxi_algorithm scan_algs[] = {
+    { "recursive_doubling", nbcx_build_scan_recursive_doubling, NULL },
+    { "linear", nbcx_build_scan_linear, NULL },
+};
+static const struct nbcxi_algorithm exscan_algs[] = {
+    { "recursive_doubling", nbcx_build_exscan_recursive_doubling, NULL },
+    { "linear", nbcx_build_exscan_linear, NULL },
+};
+static const struct nbcxi_algorithm neighbor_allgather_algs[] = {
+    { "linear", nbcx_build_neighbor_allgather_linear, NULL },
+};
+static const struct nbcxi_algorithm neighbor_alltoall_algs[] = {
+    { "linear", nbcx_build_neighbor_alltoall_linear, NULL },
+};
+
 #define TABLE(name, algs, list)                                               \
     { name, algs, sizeof(algs) / sizeof(algs[0]), list }
 
@@ -73,6 +106,32 @@ static const struct coll_table {
     [NBCXI_ALLGATHER] = TABLE("allgather", allgather_algs, "bruck ring"),
     [NBCXI_ALLTOALL] = TABLE("alltoall", alltoall_algs,
                              "linear pairwise bruck"),
+    [NBCXI_GATHERV] = TABLE("gatherv", gatherv_algs, "linear"),
+    [NBCXI_SCATTERV] = TABLE("scatterv", scatterv_algs, "linear"),
+    [NBCXI_ALLGATHERV] = TABLE("allgatherv", allgatherv_algs,
+                               "linear ring"),
+    [NBCXI_ALLTOALLV] = TABLE("alltoallv", alltoallv_algs,
+                              "linear pairwise"),
+    [NBCXI_ALLTOALLW] = TABLE("alltoallw", alltoallv_algs,
+                              "linear pairwise"),
+    [NBCXI_REDUCE_SCATTER] = TABLE("reduce_scatter", reduce_scatter_algs,
+                                   "pairwise reduce_scatterv"),
+    [NBCXI_REDUCE_SCATTER_BLOCK] = TABLE("reduce_scatter_block",
+                                         reduce_scatter_algs,
+                                         "pairwise reduce_scatterv"),
+    [NBCXI_SCAN] = TABLE("scan", scan_algs, "recursive_doubling linear"),
+    [NBCXI_EXSCAN] = TABLE("exscan", exscan_algs,
+                           "recursive_doubling linear"),
+    [NBCXI_NEIGHBOR_ALLGATHER] = TABLE("neighbor_allgather",
+                                       neighbor_allgather_algs, "linear"),
+    [NBCXI_NEIGHBOR_ALLGATHERV] = TABLE("neighbor_allgatherv",
+                                        neighbor_allgather_algs, "linear"),
+    [NBCXI_NEIGHBOR_ALLTOALL] = TABLE("neighbor_alltoall",
+                                      neighbor_alltoall_algs, "linear"),
+    [NBCXI_NEIGHBOR_ALLTOALLV] = TABLE("neighbor_alltoallv",
+                                       neighbor_alltoall_algs, "linear"),
+    [NBCXI_NEIGHBOR_ALLTOALLW] = TABLE("neighbor_alltoallw",
+                                       neighbor_alltoall_algs, "linear"),
 };
 
 /* ---- tunables: forced algorithms and the fragment size ---- */
@@ -154,6 +213,16 @@ int nbcx_segsize_set(size_t bytes)
 
 enum { SMALL = 128 * 1024 }; /* below: latency-bound algorithms */
 
+/* Bytes of reduce_scatter's whole vector. */
+static size_t vector_bytes(const struct nbcx_sched_s *s,
+                           const struct nbcxi_coll_args *a)
+{
+    size_t n = 0;
+    for (int i = 0; i < s->size; i++)
+        n += (size_t)(a->rv.counts ? a->rv.counts[i] : a->rcount);
+    return n * a->rtype->size;
+}
+
 static int automatic(enum nbcxi_coll coll, const struct nbcx_sched_s *s,
                      const struct nbcxi_coll_args *a)
 {
@@ -176,6 +245,19 @@ static int automatic(enum nbcxi_coll coll, const struct nbcx_sched_s *s,
         return block * (size_t)p < 65536 ? 0 : 1;
     case NBCXI_ALLTOALL:
         return (block <= 256 && p >= 4) ? 2 : p <= 8 ? 0 : 1;
+    case NBCXI_ALLGATHERV:
+    case NBCXI_ALLTOALLV:
+    case NBCXI_ALLTOALLW:
+        /* everything at once on few ranks, else ring / pairwise */
+        return p <= 8 ? 0 : 1;
+    case NBCXI_REDUCE_SCATTER:
+    case NBCXI_REDUCE_SCATTER_BLOCK:
+        /* few hops through rank 0 for small vectors on many ranks */
+        return (p > 8 && vector_bytes(s, a) < 16384) ? 1 : 0;
+    case NBCXI_SCAN:
+    case NBCXI_EXSCAN:
+        /* the pipelined chain for long vectors on few ranks */
+        return (rbytes >= SMALL && p <= 16) ? 1 : 0;
     default:
         return 0;
     }
@@ -250,4 +332,16 @@ int nbcx_info(char *buf, size_t len)
         snprintf(buf + n, len - n, " cache_hits=%lu cache_misses=%lu", hits,
                  misses);
     return NBCX_SUCCESS;
+}
+
+/* The schedule checker (check/) walks these tables: collective c's name
+ * (NULL when c is out of range), its algorithms and their number. */
+const char *nbcxi_coll_table(int c, const struct nbcxi_algorithm **algs,
+                             int *nalgs)
+{
+    if (c < 0 || c >= NBCXI_NCOLL)
+        return NULL;
+    *algs = tables[c].algs;
+    *nalgs = tables[c].nalgs;
+    return tables[c].name;
 }

@@ -112,6 +112,59 @@ static void share_bindings(MPI_Comm comm)
     MPI_Comm_free(&node);
 }
 
+/* The neighbourhood topology of an MPI communicator, attached to the new
+ * nbcx communicator: a Cartesian grid by its dimensions and periods (nbcx
+ * derives the neighbours in MPI_Cart_shift order, and MPI-4.1's pairing
+ * of the -1 and +1 blocks), a distributed graph by MPI_Dist_graph_
+ * neighbors (the order of the buffer blocks), an old-style graph by
+ * MPI_Graph_neighbors (sources and destinations both). None: nothing. */
+static int attach_topology(MPI_Comm comm, nbcx_comm c)
+{
+    int status = MPI_UNDEFINED, rank, err = NBCX_SUCCESS;
+    if (MPI_Topo_test(comm, &status) != MPI_SUCCESS)
+        return NBCX_ERR_TOPOLOGY;
+    MPI_Comm_rank(comm, &rank);
+    if (status == MPI_CART) {
+        int nd = 0;
+        MPI_Cartdim_get(comm, &nd);
+        int *v = malloc(sizeof(int) * 3 * (size_t)(nd > 0 ? nd : 1));
+        if (!v)
+            return NBCX_ERR_NOMEM;
+        if (MPI_Cart_get(comm, nd, v, v + nd, v + 2 * nd) != MPI_SUCCESS)
+            err = NBCX_ERR_TOPOLOGY;
+        else
+            err = nbcx_comm_set_cart(c, nd, v, v + nd);
+        free(v);
+    } else if (status == MPI_DIST_GRAPH) {
+        int in = 0, out = 0, weighted = 0;
+        MPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+        size_t n = (size_t)(in > 0 ? in : 1) + (size_t)(out > 0 ? out : 1);
+        int *v = malloc(sizeof(int) * 2 * n); /* lists, then weights */
+        if (!v)
+            return NBCX_ERR_NOMEM;
+        int *src = v, *dst = v + (in > 0 ? in : 1);
+        if (MPI_Dist_graph_neighbors(comm, in, src, v + n, out, dst,
+                                     v + n + (in > 0 ? in : 1)) !=
+            MPI_SUCCESS)
+            err = NBCX_ERR_TOPOLOGY;
+        else
+            err = nbcx_comm_set_neighbors(c, in, src, out, dst);
+        free(v);
+    } else if (status == MPI_GRAPH) {
+        int n = 0;
+        MPI_Graph_neighbors_count(comm, rank, &n);
+        int *v = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+        if (!v)
+            return NBCX_ERR_NOMEM;
+        if (MPI_Graph_neighbors(comm, rank, n, v) != MPI_SUCCESS)
+            err = NBCX_ERR_TOPOLOGY;
+        else
+            err = nbcx_comm_set_neighbors(c, n, v, n, v);
+        free(v);
+    }
+    return err;
+}
+
 int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
 {
     if (!out)
@@ -139,7 +192,10 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
         MPI_Comm_free(&dup);
         return err;
     }
-    return nbcxi_comm_create(rank, size, tp, out);
+    err = nbcxi_comm_create(rank, size, tp, out);
+    if (err == NBCX_SUCCESS && (err = attach_topology(dup, *out)) != 0)
+        nbcx_comm_free(out);
+    return err;
 }
 
 /* ---- datatypes ---- */
@@ -346,6 +402,7 @@ int nbcx_error_to_mpi(int err)
     case NBCX_ERR_NOMEM: return MPI_ERR_NO_MEM;
     case NBCX_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
     case NBCX_ERR_INTERN: return MPI_ERR_INTERN;
+    case NBCX_ERR_TOPOLOGY: return MPI_ERR_TOPOLOGY;
     case NBCX_ERR_ARG:
     case NBCX_ERR_IN_PLACE:
     case NBCX_ERR_NODE:

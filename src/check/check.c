@@ -1,0 +1,373 @@
+/*
+ * check.c - the schedule checker's public functions (nbcx_check.h).
+ *
+ * A check builds the schedule of one rank at a time on a communicator
+ * whose transport cannot send (the null transport below), analyses it
+ * (rank.c), keeps its compact form and destroys it; then checks across
+ * ranks (global.c). Reports that name nodes build the ranks involved
+ * again. Builders are deterministic, so the second build is the first.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/* ------------------------------------------------------------------ */
+/* A transport that cannot communicate                                 */
+/* ------------------------------------------------------------------ */
+
+static int null_p2p(nbcxi_transport *t, const void *buf, int count,
+                    struct nbcx_datatype_s *type, int peer, int tag,
+                    void *req)
+{
+    (void)t, (void)buf, (void)count, (void)type, (void)peer, (void)tag;
+    (void)req;
+    return NBCX_ERR_TRANSPORT;
+}
+
+static int null_recv(nbcxi_transport *t, void *buf, int count,
+                     struct nbcx_datatype_s *type, int peer, int tag,
+                     void *req)
+{
+    return null_p2p(t, buf, count, type, peer, tag, req);
+}
+
+static int null_testsome(nbcxi_transport *t, int n, void *reqs, int *ndone,
+                         int *idx)
+{
+    (void)t, (void)n, (void)reqs, (void)idx;
+    *ndone = 0;
+    return NBCX_SUCCESS;
+}
+
+static void null_cancel(nbcxi_transport *t, void *req)
+{
+    (void)t, (void)req;
+}
+
+static void null_destroy(nbcxi_transport *t)
+{
+    free(t);
+}
+
+static const struct nbcxi_transport_ops null_ops = {
+    .name = "none",
+    .req_size = sizeof(int),
+    .isend = null_p2p,
+    .irecv = null_recv,
+    .testsome = null_testsome,
+    .cancel = null_cancel,
+    .destroy = null_destroy,
+};
+
+int ck_null_comm(int rank, int size, struct nbcx_comm_s **out)
+{
+    nbcxi_transport *tp = malloc(sizeof *tp);
+    if (!tp)
+        return NBCX_ERR_NOMEM;
+    tp->ops = &null_ops;
+    tp->tag_ub = (1 << 20) - 1;
+    tp->state = NULL;
+    return nbcxi_comm_create(rank, size, tp, out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reports, sizes                                                      */
+/* ------------------------------------------------------------------ */
+
+void ck_error(struct ck_job *J, const char *fmt, ...)
+{
+    J->res.errors++;
+    if (J->res.errors > J->max_reports) {
+        if (J->res.errors == (long long)J->max_reports + 1) {
+            const char *more = "(further errors are counted, not shown)";
+            if (J->report)
+                J->report(more, J->ctx);
+            else
+                fprintf(stderr, "nbcx check: %s\n", more);
+        }
+        return;
+    }
+    char msg[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (J->report)
+        J->report(msg, J->ctx);
+    else
+        fprintf(stderr, "nbcx check: %s\n", msg);
+}
+
+int ck_size_index(struct ck_job *J, uint64_t bytes, uint32_t *idx)
+{
+    if (2 * (J->nsizes + 1) > J->size_tab_cap) { /* rehash */
+        uint32_t cap = J->size_tab_cap ? 2 * J->size_tab_cap : 64;
+        uint32_t *tab = calloc(cap, sizeof *tab);
+        uint64_t *sizes = realloc(J->sizes, sizeof *sizes * (cap / 2));
+        if (!tab || !sizes) {
+            free(tab);
+            if (sizes)
+                J->sizes = sizes;
+            return NBCX_ERR_NOMEM;
+        }
+        J->sizes = sizes;
+        for (uint32_t i = 0; i < J->nsizes; i++) {
+            uint32_t h = (uint32_t)(J->sizes[i] * 0x9e3779b97f4a7c15ull >> 32);
+            while (tab[h & (cap - 1)])
+                h++;
+            tab[h & (cap - 1)] = i + 1;
+        }
+        free(J->size_tab);
+        J->size_tab = tab;
+        J->size_tab_cap = cap;
+    }
+    uint32_t h = (uint32_t)(bytes * 0x9e3779b97f4a7c15ull >> 32);
+    for (;; h++) {
+        uint32_t slot = J->size_tab[h & (J->size_tab_cap - 1)];
+        if (slot == 0)
+            break;
+        if (J->sizes[slot - 1] == bytes) {
+            *idx = slot - 1;
+            return NBCX_SUCCESS;
+        }
+    }
+    if (J->nsizes == CK_MAX_SIZES) {
+        ck_error(J, "more than %d distinct message sizes: the checker "
+                    "cannot tell them apart",
+                 CK_MAX_SIZES);
+        J->fatal = true;
+        *idx = 0;
+        return NBCX_SUCCESS;
+    }
+    J->sizes[J->nsizes] = bytes;
+    J->size_tab[h & (J->size_tab_cap - 1)] = ++J->nsizes;
+    *idx = J->nsizes - 1;
+    return NBCX_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Schedules                                                           */
+/* ------------------------------------------------------------------ */
+
+struct nbcx_sched_s *ck_get(struct ck_job *J, int r, struct ck_regions *reg)
+{
+    if (!J->alg) { /* hand-built */
+        ck_regions_reset(reg);
+        return J->scheds[r];
+    }
+    struct nbcx_comm_s *comm;
+    struct nbcx_sched_s *s = NULL;
+    int err = ck_null_comm(r, J->size, &comm);
+    if (err == NBCX_SUCCESS) {
+        err = nbcxi_sched_new(comm, &s);
+        nbcxi_comm_release(comm); /* the schedule holds it */
+    }
+    struct nbcxi_coll_args a;
+    if (err == NBCX_SUCCESS)
+        err = ck_setup_rank(J, r, &a, reg);
+    if (err == NBCX_SUCCESS && J->alg->usable && !J->alg->usable(s, &a)) {
+        J->unusable = true;
+        nbcxi_sched_destroy(s);
+        return NULL;
+    }
+    if (err == NBCX_SUCCESS) {
+        err = J->alg->build(s, &a);
+        if (err == NBCX_SUCCESS)
+            err = s->err;
+        if (err != NBCX_SUCCESS && !J->silent) {
+            ck_error(J, "rank %d: the builder failed: %s", r,
+                     nbcx_error_string(err));
+            J->fatal = true;
+            err = NBCX_SUCCESS; /* reported: the check goes on */
+            nbcxi_sched_destroy(s);
+            return NULL;
+        }
+    }
+    if (err != NBCX_SUCCESS) {
+        J->stop = err;
+        nbcxi_sched_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+void ck_put(struct ck_job *J, struct nbcx_sched_s *s)
+{
+    if (J->alg)
+        nbcxi_sched_destroy(s);
+}
+
+/* ------------------------------------------------------------------ */
+/* The driver                                                          */
+/* ------------------------------------------------------------------ */
+
+static void job_init(struct ck_job *J, int size, const nbcx_check_options *o)
+{
+    memset(J, 0, sizeof *J);
+    J->size = size;
+    J->max_reports = o && o->max_reports > 0 ? o->max_reports : 20;
+    J->report = o ? o->report : NULL;
+    J->ctx = o ? o->ctx : NULL;
+}
+
+static int run(struct ck_job *J, nbcx_check_result *res)
+{
+    int64_t t0 = nbcxi_now_ns();
+    struct ck_regions reg = { 0 };
+    int err = ck_ws_new(&J->ws);
+    if (err == NBCX_SUCCESS &&
+        !(J->ranks = calloc((size_t)J->size, sizeof *J->ranks)))
+        err = NBCX_ERR_NOMEM;
+    for (int r = 0; r < J->size && err == NBCX_SUCCESS; r++) {
+        struct nbcx_sched_s *s = ck_get(J, r, &reg);
+        if (!s) {
+            if (J->unusable)
+                err = NBCX_ERR_ALGORITHM;
+            else if (J->stop)
+                err = J->stop;
+            continue;
+        }
+        err = ck_rank_analyse(J, r, s, &reg, NULL, NULL);
+        ck_put(J, s);
+    }
+    if (err == NBCX_SUCCESS && !J->fatal) {
+        ck_match(J);
+        if (!J->cyclic)
+            ck_deadlock(J);
+    }
+    ck_regions_free(&reg);
+    ck_free_ranks(J);
+    ck_ws_free(J->ws);
+    free(J->sizes);
+    free(J->size_tab);
+    J->res.seconds = (double)(nbcxi_now_ns() - t0) * 1e-9;
+    if (res)
+        *res = J->res;
+    if (err != NBCX_SUCCESS)
+        return err;
+    return J->res.errors ? NBCX_ERR_NODE : NBCX_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Public functions                                                    */
+/* ------------------------------------------------------------------ */
+
+const char *nbcx_check_collective_name(int i)
+{
+    const struct nbcxi_algorithm *algs;
+    int nalgs;
+    for (int c = 0, k = 0;; c++) {
+        const char *name = nbcxi_coll_table(c, &algs, &nalgs);
+        if (c >= NBCXI_NCOLL)
+            return NULL;
+        if (name && k++ == i)
+            return name;
+    }
+}
+
+/* A non-commutative operation for the reductions; it never runs. */
+static void noncommutative_fn(const void *in, void *inout, int count,
+                              nbcx_datatype type, void *ctx)
+{
+    (void)in, (void)inout, (void)count, (void)type, (void)ctx;
+}
+
+static bool is_reduction(enum nbcxi_coll c)
+{
+    return c == NBCXI_REDUCE || c == NBCXI_ALLREDUCE;
+}
+
+int nbcx_check_collective(const char *coll, const char *alg, int size,
+                          int count, const nbcx_check_options *opt,
+                          nbcx_check_result *res)
+{
+    struct ck_job J;
+    job_init(&J, size, opt);
+    if (res)
+        memset(res, 0, sizeof *res);
+    if (!coll || !alg)
+        return NBCX_ERR_ARG;
+    const struct nbcxi_algorithm *algs = NULL;
+    int nalgs = 0, c;
+    for (c = 0; c < NBCXI_NCOLL; c++) {
+        const char *name = nbcxi_coll_table(c, &algs, &nalgs);
+        if (name && strcmp(name, coll) == 0)
+            break;
+    }
+    if (c == NBCXI_NCOLL)
+        return NBCX_ERR_ALGORITHM;
+    for (int i = 0; i < nalgs && !J.alg; i++)
+        if (strcmp(algs[i].name, alg) == 0)
+            J.alg = &algs[i];
+    if (!J.alg)
+        return NBCX_ERR_ALGORITHM;
+    if (size < 1)
+        return NBCX_ERR_ARG;
+    if (count < 0)
+        return NBCX_ERR_COUNT;
+    J.coll = (enum nbcxi_coll)c;
+    J.coll_name = coll;
+    J.count = count;
+    J.root = opt ? opt->root : 0;
+    if (J.root < 0 || J.root >= size)
+        return NBCX_ERR_ROOT;
+    J.in_place = opt && opt->in_place;
+    J.segsize = opt && opt->segsize ? opt->segsize : 65536;
+    J.type = nbcxi_type(opt && opt->type ? opt->type : NBCX_INT32);
+    if (!J.type)
+        return NBCX_ERR_TYPE;
+
+    int err = NBCX_SUCCESS;
+    if (is_reduction(J.coll)) {
+        nbcx_op op = J.type->id >= 13 ? NBCX_MAXLOC
+                     : J.type->id == 11 ? NBCX_BOR
+                                        : NBCX_SUM;
+        if (opt && opt->noncommutative) {
+            err = nbcx_op_create(noncommutative_fn, 0, NULL, &J.user_op);
+            op = J.user_op;
+        }
+        if (err == NBCX_SUCCESS)
+            J.op = nbcxi_op(op);
+        if (err == NBCX_SUCCESS)
+            err = nbcxi_op_check(J.op, J.type);
+    }
+    if (err == NBCX_SUCCESS)
+        err = ck_setup_job(&J);
+    if (err == NBCX_SUCCESS)
+        err = run(&J, res);
+    ck_free_job_memory(&J);
+    if (J.user_op)
+        nbcx_op_free(&J.user_op);
+    return err;
+}
+
+int nbcx_check_comm_create(int rank, int size, nbcx_comm *comm)
+{
+    if (!comm)
+        return NBCX_ERR_ARG;
+    *comm = NBCX_COMM_NULL;
+    if (size < 1)
+        return NBCX_ERR_ARG;
+    if (rank < 0 || rank >= size)
+        return NBCX_ERR_RANK;
+    return ck_null_comm(rank, size, comm);
+}
+
+int nbcx_check_schedules(int size, const nbcx_sched scheds[],
+                         const nbcx_check_options *opt,
+                         nbcx_check_result *res)
+{
+    struct ck_job J;
+    job_init(&J, size, opt);
+    if (res)
+        memset(res, 0, sizeof *res);
+    if (size < 1 || !scheds)
+        return NBCX_ERR_ARG;
+    for (int r = 0; r < size; r++)
+        if (!scheds[r] || scheds[r]->rank != r || scheds[r]->size != size)
+            return NBCX_ERR_ARG;
+    J.scheds = scheds;
+    return run(&J, res);
+}

@@ -1,0 +1,228 @@
+/*
+ * reduce_scatter.c - reduce_scatter and reduce_scatter_block: the
+ * element-wise reduction of every rank's vector, of which rank i keeps
+ * block i (counts[i] elements; the blocks follow each other in the
+ * vector, block i at offset off[i] = counts[0] + ... + counts[i-1]).
+ * _block is the same with every count equal (a->rv.counts NULL).
+ *
+ * pairwise (any operation): rank r sends block i of its vector straight
+ *   from sbuf to every rank i, one send after the other (step k goes to
+ *   r + k, after the send of step k - 1, as alltoall's pairwise), and
+ *   receives the p - 1 contributions to its own block into scratch
+ *   buffers of their own, all posted at start. It combines them as they
+ *   are expected to arrive:
+ *     commutative    acc = own block; then acc = c(j) op acc for j =
+ *                    r - 1, r - 2, ... (a chain of reductions into acc,
+ *                    which is rbuf, or scratch when in place);
+ *     otherwise      in rank order: B(0), B(1), ... where B(r) is a
+ *                    scratch copy of the own block and B(j) the block
+ *                    received from j; B(j) = B(j-1) op B(j) folds the
+ *                    lower ranks into the next buffer, B(p-1) ends as the
+ *                    result and is copied to rbuf.
+ *   In place the vector is in rbuf: the result is written to rbuf only
+ *   after every send (which read rbuf) and the copy of the own block.
+ *   Tag 0 (one message per pair of ranks).
+ *
+ * reduce_scatterv (any operation): the binomial reduction of the whole
+ *   vector to rank 0 (reduce.c) into a scratch buffer, then a linear
+ *   scatter of the blocks from it (tag 2; the reduction uses 0 and 1).
+ *   ceil(log2 p) + 1 message steps instead of p - 1: for many ranks and
+ *   small vectors. The scatter waits for the reduction's last nodes at
+ *   rank 0; elsewhere the receive of the own block into rbuf waits for
+ *   them only in place (the reduction reads rbuf there).
+ *
+ * Empty blocks are no message. A rank with an empty block receives
+ * nothing; with every block empty the schedule is empty.
+ */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "coll.h"
+
+enum { TAG_SCATTER = 2 }; /* reduce.c uses 0 and 1 */
+
+static int count_of(const struct nbcxi_coll_args *a, int i)
+{
+    return a->rv.counts ? a->rv.counts[i] : a->rcount;
+}
+
+/* Offsets of the blocks (p + 1 entries: the last is the total), or NULL
+ * when out of memory. The API checked that the total fits an int. */
+static int *block_offsets(const struct nbcx_sched_s *s,
+                          const struct nbcxi_coll_args *a)
+{
+    int *off = malloc(sizeof(int) * ((size_t)s->size + 1));
+    if (!off)
+        return NULL;
+    off[0] = 0;
+    for (int i = 0; i < s->size; i++)
+        off[i + 1] = off[i] + count_of(a, i);
+    return off;
+}
+
+static int mod(long x, int p)
+{
+    long r = x % p;
+    return (int)(r < 0 ? r + p : r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Pairwise                                                            */
+/* ------------------------------------------------------------------ */
+
+int nbcx_build_reduce_scatter_pairwise(struct nbcx_sched_s *s,
+                                       const struct nbcxi_coll_args *a)
+{
+    const int p = s->size, me = s->rank;
+    struct nbcx_datatype_s *t = a->rtype;
+    const bool in_place = a->sbuf == a->rbuf;
+    const int n = count_of(a, me);
+    int *off = block_offsets(s, a);
+    if (!off)
+        return NBCX_ERR_NOMEM;
+    const void *own = nbcxi_at(a->sbuf, off[me], 1, t);
+
+    if (p == 1 || off[p] == 0) {
+        if (!in_place && n > 0)
+            nbcxi_copy(s, own, n, t, a->rbuf, n, t);
+        free(off);
+        return s->err;
+    }
+
+    /* Sends, in pairwise order; in place they read rbuf, so the result
+     * waits for the last of them (they are chained). */
+    nbcx_node last_send = -1;
+    for (int k = 1; k < p; k++) {
+        int to = mod((long)me + k, p);
+        int m = count_of(a, to);
+        if (m == 0)
+            continue;
+        nbcx_node sn = nbcxi_send(s, nbcxi_at(a->sbuf, off[to], 1, t), m, t,
+                                  to, 0);
+        nbcxi_dep(s, last_send, sn);
+        last_send = sn;
+    }
+    if (n == 0) {
+        free(off);
+        return s->err;
+    }
+
+    /* The contributions to the own block: buf[j], received by recv[j]. */
+    void **buf = malloc(sizeof(void *) * (size_t)p);
+    nbcx_node *ready = malloc(sizeof(nbcx_node) * (size_t)p);
+    if (!buf || !ready) {
+        free(buf);
+        free(ready);
+        free(off);
+        return NBCX_ERR_NOMEM;
+    }
+    for (int k = 1; k < p; k++) {
+        int j = mod((long)me - k, p);
+        buf[j] = nbcxi_sched_tmp_typed(s, n, t);
+        ready[j] = nbcxi_recv(s, buf[j], n, t, j, 0);
+    }
+
+    nbcx_node result; /* the node that leaves the result in rbuf */
+    if (a->op->commutative) {
+        void *acc = in_place ? nbcxi_sched_tmp_typed(s, n, t) : a->rbuf;
+        nbcx_node prev = nbcxi_copy(s, own, n, t, acc, n, t);
+        for (int k = 1; k < p; k++) {
+            int j = mod((long)me - k, p);
+            nbcx_node red = nbcxi_reduce_node(s, buf[j], acc, n, t, a->op);
+            nbcxi_dep(s, ready[j], red);
+            nbcxi_dep(s, prev, red);
+            prev = red;
+        }
+        result = prev;
+        if (in_place) {
+            result = nbcxi_copy(s, acc, n, t, a->rbuf, n, t);
+            nbcxi_dep(s, prev, result);
+        }
+    } else {
+        buf[me] = nbcxi_sched_tmp_typed(s, n, t);
+        ready[me] = nbcxi_copy(s, own, n, t, buf[me], n, t);
+        nbcx_node prev = ready[0];
+        for (int j = 1; j < p; j++) {
+            nbcx_node red = nbcxi_reduce_node(s, buf[j - 1], buf[j], n, t,
+                                              a->op);
+            nbcxi_dep(s, prev, red);
+            nbcxi_dep(s, ready[j], red);
+            prev = red;
+        }
+        result = nbcxi_copy(s, buf[p - 1], n, t, a->rbuf, n, t);
+        nbcxi_dep(s, prev, result);
+        if (in_place) /* the copy of the own block read rbuf */
+            nbcxi_dep(s, ready[me], result);
+    }
+    if (in_place)
+        nbcxi_dep(s, last_send, result);
+    free(buf);
+    free(ready);
+    free(off);
+    return s->err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Binomial reduce to rank 0, then a linear scatter                    */
+/* ------------------------------------------------------------------ */
+
+int nbcx_build_reduce_scatter_reduce_scatterv(struct nbcx_sched_s *s,
+                                              const struct nbcxi_coll_args *a)
+{
+    const int p = s->size, me = s->rank;
+    struct nbcx_datatype_s *t = a->rtype;
+    const bool in_place = a->sbuf == a->rbuf;
+    int *off = block_offsets(s, a);
+    if (!off)
+        return NBCX_ERR_NOMEM;
+    const int total = off[p];
+    if (total == 0 || p == 1) {
+        free(off);
+        return nbcx_build_reduce_scatter_pairwise(s, a);
+    }
+
+    /* The reduction: every rank's vector (sbuf, or rbuf in place) to a
+     * scratch vector at rank 0. */
+    struct nbcxi_coll_args r = *a;
+    r.root = 0;
+    r.rcount = total;
+    r.rv = (struct nbcxi_vside){ 0 };
+    r.rbuf = me == 0 ? nbcxi_sched_tmp_typed(s, total, t) : NULL;
+    if (s->err) {
+        free(off);
+        return s->err;
+    }
+    nbcx_build_reduce_binomial(s, &r);
+    const int mid = s->nnodes;
+    /* Sinks of the reduction part: nodes with no successor. */
+    bool *has_succ = calloc((size_t)(mid > 0 ? mid : 1), sizeof(bool));
+    if (!has_succ) {
+        free(off);
+        return NBCX_ERR_NOMEM;
+    }
+    for (int e = 0; e < s->nedges; e++)
+        has_succ[s->edges[e].from] = true;
+
+    nbcx_node first = s->nnodes; /* scatter nodes that wait for the sinks */
+    if (me == 0) {
+        for (int j = 1; j < p; j++)
+            if (count_of(a, j) > 0)
+                nbcxi_send(s, nbcxi_at(r.rbuf, off[j], 1, t), count_of(a, j),
+                           t, j, TAG_SCATTER);
+        if (count_of(a, 0) > 0)
+            nbcxi_copy(s, r.rbuf, count_of(a, 0), t, a->rbuf, count_of(a, 0),
+                       t);
+    } else if (count_of(a, me) > 0) {
+        nbcx_node rv = nbcxi_recv(s, a->rbuf, count_of(a, me), t, 0,
+                                  TAG_SCATTER);
+        if (!in_place)
+            first = rv + 1; /* posted at start: nothing waits */
+    }
+    for (nbcx_node b = first; b < s->nnodes && !s->err; b++)
+        for (nbcx_node n = 0; n < mid; n++)
+            if (!has_succ[n])
+                nbcxi_dep(s, n, b);
+    free(has_succ);
+    free(off);
+    return s->err;
+}
