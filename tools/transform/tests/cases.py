@@ -18,5 +18,6 @@ CASES: list[tuple[str, str, tuple[str, ...]]] = [
     ("safety_return", "safety_return.c", ()),
     ("safety_macro", "safety_macro.c", ()),
     ("safety_loopcount", "safety_loopcount.c", ()),
+    ("alloc_wrapper", "alloc_wrapper.c", ()),
     ("heat", "heat.c", ()),  # the larger program
 ]

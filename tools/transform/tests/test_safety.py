@@ -213,3 +213,11 @@ def test_one_sided_file_left_alone(tmp_path: Path) -> None:
     assert res.site(7)["action"] == "blocking"
     assert "MPI_Win_" in res.site(7)["reason"]
     assert res.text == src.read_text()
+
+
+def test_allocation_helper_gives_distinct_objects(tmp_path: Path) -> None:
+    src = PROGRAMS / "alloc_wrapper.c"
+    res = run_transform(src, tmp_path)
+    site = res.site(line_of(src, "MPI_Allreduce"))
+    assert _waits(site) == [line_of(src, "double s = 0.0;") + 1]
+    assert site["waits"][0]["overlap"] == 3
