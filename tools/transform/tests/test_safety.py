@@ -221,3 +221,12 @@ def test_allocation_helper_gives_distinct_objects(tmp_path: Path) -> None:
     site = res.site(line_of(src, "MPI_Allreduce"))
     assert _waits(site) == [line_of(src, "double s = 0.0;") + 1]
     assert site["waits"][0]["overlap"] == 3
+
+
+def test_global_written_by_called_function(tmp_path: Path) -> None:
+    src = PROGRAMS / "control_flow.c"
+    res = run_transform(src, tmp_path)
+    first = res.site(line_of(src, "MPI_Allreduce(&mine, &g_total, 1, MPI_INT, MPI_SUM"))
+    assert _waits(first) == [line_of(src, "int seen = g_total;")]  # bump_scratch() overlaps
+    second = res.site(line_of(src, "MPI_Allreduce(&mine, &g_total, 1, MPI_INT, MPI_MAX"))
+    assert _waits(second) == [line_of(src, "reset_total();")]
