@@ -230,3 +230,26 @@ def test_global_written_by_called_function(tmp_path: Path) -> None:
     assert _waits(first) == [line_of(src, "int seen = g_total;")]  # bump_scratch() overlaps
     second = res.site(line_of(src, "MPI_Allreduce(&mine, &g_total, 1, MPI_INT, MPI_MAX"))
     assert _waits(second) == [line_of(src, "reset_total();")]
+
+
+def test_braces_from_macros_left_alone(tmp_path: Path) -> None:
+    src = tmp_path / "braces.c"
+    src.write_text(
+        "#include <mpi.h>\n"
+        "#define BEGIN {\n#define END }\n"
+        "int main(int argc, char **argv) {\n"
+        "    int a = 1, b = 0;\n"
+        "    MPI_Init(&argc, &argv);\n"
+        "    if (a) BEGIN\n"
+        "        a = 2;\n"
+        "    END\n"
+        "    MPI_Allreduce(&a, &b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"
+        "    MPI_Finalize();\n"
+        "    return b;\n"
+        "}\n"
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    res = run_transform(src, out)
+    assert res.site(10)["action"] == "blocking"
+    assert "braces" in res.site(10)["reason"]

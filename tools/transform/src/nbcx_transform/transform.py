@@ -820,6 +820,9 @@ class FileTransform:
                 ):
                     site.reason = "comes from a macro expansion"
                     continue
+                if self._macro_braces(f):
+                    site.reason = "a block of this function has braces from a macro expansion"
+                    continue
                 nargs = len(mpi.COLLECTIVES[n.callee])
                 if len(n.exprs()) - 1 != nargs:
                     site.reason = "unexpected number of arguments"
@@ -1114,6 +1117,19 @@ class FileTransform:
                     lines.append(f"int {self.names['nbcx_flag']}[{n}] = {{0}};")
                 self.add_insert(fb, 0, 0, lines)
         return self.render()
+
+    def _macro_braces(self, f: Function) -> bool:
+        """Whether some block's braces are not written in the file (come from a macro)."""
+        for n in f.body.walk():
+            if n.kind == CK.COMPOUND_STMT:
+                if (
+                    self.data[n.start : n.start + 1] != b"{"
+                    or self.data[n.end - 1 : n.end] != b"}"
+                    or self.in_macro(n.start)
+                    or self.in_macro(n.end - 1)
+                ):
+                    return True
+        return False
 
     def main_functions(self) -> list[Function]:
         return [f for f in self.unit.functions.values() if f.in_main]
