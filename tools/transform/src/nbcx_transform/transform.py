@@ -1109,8 +1109,11 @@ class FileTransform:
             n = counts.get(f.key, 0)
             if n > 0:
                 fb = self.block_of_node[id(f.body)]
-                nulls = ", ".join(["MPI_REQUEST_NULL"] * n)
-                lines = [f"MPI_Request {self.names['nbcx_req']}[{n}] = {{{nulls}}};"]
+                head = f"MPI_Request {self.names['nbcx_req']}[{n}] = {{"
+                rows = [", ".join(["MPI_REQUEST_NULL"] * min(4, n - i)) for i in range(0, n, 4)]
+                lines = [head + rows[0] + ("," if len(rows) > 1 else "};")]
+                for j, row in enumerate(rows[1:], 2):
+                    lines.append("\t\t" + row + ("," if j < len(rows) else "};"))
                 if f.key in self.waitall_funcs:
                     lines.append(f"MPI_Status {self.names['nbcx_stat']}[{n}];")
                 if f.key in flags_used:

@@ -60,7 +60,8 @@ static void read_params(struct Params *p)
 /* Five broadcasts of independent values: all can be in flight together. */
 static void bcast_params(struct Params *p)
 {
-    MPI_Request nbcx_req[5] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Request nbcx_req[5] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+            MPI_REQUEST_NULL};
     int rows = p->rows_per_rank, steps = p->steps, every = p->check_every;
     double alpha = p->alpha, tol = p->tol;
     MPI_Ibcast(&rows, 1, MPI_INT, 0, MPI_COMM_WORLD, &nbcx_req[0]);
@@ -225,7 +226,8 @@ static int classify(double mean, double hi)
 /* Phase two: uneven source terms, their use, block sums and a numbering. */
 static void phase_two(double *u, int rows, int rank, int size, double mean, double hi)
 {
-    MPI_Request nbcx_req[6] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Request nbcx_req[6] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+            MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Status nbcx_stat[6];
     int counts[MAXRANKS], displs[MAXRANKS], total = 0;
     for (int r = 0; r < size; r++) {
@@ -296,7 +298,9 @@ static void phase_two(double *u, int rows, int rank, int size, double mean, doub
 
 int main(int argc, char **argv)
 {
-    MPI_Request nbcx_req[11] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Request nbcx_req[11] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+            MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+            MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Status nbcx_stat[11];
     int nbcx_flag[11] = {0};
     int rank, size;
