@@ -253,3 +253,26 @@ def test_braces_from_macros_left_alone(tmp_path: Path) -> None:
     res = run_transform(src, out)
     assert res.site(10)["action"] == "blocking"
     assert "braces" in res.site(10)["reason"]
+
+
+def test_in_place_buffer_is_received_into(tmp_path: Path) -> None:
+    src = tmp_path / "inplace.c"
+    src.write_text(
+        "#include <mpi.h>\n#include <stdio.h>\n"
+        "int main(int argc, char **argv) {\n"
+        "    int rank, buf[2], other = 0;\n"
+        "    MPI_Init(&argc, &argv);\n"
+        "    MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n"
+        "    buf[0] = rank; buf[1] = 1;\n"
+        "    MPI_Allreduce(MPI_IN_PLACE, buf, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"
+        "    other = rank * 2;\n"
+        "    int first = buf[0];\n"
+        '    printf("%d %d\\n", first, other);\n'
+        "    MPI_Finalize();\n"
+        "    return 0;\n"
+        "}\n"
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    site = run_transform(src, out).site(8)
+    assert _waits(site) == [10]
