@@ -18,5 +18,7 @@ CASES: list[tuple[str, str, tuple[str, ...]]] = [
     ("safety_return", "safety_return.c", ()),
     ("safety_macro", "safety_macro.c", ()),
     ("safety_loopcount", "safety_loopcount.c", ()),
+    ("alloc_wrapper", "alloc_wrapper.c", ()),
+    ("control_flow", "control_flow.c", ()),  # else-if, switch, goto, do/continue, globals
     ("heat", "heat.c", ()),  # the larger program
 ]

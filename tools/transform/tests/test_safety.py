@@ -213,3 +213,66 @@ def test_one_sided_file_left_alone(tmp_path: Path) -> None:
     assert res.site(7)["action"] == "blocking"
     assert "MPI_Win_" in res.site(7)["reason"]
     assert res.text == src.read_text()
+
+
+def test_allocation_helper_gives_distinct_objects(tmp_path: Path) -> None:
+    src = PROGRAMS / "alloc_wrapper.c"
+    res = run_transform(src, tmp_path)
+    site = res.site(line_of(src, "MPI_Allreduce"))
+    assert _waits(site) == [line_of(src, "double s = 0.0;") + 1]
+    assert site["waits"][0]["overlap"] == 3
+
+
+def test_global_written_by_called_function(tmp_path: Path) -> None:
+    src = PROGRAMS / "control_flow.c"
+    res = run_transform(src, tmp_path)
+    first = res.site(line_of(src, "MPI_Allreduce(&mine, &g_total, 1, MPI_INT, MPI_SUM"))
+    assert _waits(first) == [line_of(src, "int seen = g_total;")]  # bump_scratch() overlaps
+    second = res.site(line_of(src, "MPI_Allreduce(&mine, &g_total, 1, MPI_INT, MPI_MAX"))
+    assert _waits(second) == [line_of(src, "reset_total();")]
+
+
+def test_braces_from_macros_left_alone(tmp_path: Path) -> None:
+    src = tmp_path / "braces.c"
+    src.write_text(
+        "#include <mpi.h>\n"
+        "#define BEGIN {\n#define END }\n"
+        "int main(int argc, char **argv) {\n"
+        "    int a = 1, b = 0;\n"
+        "    MPI_Init(&argc, &argv);\n"
+        "    if (a) BEGIN\n"
+        "        a = 2;\n"
+        "    END\n"
+        "    MPI_Allreduce(&a, &b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"
+        "    MPI_Finalize();\n"
+        "    return b;\n"
+        "}\n"
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    res = run_transform(src, out)
+    assert res.site(10)["action"] == "blocking"
+    assert "braces" in res.site(10)["reason"]
+
+
+def test_in_place_buffer_is_received_into(tmp_path: Path) -> None:
+    src = tmp_path / "inplace.c"
+    src.write_text(
+        "#include <mpi.h>\n#include <stdio.h>\n"
+        "int main(int argc, char **argv) {\n"
+        "    int rank, buf[2], other = 0;\n"
+        "    MPI_Init(&argc, &argv);\n"
+        "    MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n"
+        "    buf[0] = rank; buf[1] = 1;\n"
+        "    MPI_Allreduce(MPI_IN_PLACE, buf, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"
+        "    other = rank * 2;\n"
+        "    int first = buf[0];\n"
+        '    printf("%d %d\\n", first, other);\n'
+        "    MPI_Finalize();\n"
+        "    return 0;\n"
+        "}\n"
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    site = run_transform(src, out).site(8)
+    assert _waits(site) == [10]

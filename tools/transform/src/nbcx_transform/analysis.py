@@ -127,11 +127,74 @@ class Analysis:
         self._changed = False
         self._cur: Function | None = None
         self.ret_param: dict[str, int] = {}
+        self.allocators: set[str] = set()
         for f in self.funcs.values():
             self.prov[f.key] = self._param_provenance(f)
             self._returns_param(f)
+        for f in self.funcs.values():
+            if self._is_allocator(f):
+                self.allocators.add(f.key)
         self._points_to()
         self._summarise()
+
+    def _is_allocator(self, f: Function) -> bool:
+        """``double *new_vector(int n) { double *v = malloc(...); ...; return v; }``:
+        each call returns fresh memory, so each call site gets its own object
+        (otherwise every vector made by the helper would alias every other)."""
+        allocs = ("malloc", "calloc", "aligned_alloc")
+        local = ""
+        returns = [n for n in f.body.walk() if n.kind == CK.RETURN_STMT]
+        if not returns:
+            return False
+        for r in returns:
+            kids = r.exprs()
+            if not kids:
+                return False
+            e = strip(kids[0])
+            if e.kind == CK.CALL_EXPR and e.callee in allocs:
+                continue
+            if e.kind == CK.INTEGER_LITERAL and e.value == 0:
+                continue  # return NULL
+            if e.kind != CK.DECL_REF_EXPR:
+                return False
+            d = self.decls.get(e.ref)
+            if d is None or d.kind != "local" or d.func != f.key or (local and local != e.ref):
+                return False
+            local = e.ref
+        for n in f.body.walk():
+            # storing pointers into memory would give the block contents to track
+            if n.kind == CK.BINARY_OPERATOR and n.op == "=":
+                lhs = strip(n.exprs()[0])
+                if lhs.is_pointer and lhs.kind != CK.DECL_REF_EXPR:
+                    return False
+        if not local:
+            return True
+        for n in f.body.walk():
+            kids = n.exprs()
+            if n.kind == CK.DECL_REF_EXPR and n.ref == local:
+                par = n.parent
+                while par is not None and par.kind in (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR):
+                    par = par.parent
+                if par is None:
+                    return False
+                if par.kind == CK.UNARY_OPERATOR and par.op == "&":
+                    return False
+                if par.kind == CK.CALL_EXPR and par.callee not in ("memset", "free"):
+                    return False
+                if par.kind == CK.BINARY_OPERATOR and par.op == "=":
+                    lhs = strip(par.exprs()[0])
+                    if not (lhs.kind == CK.DECL_REF_EXPR and lhs.ref == local):
+                        return False  # stored somewhere
+                    rhs = strip(par.exprs()[1])
+                    if not (rhs.kind == CK.CALL_EXPR and rhs.callee in allocs):
+                        return False
+                if par.kind == CK.VAR_DECL:
+                    return False
+            if n.kind == CK.VAR_DECL and n.key == local and kids:
+                init = strip(kids[-1])
+                if not (init.kind == CK.CALL_EXPR and init.callee in allocs):
+                    return False
+        return True
 
     def _returns_param(self, f: Function) -> None:
         """Functions that always return a pointer derived from parameter k (like
@@ -306,6 +369,8 @@ class Analysis:
         k = self.ret_param.get(n.callee_key)
         if k is not None and k < len(args):
             return self.val(args[k])
+        if n.callee_key in self.allocators:
+            return {f"h:{n.start}"}
         if n.callee_key in self.funcs:
             return set(self.pts.get("r:" + n.callee_key, set()))
         spec = mpi.lookup(n.callee) if n.callee else None

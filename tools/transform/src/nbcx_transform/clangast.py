@@ -293,12 +293,6 @@ class _Builder:
 
     def int_value(self, c: Cursor) -> int | None:
         """The value of an integer literal (also one written through a macro)."""
-        toks = list(c.get_tokens())
-        if len(toks) == 1:
-            try:
-                return int(toks[0].spelling.rstrip("uUlL"), 0)
-            except ValueError:
-                pass
         lib = cindex.conf.lib
         try:
             ev = lib.clang_Cursor_Evaluate

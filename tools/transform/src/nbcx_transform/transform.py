@@ -820,6 +820,9 @@ class FileTransform:
                 ):
                     site.reason = "comes from a macro expansion"
                     continue
+                if self._macro_braces(f):
+                    site.reason = "a block of this function has braces from a macro expansion"
+                    continue
                 nargs = len(mpi.COLLECTIVES[n.callee])
                 if len(n.exprs()) - 1 != nargs:
                     site.reason = "unexpected number of arguments"
@@ -1106,14 +1109,30 @@ class FileTransform:
             n = counts.get(f.key, 0)
             if n > 0:
                 fb = self.block_of_node[id(f.body)]
-                nulls = ", ".join(["MPI_REQUEST_NULL"] * n)
-                lines = [f"MPI_Request {self.names['nbcx_req']}[{n}] = {{{nulls}}};"]
+                head = f"MPI_Request {self.names['nbcx_req']}[{n}] = {{"
+                rows = [", ".join(["MPI_REQUEST_NULL"] * min(4, n - i)) for i in range(0, n, 4)]
+                lines = [head + rows[0] + ("," if len(rows) > 1 else "};")]
+                for j, row in enumerate(rows[1:], 2):
+                    lines.append("\t\t" + row + ("," if j < len(rows) else "};"))
                 if f.key in self.waitall_funcs:
                     lines.append(f"MPI_Status {self.names['nbcx_stat']}[{n}];")
                 if f.key in flags_used:
                     lines.append(f"int {self.names['nbcx_flag']}[{n}] = {{0}};")
                 self.add_insert(fb, 0, 0, lines)
         return self.render()
+
+    def _macro_braces(self, f: Function) -> bool:
+        """Whether some block's braces are not written in the file (come from a macro)."""
+        for n in f.body.walk():
+            if n.kind == CK.COMPOUND_STMT:
+                if (
+                    self.data[n.start : n.start + 1] != b"{"
+                    or self.data[n.end - 1 : n.end] != b"}"
+                    or self.in_macro(n.start)
+                    or self.in_macro(n.end - 1)
+                ):
+                    return True
+        return False
 
     def main_functions(self) -> list[Function]:
         return [f for f in self.unit.functions.values() if f.in_main]

@@ -60,7 +60,8 @@ static void MatVec(const double *x, double *y, int first, int rows)
 
 int main(int argc, char **argv)
 {
-    MPI_Request nbcx_req[5] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Request nbcx_req[5] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+            MPI_REQUEST_NULL};
     int MyRank, NumProcs;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &MyRank);

@@ -7,7 +7,10 @@
  * global row offsets from a prefix sum (MPI_Exscan), and at the end a
  * histogram (MPI_Reduce), the row sums (MPI_Gather), every rank's extremes
  * (MPI_Allgather), a redistribution of sample values (MPI_Alltoall) and a
- * global norm computed in a helper function.  Only rank 0 prints. */
+ * global norm computed in a helper function.  A last phase distributes uneven
+ * source terms (MPI_Scatterv), collects per-rank work (MPI_Gatherv), sums
+ * block-wise (MPI_Reduce_scatter_block), numbers the hot cells (MPI_Scan) and
+ * picks a reporting mode in a switch.  Only rank 0 prints. */
 #include <math.h>
 #include <mpi.h>
 /* nbcx-transform: NBCX_PERSISTENT selects the persistent collectives: 4 for the
@@ -57,7 +60,8 @@ static void read_params(struct Params *p)
 /* Five broadcasts of independent values: all can be in flight together. */
 static void bcast_params(struct Params *p)
 {
-    MPI_Request nbcx_req[5] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Request nbcx_req[5] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+            MPI_REQUEST_NULL};
     int rows = p->rows_per_rank, steps = p->steps, every = p->check_every;
     double alpha = p->alpha, tol = p->tol;
     MPI_Ibcast(&rows, 1, MPI_INT, 0, MPI_COMM_WORLD, &nbcx_req[0]);
@@ -186,9 +190,117 @@ static double global_norm(const double *u, int rows, int *above, double mean)
     return sqrt(global);
 }
 
+/* Number of source terms for rank r: uneven on purpose. */
+static int sources_of(int r)
+{
+    return 1 + r % 3;
+}
+
+/* Applies the source terms to the first rows; returns how many were used. */
+static int apply_sources(double *u, int rows, const double *src, int n)
+{
+    if (n <= 0)
+        return 0;
+    int used = 0;
+    for (int k = 0; k < n; k++) {
+        int r = 1 + k % rows;
+        int c = (k * 7) % NX;
+        if (src[k] < 0.0)
+            continue;
+        u[r * NX + c] += src[k];
+        used++;
+    }
+    return used;
+}
+
+/* Classifies the final state: 0 cold, 1 warm, 2 hot. */
+static int classify(double mean, double hi)
+{
+    if (mean < 0.5)
+        return 0;
+    if (hi < 5.0)
+        return 1;
+    return 2;
+}
+
+/* Phase two: uneven source terms, their use, block sums and a numbering. */
+static void phase_two(double *u, int rows, int rank, int size, double mean, double hi)
+{
+    MPI_Request nbcx_req[6] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+            MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Status nbcx_stat[6];
+    int counts[MAXRANKS], displs[MAXRANKS], total = 0;
+    for (int r = 0; r < size; r++) {
+        counts[r] = sources_of(r);
+        displs[r] = total;
+        total += counts[r];
+    }
+    double all_src[4 * MAXRANKS], my_src[4];
+    if (rank == 0)
+        for (int k = 0; k < total; k++)
+            all_src[k] = (k % 5 == 4) ? -1.0 : 0.5 * (k + 1);
+    int mine = sources_of(rank);
+    MPI_Iscatterv(all_src, counts, displs, MPI_DOUBLE, my_src, mine, MPI_DOUBLE, 0,
+                 MPI_COMM_WORLD, &nbcx_req[0]);
+    MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
+    int used = apply_sources(u, rows, my_src, mine);
+
+    int all_used[MAXRANKS];
+    int one[1] = {used};
+    int ones[MAXRANKS], offs[MAXRANKS];
+    for (int r = 0; r < size; r++) {
+        ones[r] = 1;
+        offs[r] = r;
+    }
+    MPI_Igatherv(one, 1, MPI_INT, all_used, ones, offs, MPI_INT, 0, MPI_COMM_WORLD, &nbcx_req[1]);
+
+    /* Block sums: every rank gets the sum over ranks of one block of 4 values. */
+    double blocks[4 * MAXRANKS], myblock[4];
+    for (int k = 0; k < 4 * size; k++)
+        blocks[k] = u[NX + k % (rows * NX)] + (double)rank;
+    MPI_Ireduce_scatter_block(blocks, myblock, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[2]);
+
+    int hot = 0, first_hot = 0;
+    for (int i = NX; i < (rows + 1) * NX; i++)
+        if (u[i] > mean)
+            hot++;
+    MPI_Iscan(&hot, &first_hot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[3]);
+    MPI_Wait(&nbcx_req[3], MPI_STATUS_IGNORE);
+    first_hot -= hot;
+    MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
+
+    double block_sum = myblock[0] + myblock[1] + myblock[2] + myblock[3], all_blocks = 0.0;
+    int last_first = 0;
+    MPI_Ireduce(&block_sum, &all_blocks, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[4]);
+    MPI_Ireduce(&first_hot, &last_first, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD, &nbcx_req[5]);
+    MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
+    MPI_Waitall(2, &nbcx_req[4], &nbcx_stat[4]);
+
+    if (rank == 0) {
+        switch (classify(mean, hi)) {
+        case 0:
+            printf("state: cold\n");
+            break;
+        case 1:
+            printf("state: warm\n");
+            break;
+        default:
+            printf("state: hot\n");
+            break;
+        }
+        printf("sources used:");
+        for (int r = 0; r < size; r++)
+            printf(" %d", all_used[r]);
+        printf("\nblock sums %.5e, first hot cell of the last rank %d\n", all_blocks,
+               last_first);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Request nbcx_req[11] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Request nbcx_req[11] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+            MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+            MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Status nbcx_stat[11];
     int nbcx_flag[11] = {0};
     int rank, size;
@@ -351,6 +463,7 @@ int main(int argc, char **argv)
         MPI_Waitall(3, &nbcx_req[5], &nbcx_stat[5]);
         printf("\nsum %.5e checksum %.5e samples %.5e\n", total_sum, total_check, total_recv);
     }
+    phase_two(u, rows, rank, size, total_heat / (double)(ny * NX), ghi);
     if (rank != 0) {
         MPI_Wait(&nbcx_req[3], MPI_STATUS_IGNORE);
     }

@@ -7,7 +7,10 @@
  * global row offsets from a prefix sum (MPI_Exscan), and at the end a
  * histogram (MPI_Reduce), the row sums (MPI_Gather), every rank's extremes
  * (MPI_Allgather), a redistribution of sample values (MPI_Alltoall) and a
- * global norm computed in a helper function.  Only rank 0 prints. */
+ * global norm computed in a helper function.  A last phase distributes uneven
+ * source terms (MPI_Scatterv), collects per-rank work (MPI_Gatherv), sums
+ * block-wise (MPI_Reduce_scatter_block), numbers the hot cells (MPI_Scan) and
+ * picks a reporting mode in a switch.  Only rank 0 prints. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -160,6 +163,104 @@ static double global_norm(const double *u, int rows, int *above, double mean)
     return sqrt(global);
 }
 
+/* Number of source terms for rank r: uneven on purpose. */
+static int sources_of(int r)
+{
+    return 1 + r % 3;
+}
+
+/* Applies the source terms to the first rows; returns how many were used. */
+static int apply_sources(double *u, int rows, const double *src, int n)
+{
+    if (n <= 0)
+        return 0;
+    int used = 0;
+    for (int k = 0; k < n; k++) {
+        int r = 1 + k % rows;
+        int c = (k * 7) % NX;
+        if (src[k] < 0.0)
+            continue;
+        u[r * NX + c] += src[k];
+        used++;
+    }
+    return used;
+}
+
+/* Classifies the final state: 0 cold, 1 warm, 2 hot. */
+static int classify(double mean, double hi)
+{
+    if (mean < 0.5)
+        return 0;
+    if (hi < 5.0)
+        return 1;
+    return 2;
+}
+
+/* Phase two: uneven source terms, their use, block sums and a numbering. */
+static void phase_two(double *u, int rows, int rank, int size, double mean, double hi)
+{
+    int counts[MAXRANKS], displs[MAXRANKS], total = 0;
+    for (int r = 0; r < size; r++) {
+        counts[r] = sources_of(r);
+        displs[r] = total;
+        total += counts[r];
+    }
+    double all_src[4 * MAXRANKS], my_src[4];
+    if (rank == 0)
+        for (int k = 0; k < total; k++)
+            all_src[k] = (k % 5 == 4) ? -1.0 : 0.5 * (k + 1);
+    int mine = sources_of(rank);
+    MPI_Scatterv(all_src, counts, displs, MPI_DOUBLE, my_src, mine, MPI_DOUBLE, 0,
+                 MPI_COMM_WORLD);
+    int used = apply_sources(u, rows, my_src, mine);
+
+    int all_used[MAXRANKS];
+    int one[1] = {used};
+    int ones[MAXRANKS], offs[MAXRANKS];
+    for (int r = 0; r < size; r++) {
+        ones[r] = 1;
+        offs[r] = r;
+    }
+    MPI_Gatherv(one, 1, MPI_INT, all_used, ones, offs, MPI_INT, 0, MPI_COMM_WORLD);
+
+    /* Block sums: every rank gets the sum over ranks of one block of 4 values. */
+    double blocks[4 * MAXRANKS], myblock[4];
+    for (int k = 0; k < 4 * size; k++)
+        blocks[k] = u[NX + k % (rows * NX)] + (double)rank;
+    MPI_Reduce_scatter_block(blocks, myblock, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+
+    int hot = 0, first_hot = 0;
+    for (int i = NX; i < (rows + 1) * NX; i++)
+        if (u[i] > mean)
+            hot++;
+    MPI_Scan(&hot, &first_hot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    first_hot -= hot;
+
+    double block_sum = myblock[0] + myblock[1] + myblock[2] + myblock[3], all_blocks = 0.0;
+    int last_first = 0;
+    MPI_Reduce(&block_sum, &all_blocks, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&first_hot, &last_first, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+
+    if (rank == 0) {
+        switch (classify(mean, hi)) {
+        case 0:
+            printf("state: cold\n");
+            break;
+        case 1:
+            printf("state: warm\n");
+            break;
+        default:
+            printf("state: hot\n");
+            break;
+        }
+        printf("sources used:");
+        for (int r = 0; r < size; r++)
+            printf(" %d", all_used[r]);
+        printf("\nblock sums %.5e, first hot cell of the last rank %d\n", all_blocks,
+               last_first);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -262,6 +363,7 @@ int main(int argc, char **argv)
             printf(" %.3f", all_sums[r]);
         printf("\nsum %.5e checksum %.5e samples %.5e\n", total_sum, total_check, total_recv);
     }
+    phase_two(u, rows, rank, size, total_heat / (double)(ny * NX), ghi);
     free(sums);
     free(all_sums);
     free(u);
