@@ -110,7 +110,7 @@ static void repeated(nbcx_comm comm)
     mt_watch("identical calls in flight");
     for (int r = 0; r < 5; r++) {
         nbcx_request q[2];
-        int in2[N], out2[N], ref2[N];
+        int out2[N];
         for (int i = 0; i < N; i++)
             in[i] = mt_rank + r + i;
         MT_OK(nbcx_iallreduce(in, out, N, NBCX_INT32, NBCX_MAX, comm, &q[0]));
@@ -119,11 +119,8 @@ static void repeated(nbcx_comm comm)
                               &q[1]));
         MT_OK(nbcx_waitall(2, q));
         MT_MPI(MPI_Allreduce(in, ref, N, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-        memcpy(in2, in, sizeof in);
-        memcpy(ref2, ref, sizeof ref);
-        if (memcmp(out, ref, sizeof out) || memcmp(out2, ref2, sizeof out2))
+        if (memcmp(out, ref, sizeof out) || memcmp(out2, ref, sizeof out2))
             mt_fail("two identical allreduces in flight: wrong result");
-        (void)in2;
     }
     free(a2a_in);
     free(a2a_out);
