@@ -692,7 +692,11 @@ static void segment(struct rank_ctx *c, uintptr_t lo, uintptr_t hi,
             bool after = false;
             if (last_w >= 0) {
                 after = before(w, last_w, x);
-                if (!after)
+                /* Unordered: where the bytes hold input, the read was
+                 * meant to come first; elsewhere the write. */
+                if (!after && (flags & CK_IN))
+                    pair_error(c, F_RW, x, last_w, lo, hi, scratch);
+                else if (!after)
                     pair_error(c, F_WR, last_w, x, lo, hi, scratch);
             } else if (!(flags & CK_IN)) {
                 pair_error(c, F_RBW, x, first_w, lo, hi, scratch);
