@@ -30,6 +30,7 @@ enum {
     CK_IN = 1,   /* holds input: defined before the operation starts  */
     CK_OUT = 2,  /* may be written (a result, or scratch)              */
     CK_MUST = 4, /* must be written: part of the rank's result         */
+    CK_ASSUMED = 8, /* hand-built schedules: roles assumed, not known   */
 };
 
 struct ck_range {
