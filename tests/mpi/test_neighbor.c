@@ -23,8 +23,9 @@
  * repeated edges and edges to the rank itself), and one made with
  * MPI_Dist_graph_create (each rank declares edges of other ranks, so the
  * library chooses the neighbour order, which nbcx must pick up from
- * MPI_Dist_graph_neighbors), and a graph without repeated edges (which
- * every library must handle exactly as nbcx). The neighbour lists nbcx
+ * MPI_Dist_graph_neighbors), a graph without repeated edges (which
+ * every library must handle exactly as nbcx), and an MPI-1 graph
+ * (MPI_Graph_create, a ring). The neighbour lists nbcx
  * reports are checked against MPI_Cart_shift / MPI_Dist_graph_neighbors.
  * MPICH 4.0 pairs repeated graph edges differently from the standard
  * (MPICH 4.0's neighbourhood alltoall swaps pairs of them): noted, not
@@ -96,6 +97,11 @@ static void topo_finish(struct topo *t)
         for (int d = 0; d < nd; d++)
             MT_MPI(MPI_Cart_shift(t->comm, d, 1, &t->src[2 * d],
                                   &t->src[2 * d + 1]));
+        memcpy(t->dst, t->src, sizeof(int) * (size_t)t->in);
+    } else if (status == MPI_GRAPH) {
+        MT_MPI(MPI_Graph_neighbors_count(t->comm, mt_rank, &t->in));
+        t->out = t->in;
+        MT_MPI(MPI_Graph_neighbors(t->comm, mt_rank, MAXDEG, t->src));
         memcpy(t->dst, t->src, sizeof(int) * (size_t)t->in);
     } else {
         int w;
@@ -225,6 +231,26 @@ static void topo_general(struct topo *t, int seed)
     int ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
     MT_MPI(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, sources, degrees, dst,
                                  ones, MPI_INFO_NULL, 0, &t->comm));
+    topo_finish(t);
+}
+
+/* MPI_Graph_create (the MPI-1 graph): a ring, each rank's neighbours
+ * rank - 1 and rank + 1 (one rank twice on 2 ranks, itself on 1). */
+static void topo_graph_ring(struct topo *t)
+{
+    int *index = mv_xmalloc(sizeof(int) * (size_t)mt_size);
+    int *edges = mv_xmalloc(sizeof(int) * 2 * (size_t)mt_size);
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "graph ring (MPI_Graph_create)");
+    for (int r = 0; r < mt_size; r++) {
+        index[r] = 2 * (r + 1);
+        edges[2 * r] = (r + mt_size - 1) % mt_size;
+        edges[2 * r + 1] = (r + 1) % mt_size;
+    }
+    MT_MPI(MPI_Graph_create(MPI_COMM_WORLD, mt_size, index, edges, 0,
+                            &t->comm));
+    free(index);
+    free(edges);
     topo_finish(t);
 }
 
@@ -546,7 +572,7 @@ int main(int argc, char **argv)
     mv_types_init();
     mv_ops_init();
 
-    enum { NTOPO = 8 };
+    enum { NTOPO = 9 };
     static struct topo topos[NTOPO];
     const int per2[2] = {1, 1}, none2[2] = {0, 0}, half2[2] = {1, 0};
     const int per1[1] = {1}, mix3[3] = {1, 0, 1};
@@ -558,6 +584,7 @@ int main(int argc, char **argv)
     topo_adjacent(&topos[5], 17, false); /* an irregular graph */
     topo_general(&topos[6], 23);
     topo_adjacent(&topos[7], 29, true);
+    topo_graph_ring(&topos[8]);
     mt_unwatch();
 
     long id = 0;
