@@ -83,6 +83,7 @@ typedef struct nbcx_check_result {
     long long messages;    /* sends (= receives when matched)           */
     long long kept;        /* nodes kept in the global graph            */
     double seconds;        /* wall time of the check                    */
+    double build_seconds;  /* of which in the builders (src/coll/)      */
 } nbcx_check_result;
 
 /*

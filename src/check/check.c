@@ -179,7 +179,10 @@ struct nbcx_sched_s *ck_get(struct ck_job *J, int r, struct ck_regions *reg)
         return NULL;
     }
     if (err == NBCX_SUCCESS) {
+        int64_t t0 = nbcxi_now_ns();
         err = J->alg->build(s, &a);
+        if (!J->silent)
+            J->res.build_seconds += (double)(nbcxi_now_ns() - t0) * 1e-9;
         if (err == NBCX_SUCCESS)
             err = s->err;
         if (err != NBCX_SUCCESS && !J->silent) {

@@ -314,9 +314,11 @@ int main(int argc, char **argv)
                 }
                 if (!quiet || err)
                     printf("  %s nodes=%lld edges=%lld messages=%lld "
-                           "kept=%lld  time=%.3f s  peak RSS=%.1f MiB\n",
+                           "kept=%lld  time=%.3f s (builders %.3f s)  peak "
+                           "RSS=%.1f MiB\n",
                            err ? "  " : "ok", res.nodes, res.edges,
-                           res.messages, res.kept, res.seconds, peak_mib());
+                           res.messages, res.kept, res.seconds,
+                           res.build_seconds, peak_mib());
                 fflush(stdout);
             }
         }
