@@ -600,8 +600,9 @@ NBCX_API int nbcx_sched_free(nbcx_sched *sched);
  * coll is one of: barrier bcast reduce allreduce gather scatter allgather
  * alltoall gatherv scatterv allgatherv alltoallv alltoallw reduce_scatter
  * reduce_scatter_block scan exscan neighbor_allgather neighbor_allgatherv
- * neighbor_alltoall neighbor_alltoallv neighbor_alltoallw. NBCX_SEGSIZE (bytes, default 65536) sets the fragment size of
- * pipelined algorithms; nbcx_segsize_set() changes it at run time.
+ * neighbor_alltoall neighbor_alltoallv neighbor_alltoallw. NBCX_SEGSIZE
+ * (bytes, default 65536) sets the fragment size of pipelined algorithms;
+ * nbcx_segsize_set() changes it at run time.
  */
 NBCX_API int nbcx_algorithm_set(const char *coll, const char *alg);
 /* The algorithm names of coll, separated by spaces (static string). */

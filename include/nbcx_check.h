@@ -48,6 +48,16 @@
 extern "C" {
 #endif
 
+/* Topologies of the neighbourhood collectives: a periodic 2-D grid
+ * (rows x cols = size, as square as possible), the same without wrap-
+ * around, or an irregular graph with repeated edges, edges from a rank to
+ * itself and NBCX_PROC_NULL neighbours. */
+enum nbcx_check_topology {
+    NBCX_CHECK_TORUS = 0,
+    NBCX_CHECK_GRID = 1,
+    NBCX_CHECK_GRAPH = 2
+};
+
 /* Options; all-zero (or a NULL pointer) means the defaults. */
 typedef struct nbcx_check_options {
     int root;              /* rooted collectives: the root (default 0)   */
@@ -57,6 +67,7 @@ typedef struct nbcx_check_options {
                               (default: NBCX_SUM, NBCX_MAXLOC for pair
                               types, NBCX_BOR for NBCX_BYTE)             */
     size_t segsize;        /* fragment size (0: 65536, the default)     */
+    int topology;          /* neighbourhood collectives: see above      */
     int max_reports;       /* error messages passed on (0: 20); further
                               errors are only counted                    */
     /* Receives each error message (one line, no newline); NULL: stderr */
@@ -72,13 +83,15 @@ typedef struct nbcx_check_result {
     long long messages;    /* sends (= receives when matched)           */
     long long kept;        /* nodes kept in the global graph            */
     double seconds;        /* wall time of the check                    */
+    double build_seconds;  /* of which in the builders (src/coll/)      */
 } nbcx_check_result;
 
 /*
  * Checks algorithm `alg` of collective `coll` (names as in
  * nbcx_algorithm_set / nbcx_algorithm_names) on `size` ranks, with
  * `count` elements per rank (per block for gather, scatter, allgather,
- * alltoall and the like). Returns NBCX_SUCCESS when everything is
+ * alltoall and the like; the vector variants vary it around `count`,
+ * with some empty blocks). Returns NBCX_SUCCESS when everything is
  * proven; NBCX_ERR_NODE when errors were found (res->errors > 0, each
  * reported through opt->report with its rank, node, peer and tag);
  * NBCX_ERR_ALGORITHM for an unknown collective or algorithm, or one that

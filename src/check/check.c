@@ -63,6 +63,7 @@ static const struct nbcxi_transport_ops null_ops = {
 
 int ck_null_comm(int rank, int size, struct nbcx_comm_s **out)
 {
+    *out = NULL;
     nbcxi_transport *tp = malloc(sizeof *tp);
     if (!tp)
         return NBCX_ERR_NOMEM;
@@ -160,20 +161,28 @@ struct nbcx_sched_s *ck_get(struct ck_job *J, int r, struct ck_regions *reg)
     struct nbcx_comm_s *comm;
     struct nbcx_sched_s *s = NULL;
     int err = ck_null_comm(r, J->size, &comm);
+    if (err == NBCX_SUCCESS)
+        err = ck_setup_topology(J, r, comm);
+    const struct nbcxi_topo *topo = NULL;
     if (err == NBCX_SUCCESS) {
-        err = nbcxi_sched_new(comm, &s);
-        nbcxi_comm_release(comm); /* the schedule holds it */
+        topo = atomic_load(&comm->topo);
+        err = nbcxi_sched_new(comm, &s); /* the schedule holds comm */
     }
+    if (comm)
+        nbcxi_comm_release(comm);
     struct nbcxi_coll_args a;
     if (err == NBCX_SUCCESS)
-        err = ck_setup_rank(J, r, &a, reg);
+        err = ck_setup_rank(J, r, topo, &a, reg);
     if (err == NBCX_SUCCESS && J->alg->usable && !J->alg->usable(s, &a)) {
         J->unusable = true;
         nbcxi_sched_destroy(s);
         return NULL;
     }
     if (err == NBCX_SUCCESS) {
+        int64_t t0 = nbcxi_now_ns();
         err = J->alg->build(s, &a);
+        if (!J->silent)
+            J->res.build_seconds += (double)(nbcxi_now_ns() - t0) * 1e-9;
         if (err == NBCX_SUCCESS)
             err = s->err;
         if (err != NBCX_SUCCESS && !J->silent) {
@@ -276,7 +285,9 @@ static void noncommutative_fn(const void *in, void *inout, int count,
 
 static bool is_reduction(enum nbcxi_coll c)
 {
-    return c == NBCXI_REDUCE || c == NBCXI_ALLREDUCE;
+    return c == NBCXI_REDUCE || c == NBCXI_ALLREDUCE ||
+           c == NBCXI_REDUCE_SCATTER || c == NBCXI_REDUCE_SCATTER_BLOCK ||
+           c == NBCXI_SCAN || c == NBCXI_EXSCAN;
 }
 
 int nbcx_check_collective(const char *coll, const char *alg, int size,
@@ -315,9 +326,13 @@ int nbcx_check_collective(const char *coll, const char *alg, int size,
         return NBCX_ERR_ROOT;
     J.in_place = opt && opt->in_place;
     J.segsize = opt && opt->segsize ? opt->segsize : 65536;
-    J.type = nbcxi_type(opt && opt->type ? opt->type : NBCX_INT32);
+    J.type_handle = opt && opt->type ? opt->type : NBCX_INT32;
+    J.type = nbcxi_type(J.type_handle);
     if (!J.type)
         return NBCX_ERR_TYPE;
+    J.topology = opt ? opt->topology : NBCX_CHECK_TORUS;
+    if (J.topology < NBCX_CHECK_TORUS || J.topology > NBCX_CHECK_GRAPH)
+        return NBCX_ERR_ARG;
 
     int err = NBCX_SUCCESS;
     if (is_reduction(J.coll)) {

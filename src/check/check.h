@@ -30,6 +30,7 @@ enum {
     CK_IN = 1,   /* holds input: defined before the operation starts  */
     CK_OUT = 2,  /* may be written (a result, or scratch)              */
     CK_MUST = 4, /* must be written: part of the rank's result         */
+    CK_ASSUMED = 8, /* hand-built schedules: roles assumed, not known   */
 };
 
 struct ck_range {
@@ -90,6 +91,15 @@ struct ck_job {
     const char *coll_name;
     int count, root;
     bool in_place;
+    int topology;    /* NBCX_CHECK_TORUS, _GRID or _GRAPH */
+    int dims[2];     /* the grids' rows and columns */
+    int maxdeg;      /* neighbours of a rank, at most */
+    int *gsoff, *gsrc; /* the graph's sources of each rank (CSR) */
+    int *tmp_src;    /* one rank's sources                          */
+    int *ints;       /* counts and displacements of one rank        */
+    nbcx_datatype *types;
+    ptrdiff_t *adispls;
+    nbcx_datatype type_handle;
     struct nbcx_datatype_s *type;
     struct nbcx_op_s *op;
     nbcx_op user_op; /* to free, or NBCX_OP_NULL */
@@ -145,8 +155,13 @@ NBCX_HIDDEN int ck_null_comm(int rank, int size, struct nbcx_comm_s **out);
 /* setup.c */
 NBCX_HIDDEN int ck_setup_job(struct ck_job *J);
 NBCX_HIDDEN void ck_free_job_memory(struct ck_job *J);
-/* Fills the builder arguments of rank r and its regions. */
+/* Attaches the job's topology to rank r's communicator (neighbourhood
+ * collectives only). */
+NBCX_HIDDEN int ck_setup_topology(struct ck_job *J, int r, nbcx_comm comm);
+/* Fills the builder arguments of rank r (topo: its communicator's
+ * topology, or NULL) and its regions. */
 NBCX_HIDDEN int ck_setup_rank(struct ck_job *J, int r,
+                              const struct nbcxi_topo *topo,
                               struct nbcxi_coll_args *a,
                               struct ck_regions *reg);
 NBCX_HIDDEN void ck_regions_reset(struct ck_regions *reg);

@@ -107,8 +107,10 @@ struct ck_ws {
     int nacc, cap_acc;
     ck_ev *ev;
     int cap_ev;
-    struct ck_act *act;
-    int cap_act;
+    struct ck_act *act, *fresh; /* the active set; accesses starting */
+    int cap_act, cap_fresh;
+    uint8_t *gone;              /* per access: ended at this address  */
+    int cap_gone, ngone;
     int *readers;
     int cap_readers;
     struct ck_tmp *tmps;
@@ -171,6 +173,8 @@ void ck_ws_free(struct ck_ws *w)
     free(w->acc);
     free(w->ev);
     free(w->act);
+    free(w->fresh);
+    free(w->gone);
     free(w->readers);
     free(w->tmps);
     free(w->cache);
@@ -378,6 +382,7 @@ struct rank_ctx {
     const struct ck_regions *reg;
     int r;
     int ntmps;
+    const struct ck_tmp *last_tmp;
 };
 
 /* Where bytes [lo, hi) are, for messages: "recvbuf[0, 40)". */
@@ -405,6 +410,12 @@ static void where(const struct rank_ctx *c, uintptr_t lo, uintptr_t hi,
     snprintf(buf, len, "memory [%p, %p)", (void *)lo, (void *)hi);
 }
 
+static int cmp_tmp(const void *x, const void *y)
+{
+    const struct ck_tmp *a = x, *b = y;
+    return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
 /* The schedule's scratch buffers, sorted by address. */
 static int collect_tmps(struct rank_ctx *c)
 {
@@ -420,20 +431,23 @@ static int collect_tmps(struct rank_ctx *c)
 #else
         uintptr_t hi = lo + 1; /* unknown: see where_is() */
 #endif
-        int j = c->ntmps++;
-        while (j > 0 && w->tmps[j - 1].lo > lo) { /* insertion: few */
-            w->tmps[j] = w->tmps[j - 1];
-            j--;
-        }
-        w->tmps[j] = (struct ck_tmp){ lo, hi, i };
+        w->tmps[c->ntmps++] = (struct ck_tmp){ lo, hi, i };
     }
+    bool sorted = true;
+    for (int i = 1; i < c->ntmps && sorted; i++)
+        sorted = w->tmps[i - 1].lo <= w->tmps[i].lo;
+    if (!sorted)
+        qsort(w->tmps, (size_t)c->ntmps, sizeof *w->tmps, cmp_tmp);
     return NBCX_SUCCESS;
 }
 
 /* Scratch buffer holding [lo, hi), or NULL. */
-static const struct ck_tmp *find_tmp(const struct rank_ctx *c, uintptr_t lo,
+static const struct ck_tmp *find_tmp(struct rank_ctx *c, uintptr_t lo,
                                      uintptr_t hi)
 {
+    const struct ck_tmp *last = c->last_tmp; /* nodes come in runs */
+    if (last && lo >= last->lo && hi <= last->hi)
+        return last;
     int a = 0, b = c->ntmps; /* first tmp with tmps.lo > lo */
     while (a < b) {
         int m = (a + b) / 2;
@@ -446,11 +460,11 @@ static const struct ck_tmp *find_tmp(const struct rank_ctx *c, uintptr_t lo,
         return NULL;
     const struct ck_tmp *t = &c->w->tmps[a - 1];
 #ifdef CK_HAVE_USABLE_SIZE
-    return hi <= t->hi ? t : NULL;
-#else
-    (void)hi;
-    return t;
+    if (hi > t->hi)
+        return NULL;
 #endif
+    c->last_tmp = t;
+    return t;
 }
 
 /* Records one access of node `node`, after checking where it goes. */
@@ -570,7 +584,7 @@ static int collect_accesses(struct rank_ctx *c)
 }
 
 enum { F_WW = 10, F_RW, F_WR, F_RBW, F_RBW_SELF, F_UNSET, F_INPUT,
-       F_UNWRITTEN };
+       F_UNTOUCHED, F_UNWRITTEN };
 
 /* A finding about two nodes on bytes [lo, hi). */
 static void pair_error(struct rank_ctx *c, int what, int a, int b,
@@ -625,6 +639,12 @@ static void pair_error(struct rank_ctx *c, int what, int a, int b,
                  "changing it)",
                  c->r, da, at);
         break;
+    case F_UNTOUCHED:
+        ck_error(c->J,
+                 "rank %d: %s writes %s, which is not part of the result "
+                 "(MPI leaves it untouched)",
+                 c->r, da, at);
+        break;
     default:
         break;
     }
@@ -658,7 +678,8 @@ static void segment(struct rank_ctx *c, uintptr_t lo, uintptr_t hi,
     if (!scratch && !(flags & CK_OUT))
         for (int i = 0; i < nact; i++)
             if (act[i].mode & M_W)
-                pair_error(c, F_INPUT, act[i].node, -1, lo, hi, scratch);
+                pair_error(c, flags & CK_IN ? F_INPUT : F_UNTOUCHED,
+                           act[i].node, -1, lo, hi, scratch);
 
     int first_w = -1;
     for (int i = 0; i < nact && first_w < 0; i++)
@@ -692,7 +713,11 @@ static void segment(struct rank_ctx *c, uintptr_t lo, uintptr_t hi,
             bool after = false;
             if (last_w >= 0) {
                 after = before(w, last_w, x);
-                if (!after)
+                /* Unordered: where the bytes hold input, the read was
+                 * meant to come first; elsewhere the write. */
+                if (!after && (flags & CK_IN) && !(flags & CK_ASSUMED))
+                    pair_error(c, F_RW, x, last_w, lo, hi, scratch);
+                else if (!after)
                     pair_error(c, F_WR, last_w, x, lo, hi, scratch);
             } else if (!(flags & CK_IN)) {
                 pair_error(c, F_RBW, x, first_w, lo, hi, scratch);
@@ -710,24 +735,34 @@ static void segment(struct rank_ctx *c, uintptr_t lo, uintptr_t hi,
 static void radix_ev(ck_ev *a, ck_ev *tmp, size_t n, int mbits, int digits)
 {
     size_t cnt[8][256];
-    memset(cnt, 0, sizeof cnt[0] * (size_t)digits);
+    uint64_t all = ~(uint64_t)0, any = 0; /* digits that vary */
+    for (size_t i = 0; i < n; i++) {
+        all &= a[i] >> mbits;
+        any |= a[i] >> mbits;
+    }
+    uint64_t vary = all ^ any;
+    int dv[8], nd = 0;
+    for (int d = 0; d < digits; d++)
+        if ((vary >> (8 * d)) & 255)
+            dv[nd++] = d;
+    memset(cnt, 0, sizeof cnt[0] * (size_t)nd);
     for (size_t i = 0; i < n; i++) {
         uint64_t k = a[i] >> mbits;
-        for (int d = 0; d < digits; d++)
-            cnt[d][(k >> (8 * d)) & 255]++;
+        for (int j = 0; j < nd; j++)
+            cnt[j][(k >> (8 * dv[j])) & 255]++;
     }
     ck_ev *src = a, *dst = tmp;
-    for (int d = 0; d < digits; d++) {
-        if (cnt[d][((a[0] >> mbits) >> (8 * d)) & 255] == n)
-            continue;
+    for (int j = 0; j < nd; j++) {
+        int d = dv[j];
+        size_t *cnt_d = cnt[j];
         size_t at = 0;
         for (int b = 0; b < 256; b++) {
-            size_t c = cnt[d][b];
-            cnt[d][b] = at;
+            size_t c = cnt_d[b];
+            cnt_d[b] = at;
             at += c;
         }
         for (size_t i = 0; i < n; i++)
-            dst[cnt[d][((src[i] >> mbits) >> (8 * d)) & 255]++] = src[i];
+            dst[cnt_d[((src[i] >> mbits) >> (8 * d)) & 255]++] = src[i];
         ck_ev *t = src;
         src = dst;
         dst = t;
@@ -736,18 +771,57 @@ static void radix_ev(ck_ev *a, ck_ev *tmp, size_t n, int mbits, int digits)
         memcpy(a, src, n * sizeof *a);
 }
 
-/* Active set: insert or remove access id (its node at pos). */
-static int act_find(const struct ck_act *act, int nact, uint32_t pos, int id)
+static int cmp_act(const void *x, const void *y)
 {
-    int lo = 0, hi = nact;
-    while (lo < hi) {
-        int m = lo + (hi - lo) / 2;
-        if (act[m].pos < pos || (act[m].pos == pos && act[m].acc < id))
-            lo = m + 1;
-        else
-            hi = m;
+    const struct ck_act *a = x, *b = y;
+    if (a->pos != b->pos)
+        return a->pos < b->pos ? -1 : 1;
+    return (a->acc > b->acc) - (a->acc < b->acc);
+}
+
+/* Applies the accesses ending and starting at one address to the active
+ * set (sorted by pos): removes the ended ones (gone[] marks them), then
+ * merges the new ones, sorted, in one pass. Many accesses of one
+ * address (a chain of reductions into one buffer) cost a sort, not a
+ * move each. Returns the new size. */
+static int act_update(struct ck_ws *w, int nact, int nnew)
+{
+    if (w->ngone) {
+        int k = 0;
+        for (int i = 0; i < nact; i++) {
+            if (w->gone[w->act[i].acc])
+                w->gone[w->act[i].acc] = 0;
+            else
+                w->act[k++] = w->act[i];
+        }
+        nact = k;
+        w->ngone = 0;
     }
-    return lo;
+    if (nnew == 0)
+        return nact;
+    struct ck_act *nw = w->fresh;
+    if (nnew > 16) {
+        qsort(nw, (size_t)nnew, sizeof *nw, cmp_act);
+    } else {
+        for (int i = 1; i < nnew; i++) {
+            struct ck_act x = nw[i];
+            int j = i;
+            while (j > 0 && cmp_act(&nw[j - 1], &x) > 0) {
+                nw[j] = nw[j - 1];
+                j--;
+            }
+            nw[j] = x;
+        }
+    }
+    /* merge from the back, in place */
+    int i = nact - 1, j = nnew - 1, k = nact + nnew - 1;
+    while (j >= 0) {
+        if (i >= 0 && cmp_act(&w->act[i], &nw[j]) > 0)
+            w->act[k--] = w->act[i--];
+        else
+            w->act[k--] = nw[j--];
+    }
+    return nact + nnew;
 }
 
 /* Sweeps the events ev[0 .. ne-1] of one area (scratch, or user memory
@@ -761,7 +835,9 @@ static void sweep(struct rank_ctx *c, ck_ev *ev, int ne, uintptr_t base,
     radix_ev(ev, ev + ne, (size_t)ne, mbits, digits);
     /* Hand-built schedules: all user memory holds input and may be
      * written. */
-    int flags0 = scratch ? CK_OUT : c->J->mem ? 0 : CK_IN | CK_OUT;
+    int flags0 = scratch     ? CK_OUT
+                 : c->J->mem ? 0
+                             : CK_IN | CK_OUT | CK_ASSUMED;
     int nact = 0, nw = 0, cin = 0, cout = 0, cmust = 0;
     const uint64_t mask = ((uint64_t)1 << mbits) - 1;
     uintptr_t prev = ne ? base + (uintptr_t)(ev[0] >> mbits) : 0;
@@ -772,24 +848,21 @@ static void sweep(struct rank_ctx *c, ck_ev *ev, int ne, uintptr_t base,
                     flags0 | (cin ? CK_IN : 0) | (cout ? CK_OUT : 0) |
                         (cmust ? CK_MUST : 0),
                     scratch, nact, nw);
+        int nnew = 0;
         for (; i < ne && base + (uintptr_t)(ev[i] >> mbits) == addr; i++) {
             int type = (int)(ev[i] & 3);
             int id = (int)((ev[i] & mask) >> 2);
             if (type == EV_ACC_START || type == EV_ACC_END) {
                 const struct ck_acc *a = &w->acc[id];
-                uint32_t pos = w->pos[a->node];
-                int at = act_find(w->act, nact, pos, id);
                 int wr = (a->mode & M_W) ? 1 : 0;
                 if (type == EV_ACC_START) {
-                    memmove(&w->act[at + 1], &w->act[at],
-                            sizeof *w->act * (size_t)(nact - at));
-                    w->act[at] = (struct ck_act){ pos, a->node, id, a->mode };
-                    nact++;
+                    w->fresh[nnew++] = (struct ck_act){ w->pos[a->node],
+                                                        a->node, id,
+                                                        a->mode };
                     nw += wr;
                 } else {
-                    nact--;
-                    memmove(&w->act[at], &w->act[at + 1],
-                            sizeof *w->act * (size_t)(nact - at));
+                    w->gone[id] = 1;
+                    w->ngone++;
                     nw -= wr;
                 }
                 continue;
@@ -800,6 +873,7 @@ static void sweep(struct rank_ctx *c, ck_ev *ev, int ne, uintptr_t base,
             cout += (f & CK_OUT) ? d : 0;
             cmust += (f & CK_MUST) ? d : 0;
         }
+        nact = act_update(w, nact, nnew);
         prev = addr;
     }
 }
@@ -819,9 +893,13 @@ static int check_buffers(struct rank_ctx *c)
         return NBCX_SUCCESS;
     if (!grow(&w->ev, &w->cap_ev, 2 * nev, sizeof *w->ev) || /* + tmp */
         !grow(&w->act, &w->cap_act, nacc + 1, sizeof *w->act) ||
+        !grow(&w->fresh, &w->cap_fresh, nacc + 1, sizeof *w->fresh) ||
+        !grow(&w->gone, &w->cap_gone, nacc + 1, 1) ||
         !grow(&w->readers, &w->cap_readers, nacc + 1, sizeof(int)))
         return NBCX_ERR_NOMEM;
 
+    memset(w->gone, 0, (size_t)nacc);
+    w->ngone = 0;
     /* Scratch, then user memory with its roles: segments never span
      * the two, and each area's addresses are close, so few digits to
      * sort. */
@@ -1060,22 +1138,32 @@ static void radix_p2p(struct ck_p2p *a, struct ck_p2p *tmp, size_t n)
 {
     enum { D = 10 }; /* 4 bytes of pos, 6 of the 44-bit group */
     size_t cnt[D][256];
-    memset(cnt, 0, sizeof cnt);
+    uint32_t pall = ~0u, pany = 0;
+    uint64_t gall = ~(uint64_t)0, gany = 0;
+    for (size_t i = 0; i < n; i++) {
+        pall &= a[i].pos, pany |= a[i].pos;
+        gall &= a[i].group, gany |= a[i].group;
+    }
+    int dv[D], nd = 0; /* the digits that vary */
+    for (int d = 0; d < D; d++)
+        if (d < 4 ? ((pall ^ pany) >> (8 * d)) & 255
+                  : ((gall ^ gany) >> (8 * (d - 4))) & 255)
+            dv[nd++] = d;
+    memset(cnt, 0, sizeof cnt[0] * (size_t)nd);
     for (size_t i = 0; i < n; i++)
-        for (int d = 0; d < D; d++)
-            cnt[d][p2p_digit(&a[i], d)]++;
+        for (int j = 0; j < nd; j++)
+            cnt[j][p2p_digit(&a[i], dv[j])]++;
     struct ck_p2p *src = a, *dst = tmp;
-    for (int d = 0; d < D; d++) {
-        if (cnt[d][p2p_digit(&a[0], d)] == n)
-            continue;
+    for (int j = 0; j < nd; j++) {
+        int d = dv[j];
         size_t at = 0;
         for (int b = 0; b < 256; b++) {
-            size_t c = cnt[d][b];
-            cnt[d][b] = at;
+            size_t c = cnt[j][b];
+            cnt[j][b] = at;
             at += c;
         }
         for (size_t i = 0; i < n; i++)
-            dst[cnt[d][p2p_digit(&src[i], d)]++] = src[i];
+            dst[cnt[j][p2p_digit(&src[i], d)]++] = src[i];
         struct ck_p2p *t = src;
         src = dst;
         dst = t;
@@ -1243,7 +1331,7 @@ int ck_rank_analyse(struct ck_job *J, int r, struct nbcx_sched_s *s,
     if (err)
         return err;
     w->gen++;
-    struct rank_ctx c = { J, w, s, reg, r, 0 };
+    struct rank_ctx c = { J, w, s, reg, r, 0, NULL };
     if (!map) {
         J->res.nodes += s->nnodes;
         J->res.edges += s->nedges;

@@ -20,7 +20,19 @@
  * touched.
  *
  * Counts: `count` elements per rank (per block for the collectives with
- * a block per rank), of the same type on every rank.
+ * a block per rank), of the same type on every rank. The vector variants
+ * vary them: rank i's block has vcount(i) elements (some zero), the block
+ * between ranks s and d pcount(s, d) (symmetric, so in-place alltoallv
+ * works; some zero); blocks lie in reverse rank order with a one-element
+ * gap between them, which no node may touch. alltoallw and
+ * neighbor_alltoallw send the blocks of odd peers as bytes (contiguous
+ * types), with byte displacements.
+ *
+ * Neighbourhood collectives run on the topology of opt->topology: a
+ * periodic or non-periodic 2-D grid of rows x cols = size (as square as
+ * the size allows), or a graph with repeated edges, edges from a rank to
+ * itself and NBCX_PROC_NULL neighbours; NBCX_PROC_NULL blocks get counts
+ * too, and must not be touched.
  */
 #define _GNU_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include <limits.h>
@@ -88,25 +100,148 @@ static size_t span(long long n, const struct nbcx_datatype_s *t)
                     t->true_extent);
 }
 
-/* How many blocks of `count` elements the larger buffer holds. */
-static int blocks_of(enum nbcxi_coll coll, int size)
+static bool is_neighbor(enum nbcxi_coll c)
 {
-    switch (coll) {
+    return c == NBCXI_NEIGHBOR_ALLGATHER || c == NBCXI_NEIGHBOR_ALLGATHERV ||
+           c == NBCXI_NEIGHBOR_ALLTOALL || c == NBCXI_NEIGHBOR_ALLTOALLV ||
+           c == NBCXI_NEIGHBOR_ALLTOALLW;
+}
+
+/* Elements the larger buffer spans, at most. */
+static long long elements_of(const struct ck_job *J)
+{
+    long long p = J->size, c = J->count;
+    switch (J->coll) {
     case NBCXI_BARRIER:
         return 0;
     case NBCXI_BCAST:
     case NBCXI_REDUCE:
     case NBCXI_ALLREDUCE:
-        return 1;
-    default:
-        return size;
+    case NBCXI_SCAN:
+    case NBCXI_EXSCAN:
+        return c;
+    case NBCXI_GATHER:
+    case NBCXI_SCATTER:
+    case NBCXI_ALLGATHER:
+    case NBCXI_ALLTOALL:
+        return p * c;
+    default: /* v variants: counts up to c + 2, a gap after each block */
+        return (is_neighbor(J->coll) ? J->maxdeg : p) * (c + 3);
     }
+}
+
+/* Per-rank and per-pair counts of the vector variants. */
+static int vcount(const struct ck_job *J, int i)
+{
+    return J->count == 0 ? 0 : i % 4 == 1 ? 0 : J->count + i % 3;
+}
+
+static int pcount(const struct ck_job *J, int s, int d)
+{
+    return J->count == 0 ? 0 : (s + d) % 5 == 3 ? 0 : J->count + (s ^ d) % 3;
+}
+
+/* The graph topology: rank r's destinations, by rule; sources are the
+ * inverse, in rank order (so the k-th edge from s to r meets the k-th
+ * from r's point of view, as MPI's graphs require). */
+static int graph_dests(int r, int p, int *out)
+{
+    int n = 0;
+    out[n++] = (r + 1) % p;
+    out[n++] = (int)((3LL * r + 1) % p);
+    if (r % 3 == 0)
+        out[n++] = (r + 1) % p; /* a second edge to the same rank */
+    if (r % 5 == 0)
+        out[n++] = r; /* an edge to itself */
+    if (r % 4 == 1)
+        out[n++] = NBCX_PROC_NULL;
+    return n;
+}
+
+enum { GRAPH_MAXDEG = 5 };
+
+static int graph_setup(struct ck_job *J)
+{
+    int p = J->size, d[GRAPH_MAXDEG];
+    J->gsoff = calloc((size_t)p + 1, sizeof(int));
+    if (!J->gsoff)
+        return NBCX_ERR_NOMEM;
+    long long edges = 0;
+    for (int r = 0; r < p; r++) {
+        int n = graph_dests(r, p, d);
+        for (int k = 0; k < n; k++)
+            if (d[k] != NBCX_PROC_NULL) {
+                J->gsoff[d[k] + 1]++;
+                edges++;
+            }
+    }
+    J->gsrc = malloc(sizeof(int) * (size_t)(edges ? edges : 1));
+    int *fill = malloc(sizeof(int) * (size_t)p);
+    if (!J->gsrc || !fill) {
+        free(fill);
+        return NBCX_ERR_NOMEM;
+    }
+    for (int r = 0; r < p; r++)
+        J->gsoff[r + 1] += J->gsoff[r];
+    memcpy(fill, J->gsoff, sizeof(int) * (size_t)p);
+    J->maxdeg = GRAPH_MAXDEG + 1; /* the NBCX_PROC_NULL source below */
+    for (int r = 0; r < p; r++) {
+        int n = graph_dests(r, p, d);
+        for (int k = 0; k < n; k++)
+            if (d[k] != NBCX_PROC_NULL)
+                J->gsrc[fill[d[k]]++] = r;
+        int indeg = J->gsoff[r + 1] - J->gsoff[r] + (r % 4 == 2);
+        J->maxdeg = indeg > J->maxdeg ? indeg : J->maxdeg;
+    }
+    free(fill);
+    return NBCX_SUCCESS;
+}
+
+/* Attaches the topology to rank r's communicator. */
+int ck_setup_topology(struct ck_job *J, int r, nbcx_comm comm)
+{
+    if (!is_neighbor(J->coll))
+        return NBCX_SUCCESS;
+    if (J->topology == NBCX_CHECK_GRAPH) {
+        int dst[GRAPH_MAXDEG], *src = J->tmp_src;
+        int nd = graph_dests(r, J->size, dst);
+        int ns = J->gsoff[r + 1] - J->gsoff[r];
+        memcpy(src, J->gsrc + J->gsoff[r], sizeof(int) * (size_t)ns);
+        if (r % 4 == 2)
+            src[ns++] = NBCX_PROC_NULL;
+        return nbcx_comm_set_neighbors(comm, ns, src, nd, dst);
+    }
+    int periods[2] = { J->topology != NBCX_CHECK_GRID,
+                       J->topology != NBCX_CHECK_GRID };
+    return nbcx_comm_set_cart(comm, 2, J->dims, periods);
 }
 
 int ck_setup_job(struct ck_job *J)
 {
     const struct nbcx_datatype_s *t = J->type;
-    long long n = (long long)blocks_of(J->coll, J->size) * J->count;
+    int p = J->size;
+    J->maxdeg = 4; /* a 2-D grid */
+    if (is_neighbor(J->coll) && J->topology == NBCX_CHECK_GRAPH) {
+        int err = graph_setup(J);
+        if (err)
+            return err;
+    }
+    if (is_neighbor(J->coll)) {
+        int rows = 1;
+        for (int a = 1; (long long)a * a <= p; a++)
+            if (p % a == 0)
+                rows = a;
+        J->dims[0] = rows;
+        J->dims[1] = p / rows;
+    }
+    int per_rank = is_neighbor(J->coll) ? J->maxdeg : p;
+    J->ints = malloc(sizeof(int) * 4 * (size_t)per_rank);
+    J->types = malloc(sizeof(nbcx_datatype) * 2 * (size_t)per_rank);
+    J->adispls = malloc(sizeof(ptrdiff_t) * 2 * (size_t)per_rank);
+    J->tmp_src = malloc(sizeof(int) * (size_t)per_rank);
+    if (!J->ints || !J->types || !J->adispls || !J->tmp_src)
+        return NBCX_ERR_NOMEM;
+    long long n = elements_of(J);
     if (n > INT_MAX)
         return NBCX_ERR_COUNT; /* builders count whole buffers in ints */
     size_t len = span(n, t);
@@ -134,6 +269,100 @@ void ck_free_job_memory(struct ck_job *J)
     if (J->mem)
         munmap(J->mem, J->memlen);
     J->mem = NULL;
+    free(J->gsoff);
+    free(J->gsrc);
+    free(J->ints);
+    free(J->types);
+    free(J->adispls);
+    free(J->tmp_src);
+    J->gsoff = J->gsrc = J->ints = J->tmp_src = NULL;
+    J->types = NULL;
+    J->adispls = NULL;
+}
+
+/* ---- the vector sides ---- */
+
+/* n blocks of counts[i] elements of t laid out in reverse order with a
+ * one-element gap after each: displs[i] in elements (or in bytes, then
+ * for block i of type types[i]). */
+static void layout(int n, const int *counts, int *displs,
+                   const struct nbcx_datatype_s *t, const nbcx_datatype *types,
+                   ptrdiff_t *adispls)
+{
+    ptrdiff_t at = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        if (types) {
+            const struct nbcx_datatype_s *ti = nbcxi_type(types[i]);
+            if (displs)
+                displs[i] = (int)at;
+            if (adispls)
+                adispls[i] = at;
+            at += (ptrdiff_t)counts[i] * ti->extent + t->extent;
+        } else {
+            displs[i] = (int)at;
+            at += counts[i] + 1;
+        }
+    }
+}
+
+/* Where block i of a side is, and its span, in the checker's own
+ * arithmetic (not the builders'). */
+static void block_at(const char *buf, const struct nbcxi_vside *v,
+                     const struct nbcx_datatype_s *t, int i, const char **b,
+                     size_t *len)
+{
+    const struct nbcx_datatype_s *ti = v->types ? nbcxi_type(v->types[i]) : t;
+    ptrdiff_t off = v->adispls       ? v->adispls[i]
+                    : v->byte_displs ? (ptrdiff_t)v->displs[i]
+                                     : (ptrdiff_t)v->displs[i] * t->extent;
+    *b = buf + off;
+    *len = span(v->counts[i], ti);
+}
+
+/* Roles of the n blocks of a side: `each`, or `own_flags` for block own
+ * (-1: none); blocks of NBCX_PROC_NULL peers (peers given) get none. */
+static void vside_roles(struct ck_regions *reg, const char *buf,
+                        const struct nbcxi_vside *v,
+                        const struct nbcx_datatype_s *t, int n, int own,
+                        int own_flags, int each, const int *peers)
+{
+    for (int i = 0; i < n; i++) {
+        if (peers && peers[i] == NBCX_PROC_NULL)
+            continue;
+        const char *b;
+        size_t len;
+        block_at(buf, v, t, i, &b, &len);
+        role(reg, b, len, i == own ? own_flags : each);
+    }
+}
+
+/* The bytes a side spans: to its last block's end. */
+static size_t vside_len(const char *buf, const struct nbcxi_vside *v,
+                        const struct nbcx_datatype_s *t, int n)
+{
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        const char *b;
+        size_t l;
+        block_at(buf, v, t, i, &b, &l);
+        size_t end = (size_t)(b - buf) + l;
+        len = end > len ? end : len;
+    }
+    return len;
+}
+
+/* The type of the block for peer `peer` of a w variant, and its count for
+ * elems elements of the job's type. */
+static nbcx_datatype wtype(const struct ck_job *J, int peer, int elems,
+                           int *count)
+{
+    if (peer >= 0 && peer % 2 == 1 && J->type->contiguous &&
+        J->type->size > 1) {
+        *count = elems * (int)J->type->size;
+        return NBCX_BYTE;
+    }
+    *count = elems;
+    return J->type_handle;
 }
 
 /* The blocks of a buffer of `p` blocks of `count` elements: the whole
@@ -160,8 +389,11 @@ static void block_roles(struct ck_regions *reg, char *buf, int p, int count,
         role(reg, lo + j * blk, bspan, j == own ? own_flags : each);
 }
 
-int ck_setup_rank(struct ck_job *J, int r, struct nbcxi_coll_args *a,
-                  struct ck_regions *reg)
+static int setup_vector(struct ck_job *J, int r, struct nbcxi_coll_args *a,
+                        struct ck_regions *reg, const struct nbcxi_topo *topo);
+
+int ck_setup_rank(struct ck_job *J, int r, const struct nbcxi_topo *topo,
+                  struct nbcxi_coll_args *a, struct ck_regions *reg)
 {
     struct nbcx_datatype_s *t = J->type;
     const int p = J->size, c = J->count;
@@ -270,6 +502,247 @@ int ck_setup_rank(struct ck_job *J, int r, struct nbcxi_coll_args *a,
                         CK_OUT | CK_MUST);
         }
         break;
+    default:
+        return setup_vector(J, r, a, reg, topo);
+    }
+    return reg->err;
+}
+
+/* gatherv, scatterv, allgatherv, alltoallv, alltoallw, reduce_scatter
+ * (_block), scan, exscan and the neighbourhood collectives. */
+static int setup_vector(struct ck_job *J, int r, struct nbcxi_coll_args *a,
+                        struct ck_regions *reg, const struct nbcxi_topo *topo)
+{
+    struct nbcx_datatype_s *t = J->type;
+    const int p = J->size, c = J->count;
+    const bool at_root = r == J->root;
+    int *scounts = J->ints, *sdispls = J->ints + p, *rcounts = J->ints + 2 * p,
+        *rdispls = J->ints + 3 * p;
+    nbcx_datatype *stypes = J->types, *rtypes = J->types + p;
+    ptrdiff_t *sadispls = J->adispls, *radispls = J->adispls + p;
+    if (is_neighbor(J->coll)) { /* arrays of the degree, not p */
+        int m = J->maxdeg;
+        scounts = J->ints, sdispls = J->ints + m, rcounts = J->ints + 2 * m;
+        rdispls = J->ints + 3 * m;
+        stypes = J->types, rtypes = J->types + m;
+        sadispls = J->adispls, radispls = J->adispls + m;
+    }
+
+    switch (J->coll) {
+    case NBCXI_GATHERV:
+    case NBCXI_ALLGATHERV: {
+        bool gather = J->coll == NBCXI_GATHERV;
+        bool here = !gather || at_root;
+        bool in_place = J->in_place && here;
+        if (here) {
+            for (int i = 0; i < p; i++)
+                rcounts[i] = vcount(J, i);
+            layout(p, rcounts, rdispls, t, NULL, NULL);
+            a->rbuf = J->rbuf;
+            a->rtype = t;
+            a->rv.counts = rcounts;
+            a->rv.displs = rdispls;
+            bound(reg, J->rbuf, vside_len(J->rbuf, &a->rv, t, p), "recvbuf");
+            vside_roles(reg, J->rbuf, &a->rv, t, p, in_place ? r : -1, CK_IN,
+                        CK_OUT | CK_MUST, NULL);
+        }
+        if (in_place) {
+            a->in_place = true;
+            if (!gather) { /* allgatherv: the own block of rbuf */
+                const char *b;
+                size_t len;
+                block_at(J->rbuf, &a->rv, t, r, &b, &len);
+                a->sbuf = b;
+                a->scount = rcounts[r];
+                a->stype = t;
+            }
+        } else {
+            a->sbuf = J->sbuf;
+            a->scount = vcount(J, r);
+            a->stype = t;
+            bound(reg, J->sbuf, span(a->scount, t), "sendbuf");
+            role(reg, J->sbuf, span(a->scount, t), CK_IN);
+        }
+        break;
+    }
+    case NBCXI_SCATTERV:
+        if (at_root) {
+            for (int i = 0; i < p; i++)
+                scounts[i] = vcount(J, i);
+            layout(p, scounts, sdispls, t, NULL, NULL);
+            a->sbuf = J->sbuf;
+            a->stype = t;
+            a->sv.counts = scounts;
+            a->sv.displs = sdispls;
+            bound(reg, J->sbuf, vside_len(J->sbuf, &a->sv, t, p), "sendbuf");
+            vside_roles(reg, J->sbuf, &a->sv, t, p, -1, 0, CK_IN, NULL);
+        }
+        if (at_root && J->in_place) {
+            a->in_place = true;
+        } else {
+            a->rbuf = J->rbuf;
+            a->rcount = vcount(J, r);
+            a->rtype = t;
+            bound(reg, J->rbuf, span(a->rcount, t), "recvbuf");
+            role(reg, J->rbuf, span(a->rcount, t), CK_OUT | CK_MUST);
+        }
+        break;
+    case NBCXI_ALLTOALLV:
+    case NBCXI_ALLTOALLW: {
+        bool w = J->coll == NBCXI_ALLTOALLW;
+        for (int i = 0; i < p; i++) {
+            scounts[i] = pcount(J, r, i);
+            rcounts[i] = pcount(J, i, r);
+            if (w) {
+                stypes[i] = wtype(J, i, scounts[i], &scounts[i]);
+                rtypes[i] = wtype(J, i, rcounts[i], &rcounts[i]);
+            }
+        }
+        layout(p, rcounts, rdispls, t, w ? rtypes : NULL, NULL);
+        a->rbuf = J->rbuf;
+        a->rtype = w ? NULL : t;
+        a->rv = (struct nbcxi_vside){ rcounts, rdispls, NULL, w,
+                                      w ? rtypes : NULL };
+        bound(reg, J->rbuf, vside_len(J->rbuf, &a->rv, t, p), "recvbuf");
+        if (J->in_place) {
+            a->in_place = true;
+            vside_roles(reg, J->rbuf, &a->rv, t, p, r, CK_IN,
+                        CK_IN | CK_OUT | CK_MUST, NULL);
+            break;
+        }
+        vside_roles(reg, J->rbuf, &a->rv, t, p, -1, 0, CK_OUT | CK_MUST,
+                    NULL);
+        layout(p, scounts, sdispls, t, w ? stypes : NULL, NULL);
+        a->sbuf = J->sbuf;
+        a->stype = w ? NULL : t;
+        a->sv = (struct nbcxi_vside){ scounts, sdispls, NULL, w,
+                                      w ? stypes : NULL };
+        bound(reg, J->sbuf, vside_len(J->sbuf, &a->sv, t, p), "sendbuf");
+        vside_roles(reg, J->sbuf, &a->sv, t, p, -1, 0, CK_IN, NULL);
+        break;
+    }
+    case NBCXI_REDUCE_SCATTER:
+    case NBCXI_REDUCE_SCATTER_BLOCK: {
+        bool block = J->coll == NBCXI_REDUCE_SCATTER_BLOCK;
+        long long total = 0;
+        for (int i = 0; i < p; i++)
+            total += rcounts[i] = block ? c : vcount(J, i);
+        if (total > INT_MAX)
+            return NBCX_ERR_COUNT;
+        a->rtype = t;
+        a->rcount = block ? c : 0;
+        a->rv.counts = block ? NULL : rcounts;
+        size_t all = span(total, t), mine = span(rcounts[r], t);
+        if (J->in_place) {
+            a->sbuf = a->rbuf = J->rbuf;
+            bound(reg, J->rbuf, all, "recvbuf");
+            role(reg, J->rbuf, all, CK_IN | CK_OUT);
+            if (p > 1)
+                role(reg, J->rbuf, mine, CK_MUST);
+            break;
+        }
+        a->sbuf = J->sbuf;
+        a->rbuf = J->rbuf;
+        bound(reg, J->sbuf, all, "sendbuf");
+        role(reg, J->sbuf, all, CK_IN);
+        bound(reg, J->rbuf, mine, "recvbuf");
+        role(reg, J->rbuf, mine, CK_OUT | CK_MUST);
+        break;
+    }
+    case NBCXI_SCAN:
+    case NBCXI_EXSCAN: {
+        bool ex = J->coll == NBCXI_EXSCAN;
+        size_t one = span(c, t);
+        /* What rbuf gets: nothing at rank 0 of an exscan; no write is
+         * needed where the result is already in place (scan, rank 0). */
+        int result = ex && r == 0 ? 0 : CK_OUT | CK_MUST;
+        a->rcount = c;
+        a->rtype = t;
+        a->rbuf = J->rbuf;
+        bound(reg, J->rbuf, one, "recvbuf");
+        if (J->in_place) {
+            a->sbuf = J->rbuf;
+            role(reg, J->rbuf, one,
+                 CK_IN | (!ex && r == 0 ? 0 : result));
+            break;
+        }
+        a->sbuf = J->sbuf;
+        bound(reg, J->sbuf, one, "sendbuf");
+        role(reg, J->sbuf, one, CK_IN);
+        role(reg, J->rbuf, one, result);
+        break;
+    }
+    case NBCXI_NEIGHBOR_ALLGATHER:
+    case NBCXI_NEIGHBOR_ALLGATHERV:
+    case NBCXI_NEIGHBOR_ALLTOALL:
+    case NBCXI_NEIGHBOR_ALLTOALLV:
+    case NBCXI_NEIGHBOR_ALLTOALLW: {
+        if (!topo)
+            return NBCX_ERR_TOPOLOGY;
+        a->topo = topo;
+        const int in = topo->indegree, out = topo->outdegree;
+        const int *src = topo->sources, *dst = topo->destinations;
+        bool gather = J->coll == NBCXI_NEIGHBOR_ALLGATHER ||
+                      J->coll == NBCXI_NEIGHBOR_ALLGATHERV;
+        bool w = J->coll == NBCXI_NEIGHBOR_ALLTOALLW;
+        bool regular = J->coll == NBCXI_NEIGHBOR_ALLGATHER ||
+                       J->coll == NBCXI_NEIGHBOR_ALLTOALL;
+        /* counts: regular c; v and w per pair (allgatherv: the source's
+         * own count); a PROC_NULL block gets a count too */
+        for (int i = 0; i < in; i++) {
+            int s = src[i] == NBCX_PROC_NULL ? r : src[i];
+            rcounts[i] = regular ? c
+                         : J->coll == NBCXI_NEIGHBOR_ALLGATHERV ? vcount(J, s)
+                                                                : pcount(J, s, r);
+            rdispls[i] = i * c;
+            if (w)
+                rtypes[i] = wtype(J, src[i], rcounts[i], &rcounts[i]);
+        }
+        for (int j = 0; j < out; j++) {
+            int d = dst[j] == NBCX_PROC_NULL ? r : dst[j];
+            scounts[j] = regular ? c : pcount(J, r, d);
+            sdispls[j] = j * c;
+            if (w)
+                stypes[j] = wtype(J, dst[j], scounts[j], &scounts[j]);
+        }
+        if (!regular) {
+            layout(in, rcounts, rdispls, t, w ? rtypes : NULL,
+                   w ? radispls : NULL);
+            if (!gather)
+                layout(out, scounts, sdispls, t, w ? stypes : NULL,
+                       w ? sadispls : NULL);
+        }
+        a->rbuf = J->rbuf;
+        a->rtype = w ? NULL : t;
+        a->rcount = c;
+        if (!regular)
+            a->rv = (struct nbcxi_vside){ rcounts, rdispls,
+                                          w ? radispls : NULL, false,
+                                          w ? rtypes : NULL };
+        struct nbcxi_vside rv = { rcounts, rdispls, w ? radispls : NULL,
+                                  false, w ? rtypes : NULL };
+        bound(reg, J->rbuf, vside_len(J->rbuf, &rv, t, in), "recvbuf");
+        vside_roles(reg, J->rbuf, &rv, t, in, -1, 0, CK_OUT | CK_MUST, src);
+        a->sbuf = J->sbuf;
+        a->stype = w ? NULL : t;
+        if (gather) {
+            a->scount = J->coll == NBCXI_NEIGHBOR_ALLGATHERV ? vcount(J, r)
+                                                             : c;
+            bound(reg, J->sbuf, span(a->scount, t), "sendbuf");
+            role(reg, J->sbuf, span(a->scount, t), CK_IN);
+            break;
+        }
+        a->scount = c;
+        if (!regular)
+            a->sv = (struct nbcxi_vside){ scounts, sdispls,
+                                          w ? sadispls : NULL, false,
+                                          w ? stypes : NULL };
+        struct nbcxi_vside sv = { scounts, sdispls, w ? sadispls : NULL,
+                                  false, w ? stypes : NULL };
+        bound(reg, J->sbuf, vside_len(J->sbuf, &sv, t, out), "sendbuf");
+        vside_roles(reg, J->sbuf, &sv, t, out, -1, 0, CK_IN, dst);
+        break;
+    }
     default:
         return NBCX_ERR_ALGORITHM; /* a collective the checker cannot call */
     }

@@ -35,10 +35,10 @@ static int mod(long x, int p)
 
 static void copy_own(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a)
 {
+    struct nbcxi_block own = { (void *)(uintptr_t)a->sbuf, a->scount,
+                               a->stype };
     if (!a->in_place)
-        nbcxi_copy_block(s, (struct nbcxi_block){ (void *)(uintptr_t)a->sbuf,
-                                                  a->scount, a->stype },
-                         nbcxi_rblock(a, s->rank));
+        nbcxi_copy_block(s, own, nbcxi_rblock(a, s->rank));
 }
 
 int nbcx_build_allgatherv_linear(struct nbcx_sched_s *s,

@@ -22,10 +22,10 @@ int nbcx_build_gatherv_linear(struct nbcx_sched_s *s,
     }
     for (int r = 0; r < s->size; r++) {
         struct nbcxi_block b = nbcxi_rblock(a, r);
+        struct nbcxi_block own = { (void *)(uintptr_t)a->sbuf, a->scount,
+                                   a->stype };
         if (r == a->root && !a->in_place)
-            nbcxi_copy_block(s, (struct nbcxi_block){ (void *)(uintptr_t)a->sbuf,
-                                                      a->scount, a->stype },
-                             b);
+            nbcxi_copy_block(s, own, b);
         else if (r != a->root && nbcxi_block_bytes(b) > 0)
             nbcxi_recv(s, b.buf, b.count, b.type, r, 0);
     }

@@ -41,10 +41,10 @@ static int exchange(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
         int dst = topo->destinations[j];
         if (dst == NBCX_PROC_NULL)
             continue;
-        struct nbcxi_block b = same_send
-                                   ? (struct nbcxi_block){ (void *)(uintptr_t)a->sbuf,
-                                                           a->scount, a->stype }
-                                   : nbcxi_sblock(a, j);
+        struct nbcxi_block b = { (void *)(uintptr_t)a->sbuf, a->scount,
+                                 a->stype };
+        if (!same_send)
+            b = nbcxi_sblock(a, j);
         if (dst != me) {
             if (nbcxi_block_bytes(b) > 0)
                 nbcxi_send(s, b.buf, b.count, b.type, dst, topo->stags[j]);

@@ -4,6 +4,7 @@
  *   test_check sizes COLL      every algorithm of COLL on 1..64 ranks, in
  *                              three variants (see run_sizes), must pass
  *   test_check scale COLL      every algorithm of COLL on 4,096 ranks
+ *                              (neighbourhood collectives: torus, graph)
  *   test_check coverage C...   the collectives the checker knows are
  *                              exactly C... (so a new collective cannot
  *                              go untested: CMake passes its list)
@@ -84,15 +85,16 @@ struct variant {
     int noncommutative;
     size_t segsize;
     int root; /* -1: size - 1, -2: size / 2 */
+    int topology;
 };
 
 static const struct variant variants[] = {
-    { "count 1", 1, 0, NBCX_INT32, 0, 0, 0 },
-    { "count 3, in place, 4-byte fragments, last root", 3, 1, NBCX_INT32, 0,
-      4, -1 },
-    { "count 2, double_int (gaps), non-commutative, middle root", 2, 0,
-      NBCX_DOUBLE_INT, 1, 0, -2 },
-    { "count 0", 0, 0, NBCX_INT32, 0, 0, 0 },
+    { "count 1, torus", 1, 0, NBCX_INT32, 0, 0, 0, NBCX_CHECK_TORUS },
+    { "count 3, in place, 4-byte fragments, last root, graph", 3, 1,
+      NBCX_INT32, 0, 4, -1, NBCX_CHECK_GRAPH },
+    { "count 2, double_int (gaps), non-commutative, middle root, grid", 2,
+      0, NBCX_DOUBLE_INT, 1, 0, -2, NBCX_CHECK_GRID },
+    { "count 0, graph", 0, 0, NBCX_INT32, 0, 0, 0, NBCX_CHECK_GRAPH },
 };
 
 /* Checks every algorithm of coll at each size in [p0, p1] and with each
@@ -118,6 +120,7 @@ static void check_all(const char *coll, int p0, int p1, int nvariants)
                 o.noncommutative = V->noncommutative;
                 o.segsize = V->segsize;
                 o.root = V->root == -1 ? p - 1 : V->root == -2 ? p / 2 : 0;
+                o.topology = V->topology;
                 nbcx_check_result res;
                 reports_clear();
                 double t1 = th_now();
@@ -155,7 +158,7 @@ static int run_named(const char *what, const char *coll)
     if (!strcmp(what, "sizes"))
         check_all(coll, 1, 64, (int)TH_COUNT(variants));
     else
-        check_all(coll, 4096, 4096, 1);
+        check_all(coll, 4096, 4096, strncmp(coll, "neighbor", 8) ? 1 : 2);
     printf("%s %s: %ld checks, %ld cases, %ld failed checks, %.2f s\n", what,
            coll, th_checks, th_cases, th_failures, th_now() - t0);
     return th_failures ? 1 : 0;

@@ -173,10 +173,12 @@ static inline void mv_matmul(const void *in, void *inout, int count, long size,
             a[j] = *MV_INT_AT(in, i, extent, off[j]);
             b[j] = *MV_INT_AT(inout, i, extent, off[j]);
         }
-        *MV_INT_AT(inout, i, extent, off[0]) = (a[0] * b[0] + a[1] * b[2]) % MV_PRIME;
-        *MV_INT_AT(inout, i, extent, off[1]) = (a[0] * b[1] + a[1] * b[3]) % MV_PRIME;
-        *MV_INT_AT(inout, i, extent, off[2]) = (a[2] * b[0] + a[3] * b[2]) % MV_PRIME;
-        *MV_INT_AT(inout, i, extent, off[3]) = (a[2] * b[1] + a[3] * b[3]) % MV_PRIME;
+        int r[4] = {(a[0] * b[0] + a[1] * b[2]) % MV_PRIME,
+                    (a[0] * b[1] + a[1] * b[3]) % MV_PRIME,
+                    (a[2] * b[0] + a[3] * b[2]) % MV_PRIME,
+                    (a[2] * b[1] + a[3] * b[3]) % MV_PRIME};
+        for (int j = 0; j < 4; j++)
+            *MV_INT_AT(inout, i, extent, off[j]) = r[j];
     }
 }
 
@@ -190,14 +192,16 @@ static inline void mv_geometry(MPI_Datatype t, long *size, long *extent)
     *extent = (long)e;
 }
 
-static inline void mv_mpi_addmod(void *in, void *inout, int *len, MPI_Datatype *dt)
+static inline void mv_mpi_addmod(void *in, void *inout, int *len,
+                                 MPI_Datatype *dt)
 {
     long size, extent;
     mv_geometry(*dt, &size, &extent);
     mv_addmod(in, inout, *len, size, extent);
 }
 
-static inline void mv_mpi_matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
+static inline void mv_mpi_matmul(void *in, void *inout, int *len,
+                                 MPI_Datatype *dt)
 {
     long size, extent;
     mv_geometry(*dt, &size, &extent);

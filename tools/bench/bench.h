@@ -28,7 +28,8 @@
 enum bench_blocks { BLOCKS_NONE, BLOCKS_ONE, BLOCKS_PER_RANK };
 
 /* Where the result is defined, i.e. what the check compares. */
-enum bench_result_at { RESULT_NONE, RESULT_ALL, RESULT_ROOT };
+enum bench_result_at { RESULT_NONE, RESULT_ALL, RESULT_ROOT,
+                       RESULT_NOT_ROOT /* iexscan: rank 0's is undefined */ };
 
 #define BENCH_ROOT 0
 
@@ -43,6 +44,7 @@ struct bench_buf {
     int rank, ranks;
     MPI_Comm mcomm;      /* native MPI communicator                   */
     nbcx_comm ncomm;     /* nbcx communicator over the same ranks     */
+    int *counts, *displs; /* v variants: count and i * count per rank */
 };
 
 struct bench_op {
@@ -88,7 +90,7 @@ void bench_result(const struct bench_op *op, const struct bench_buf *b,
 /* Options (options.c)                                                 */
 /* ------------------------------------------------------------------ */
 
-#define BENCH_MAX_OPS 8
+#define BENCH_MAX_OPS 16
 #define BENCH_AUTO_REPS_MIN 5
 #define BENCH_AUTO_REPS_MAX 100
 

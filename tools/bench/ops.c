@@ -3,6 +3,11 @@
  * collective, the native nonblocking one and nbcx's, called on the same
  * buffers; plus buffer allocation, input patterns and the result check.
  *
+ * The vector variants run with every block of the same size (displs
+ * i * count), as their regular twins; iexscan's result is compared on
+ * every rank but 0 (MPI leaves rank 0's undefined). Neighbourhood
+ * collectives are not measured here.
+ *
  * Reductions use doubles with SUM, every other operation bytes. The
  * inputs are small integers, so every sum is exact whatever the order
  * of the additions: nbcx's result must equal MPI's bit for bit.
@@ -138,6 +143,122 @@ static int nbcx_ialltoall_(const struct bench_buf *b, nbcx_request *r)
                           b->ntype, b->ncomm, r);
 }
 
+/* The vector variants with every block of `count` elements (displs
+ * i * count), reduce_scatter_block, scan and exscan. */
+static int block_gatherv(const struct bench_buf *b)
+{
+    return MPI_Gatherv(b->sbuf, b->count, b->mtype, b->rbuf, b->counts,
+                       b->displs, b->mtype, BENCH_ROOT, b->mcomm);
+}
+static int native_igatherv(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Igatherv(b->sbuf, b->count, b->mtype, b->rbuf, b->counts,
+                        b->displs, b->mtype, BENCH_ROOT, b->mcomm, r);
+}
+static int nbcx_igatherv_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_igatherv(b->sbuf, b->count, b->ntype, b->rbuf, b->counts,
+                         b->displs, b->ntype, BENCH_ROOT, b->ncomm, r);
+}
+
+static int block_scatterv(const struct bench_buf *b)
+{
+    return MPI_Scatterv(b->sbuf, b->counts, b->displs, b->mtype, b->rbuf,
+                        b->count, b->mtype, BENCH_ROOT, b->mcomm);
+}
+static int native_iscatterv(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Iscatterv(b->sbuf, b->counts, b->displs, b->mtype, b->rbuf,
+                         b->count, b->mtype, BENCH_ROOT, b->mcomm, r);
+}
+static int nbcx_iscatterv_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_iscatterv(b->sbuf, b->counts, b->displs, b->ntype, b->rbuf,
+                          b->count, b->ntype, BENCH_ROOT, b->ncomm, r);
+}
+
+static int block_allgatherv(const struct bench_buf *b)
+{
+    return MPI_Allgatherv(b->sbuf, b->count, b->mtype, b->rbuf, b->counts,
+                          b->displs, b->mtype, b->mcomm);
+}
+static int native_iallgatherv(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Iallgatherv(b->sbuf, b->count, b->mtype, b->rbuf, b->counts,
+                           b->displs, b->mtype, b->mcomm, r);
+}
+static int nbcx_iallgatherv_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_iallgatherv(b->sbuf, b->count, b->ntype, b->rbuf, b->counts,
+                            b->displs, b->ntype, b->ncomm, r);
+}
+
+static int block_alltoallv(const struct bench_buf *b)
+{
+    return MPI_Alltoallv(b->sbuf, b->counts, b->displs, b->mtype, b->rbuf,
+                         b->counts, b->displs, b->mtype, b->mcomm);
+}
+static int native_ialltoallv(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Ialltoallv(b->sbuf, b->counts, b->displs, b->mtype, b->rbuf,
+                          b->counts, b->displs, b->mtype, b->mcomm, r);
+}
+static int nbcx_ialltoallv_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_ialltoallv(b->sbuf, b->counts, b->displs, b->ntype, b->rbuf,
+                           b->counts, b->displs, b->ntype, b->ncomm, r);
+}
+
+static int block_reduce_scatter_block(const struct bench_buf *b)
+{
+    return MPI_Reduce_scatter_block(b->sbuf, b->rbuf, b->count, b->mtype,
+                                    MPI_SUM, b->mcomm);
+}
+static int native_ireduce_scatter_block(const struct bench_buf *b,
+                                        MPI_Request *r)
+{
+    return MPI_Ireduce_scatter_block(b->sbuf, b->rbuf, b->count, b->mtype,
+                                     MPI_SUM, b->mcomm, r);
+}
+static int nbcx_ireduce_scatter_block_(const struct bench_buf *b,
+                                       nbcx_request *r)
+{
+    return nbcx_ireduce_scatter_block(b->sbuf, b->rbuf, b->count, b->ntype,
+                                      NBCX_SUM, b->ncomm, r);
+}
+
+static int block_scan(const struct bench_buf *b)
+{
+    return MPI_Scan(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
+                    b->mcomm);
+}
+static int native_iscan(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Iscan(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
+                     b->mcomm, r);
+}
+static int nbcx_iscan_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_iscan(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
+                      b->ncomm, r);
+}
+
+static int block_exscan(const struct bench_buf *b)
+{
+    return MPI_Exscan(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
+                      b->mcomm);
+}
+static int native_iexscan(const struct bench_buf *b, MPI_Request *r)
+{
+    return MPI_Iexscan(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
+                       b->mcomm, r);
+}
+static int nbcx_iexscan_(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_iexscan(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
+                        b->ncomm, r);
+}
+
 /* ---- the table ------------------------------------------------------ */
 
 /* Buffers are allocated at full size on every rank (the root's shape),
@@ -159,6 +280,21 @@ const struct bench_op bench_ops[] = {
       block_allgather, native_iallgather, nbcx_iallgather_ },
     { "ialltoall", 0, BLOCKS_PER_RANK, BLOCKS_PER_RANK, RESULT_ALL, 0,
       block_alltoall, native_ialltoall, nbcx_ialltoall_ },
+    { "igatherv", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ROOT, 0,
+      block_gatherv, native_igatherv, nbcx_igatherv_ },
+    { "iscatterv", 0, BLOCKS_PER_RANK, BLOCKS_ONE, RESULT_ALL, 0,
+      block_scatterv, native_iscatterv, nbcx_iscatterv_ },
+    { "iallgatherv", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ALL, 0,
+      block_allgatherv, native_iallgatherv, nbcx_iallgatherv_ },
+    { "ialltoallv", 0, BLOCKS_PER_RANK, BLOCKS_PER_RANK, RESULT_ALL, 0,
+      block_alltoallv, native_ialltoallv, nbcx_ialltoallv_ },
+    { "ireduce_scatter_block", 1, BLOCKS_PER_RANK, BLOCKS_ONE, RESULT_ALL, 0,
+      block_reduce_scatter_block, native_ireduce_scatter_block,
+      nbcx_ireduce_scatter_block_ },
+    { "iscan", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ALL, 0,
+      block_scan, native_iscan, nbcx_iscan_ },
+    { "iexscan", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_NOT_ROOT, 0,
+      block_exscan, native_iexscan, nbcx_iexscan_ },
 };
 const int bench_nops = (int)(sizeof bench_ops / sizeof bench_ops[0]);
 
@@ -226,12 +362,24 @@ int bench_buf_init(struct bench_buf *b, const struct bench_op *op, int count,
     b->ncomm = ncomm;
     b->sbytes = buf_bytes(op->send, b);
     b->rbytes = buf_bytes(op->recv, b);
-    /* Doubles need alignment; malloc's is enough. */
-    if (b->sbytes && !(b->sbuf = malloc(b->sbytes)))
+    b->counts = malloc(sizeof(int) * (size_t)ranks);
+    b->displs = malloc(sizeof(int) * (size_t)ranks);
+    if (!b->counts || !b->displs) {
+        free(b->counts);
+        free(b->displs);
+        b->counts = b->displs = NULL;
         return -1;
-    if (b->rbytes && !(b->rbuf = malloc(b->rbytes))) {
-        free(b->sbuf);
-        b->sbuf = NULL;
+    }
+    for (int i = 0; i < ranks; i++) {
+        b->counts[i] = count;
+        /* only the v variants use them; bench_op_count checked that
+         * their buffers' counts fit an int */
+        b->displs[i] = (int)((long long)i * count);
+    }
+    /* Doubles need alignment; malloc's is enough. */
+    if ((b->sbytes && !(b->sbuf = malloc(b->sbytes))) ||
+        (b->rbytes && !(b->rbuf = malloc(b->rbytes)))) {
+        bench_buf_free(b);
         return -1;
     }
     bench_fill(op, b);
@@ -242,7 +390,10 @@ void bench_buf_free(struct bench_buf *b)
 {
     free(b->sbuf);
     free(b->rbuf);
+    free(b->counts);
+    free(b->displs);
     b->sbuf = b->rbuf = NULL;
+    b->counts = b->displs = NULL;
 }
 
 /* A well-mixed 32-bit value of (rank, index): misplaced blocks differ. */
@@ -292,7 +443,8 @@ void bench_result(const struct bench_op *op, const struct bench_buf *b,
                   const void **p, size_t *n)
 {
     int defined = op->result == RESULT_ALL ||
-                  (op->result == RESULT_ROOT && b->rank == BENCH_ROOT);
+                  (op->result == RESULT_ROOT && b->rank == BENCH_ROOT) ||
+                  (op->result == RESULT_NOT_ROOT && b->rank != BENCH_ROOT);
     *p = defined ? b->rbuf : NULL;
     *n = defined ? b->rbytes : 0;
 }

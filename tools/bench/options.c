@@ -44,7 +44,8 @@ void options_usage(FILE *f)
 "Options:\n"
 "  --op LIST         operations, comma-separated, or 'all' (default):\n"
 "                    ibarrier ibcast ireduce iallreduce igather iscatter\n"
-"                    iallgather ialltoall\n"
+"                    iallgather ialltoall igatherv iscatterv iallgatherv\n"
+"                    ialltoallv ireduce_scatter_block iscan iexscan\n"
 "  --sizes LIST      message sizes in bytes, comma-separated; suffixes\n"
 "                    k, m, g are powers of 1024 (4,64,1k,1M)\n"
 "                    (default: powers of two from --min-size to --max-size)\n"
@@ -71,8 +72,10 @@ void options_usage(FILE *f)
 "\n"
 "Reductions use doubles with MPI_SUM, the other operations bytes: sizes are\n"
 "rounded down to whole elements (at least one) and the table shows real\n"
-"bytes: the buffer of ibcast/ireduce/iallreduce, the per-peer block of\n"
-"igather/iscatter/iallgather/ialltoall. Rooted operations use root 0.\n"
+"bytes: the buffer of ibcast/ireduce/iallreduce/iscan/iexscan, the per-peer\n"
+"block of igather/iscatter/iallgather/ialltoall, of their v variants (every\n"
+"block the same size) and of ireduce_scatter_block. Rooted operations use\n"
+"root 0.\n"
 "Environment: NBCX_BENCH_NETWORK names the network in the output\n"
 "(default \"shm\"). Exit status: 0 success, 1 failure (e.g. nbcx's result\n"
 "differs from MPI's), 2 bad arguments.\n",
@@ -161,7 +164,9 @@ static int parse_ops(const char *list, struct bench_options *o, char *err,
             return fail(err, errlen,
                         "unknown operation '%s' (known: ibarrier ibcast "
                         "ireduce iallreduce igather iscatter iallgather "
-                        "ialltoall)", name);
+                        "ialltoall igatherv iscatterv iallgatherv "
+                        "ialltoallv ireduce_scatter_block iscan iexscan)",
+                        name);
         int seen = 0;
         for (int k = 0; k < o->nops; k++)
             seen |= o->ops[k] == i;

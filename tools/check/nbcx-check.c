@@ -45,6 +45,8 @@ static void usage(FILE *f)
           "operation\n"
           "  --segsize BYTES     fragment size of pipelines (default: "
           "65536)\n"
+          "  --topology T        neighbourhood collectives: torus "
+          "(default), grid, graph\n"
           "  --max-errors N      error messages shown per check (default: "
           "20)\n"
           "  --quiet             print failures and the summary only\n"
@@ -208,6 +210,16 @@ int main(int argc, char **argv)
                 return bad("bad segsize", v);
             opt.segsize = (size_t)s;
             i++;
+        } else if (!strcmp(a, "--topology") && v) {
+            if (!strcmp(v, "torus"))
+                opt.topology = NBCX_CHECK_TORUS;
+            else if (!strcmp(v, "grid"))
+                opt.topology = NBCX_CHECK_GRID;
+            else if (!strcmp(v, "graph"))
+                opt.topology = NBCX_CHECK_GRAPH;
+            else
+                return bad("unknown topology", v);
+            i++;
         } else if (!strcmp(a, "--max-errors") && v) {
             if (!parse_int(v, 1, INT_MAX, &max_errors))
                 return bad("bad max-errors", v);
@@ -302,9 +314,11 @@ int main(int argc, char **argv)
                 }
                 if (!quiet || err)
                     printf("  %s nodes=%lld edges=%lld messages=%lld "
-                           "kept=%lld  time=%.3f s  peak RSS=%.1f MiB\n",
+                           "kept=%lld  time=%.3f s (builders %.3f s)  peak "
+                           "RSS=%.1f MiB\n",
                            err ? "  " : "ok", res.nodes, res.edges,
-                           res.messages, res.kept, res.seconds, peak_mib());
+                           res.messages, res.kept, res.seconds,
+                           res.build_seconds, peak_mib());
                 fflush(stdout);
             }
         }

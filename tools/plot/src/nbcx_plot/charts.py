@@ -116,7 +116,21 @@ METRIC_KEYS = tuple(m.key for m in METRICS)
 
 #: Operations whose "bytes" is the block exchanged with each peer.
 PER_PEER_OPS = frozenset(
-    {"igather", "iscatter", "iallgather", "ialltoall", "gather", "scatter", "allgather", "alltoall"}
+    {
+        "igather",
+        "iscatter",
+        "iallgather",
+        "ialltoall",
+        "gather",
+        "scatter",
+        "allgather",
+        "alltoall",
+        "igatherv",
+        "iscatterv",
+        "iallgatherv",
+        "ialltoallv",
+        "ireduce_scatter_block",
+    }
 )
 
 # ------------------------------------------------------------- formatting --
