@@ -290,3 +290,14 @@ def test_inproc_and_mpi_files_do_not_mix(
     inproc = write(tmp_path / "inproc.json", inproc_document(ops=["ibcast"]))
     status, out, err = run_cli(["-o", str(tmp_path / "o"), str(make_json()), str(inproc)], capsys)
     _assert_usage_error(status, out, err, "cannot share a chart")
+
+
+def test_real_inproc_bench_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file written by nbcx-bench --transport inproc itself (2 thread
+    ranks, ibcast and iscatter at 4 B, 64 KiB and 1 MiB, 3 repetitions)."""
+    real = DATA / "inproc-2.json"
+    status, out, err = run_cli(["-o", str(tmp_path / "o"), str(real)], capsys)
+    assert status == 0, err
+    names = sorted(Path(line).name for line in out.splitlines())
+    assert names == sorted(f"{op}-{m}.png" for op in ("ibcast", "iscatter") for m in INPROC_KEYS)
+    check_pngs([Path(line) for line in out.splitlines()])

@@ -88,7 +88,7 @@ class Metric:
     title: str
     ylabel: str
     # "percent" (fractions drawn as %), "time" (seconds, log axis) or
-    # "ratio" (linear, with a line at 1)
+    # "ratio" (log axis, with lines at 1 and 1.05)
     kind: str
     curves: tuple[Curve, ...]
 
@@ -314,15 +314,22 @@ def _scale(metric: Metric, value: float) -> float:
 
 
 def _setup_y(ax: Axes, metric: Metric, values: list[float]) -> None:
-    """Y axis: percent (linear), ratio (linear, a line at 1) or time (log,
-    readable units)."""
+    """Y axis: percent (linear), ratio (log2, lines at 1 and 1.05) or time
+    (log, readable units)."""
     if metric.kind == "ratio":
-        top = max(values, default=1.0)
-        ax.set_ylim(0, max(1.25, top * 1.08))
+        # Log scale around 1: 0.3 and 16 both readable, 1 in the middle.
+        positive = [v for v in values if v > 0] or [1.0]
+        lo = min(0.5, min(positive) / 1.2)
+        hi = max(2.0, max(positive) * 1.2)
+        ax.set_yscale("log", base=2)
+        ax.set_ylim(lo, hi)
+        exps = range(math.floor(math.log2(lo)), math.ceil(math.log2(hi)) + 1)
+        ax.yaxis.set_major_locator(FixedLocator([2.0**e for e in exps]))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
         ax.axhline(1.0, color="0.3", linewidth=1.0, zorder=0)
         ax.axhline(1.05, color="0.5", linewidth=0.8, linestyle=(0, (1, 3)), zorder=0)
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.2f}"))
-        ax.set_ylabel(f"{metric.ylabel} (dotted: 1.05)")
+        ax.set_ylabel(f"{metric.ylabel} (log; dotted: 1.05)")
         return
     if metric.kind == "percent":
         top = max(values, default=0.0)
