@@ -82,16 +82,19 @@ struct config {
 
 static void usage(FILE *f)
 {
-    fputs("usage: io_scatter [--ranks N] [--corpus SIZE [--files F] | --dir DIR]\n"
+    fputs("usage: io_scatter [--ranks N]\n"
+          "                  [--corpus SIZE [--files F] | --dir DIR]\n"
           "                  [--block SIZE] [--work N] [--decode N]\n"
           "                  [--concurrent K1,K2,...] [--reps R]\n"
           "  --ranks N         thread ranks (default 4)\n"
           "  --corpus SIZE     generate SIZE bytes of text (k, m, g suffixes;\n"
           "                    default 32m) in F files (--files, default 8)\n"
           "  --dir DIR         read every regular file under DIR instead\n"
-          "  --block SIZE      bytes each rank receives per scatter (default 64k)\n"
+          "  --block SIZE      bytes each rank receives per scatter\n"
+          "                    (default 64k)\n"
           "  --work N          hashing rounds per line and rank (default 4)\n"
-          "  --decode N        rounds of work per line read by rank 0 (default 0)\n"
+          "  --decode N        rounds of work per line read by rank 0\n"
+          "                    (default 0)\n"
           "  --concurrent LIST MaxConcurrent of the iscatter variants\n"
           "                    (default 4,8,16)\n"
           "  --reps R          repetitions, median reported (default 3)\n",
@@ -168,7 +171,8 @@ static int parse_args(int argc, char **argv, struct config *c)
         for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
             is_known |= strcmp(a, known[k]) == 0;
         if (!is_known) {
-            fprintf(stderr, "io_scatter: unknown option '%s' (see --help)\n", a);
+            fprintf(stderr, "io_scatter: unknown option '%s' (see --help)\n",
+                    a);
             return -1;
         }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -342,8 +346,9 @@ static int make_files(const struct config *c, struct files *f)
         snprintf(path, sizeof path, "%s/part-%04d.txt", f->tmpdir, i);
         size_t bytes = c->corpus / (size_t)c->files +
                        ((size_t)i < c->corpus % (size_t)c->files);
+        uint64_t seed = 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1);
         if (add_file(path, NULL, FTW_F, NULL) != 0 ||
-            write_corpus_file(path, bytes, 0x9E3779B97F4A7C15ULL * (i + 1)) != 0) {
+            write_corpus_file(path, bytes, seed) != 0) {
             fprintf(stderr, "io_scatter: cannot write %s\n", path);
             return -1;
         }
@@ -735,7 +740,8 @@ static int report(const struct config *c, const struct shared *sh)
         double t = median(&sh->time[(size_t)v * (size_t)c->reps], c->reps);
         char gain[16] = "-";
         if (v >= 2 && t_block > 0)
-            snprintf(gain, sizeof gain, "%.1f%%", 100 * (t_block - t) / t_block);
+            snprintf(gain, sizeof gain, "%.1f%%",
+                     100 * (t_block - t) / t_block);
         const struct result *res = &sh->result[(size_t)v * (size_t)c->reps];
         printf("%-14s %12.4f %9s %12" PRIu64 " 0x%016" PRIx64 "\n", name, t,
                gain, res->lines, res->sum);

@@ -75,9 +75,10 @@ void options_usage(FILE *f)
 "                    each implementation's median t_pure, as IMB-NBC; or\n"
 "                    'block', the median t_block of the blocking collective\n"
 "                    for both, as the split-tree paper (Denis et al.)\n"
-"  --transport T     'mpi' (ranks are MPI processes, run under mpiexec%s)\n"
-"                    or 'inproc' (ranks are threads of this process: no MPI,\n"
-"                    no mpiexec%s)\n"
+"  --transport T     'mpi': ranks are MPI processes, run under mpiexec\n"
+"                    %s\n"
+"                    'inproc': ranks are threads of this process, no MPI,\n"
+"                    no mpiexec%s\n"
 "  --ranks N         inproc: thread ranks (default %d)\n"
 "  --block-progress M  inproc: progress mode of the blocking variant:\n"
 "                    'caller' (default: the calling thread runs the\n"
@@ -97,8 +98,10 @@ void options_usage(FILE *f)
 "(default \"shm\"); NBCX_PROGRESS the progress mode of nbcx. Exit status:\n"
 "0 success, 1 failure (e.g. a result of nbcx is wrong), 2 bad arguments.\n",
             BENCH_AUTO_REPS_MIN, BENCH_AUTO_REPS_MAX, DEFAULT_BUDGET,
-            DEFAULT_WARMUP, NBCX_BENCH_MPI ? "; the default" : "; not in this build",
-            NBCX_BENCH_MPI ? "" : "; the default", DEFAULT_RANKS);
+            DEFAULT_WARMUP,
+            NBCX_BENCH_MPI ? "(the default)"
+                           : "(not in this build: built without MPI)",
+            NBCX_BENCH_MPI ? "" : " (the default)", DEFAULT_RANKS);
 }
 
 const char *bench_compute_name(enum bench_compute c)
