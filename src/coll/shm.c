@@ -4,24 +4,28 @@
  * 000, Section 3.4, Fig. 4-5).
  *
  * Slots. The world of an inproc communicator has an array of
- * NBCX_INPROC_SLOTS slots (transport/inproc.h). Operation number seq (the
- * communicator's sequence number, the same on every rank) uses slot
- * seq mod NBCX_INPROC_SLOTS. A slot's state is one atomic word holding a
- * sequence number and a phase:
+ * NBCX_INPROC_SLOTS slots (transport/inproc.h). Every slot operation takes
+ * a ticket when it starts: the number of slot operations its rank started
+ * before, the same on every rank since ranks start collectives in the
+ * same order and choose algorithms alike. (The paper uses the operation's
+ * tag, i.e. its sequence number; tickets count only the operations that
+ * use slots, so that point-to-point ones in between leave no slot
+ * waiting for them.) Ticket t uses slot t mod NBCX_INPROC_SLOTS. A slot's
+ * state is one atomic word holding a ticket and a phase:
  *
- *   FREE(seq)  free, and reserved for operation seq: the next one to map
- *              here, so an operation never takes a slot before an older
- *              one that maps to it (that older one could be what another
- *              rank is waiting for);
- *   INIT(seq)  the first rank of operation seq to arrive (compare-and-swap
- *              from FREE(seq)) clears the slot's counters;
- *   BUSY(seq)  operation seq uses the slot; its ranks may come in.
+ *   FREE(t)  free, and reserved for ticket t: the next one to map here,
+ *            so an operation never takes a slot before an older one that
+ *            maps to it (that older one could be what another rank is
+ *            waiting for);
+ *   INIT(t)  the first rank of operation t to arrive (compare-and-swap
+ *            from FREE(t)) clears the slot's counters;
+ *   BUSY(t)  operation t uses the slot; its ranks may come in.
  *
  * A rank that finds the slot still in use by an older operation (or being
  * set up) simply tries again at its next poll: the operation stays
  * pending, never fails, so any number of operations may be outstanding.
  * When a rank is done with the slot it counts itself out (`left`); the
- * last one sets the state to FREE(seq + NBCX_INPROC_SLOTS).
+ * last one sets the state to FREE(t + NBCX_INPROC_SLOTS).
  *
  * Inside a slot every rank has an entry (its own cache line) where it
  * publishes references to its buffers, then raises its `stage` (release;
@@ -72,7 +76,7 @@ struct shm_op {
     enum nbcxi_coll coll;
     struct nbcxi_coll_args a;
     int step;                   /* see shm_poll */
-    unsigned seq;
+    unsigned ticket;
     struct nbcxi_shm_slot *slot;
     unsigned char *got;         /* [size]: blocks/chunks taken already */
     int ngot;
@@ -80,26 +84,28 @@ struct shm_op {
     void *tmp;                  /* allreduce in place: one chunk */
 };
 
-/* Steps: take the slot and publish; do our copies or our chunk (and
- * collect the other chunks, allreduce); wait until our buffers are free;
- * done (the slot left). */
-enum { STEP_ENTER, STEP_WORK, STEP_COLLECT, STEP_WAIT, STEP_DONE };
+/* Steps: take a ticket (at the first poll, which runs inside the start
+ * call: the node has no predecessors); take the slot and publish; do our
+ * copies or our chunk (and collect the other chunks, allreduce); wait
+ * until our buffers are free; done (the slot left). */
+enum { STEP_TICKET, STEP_ENTER, STEP_WORK, STEP_COLLECT, STEP_WAIT,
+       STEP_DONE };
 
 /* ------------------------------------------------------------------ */
 /* Slots                                                               */
 /* ------------------------------------------------------------------ */
 
-/* Takes (or joins) the slot of operation o->seq; false: not yet. */
+/* Takes (or joins) the slot of ticket o->ticket; false: not yet. */
 static bool slot_enter(struct shm_op *o)
 {
     struct nbcxi_shm *shm = o->shm;
-    struct nbcxi_shm_slot *sl = &shm->slots[o->seq & (shm->nslots - 1)];
-    uint64_t busy = nbcxi_shm_state(o->seq, NBCXI_SHM_BUSY);
+    struct nbcxi_shm_slot *sl = &shm->slots[o->ticket & (shm->nslots - 1)];
+    uint64_t busy = nbcxi_shm_state(o->ticket, NBCXI_SHM_BUSY);
     uint64_t st = atomic_load_explicit(&sl->state, memory_order_acquire);
     if (st != busy) {
-        if (st != nbcxi_shm_state(o->seq, NBCXI_SHM_FREE) ||
+        if (st != nbcxi_shm_state(o->ticket, NBCXI_SHM_FREE) ||
             !atomic_compare_exchange_strong_explicit(
-                &sl->state, &st, nbcxi_shm_state(o->seq, NBCXI_SHM_INIT),
+                &sl->state, &st, nbcxi_shm_state(o->ticket, NBCXI_SHM_INIT),
                 memory_order_acq_rel, memory_order_acquire))
             return false;
         for (int r = 0; r < shm->nranks; r++) {
@@ -122,7 +128,7 @@ static void slot_leave(struct shm_op *o)
         o->shm->nranks - 1)
         atomic_store_explicit(
             &sl->state,
-            nbcxi_shm_state(o->seq + o->shm->nslots, NBCXI_SHM_FREE),
+            nbcxi_shm_state(o->ticket + o->shm->nslots, NBCXI_SHM_FREE),
             memory_order_release);
 }
 
@@ -394,9 +400,13 @@ static int shm_poll(void *arg)
     struct shm_op *o = arg;
     const struct nbcxi_coll_args *a = &o->a;
     if (o->step == STEP_DONE) /* started again (persistent operations) */
+        o->step = STEP_TICKET;
+    if (o->step == STEP_TICKET) {
+        o->ticket = atomic_fetch_add_explicit(&o->shm->ticket[o->s->rank], 1,
+                                              memory_order_relaxed);
         o->step = STEP_ENTER;
+    }
     if (o->step == STEP_ENTER) {
-        o->seq = o->s->seq;
         if (!slot_enter(o))
             return atomic_load_explicit(o->shm->failed, memory_order_relaxed)
                        ? -NBCX_ERR_TRANSPORT
@@ -481,7 +491,7 @@ static int build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
     o->shm = shm;
     o->coll = coll;
     o->a = *a;
-    o->step = STEP_ENTER;
+    o->step = STEP_TICKET;
     if (coll == NBCXI_ALLGATHER || coll == NBCXI_ALLTOALL ||
         coll == NBCXI_ALLREDUCE)
         o->got = nbcxi_sched_tmp(s, (size_t)s->size);

@@ -477,6 +477,7 @@ static void world_free(struct ip_world *w)
         for (unsigned k = 0; k < w->shm.nslots; k++)
             free(w->shm.slots[k].e);
     free(w->shm.slots);
+    free(w->shm.ticket);
     free(w->ranks);
     free(w);
 }
@@ -516,14 +517,17 @@ static int world_new(int nranks, struct ip_world **out)
     w->shm.failed = &w->failed;
     w->ranks = aligned_calloc((size_t)nranks, sizeof *w->ranks);
     w->shm.slots = aligned_calloc(nslots, sizeof *w->shm.slots);
-    if (!w->ranks || !w->shm.slots) {
+    w->shm.ticket = calloc((size_t)nranks, sizeof *w->shm.ticket);
+    if (!w->ranks || !w->shm.slots || !w->shm.ticket) {
         free(w->ranks);
         w->ranks = NULL;
         world_free(w);
         return NBCX_ERR_NOMEM;
     }
-    for (int i = 0; i < nranks; i++)
+    for (int i = 0; i < nranks; i++) {
         pthread_mutex_init(&w->ranks[i].lock, NULL);
+        atomic_init(&w->shm.ticket[i], 0);
+    }
     for (unsigned k = 0; k < nslots; k++) {
         struct nbcxi_shm_slot *sl = &w->shm.slots[k];
         atomic_init(&sl->state, nbcxi_shm_state(k, NBCXI_SHM_FREE));

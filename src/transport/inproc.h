@@ -37,16 +37,17 @@ struct nbcxi_shm {
     unsigned nslots;    /* a power of two (NBCX_INPROC_SLOTS rounded up) */
     size_t slot_max;    /* NBCX_INPROC_SLOT_MAX: automatic choice limit */
     struct nbcxi_shm_slot *slots;
+    atomic_uint *ticket; /* [nranks]: slot operations each rank started */
     atomic_bool *failed; /* the world's: a rank's body returned an error */
 };
 
-/* Slot states: the sequence number of an operation and a phase, FREE
- * (the slot waits for operation seq), INIT (seq is setting it up) or
- * BUSY (seq uses it). Slot k starts FREE for operation k. */
+/* Slot states: the ticket of a slot operation (see coll/shm.c) and a
+ * phase, FREE (the slot waits for operation `ticket`), INIT (it is being
+ * set up for it) or BUSY (it uses it). Slot k starts FREE for ticket k. */
 enum { NBCXI_SHM_FREE = 0, NBCXI_SHM_INIT = 1, NBCXI_SHM_BUSY = 2 };
-static inline uint64_t nbcxi_shm_state(unsigned seq, int phase)
+static inline uint64_t nbcxi_shm_state(unsigned ticket, int phase)
 {
-    return (uint64_t)seq << 2 | (uint64_t)phase;
+    return (uint64_t)ticket << 2 | (uint64_t)phase;
 }
 
 /* The slots of c's world, or NULL if c is not on the inproc transport. */

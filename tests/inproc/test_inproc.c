@@ -1023,6 +1023,7 @@ static void test_outstanding(void)
     run_outstanding(4, "1", "");
     run_outstanding(16, "16", "");
     run_outstanding(6, "16", "0"); /* point-to-point algorithms */
+    run_outstanding(5, "2", "100"); /* barriers on slots, the rest not */
 }
 
 /* ------------------------------------------------------------------ */
