@@ -39,6 +39,9 @@
  *                insignificant must not be written. P = 64 runs fewer
  *                cases and smaller messages (64 threads on 2 cores).
  *
+ * NBCX_TEST_QUICK=1 (set for ThreadSanitizer builds) keeps every kind of
+ * case but fewer of each.
+ *
  * Checks inside the rank threads go to a report per rank (the harness
  * counters are not thread-safe); the main thread checks the reports.
  */
@@ -683,14 +686,20 @@ struct job {
     atomic_int stamp[MAXP]; /* barrier: the case each rank entered */
 };
 
+/* NBCX_TEST_QUICK=1 (ThreadSanitizer builds): fewer cases of each kind,
+ * the same kinds (eager and rendezvous sizes, derived types, in place). */
+static bool quick;
+
 static int counts_for(int p, enum coll_id coll, int *out)
 {
     int n = 0;
     out[n++] = 0;
-    out[n++] = 1;
+    if (!quick)
+        out[n++] = 1;
     out[n++] = 7;
     if (p < 64) {
-        out[n++] = 203;
+        if (!quick)
+            out[n++] = 203;
         /* 20 KB: rendezvous; all-to-all ones hold p blocks per rank */
         if (p <= 7 || (coll != C_ALLGATHER && coll != C_ALLTOALL))
             out[n++] = 5000;
@@ -706,7 +715,7 @@ static int roots_for(int p, int *out)
     out[n++] = 0;
     if (p > 1)
         out[n++] = p - 1;
-    if (p > 2 && p / 2 != p - 1)
+    if (p > 2 && p / 2 != p - 1 && !quick)
         out[n++] = p / 2;
     return n;
 }
@@ -759,7 +768,8 @@ static int coll_body(nbcx_comm comm, void *arg)
     bool has_in_place = job->coll != C_BCAST;
     if (job->coll == C_REDUCE || job->coll == C_ALLREDUCE) {
         static const enum rcombo small[] = { R_INT_SUM, R_MINLOC, R_MAT };
-        int ncombos = p >= 64 ? 3 : NCOMBOS;
+        bool few = p >= 64 || quick;
+        int ncombos = few ? 3 : NCOMBOS;
         for (int ci = 0; ci < ncombos; ci++)
             for (int k = 0; k < ncounts; k++)
                 for (int ri = 0; ri < nroots; ri++)
@@ -768,13 +778,14 @@ static int coll_body(nbcx_comm comm, void *arg)
                             .all = job->coll == C_ALLREDUCE, .p = p,
                             .rank = rank, .root = roots[ri],
                             .count = counts[k], .salt = ++salt,
-                            .combo = p >= 64 ? small[ci] : (enum rcombo)ci,
+                            .combo = few ? small[ci] : (enum rcombo)ci,
                             .in_place = ip, .by_test = salt % 3 == 0 };
                         run_reduce(rep, comm, &c);
                     }
         return NBCX_SUCCESS;
     }
-    int ntmodes = p >= 64 ? 2 : NTMODES;
+    bool few = p >= 64 || quick;
+    int ntmodes = few ? 2 : NTMODES;
     static const enum tmode small[] = { T_INT32, T_DERIVED };
     for (int mi = 0; mi < ntmodes; mi++)
         for (int k = 0; k < ncounts; k++)
@@ -784,7 +795,7 @@ static int coll_body(nbcx_comm comm, void *arg)
                         .coll = job->coll, .p = p, .rank = rank,
                         .root = roots[ri], .count = counts[k],
                         .salt = ++salt,
-                        .m = p >= 64 ? small[mi] : (enum tmode)mi,
+                        .m = few ? small[mi] : (enum tmode)mi,
                         .in_place = ip, .by_test = salt % 3 == 0 };
                     run_move(rep, comm, &c);
                 }
@@ -1619,6 +1630,8 @@ static const struct th_test tests[] = {
 int main(int argc, char **argv)
 {
     check_mode();
+    const char *q = getenv("NBCX_TEST_QUICK");
+    quick = q && *q && strcmp(q, "0") != 0;
     if (nbcx_op_create(mat_fn, 0, NULL, &mat_op) != NBCX_SUCCESS)
         return 2;
     int rc = th_main(argc, argv, tests, TH_COUNT(tests));
