@@ -132,6 +132,11 @@ struct nbcxi_transport_ops {
     /* Cancels one request and releases its slot (used on errors). */
     void (*cancel)(nbcxi_transport *t, void *req);
     void (*destroy)(nbcxi_transport *t);
+    /* The peers are threads of this process (inproc): a start can
+     * complete other ranks' operations, which the engine then progresses
+     * at once (nbcxi_start) instead of at the progress thread's next
+     * poll. */
+    bool in_process;
 };
 
 struct nbcxi_transport {

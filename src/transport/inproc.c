@@ -563,6 +563,7 @@ static const struct nbcxi_transport_ops ip_ops = {
     .testsome = ip_testsome,
     .cancel = ip_cancel,
     .destroy = ip_destroy,
+    .in_process = true,
 };
 
 /* Rank `rank`'s communicator on w (which gains a reference). */
