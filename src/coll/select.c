@@ -9,9 +9,10 @@
  * Every table ends with "slots" (coll/shm.c), which only communicators of
  * the inproc transport can use: on them the automatic choice takes it for
  * messages up to NBCX_INPROC_SLOT_MAX bytes (the whole buffer; one block
- * for gather, scatter, allgather and alltoall; 0: never), in every
- * progress mode, and the point-to-point algorithms above that. Elsewhere forcing "slots"
- * falls back to the automatic choice.
+ * for gather, scatter, allgather and alltoall; 0: never; default: no
+ * limit), in every progress mode (split included: slot operations have
+ * no tree to split), and the point-to-point algorithms above that.
+ * Elsewhere forcing "slots" falls back to the automatic choice.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -244,8 +245,8 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
         /* Ranks that share memory: slots, up to NBCX_INPROC_SLOT_MAX. */
         const struct nbcxi_shm *shm = nbcxi_inproc_shm(s->comm);
         int slots = t->nalgs - 1;
-        if (shm && shm->slot_max > 0 && message_bytes(a) <= shm->slot_max &&
-            t->algs[slots].usable(s, a))
+        if (shm && shm->slot_max > 0 &&
+            message_bytes(a) <= shm->slot_max && t->algs[slots].usable(s, a))
             i = slots;
     }
     int err = t->algs[i].build(s, a);
