@@ -374,7 +374,11 @@ NBCX_API int nbcx_sched_free(nbcx_sched *sched);
  * say) falls back to the automatic choice, so results never change.
  * coll is one of: barrier bcast reduce allreduce gather scatter allgather
  * alltoall. NBCX_SEGSIZE (bytes, default 65536) sets the fragment size of
- * pipelined algorithms; nbcx_segsize_set() changes it at run time.
+ * pipelined algorithms; nbcx_segsize_set() changes it at run time. Every
+ * collective also has "slots", shared-memory slots between the ranks of
+ * nbcx_inproc_run (the automatic choice there, up to
+ * NBCX_INPROC_SLOT_MAX bytes); elsewhere it falls back to the automatic
+ * choice.
  */
 NBCX_API int nbcx_algorithm_set(const char *coll, const char *alg);
 /* The algorithm names of coll, separated by spaces (static string). */

@@ -53,7 +53,9 @@
 
 #include "inproc.h"
 
-enum { IP_POOL_MAX = 256 }; /* free records kept per rank */
+/* Free records kept per rank; beyond the first IP_POOL_BIG_MAX of them
+ * a record drops an eager payload buffer larger than IP_POOL_BIG bytes. */
+enum { IP_POOL_MAX = 256, IP_POOL_BIG_MAX = 16, IP_POOL_BIG = 4096 };
 
 struct ip_req {
     struct ip_req *prev, *next; /* in a queue (under the lock of `rank`) */
@@ -190,6 +192,11 @@ static struct ip_req *req_get_locked(struct ip_rank *rk, int rank)
 
 static void req_free_locked(struct ip_rank *rk, struct ip_req *r)
 {
+    if (r->cap > IP_POOL_BIG && rk->npool >= IP_POOL_BIG_MAX) {
+        free(r->payload);
+        r->payload = NULL;
+        r->cap = 0;
+    }
     if (rk->npool < IP_POOL_MAX) {
         r->next = rk->pool;
         rk->pool = r;
