@@ -80,7 +80,7 @@ struct shm_op {
     struct nbcxi_shm_slot *slot;
     unsigned char *got;         /* [size]: blocks/chunks taken already */
     int ngot;
-    int cursor;                 /* reductions: ranks seen published */
+    int seen;                   /* the counter news() looked at last */
     void *tmp;                  /* allreduce in place: one chunk */
 };
 
@@ -115,6 +115,8 @@ static bool slot_enter(struct shm_op *o)
         }
         atomic_store_explicit(&sl->left, 0, memory_order_relaxed);
         atomic_store_explicit(&sl->arrived, 0, memory_order_relaxed);
+        atomic_store_explicit(&sl->published, 0, memory_order_relaxed);
+        atomic_store_explicit(&sl->results, 0, memory_order_relaxed);
         atomic_store_explicit(&sl->state, busy, memory_order_release);
     }
     o->slot = sl;
@@ -150,6 +152,20 @@ static void publish(struct shm_op *o, const void *sbuf, int scount,
     me->rcount = rcount;
     me->rtype = rtype;
     atomic_store_explicit(&me->stage, 1, memory_order_release);
+    atomic_fetch_add_explicit(&o->slot->published, 1, memory_order_release);
+}
+
+/* Whether entries reached `stage` since the last look (their counter
+ * moved): a poll that finds nothing new skips its scan of the entries,
+ * which are on as many cache lines as there are ranks. */
+static bool news(struct shm_op *o, int stage)
+{
+    atomic_int *c = stage == 1 ? &o->slot->published : &o->slot->results;
+    int n = atomic_load_explicit(c, memory_order_acquire);
+    if (n == o->seen)
+        return false;
+    o->seen = n;
+    return true;
 }
 
 static bool reached(const struct nbcxi_shm_entry *e, int stage)
@@ -244,7 +260,7 @@ static int all_to_all(struct shm_op *o)
     int rank = o->s->rank, p = o->s->size;
     bool gather = o->coll == NBCXI_ALLGATHER;
     if (o->step == STEP_WORK) {
-        for (int k = 1; k < p; k++) {
+        for (int k = 1; k < p && (k > 1 || news(o, 1)); k++) {
             int q = (rank + k) % p;
             const struct nbcxi_shm_entry *e = entry(o, q);
             if (o->got[q] || !reached(e, 1))
@@ -316,9 +332,8 @@ static int reduction(struct shm_op *o)
     bool all = o->coll == NBCXI_ALLREDUCE;
     if (o->step == STEP_WORK) {
         /* every rank's send buffer is needed */
-        while (o->cursor < p && reached(entry(o, o->cursor), 1))
-            o->cursor++;
-        if (o->cursor < p)
+        if (atomic_load_explicit(&o->slot->published,
+                                 memory_order_acquire) < p)
             return 0;
         int err;
         if (all) {
@@ -351,15 +366,19 @@ static int reduction(struct shm_op *o)
         for (int q = 0; q < p; q++)
             if (q != rank)
                 release_to(o, q);
-        if (all) /* our chunk of the result is out */
+        if (all) { /* our chunk of the result is out */
             atomic_store_explicit(&entry(o, rank)->stage, 2,
                                   memory_order_release);
+            atomic_fetch_add_explicit(&o->slot->results, 1,
+                                      memory_order_release);
+            o->seen = 0;
+        }
         o->step = all ? STEP_COLLECT : STEP_WAIT;
         if (err != NBCX_SUCCESS)
             return -err;
     }
     if (o->step == STEP_COLLECT) { /* allreduce: the others' chunks */
-        for (int k = 1; k < p; k++) {
+        for (int k = 1; k < p && (k > 1 || news(o, 2)); k++) {
             int q = (rank + k) % p;
             const struct nbcxi_shm_entry *e = entry(o, q);
             if (o->got[q] || !reached(e, 2))
@@ -412,7 +431,7 @@ static int shm_poll(void *arg)
                        ? -NBCX_ERR_TRANSPORT
                        : 0;
         o->ngot = 0;
-        o->cursor = 0;
+        o->seen = 0;
         if (o->got)
             memset(o->got, 0, (size_t)o->s->size);
         int rank = o->s->rank, err = NBCX_SUCCESS;

@@ -44,7 +44,7 @@
  * (coll/shm.c), then fail with NBCX_ERR_TRANSPORT instead of waiting for
  * a rank that is gone.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* sched_getaffinity */
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -540,6 +540,8 @@ static int world_new(int nranks, struct ip_world **out)
         atomic_init(&sl->state, nbcxi_shm_state(k, NBCXI_SHM_FREE));
         atomic_init(&sl->left, 0);
         atomic_init(&sl->arrived, 0);
+        atomic_init(&sl->published, 0);
+        atomic_init(&sl->results, 0);
         sl->e = aligned_calloc((size_t)nranks, sizeof *sl->e);
         if (!sl->e) {
             world_free(w);
@@ -631,6 +633,26 @@ int nbcxi_inproc_world_create(int nranks, nbcx_comm comms[])
 /* nbcx_inproc_run                                                     */
 /* ------------------------------------------------------------------ */
 
+/* Rank threads of every nbcx_inproc_run running now, and the cores this
+ * process may use (read once). */
+static atomic_int running_ranks;
+static pthread_once_t cores_once = PTHREAD_ONCE_INIT;
+static int cores = 1;
+
+static void count_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        cores = CPU_COUNT(&set);
+    cores = cores > 0 ? cores : 1;
+}
+
+bool nbcxi_inproc_crowded(void)
+{
+    pthread_once(&cores_once, count_cores);
+    return atomic_load_explicit(&running_ranks, memory_order_relaxed) > cores;
+}
+
 /* The threads wait at a gate until all of them exist: if one cannot be
  * created, none runs its body (nothing is started). */
 struct ip_run {
@@ -689,6 +711,7 @@ int nbcx_inproc_run(int nranks, nbcx_inproc_body *body, void *arg)
     }
     pthread_mutex_init(&run.lock, NULL);
     pthread_cond_init(&run.cv, NULL);
+    atomic_fetch_add_explicit(&running_ranks, nranks, memory_order_relaxed);
     int started = 0;
     for (; started < nranks; started++) {
         th[started].run = &run;
@@ -702,6 +725,7 @@ int nbcx_inproc_run(int nranks, nbcx_inproc_body *body, void *arg)
     pthread_mutex_unlock(&run.lock);
     for (int r = 0; r < started; r++)
         pthread_join(th[r].th, NULL);
+    atomic_fetch_sub_explicit(&running_ranks, nranks, memory_order_relaxed);
     if (started < nranks) {
         for (int r = 0; r < nranks; r++)
             nbcx_comm_free(&comms[r]);

@@ -29,6 +29,8 @@ struct nbcxi_shm_slot {
     _Alignas(NBCXI_CACHE_LINE) _Atomic uint64_t state; /* see coll/shm.c */
     atomic_int left;    /* ranks done with the slot (the last frees it) */
     atomic_int arrived; /* barrier: ranks that entered */
+    atomic_int published; /* entries at stage 1 or more */
+    atomic_int results;   /* entries at stage 2 (allreduce) */
     struct nbcxi_shm_entry *e; /* [nranks] */
 };
 
