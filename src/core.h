@@ -339,9 +339,10 @@ NBCX_HIDDEN int64_t nbcxi_now_ns(void);
 NBCX_HIDDEN void nbcxi_pace_sample(size_t bytes, int64_t t0, int64_t now);
 NBCX_HIDDEN int64_t nbcxi_pace_due(size_t bytes, int64_t t0);
 
-/* Whether the rank threads of nbcx_inproc_run calls now running outnumber
- * the cores of the process (transport/inproc.c): then waiting threads
- * should not poll for long. */
+/* Whether the rank threads of nbcx_inproc_run calls now running are too
+ * many for the cores of the process to poll for each other (more than 4
+ * per core, transport/inproc.c): their waiting threads should then sleep
+ * and leave the work to the progress thread. */
 NBCX_HIDDEN bool nbcxi_inproc_crowded(void);
 
 /* Faces tell the engine whether the communication library may be called

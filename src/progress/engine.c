@@ -411,8 +411,9 @@ static int find_complete(int count, nbcx_request reqs[])
  * other ranks' calls, typically sooner than a sleeping thread would wake
  * up: their waiters poll as in caller mode (yielding the core after 64
  * polls that moved nothing) for up to WAIT_POLL_LOCAL_NS before they
- * sleep, unless the rank threads outnumber the cores: polling waiters
- * would then take the cores from the ranks that have work to do. */
+ * sleep, unless the rank threads crowd the cores (nbcxi_inproc_crowded):
+ * polling waiters would then take the cores from the ranks that have
+ * work to do. */
 enum { WAIT_POLL_NS = 20000, WAIT_POLL_LOCAL_NS = 1000000 };
 
 

@@ -634,7 +634,12 @@ int nbcxi_inproc_world_create(int nranks, nbcx_comm comms[])
 /* ------------------------------------------------------------------ */
 
 /* Rank threads of every nbcx_inproc_run running now, and the cores this
- * process may use (read once). */
+ * process may use (read once). Ranks poll for each other (engine.c) up
+ * to CROWDED rank threads per core; beyond that the polling of dozens of
+ * threads would take the cores from the few that have work, and waiting
+ * ranks sleep and leave the work to the progress thread, as with MPI.
+ * (Measured on 2 cores: 4 ranks poll best, 64 must not poll.) */
+enum { CROWDED = 4 };
 static atomic_int running_ranks;
 static pthread_once_t cores_once = PTHREAD_ONCE_INIT;
 static int cores = 1;
@@ -650,7 +655,8 @@ static void count_cores(void)
 bool nbcxi_inproc_crowded(void)
 {
     pthread_once(&cores_once, count_cores);
-    return atomic_load_explicit(&running_ranks, memory_order_relaxed) > cores;
+    return atomic_load_explicit(&running_ranks, memory_order_relaxed) >
+           CROWDED * cores;
 }
 
 /* The threads wait at a gate until all of them exist: if one cannot be
