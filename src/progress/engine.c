@@ -416,7 +416,6 @@ static int find_complete(int count, nbcx_request reqs[])
  * work to do. */
 enum { WAIT_POLL_NS = 20000, WAIT_POLL_LOCAL_NS = 1000000 };
 
-
 static int wait_some(int count, nbcx_request reqs[])
 {
     int i = find_complete(count, reqs);
