@@ -214,6 +214,42 @@ NBCX_API int nbcx_comm_neighbors(nbcx_comm comm, int maxin, int sources[],
                                  int maxout, int destinations[]);
 
 /* ------------------------------------------------------------------ */
+/* Ranks as threads: the in-process transport (no MPI needed)          */
+/* ------------------------------------------------------------------ */
+/*
+ * nbcx_inproc_run(nranks, body, arg) runs body(comm, arg) on nranks new
+ * threads at once, thread i with its own communicator of rank i and size
+ * nranks on the "inproc" transport, and returns when every body has
+ * returned. Ranks exchange messages through shared memory: small ones
+ * are copied once into a buffer by the sender (eager, up to
+ * NBCX_INPROC_EAGER bytes, default 16 KiB), larger ones once, directly
+ * from the send to the receive buffer, by whichever side comes second
+ * (rendezvous). Collectives on these communicators use shared-memory
+ * slots (NBCX_INPROC_SLOTS of them, default 16; algorithm "slots", see
+ * nbcx_algorithm_set) up to NBCX_INPROC_SLOT_MAX bytes, and the
+ * point-to-point algorithms otherwise. Every collective, algorithm and
+ * progress mode works; the progress engine (and its thread) serves all
+ * the ranks of the process.
+ *
+ * body returns NBCX_SUCCESS (0) or an error code of its choice. The
+ * result of nbcx_inproc_run is NBCX_SUCCESS if every body returned 0,
+ * else the nonzero value returned by the lowest such rank. Once a body
+ * has returned nonzero, operations of the other ranks still pending (or
+ * started later) on these communicators fail with NBCX_ERR_TRANSPORT
+ * rather than wait forever for the rank that left.
+ *
+ * A body must complete (wait for) its operations before it returns. It
+ * may free its communicator (nbcx_comm_free); otherwise nbcx_inproc_run
+ * frees it once the body has returned. Several nbcx_inproc_run calls may
+ * run at once (from different threads): their ranks never meet.
+ *
+ * Errors, with nothing started: NBCX_ERR_ARG (nranks < 1, body NULL),
+ * NBCX_ERR_NOMEM (memory or threads could not be had).
+ */
+typedef int nbcx_inproc_body(nbcx_comm comm, void *arg);
+NBCX_API int nbcx_inproc_run(int nranks, nbcx_inproc_body *body, void *arg);
+
+/* ------------------------------------------------------------------ */
 /* Nonblocking collectives (MPI argument order and semantics)          */
 /* ------------------------------------------------------------------ */
 
@@ -602,7 +638,11 @@ NBCX_API int nbcx_sched_free(nbcx_sched *sched);
  * reduce_scatter_block scan exscan neighbor_allgather neighbor_allgatherv
  * neighbor_alltoall neighbor_alltoallv neighbor_alltoallw. NBCX_SEGSIZE
  * (bytes, default 65536) sets the fragment size of pipelined algorithms;
- * nbcx_segsize_set() changes it at run time.
+ * nbcx_segsize_set() changes it at run time. Every core collective
+ * (barrier to alltoall) also has "slots", shared-memory slots between the
+ * ranks of nbcx_inproc_run (the automatic choice there, up to
+ * NBCX_INPROC_SLOT_MAX bytes); elsewhere it falls back to the automatic
+ * choice.
  */
 NBCX_API int nbcx_algorithm_set(const char *coll, const char *alg);
 /* The algorithm names of coll, separated by spaces (static string). */

@@ -96,7 +96,8 @@ typedef struct nbcx_check_result {
  * reported through opt->report with its rank, node, peer and tag);
  * NBCX_ERR_ALGORITHM for an unknown collective or algorithm, or one that
  * cannot serve this call (a ring allreduce with a non-commutative
- * operation): then nothing is checked; NBCX_ERR_ARG, NBCX_ERR_ROOT,
+ * operation; "slots", which needs in-process ranks and sends no
+ * messages): then nothing is checked; NBCX_ERR_ARG, NBCX_ERR_ROOT,
  * NBCX_ERR_COUNT, NBCX_ERR_TYPE or NBCX_ERR_OP for bad options;
  * NBCX_ERR_NOMEM. opt->in_place is ignored by collectives without an
  * in-place form (barrier, bcast). res may be NULL.

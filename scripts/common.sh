@@ -7,10 +7,13 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 # configure_build NAME MPICC [cmake args...]: configures and builds
-# build/NAME against the MPI whose compiler wrapper is MPICC.
+# build/NAME against the MPI whose compiler wrapper is MPICC, or without
+# MPI when MPICC is "none" (in-process transport only).
 configure_build() {
     local name="$1" mpicc="$2"; shift 2
-    cmake -S "$ROOT" -B "$ROOT/build/$name" -DMPI_C_COMPILER="$mpicc" \
+    local mpi=(-DMPI_C_COMPILER="$mpicc")
+    [ "$mpicc" = none ] && mpi=(-DNBCX_WITH_MPI=OFF)
+    cmake -S "$ROOT" -B "$ROOT/build/$name" "${mpi[@]}" \
           -DNBCX_WERROR=ON "$@" >/dev/null
     cmake --build "$ROOT/build/$name" -j "$JOBS"
 }

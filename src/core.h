@@ -79,6 +79,11 @@ NBCX_HIDDEN int nbcxi_type_pack(const void *src, int count,
                                 struct nbcx_datatype_s *t, void *dst);
 NBCX_HIDDEN int nbcxi_type_unpack(const void *src, int count,
                                   struct nbcx_datatype_s *t, void *dst);
+/* Moves scount elements of stype into dcount elements of dtype, which
+ * hold the same bytes of data (matching type signatures). */
+NBCX_HIDDEN int nbcxi_type_move(const void *src, int scount,
+                                struct nbcx_datatype_s *stype, void *dst,
+                                int dcount, struct nbcx_datatype_s *dtype);
 
 /* ------------------------------------------------------------------ */
 /* Operations                                                          */
@@ -145,6 +150,11 @@ struct nbcxi_transport_ops {
      * (free_prepared may then be called even before it completes). */
     void (*cancel_prepared)(nbcxi_transport *t, void *req);
     void (*free_prepared)(nbcxi_transport *t, void *req);
+    /* The peers are threads of this process (inproc): a start can
+     * complete other ranks' operations, which the engine then progresses
+     * at once (nbcxi_start) instead of at the progress thread's next
+     * poll. */
+    bool in_process;
 };
 
 struct nbcxi_transport {
@@ -204,7 +214,16 @@ static inline int nbcxi_tag(const struct nbcx_comm_s *c, unsigned seq,
 /* ------------------------------------------------------------------ */
 
 enum nbcxi_node_kind { NBCXI_NODE_SEND, NBCXI_NODE_RECV, NBCXI_NODE_REDUCE,
-                       NBCXI_NODE_COPY, NBCXI_NODE_CALL };
+                       NBCXI_NODE_COPY, NBCXI_NODE_CALL, NBCXI_NODE_POLL };
+
+/* A POLL node waits for a condition that no transport request stands for
+ * (a shared-memory slot to free up, another rank to publish a buffer) and
+ * does the work that goes with it. Its function returns 1 when the node is
+ * done, 0 for "not yet" (the executor calls it again at every progress
+ * pass, as it tests transport requests), or a negative nbcx error code
+ * (-NBCX_ERR_...). It must never block: whatever it waits for may need
+ * this very thread to progress another operation first. */
+typedef int nbcxi_poll_fn(void *arg);
 
 struct nbcxi_node {
     uint8_t kind;
@@ -227,6 +246,10 @@ struct nbcxi_node {
         struct { const void *src; void *dst; int scount, dcount;
                  struct nbcx_datatype_s *stype, *dtype; } copy;
         struct { nbcx_sched_fn *fn; void *arg; } call;
+        /* type/type2/op (each may be NULL) are kept alive for fn */
+        struct { nbcxi_poll_fn *fn; void *arg;
+                 struct nbcx_datatype_s *type, *type2;
+                 struct nbcx_op_s *op; } poll;
     } u;
 };
 
@@ -251,6 +274,8 @@ struct nbcx_sched_s {
     int *req_node;            /* node of each active slot */
     int *done_idx;            /* scratch for testsome */
     int nactive;
+    int *polls;               /* POLL nodes started and not yet done */
+    int npolls;
     int ndone;
     unsigned seq;             /* sequence number of this operation */
 
@@ -306,6 +331,12 @@ NBCX_HIDDEN nbcx_node nbcxi_copy(struct nbcx_sched_s *s, const void *src,
                                  struct nbcx_datatype_s *dtype);
 NBCX_HIDDEN nbcx_node nbcxi_call(struct nbcx_sched_s *s, nbcx_sched_fn *fn,
                                  void *arg);
+/* A POLL node (see nbcxi_poll_fn); the schedule retains type, type2 and
+ * op (any may be NULL) until it is destroyed. */
+NBCX_HIDDEN nbcx_node nbcxi_poll(struct nbcx_sched_s *s, nbcxi_poll_fn *fn,
+                                 void *arg, struct nbcx_datatype_s *type,
+                                 struct nbcx_datatype_s *type2,
+                                 struct nbcx_op_s *op);
 /* Edge before -> after; a negative node (none) is ignored. */
 NBCX_HIDDEN void nbcxi_dep(struct nbcx_sched_s *s, nbcx_node before,
                            nbcx_node after);
@@ -386,6 +417,12 @@ NBCX_HIDDEN int64_t nbcxi_now_ns(void);
  * `bytes` posted at t0 (0: no prediction yet). */
 NBCX_HIDDEN void nbcxi_pace_sample(size_t bytes, int64_t t0, int64_t now);
 NBCX_HIDDEN int64_t nbcxi_pace_due(size_t bytes, int64_t t0);
+
+/* Whether the rank threads of nbcx_inproc_run calls now running are too
+ * many for the cores of the process to poll for each other (more than 4
+ * per core, transport/inproc.c): their waiting threads should then sleep
+ * and leave the work to the progress thread. */
+NBCX_HIDDEN bool nbcxi_inproc_crowded(void);
 
 /* Faces tell the engine whether the communication library may be called
  * from a progress thread (MPI: MPI_THREAD_MULTIPLE); `why` explains a

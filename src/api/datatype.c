@@ -155,6 +155,27 @@ int nbcxi_type_copy(const void *src, void *dst, int count,
     return err;
 }
 
+/* Moves scount elements of stype into dcount elements of dtype (the same
+ * bytes of data, as MPI's matching type signatures): one pass where either
+ * side is contiguous, else through a packed temporary. */
+int nbcxi_type_move(const void *src, int scount, struct nbcx_datatype_s *stype,
+                    void *dst, int dcount, struct nbcx_datatype_s *dtype)
+{
+    if (stype == dtype && scount == dcount)
+        return nbcxi_type_copy(src, dst, scount, stype);
+    if (dtype->contiguous)
+        return nbcxi_type_pack(src, scount, stype, dst);
+    if (stype->contiguous)
+        return nbcxi_type_unpack(src, dcount, dtype, dst);
+    size_t bytes = (size_t)scount * stype->size;
+    void *tmp = malloc(bytes ? bytes : 1);
+    int err = tmp ? nbcxi_type_pack(src, scount, stype, tmp) : NBCX_ERR_NOMEM;
+    if (err == NBCX_SUCCESS)
+        err = nbcxi_type_unpack(tmp, dcount, dtype, dst);
+    free(tmp);
+    return err;
+}
+
 int nbcx_datatype_size(nbcx_datatype type, size_t *size)
 {
     struct nbcx_datatype_s *t = nbcxi_type(type);

@@ -253,6 +253,19 @@ NBCX_HIDDEN int nbcxi_cache_label(struct nbcx_sched_s *s,
                                   enum nbcxi_coll coll,
                                   const struct nbcxi_coll_args *a);
 
+/* shm.c: the "slots" algorithms, on inproc communicators only (alltoall
+ * not in place) */
+nbcxi_builder nbcx_build_barrier_slots;
+nbcxi_builder nbcx_build_bcast_slots;
+nbcxi_builder nbcx_build_reduce_slots;
+nbcxi_builder nbcx_build_allreduce_slots;
+nbcxi_builder nbcx_build_gather_slots;
+nbcxi_builder nbcx_build_scatter_slots;
+nbcxi_builder nbcx_build_allgather_slots;
+nbcxi_builder nbcx_build_alltoall_slots;
+NBCX_HIDDEN bool nbcxi_shm_usable(const struct nbcx_sched_s *s,
+                                  const struct nbcxi_coll_args *a);
+
 /* select.c: builds the schedule of collective `coll` with the forced or
  * automatic algorithm. */
 NBCX_HIDDEN int nbcxi_coll_build(enum nbcxi_coll coll,

@@ -5,12 +5,21 @@
  * reductions, commutativity. nbcx_algorithm_set() or NBCX_<COLL>_ALG
  * forces an algorithm; one that cannot serve a call falls back to the
  * automatic choice, so forcing never changes a result.
+ *
+ * Every table ends with "slots" (coll/shm.c), which only communicators of
+ * the inproc transport can use: on them the automatic choice takes it for
+ * messages up to NBCX_INPROC_SLOT_MAX bytes (the whole buffer; one block
+ * for gather, scatter, allgather and alltoall; 0: never; default: no
+ * limit), in every progress mode (split included: slot operations have
+ * no tree to split), and the point-to-point algorithms above that.
+ * Elsewhere forcing "slots" falls back to the automatic choice.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "../transport/inproc.h"
 #include "coll.h"
 
 static bool commutative(const struct nbcx_sched_s *s,
@@ -22,36 +31,44 @@ static bool commutative(const struct nbcx_sched_s *s,
 
 static const struct nbcxi_algorithm barrier_algs[] = {
     { "dissemination", nbcx_build_barrier_dissemination, NULL },
+    { "slots", nbcx_build_barrier_slots, nbcxi_shm_usable },
 };
 static const struct nbcxi_algorithm bcast_algs[] = {
     { "binomial", nbcx_build_bcast_binomial, NULL },
     { "chain", nbcx_build_bcast_chain, NULL },
+    { "slots", nbcx_build_bcast_slots, nbcxi_shm_usable },
 };
 static const struct nbcxi_algorithm reduce_algs[] = {
     { "binomial", nbcx_build_reduce_binomial, NULL },
     { "chain", nbcx_build_reduce_chain, commutative },
+    { "slots", nbcx_build_reduce_slots, nbcxi_shm_usable },
 };
 static const struct nbcxi_algorithm allreduce_algs[] = {
     { "recursive_doubling", nbcx_build_allreduce_recursive_doubling, NULL },
     { "ring", nbcx_build_allreduce_ring, commutative },
     { "reduce_bcast", nbcx_build_allreduce_reduce_bcast, NULL },
+    { "slots", nbcx_build_allreduce_slots, nbcxi_shm_usable },
 };
 static const struct nbcxi_algorithm gather_algs[] = {
     { "binomial", nbcx_build_gather_binomial, NULL },
     { "linear", nbcx_build_gather_linear, NULL },
+    { "slots", nbcx_build_gather_slots, nbcxi_shm_usable },
 };
 static const struct nbcxi_algorithm scatter_algs[] = {
     { "binomial", nbcx_build_scatter_binomial, NULL },
     { "linear", nbcx_build_scatter_linear, NULL },
+    { "slots", nbcx_build_scatter_slots, nbcxi_shm_usable },
 };
 static const struct nbcxi_algorithm allgather_algs[] = {
     { "bruck", nbcx_build_allgather_bruck, NULL },
     { "ring", nbcx_build_allgather_ring, NULL },
+    { "slots", nbcx_build_allgather_slots, nbcxi_shm_usable },
 };
 static const struct nbcxi_algorithm alltoall_algs[] = {
     { "linear", nbcx_build_alltoall_linear, NULL },
     { "pairwise", nbcx_build_alltoall_pairwise, NULL },
     { "bruck", nbcx_build_alltoall_bruck, NULL },
+    { "slots", nbcx_build_alltoall_slots, nbcxi_shm_usable },
 };
 
 static const struct nbcxi_algorithm gatherv_algs[] = {
@@ -96,16 +113,18 @@ static const struct coll_table {
     int nalgs;
     const char *names; /* for nbcx_algorithm_names */
 } tables[NBCXI_NCOLL] = {
-    [NBCXI_BARRIER] = TABLE("barrier", barrier_algs, "dissemination"),
-    [NBCXI_BCAST] = TABLE("bcast", bcast_algs, "binomial chain"),
-    [NBCXI_REDUCE] = TABLE("reduce", reduce_algs, "binomial chain"),
+    [NBCXI_BARRIER] = TABLE("barrier", barrier_algs, "dissemination slots"),
+    [NBCXI_BCAST] = TABLE("bcast", bcast_algs, "binomial chain slots"),
+    [NBCXI_REDUCE] = TABLE("reduce", reduce_algs, "binomial chain slots"),
     [NBCXI_ALLREDUCE] = TABLE("allreduce", allreduce_algs,
-                              "recursive_doubling ring reduce_bcast"),
-    [NBCXI_GATHER] = TABLE("gather", gather_algs, "binomial linear"),
-    [NBCXI_SCATTER] = TABLE("scatter", scatter_algs, "binomial linear"),
-    [NBCXI_ALLGATHER] = TABLE("allgather", allgather_algs, "bruck ring"),
+                              "recursive_doubling ring reduce_bcast slots"),
+    [NBCXI_GATHER] = TABLE("gather", gather_algs, "binomial linear slots"),
+    [NBCXI_SCATTER] = TABLE("scatter", scatter_algs,
+                            "binomial linear slots"),
+    [NBCXI_ALLGATHER] = TABLE("allgather", allgather_algs,
+                              "bruck ring slots"),
     [NBCXI_ALLTOALL] = TABLE("alltoall", alltoall_algs,
-                             "linear pairwise bruck"),
+                             "linear pairwise bruck slots"),
     [NBCXI_GATHERV] = TABLE("gatherv", gatherv_algs, "linear"),
     [NBCXI_SCATTERV] = TABLE("scatterv", scatterv_algs, "linear"),
     [NBCXI_ALLGATHERV] = TABLE("allgatherv", allgatherv_algs,
@@ -223,13 +242,21 @@ static size_t vector_bytes(const struct nbcx_sched_s *s,
     return n * a->rtype->size;
 }
 
+/* The bytes of the buffer (bcast, reductions) or of one block, the same
+ * on every rank (type signatures match). */
+static size_t message_bytes(const struct nbcxi_coll_args *a)
+{
+    size_t rbytes = a->rtype ? (size_t)a->rcount * a->rtype->size : 0;
+    size_t sbytes = a->stype ? (size_t)a->scount * a->stype->size : 0;
+    return rbytes > sbytes ? rbytes : sbytes;
+}
+
 static int automatic(enum nbcxi_coll coll, const struct nbcx_sched_s *s,
                      const struct nbcxi_coll_args *a)
 {
     int p = s->size;
     size_t rbytes = a->rtype ? (size_t)a->rcount * a->rtype->size : 0;
-    size_t sbytes = a->stype ? (size_t)a->scount * a->stype->size : 0;
-    size_t block = rbytes > sbytes ? rbytes : sbytes;
+    size_t block = message_bytes(a);
     switch (coll) {
     case NBCXI_BCAST:
         return (rbytes < SMALL || p <= 2) ? 0 : 1;
@@ -280,6 +307,22 @@ static int split_tree(enum nbcxi_coll coll, int dflt)
     }
 }
 
+/* The "slots" builder of a collective, NULL for those without one. */
+static nbcxi_builder *slots_builder(enum nbcxi_coll coll)
+{
+    switch (coll) {
+    case NBCXI_BARRIER: return nbcx_build_barrier_slots;
+    case NBCXI_BCAST: return nbcx_build_bcast_slots;
+    case NBCXI_REDUCE: return nbcx_build_reduce_slots;
+    case NBCXI_ALLREDUCE: return nbcx_build_allreduce_slots;
+    case NBCXI_GATHER: return nbcx_build_gather_slots;
+    case NBCXI_SCATTER: return nbcx_build_scatter_slots;
+    case NBCXI_ALLGATHER: return nbcx_build_allgather_slots;
+    case NBCXI_ALLTOALL: return nbcx_build_alltoall_slots;
+    default: return NULL;
+    }
+}
+
 void nbcxi_coll_selection(enum nbcxi_coll coll, struct nbcxi_selection *sel)
 {
     pthread_once(&env_once, read_env);
@@ -299,14 +342,24 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
     a->segsize = segsize;
     const struct coll_table *t = &tables[coll];
     int i = forced[coll] - 1;
-    if (i < 0 || (t->algs[i].usable && !t->algs[i].usable(s, a)))
+    if (i < 0 || (t->algs[i].usable && !t->algs[i].usable(s, a))) {
         i = automatic(coll, s, a);
-    /* Split progress splits binomial trees: unless an algorithm is
-     * forced, tree-shaped operations use theirs. */
-    nbcx_progress_mode mode;
-    if (forced[coll] == 0 && nbcx_progress_get(&mode) == NBCX_SUCCESS &&
-        mode == NBCX_PROGRESS_SPLIT)
-        i = split_tree(coll, i);
+        /* Split progress splits binomial trees: unless an algorithm is
+         * forced, tree-shaped operations use theirs. */
+        nbcx_progress_mode mode;
+        if (forced[coll] == 0 && nbcx_progress_get(&mode) == NBCX_SUCCESS &&
+            mode == NBCX_PROGRESS_SPLIT)
+            i = split_tree(coll, i);
+        /* Ranks that share memory: slots, up to NBCX_INPROC_SLOT_MAX, for
+         * the collectives that have them (the last algorithm of their
+         * table). */
+        const struct nbcxi_shm *shm = nbcxi_inproc_shm(s->comm);
+        int slots = t->nalgs - 1;
+        if (shm && shm->slot_max > 0 && message_bytes(a) <= shm->slot_max &&
+            t->algs[slots].build == slots_builder(coll) &&
+            t->algs[slots].usable(s, a))
+            i = slots;
+    }
     int err = t->algs[i].build(s, a);
     return err ? err : s->err;
 }

@@ -161,35 +161,41 @@ static bool is_complete(nbcx_request r)
 }
 
 /* Advances one active operation; returns the nodes finished. Sets
- * *handoff if it set aside work for the application thread (split).
- * Once finish() has run, r belongs to its owner, who may free it at
- * once: it is not touched after that. */
+ * *wake if a waiter may want to know: the operation completed, or it set
+ * aside work for the application thread (split). Once finish() has run,
+ * r belongs to its owner, who may free it at once: it is not touched
+ * after that. */
 static long progress_one_locked(struct nbcx_request_s *r, bool app,
-                                bool *handoff)
+                                bool *wake)
 {
     struct nbcx_sched_s *s = r->sched;
     int before = s->ndone, deferred = s->ndeferred;
     bool done;
     int err = nbcxi_sched_progress(s, app, &done);
     long advanced = s->ndone - before;
-    *handoff |= s->ndeferred > deferred;
+    *wake |= s->ndeferred > deferred;
     if (done) {
         unlink_request(r);
         finish(r, err);
         advanced++;
+        *wake = true;
     }
     return advanced;
 }
 
+/* Waiters are woken when a request completes or work is set aside for
+ * them, not for every node that finishes inside an operation: with many
+ * waiters (ranks that are threads) that would wake them all for nothing
+ * at every step of every operation. */
 long nbcxi_progress_all_locked(bool app)
 {
     long advanced = 0;
-    bool handoff = false;
+    bool wake = false;
     for (struct nbcx_request_s *r = active, *next; r; r = next) {
         next = r->next;
-        advanced += progress_one_locked(r, app, &handoff);
+        advanced += progress_one_locked(r, app, &wake);
     }
-    if ((advanced || handoff) && nbcxi_waiters)
+    if (wake && nbcxi_waiters)
         pthread_cond_broadcast(&nbcxi_done_cv);
     return advanced;
 }
@@ -220,15 +226,16 @@ int64_t nbcxi_engine_next_due_locked(void)
  * wait for. Returns whether there was any. Lock held. */
 static bool serve_deferred_locked(void)
 {
-    bool any = false;
+    bool any = false, wake = false;
     for (struct nbcx_request_s *r = active, *next; r; r = next) {
         next = r->next;
         if (r->sched->ndeferred > 0) {
-            bool handoff = false;
-            progress_one_locked(r, true, &handoff);
+            progress_one_locked(r, true, &wake);
             any = true;
         }
     }
+    if (wake && nbcxi_waiters) /* another thread's request, perhaps */
+        pthread_cond_broadcast(&nbcxi_done_cv);
     return any;
 }
 
@@ -316,12 +323,28 @@ static void activate(struct nbcx_request_s *r)
          * cancelled what it posted) is reported at completion, as MPI
          * does: part of the schedule may already have run. */
         finish(r, err);
+        if (s->comm->tp->ops->in_process) /* as below */
+            nbcxi_progress_all_locked(false);
     } else {
         r->next = active;
         if (active)
             active->prev = r;
         active = r;
-        if (m != NBCX_PROGRESS_CALLER && nbcxi_thread_kick_locked(false))
+        /* In-process peers: this start (a message sent, a buffer
+         * published or read) may have completed other ranks' operations,
+         * whose waiters need not wait for the progress thread's poll. */
+        bool local = s->comm->tp->ops->in_process;
+        if (local)
+            nbcxi_progress_all_locked(false);
+        /* Wake a sleeping progress thread, unless the operation waits for
+         * nothing but other ranks of this process (shared-memory slots,
+         * no message in flight) and they have cores enough to poll: their
+         * own calls (start, test, wait) move it, and waking a thread for
+         * it would cost more than the operation. A wait that finds it
+         * unfinished wakes the thread anyway. */
+        bool self_moving = local && s->nactive == 0 && !nbcxi_inproc_crowded();
+        if (m != NBCX_PROGRESS_CALLER && !self_moving &&
+            nbcxi_thread_kick_locked(false))
             wake = true;
         /* Split: the tree levels that come first (reduce, gather) are
          * done here, on the application thread, before returning. */
@@ -430,15 +453,48 @@ static bool is_idle(nbcx_request r)
     return !r || (r->persistent && !r->started);
 }
 
-/* Caller mode: one sweep over every operation. Thread modes: only the
- * application work set aside (split). */
-static void poke(void)
+/* One progress pass as the application thread, unless another thread is
+ * making one (it progresses our operations too): waiting threads then
+ * do not queue up on the lock, only to find nothing left to do. Returns
+ * whether it made the pass; *advanced gets the nodes it finished. */
+static bool progress_unless_busy(long *advanced)
 {
+    *advanced = 0;
+    if (pthread_mutex_trylock(&nbcxi_engine_lock) != 0)
+        return false;
+    *advanced = nbcxi_progress_all_locked(true);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    return true;
+}
+
+/* Whether any of reqs (not complete) runs on an in-process transport
+ * whose rank threads have cores enough to poll. */
+static bool any_local(int count, nbcx_request reqs[])
+{
+    if (nbcxi_inproc_crowded())
+        return false;
+    for (int i = 0; i < count; i++)
+        if (!is_idle(reqs[i]) && !is_complete(reqs[i]) &&
+            reqs[i]->sched->comm->tp->ops->in_process)
+            return true;
+    return false;
+}
+
+/* Caller mode: one sweep over every operation. Thread modes: only the
+ * application work set aside (split); but a sweep as well when one of
+ * reqs runs between ranks of this process (inproc) that have cores
+ * enough: such operations are moved by the ranks' own calls, their
+ * starts do not wake the progress thread (nbcxi_start), and a rank may
+ * test rather than wait. */
+static void poke(int count, nbcx_request reqs[])
+{
+    long advanced;
+    if (current_mode() == NBCX_PROGRESS_CALLER || any_local(count, reqs)) {
+        progress_unless_busy(&advanced);
+        return;
+    }
     pthread_mutex_lock(&nbcxi_engine_lock);
-    if (current_mode() == NBCX_PROGRESS_CALLER)
-        nbcxi_progress_all_locked(true);
-    else
-        serve_deferred_locked();
+    serve_deferred_locked();
     pthread_mutex_unlock(&nbcxi_engine_lock);
 }
 
@@ -461,8 +517,15 @@ static int find_complete(int count, nbcx_request reqs[])
  * find_complete's answer. Caller mode polls, yielding the core when
  * polling finds nothing several times in a row (ranks often outnumber
  * cores); thread modes poll for at most WAIT_POLL_NS, then sleep until
- * the progress thread announces a completion or work set aside for us. */
-enum { WAIT_POLL_NS = 20000 };
+ * the progress thread announces a completion or work set aside for us.
+ * Operations between ranks of this process (inproc) are completed by the
+ * other ranks' calls, typically sooner than a sleeping thread would wake
+ * up: their waiters poll as in caller mode (yielding the core after 64
+ * polls that moved nothing) for up to WAIT_POLL_LOCAL_NS before they
+ * sleep, unless the rank threads crowd the cores (nbcxi_inproc_crowded):
+ * polling waiters would then take the cores from the ranks that have
+ * work to do. */
+enum { WAIT_POLL_NS = 20000, WAIT_POLL_LOCAL_NS = 1000000 };
 
 static int wait_some(int count, nbcx_request reqs[])
 {
@@ -471,10 +534,10 @@ static int wait_some(int count, nbcx_request reqs[])
         return i;
     if (current_mode() == NBCX_PROGRESS_CALLER) {
         for (int idle = 0; (i = find_complete(count, reqs)) == -1;) {
-            pthread_mutex_lock(&nbcxi_engine_lock);
-            long advanced = nbcxi_progress_all_locked(true);
-            pthread_mutex_unlock(&nbcxi_engine_lock);
-            if (advanced)
+            long advanced = 0;
+            if (!progress_unless_busy(&advanced))
+                sched_yield(); /* the thread that progresses needs a core */
+            else if (advanced)
                 idle = 0;
             else if (++idle > 64)
                 sched_yield();
@@ -483,14 +546,20 @@ static int wait_some(int count, nbcx_request reqs[])
     }
     /* Spin, then block: a short operation is over within a few polls,
      * sooner than two thread switches would take. */
-    int64_t until = nbcxi_now_ns() + WAIT_POLL_NS;
-    do {
-        pthread_mutex_lock(&nbcxi_engine_lock);
-        nbcxi_progress_all_locked(true);
-        pthread_mutex_unlock(&nbcxi_engine_lock);
+    bool local = any_local(count, reqs);
+    int64_t now = nbcxi_now_ns();
+    int64_t until = now + (local ? WAIT_POLL_LOCAL_NS : WAIT_POLL_NS);
+    for (unsigned k = 1, idle = 0;; k++) {
+        long advanced;
+        bool busy = !progress_unless_busy(&advanced);
         if ((i = find_complete(count, reqs)) != -1)
             return i;
-    } while (nbcxi_now_ns() < until);
+        idle = advanced ? 0 : idle + 1;
+        if (busy || (local && idle > 64)) /* as in caller mode */
+            sched_yield();
+        if (k % 8 == 0 && (now = nbcxi_now_ns()) >= until)
+            break; /* (the clock costs more than a poll) */
+    }
     pthread_mutex_lock(&nbcxi_engine_lock);
     nbcxi_waiters++;
     if (nbcxi_thread_kick_locked(true)) /* a waiter: poll closer */
@@ -513,7 +582,7 @@ int nbcx_test(nbcx_request *req, int *flag)
         return NBCX_SUCCESS;
     }
     if (!is_complete(*req))
-        poke();
+        poke(1, req);
     if (!is_complete(*req))
         return NBCX_SUCCESS;
     *flag = 1;
@@ -535,7 +604,7 @@ int nbcx_testall(int count, nbcx_request reqs[], int *flag)
     if (count < 0 || (count > 0 && !reqs) || !flag)
         return NBCX_ERR_REQUEST;
     *flag = 0;
-    poke();
+    poke(count, reqs);
     for (int i = 0; i < count; i++)
         if (!is_idle(reqs[i]) && !is_complete(reqs[i]))
             return NBCX_SUCCESS;

@@ -14,6 +14,14 @@
  * and the slots queued by one pass over the ready nodes are started
  * together (MPI_Startall). Nothing is allocated per start.
  *
+ * POLL nodes wait for conditions no transport request stands for (the
+ * shared-memory slots of coll/shm.c): a ready POLL node's function is
+ * called at once; if it answers "not yet" the node joins the list
+ * s->polls, whose functions are called again at every progress pass,
+ * right after the transport requests are tested. A progress pass thus
+ * sees two kinds of pending work, requests and polls, and finishes nodes
+ * of either kind the same way (node_done releases their successors).
+ *
  * In split progress mode some nodes belong to the application thread
  * (node->app): when another thread finds one ready it is set aside in
  * s->deferred, and run the next time the application thread progresses.
@@ -43,8 +51,9 @@ int nbcxi_sched_prepare(struct nbcx_sched_s *s)
     s->done_idx = malloc(sizeof(int) * (size_t)(n ? n : 1));
     s->req_t0 = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     s->deferred = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    s->polls = malloc(sizeof(int) * (size_t)(n ? n : 1));
     if (!s->succ || !s->ready || !s->reqs || !s->req_node || !s->done_idx ||
-        !s->req_t0 || !s->deferred)
+        !s->req_t0 || !s->deferred || !s->polls)
         return NBCX_ERR_NOMEM;
 
     for (int i = 0; i < n; i++)
@@ -133,6 +142,7 @@ static int abort_all(struct nbcx_sched_s *s, int err)
     if (s->prepared)
         s->failed = err;
     s->nactive = s->unstarted = 0;
+    s->npolls = 0;
     s->ndeferred = 0;
     s->ready_head = s->ready_tail;
     return err;
@@ -204,26 +214,8 @@ static size_t p2p_bytes(const struct nbcxi_node *nd)
 
 static int run_copy(const struct nbcxi_node *c)
 {
-    if (c->u.copy.stype == c->u.copy.dtype &&
-        c->u.copy.scount == c->u.copy.dcount)
-        return nbcxi_type_copy(c->u.copy.src, c->u.copy.dst, c->u.copy.scount,
-                               c->u.copy.stype);
-    if (c->u.copy.dtype->contiguous)
-        return nbcxi_type_pack(c->u.copy.src, c->u.copy.scount,
-                               c->u.copy.stype, c->u.copy.dst);
-    if (c->u.copy.stype->contiguous)
-        return nbcxi_type_unpack(c->u.copy.src, c->u.copy.dcount,
-                                 c->u.copy.dtype, c->u.copy.dst);
-    size_t bytes = (size_t)c->u.copy.scount * c->u.copy.stype->size;
-    void *tmp = malloc(bytes ? bytes : 1);
-    int err = tmp ? nbcxi_type_pack(c->u.copy.src, c->u.copy.scount,
-                                    c->u.copy.stype, tmp)
-                  : NBCX_ERR_NOMEM;
-    if (err == NBCX_SUCCESS)
-        err = nbcxi_type_unpack(tmp, c->u.copy.dcount, c->u.copy.dtype,
-                                c->u.copy.dst);
-    free(tmp);
-    return err;
+    return nbcxi_type_move(c->u.copy.src, c->u.copy.scount, c->u.copy.stype,
+                           c->u.copy.dst, c->u.copy.dcount, c->u.copy.dtype);
 }
 
 /* Runs one ready node: posts it (send, receive) or does it now. */
@@ -267,6 +259,15 @@ static int run_node(struct nbcx_sched_s *s, int id)
     case NBCXI_NODE_CALL:
         err = nd->u.call.fn(nd->u.call.arg);
         break;
+    case NBCXI_NODE_POLL: {
+        int rc = nd->u.poll.fn(nd->u.poll.arg);
+        if (rc == 0) { /* not yet: polled again at every pass */
+            s->polls[s->npolls++] = id;
+            return NBCX_SUCCESS;
+        }
+        err = rc > 0 ? NBCX_SUCCESS : -rc;
+        break;
+    }
     default:
         err = NBCX_ERR_INTERN;
     }
@@ -311,6 +312,7 @@ int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done)
     s->ndone = 0;
     s->unstarted = 0;
     s->nactive = 0;
+    s->npolls = 0;
     s->ndeferred = 0;
     s->next_due = 0;
     s->ready_head = s->ready_tail = 0;
@@ -343,41 +345,78 @@ static int64_t next_due(const struct nbcx_sched_s *s)
     return due;
 }
 
-int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app, bool *done)
+/* Tests the active transport requests once; retires the completed ones
+ * (their successors become ready) and counts them in *moved. */
+static int test_requests(struct nbcx_sched_s *s, int *moved)
 {
     nbcxi_transport *tp = s->comm->tp;
+    int ndone = 0;
+    int err = tp->ops->testsome(tp, s->nactive, s->reqs, &ndone, s->done_idx);
+    if (err != NBCX_SUCCESS || ndone == 0)
+        return err;
+    /* Retire the finished slots, keeping the others in order. */
+    int64_t now = nbcxi_now_ns();
+    for (int k = 0; k < ndone; k++) {
+        int i = s->done_idx[k];
+        nbcxi_pace_sample(p2p_bytes(&s->nodes[s->req_node[i]]), s->req_t0[i],
+                          now);
+        node_done(s, s->req_node[i]);
+        s->req_node[i] = -1;
+    }
+    int kept = 0;
+    size_t rsz = tp->ops->req_size;
+    for (int i = 0; i < s->nactive; i++) {
+        if (s->req_node[i] < 0)
+            continue;
+        if (kept != i) {
+            memcpy(slot(s, kept), slot(s, i), rsz);
+            s->req_node[kept] = s->req_node[i];
+            s->req_t0[kept] = s->req_t0[i];
+        }
+        kept++;
+    }
+    s->nactive = kept;
+    *moved += ndone;
+    return NBCX_SUCCESS;
+}
+
+/* Calls the function of every waiting POLL node once; the done ones leave
+ * the list (in order) and count in *moved. */
+static int test_polls(struct nbcx_sched_s *s, int *moved)
+{
+    int kept = 0, err = NBCX_SUCCESS;
+    for (int i = 0; i < s->npolls; i++) {
+        int id = s->polls[i];
+        struct nbcxi_node *nd = &s->nodes[id];
+        int rc = err == NBCX_SUCCESS ? nd->u.poll.fn(nd->u.poll.arg) : 0;
+        if (rc > 0) {
+            node_done(s, id);
+            (*moved)++;
+            continue;
+        }
+        if (rc < 0)
+            err = -rc;
+        s->polls[kept++] = id;
+    }
+    s->npolls = kept;
+    return err;
+}
+
+int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app, bool *done)
+{
     int err = app && s->ndeferred ? run_ready(s, true) : NBCX_SUCCESS;
-    while (err == NBCX_SUCCESS && s->nactive > 0) {
-        int ndone = 0;
-        err = tp->ops->testsome(tp, s->nactive, s->reqs, &ndone, s->done_idx);
+    while (err == NBCX_SUCCESS && (s->nactive > 0 || s->npolls > 0)) {
+        int moved = 0;
+        if (s->nactive > 0)
+            err = test_requests(s, &moved);
+        if (err == NBCX_SUCCESS && s->npolls > 0)
+            err = test_polls(s, &moved);
         if (err != NBCX_SUCCESS) {
             abort_all(s, err);
             break;
         }
-        if (ndone == 0)
+        if (moved == 0)
             break;
-        /* Retire the finished slots, keeping the others in order. */
-        int64_t now = nbcxi_now_ns();
-        for (int k = 0; k < ndone; k++) {
-            int i = s->done_idx[k];
-            nbcxi_pace_sample(p2p_bytes(&s->nodes[s->req_node[i]]),
-                              s->req_t0[i], now);
-            node_done(s, s->req_node[i]);
-            s->req_node[i] = -1;
-        }
-        int kept = 0;
-        size_t rsz = tp->ops->req_size;
-        for (int i = 0; i < s->nactive; i++) {
-            if (s->req_node[i] < 0)
-                continue;
-            if (kept != i) {
-                memcpy(slot(s, kept), slot(s, i), rsz);
-                s->req_node[kept] = s->req_node[i];
-                s->req_t0[kept] = s->req_t0[i];
-            }
-            kept++;
-        }
-        s->nactive = kept;
         err = run_ready(s, app);
     }
     s->next_due = err == NBCX_SUCCESS ? next_due(s) : 0;

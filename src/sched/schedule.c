@@ -40,6 +40,14 @@ static void node_release(struct nbcxi_node *n)
         nbcxi_type_release(n->u.copy.stype);
         nbcxi_type_release(n->u.copy.dtype);
         break;
+    case NBCXI_NODE_POLL:
+        if (n->u.poll.type)
+            nbcxi_type_release(n->u.poll.type);
+        if (n->u.poll.type2)
+            nbcxi_type_release(n->u.poll.type2);
+        if (n->u.poll.op)
+            nbcxi_op_release(n->u.poll.op);
+        break;
     default:
         break;
     }
@@ -65,6 +73,7 @@ void nbcxi_sched_destroy(struct nbcx_sched_s *s)
     free(s->done_idx);
     free(s->req_t0);
     free(s->deferred);
+    free(s->polls);
     nbcxi_comm_release(s->comm);
     free(s);
 }
@@ -211,6 +220,28 @@ nbcx_node nbcxi_call(struct nbcx_sched_s *s, nbcx_sched_fn *fn, void *arg)
         return -1;
     n->u.call.fn = fn;
     n->u.call.arg = arg;
+    return id;
+}
+
+nbcx_node nbcxi_poll(struct nbcx_sched_s *s, nbcxi_poll_fn *fn, void *arg,
+                     struct nbcx_datatype_s *type,
+                     struct nbcx_datatype_s *type2, struct nbcx_op_s *op)
+{
+    nbcx_node id;
+    struct nbcxi_node *n = add_node(s, NBCXI_NODE_POLL, &id);
+    if (!n)
+        return -1;
+    if (type)
+        nbcxi_type_retain(type);
+    if (type2)
+        nbcxi_type_retain(type2);
+    if (op)
+        nbcxi_op_retain(op);
+    n->u.poll.fn = fn;
+    n->u.poll.arg = arg;
+    n->u.poll.type = type;
+    n->u.poll.type2 = type2;
+    n->u.poll.op = op;
     return id;
 }
 

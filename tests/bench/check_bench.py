@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Checks nbcx-bench's output: the JSON against tools/bench/schema.json and
-the table's columns. Standard library only (the C tests install no Python
-packages), so it carries a small validator for the subset of JSON Schema
-the schema uses.
+the table's columns, in both modes: with MPI (schema nbcx-bench/1: nbcx and
+native MPI) and on the inproc transport (nbcx-bench/1.1: nbcx alone, its
+blocking-style path as the reference). Standard library only (the C tests
+install no Python packages), so it carries a small validator for the subset
+of JSON Schema the schema uses.
 
   check_bench.py run --schema S --json F -- CMD...   run CMD (an nbcx-bench
       command writing F), expect exit 0, check its table and F
@@ -41,7 +43,30 @@ COLUMNS = [
     "nbcx_cpu(%)",
 ]
 
+# The inproc table: paper 000's blocking, nbc and nbc+overlap variants.
+COLUMNS_INPROC = [
+    "size",
+    "t_block(us)",
+    "nbc_pure(us)",
+    "nbc/block",
+    "nbc_ovrl(us)",
+    "t_cpu(us)",
+    "comm(us)",
+    "comm/block",
+    "overlap(%)",
+    "cpu(%)",
+]
+
 STATS = ("t_pure", "t_cpu", "t_ovrl", "overhead", "cpu_progress", "overlap")
+
+SCHEMA_MPI = "nbcx-bench/1"
+SCHEMA_INPROC = "nbcx-bench/1.1"
+
+
+def impls_of(doc: dict[str, Any]) -> tuple[str, ...]:
+    """The implementations a document has: native MPI and nbcx, or nbcx."""
+    return ("nbcx",) if doc["schema"] == SCHEMA_INPROC else ("native", "nbcx")
+
 
 RUN_TIMEOUT = 600  # seconds; CTest has its own timeout too
 
@@ -143,11 +168,26 @@ def check_consistency(doc: dict[str, Any]) -> None:
     for op in ops:
         if op not in seen:
             raise CheckError(f"results: no result for {op}")
+    impls = impls_of(doc)
+    inproc = doc["schema"] == SCHEMA_INPROC
+    if inproc != (doc["transport"] == "inproc"):
+        raise CheckError(f"schema {doc['schema']} with transport {doc['transport']}")
+    if inproc and (
+        "block_progress" not in doc["config"] or doc["mpi"]["library"] != "none"
+    ):
+        raise CheckError(
+            "inproc: config.block_progress missing, or an MPI library named"
+        )
     for i, r in enumerate(doc["results"]):
         where = f"results[{i}] ({r['op']}, {r['bytes']} bytes)"
         reps = r.get("reps", len(r["raw"]["t_block"]))
         figures = [("t_block", r["t_block"], r["raw"]["t_block"])]
         for impl in ("native", "nbcx"):
+            if (impl in r) != (impl in impls) or (impl in r["raw"]) != (impl in impls):
+                raise CheckError(
+                    f"{where}: {impl} must {'' if impl in impls else 'not '}be there"
+                )
+        for impl in impls:
             for s in STATS:
                 figures.append((f"{impl}.{s}", r[impl][s], r["raw"][impl][s]))
         for name, stat, raw in figures:
@@ -173,8 +213,13 @@ HEADER = re.compile(
 
 def check_table(text: str, doc: dict[str, Any] | None) -> None:
     """One block per operation: a header naming op, ranks, cores, MPI,
-    network and progress; the column line; rows of 12 numbers. With doc,
-    the blocks must match the JSON's results."""
+    network and progress; the column line (COLUMNS with MPI, COLUMNS_INPROC
+    on the inproc transport); rows of as many numbers. With doc, the
+    blocks must match the JSON's results (and, inproc, the ratio columns
+    the JSON's medians)."""
+    columns_of_doc = None
+    if doc is not None:
+        columns_of_doc = COLUMNS_INPROC if doc["schema"] == SCHEMA_INPROC else COLUMNS
     blocks: list[dict[str, Any]] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -189,19 +234,19 @@ def check_table(text: str, doc: dict[str, Any] | None) -> None:
         if line.startswith("#"):
             fields = line[1:].split()
             if fields and fields[0] == "size":
-                if fields != COLUMNS:
-                    raise CheckError(
-                        f"table line {n}: columns {fields} are not {COLUMNS}"
-                    )
+                want = columns_of_doc or (
+                    COLUMNS_INPROC if fields == COLUMNS_INPROC else COLUMNS
+                )
+                if fields != want:
+                    raise CheckError(f"table line {n}: columns {fields} are not {want}")
                 block["columns"] = fields
             continue
         if block["columns"] is None:
             raise CheckError(f"table line {n}: row before the column line")
         fields = line.split()
-        if len(fields) != len(COLUMNS):
-            raise CheckError(
-                f"table line {n}: {len(fields)} fields, not {len(COLUMNS)}"
-            )
+        ncols = len(block["columns"])
+        if len(fields) != ncols:
+            raise CheckError(f"table line {n}: {len(fields)} fields, not {ncols}")
         try:
             row = [int(fields[0])] + [float(f) for f in fields[1:]]
         except ValueError as e:
@@ -234,11 +279,35 @@ def check_table(text: str, doc: dict[str, Any] | None) -> None:
                 )
         if not h["mpi"].startswith(doc["mpi"]["library"]):
             raise CheckError(f"table: {h['op']} says MPI {h['mpi']}")
-        sizes = [r["bytes"] for r in doc["results"] if r["op"] == h["op"]]
+        results = [r for r in doc["results"] if r["op"] == h["op"]]
+        sizes = [r["bytes"] for r in results]
         if [row[0] for row in b["rows"]] != sizes:
             raise CheckError(
                 f"table: sizes of {h['op']} differ from the JSON's {sizes}"
             )
+        if doc["schema"] == SCHEMA_INPROC:
+            check_ratios(h["op"], b["rows"], results)
+
+
+def check_ratios(
+    op: str, rows: list[list[float]], results: list[dict[str, Any]]
+) -> None:
+    """The inproc table's nbc/block and comm/block are the ratios of the
+    JSON's medians (nbcx t_pure and overhead over t_block), to the
+    table's three decimals."""
+    at = {name: COLUMNS_INPROC.index(name) for name in ("nbc/block", "comm/block")}
+    for row, r in zip(rows, results, strict=True):
+        block = r["t_block"]["median"]
+        want = {
+            "nbc/block": r["nbcx"]["t_pure"]["median"] / block if block > 0 else 0.0,
+            "comm/block": r["nbcx"]["overhead"]["median"] / block if block > 0 else 0.0,
+        }
+        for name, value in want.items():
+            if abs(row[at[name]] - value) > 0.0006:
+                raise CheckError(
+                    f"table: {op} at {r['bytes']} bytes: {name} {row[at[name]]}, "
+                    f"the JSON's medians give {value:.4f}"
+                )
 
 
 def check_files(schema_path: str, json_path: str, table: str | None) -> dict[str, Any]:

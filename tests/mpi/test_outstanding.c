@@ -236,7 +236,8 @@ static void algorithms_init(void)
         MT_OK(nbcx_algorithm_names(kind_name[k], &list));
         for (p = list ? list : ""; *p && alg_count[k] < 15;) {
             size_t len = strcspn(p, " ");
-            if (len > 0 && len < 40) {
+            /* "slots" needs the inproc transport: on MPI it is "auto" */
+            if (len > 0 && len < 40 && strncmp(p, "slots", len) != 0) {
                 memcpy(alg_names[k][alg_count[k]], p, len);
                 alg_names[k][alg_count[k]++][len] = '\0';
             }

@@ -1,9 +1,11 @@
 /*
  * cpu.c - the synthetic computation overlapped with communication, and
  * the CPU time spent by the process's other threads (progress threads of
- * nbcx or of the MPI library) while it runs.
+ * nbcx or of the MPI library; with ranks as threads, not the other
+ * ranks) while it runs.
  */
 #include <dirent.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -16,11 +18,12 @@
 
 /* 16 KiB of doubles: stays in the L1 cache, so the computation is pure
  * floating-point work and does not compete with the communication for
- * memory bandwidth. External linkage keeps the compiler from discarding
+ * memory bandwidth. One per thread: ranks that are threads (inproc) must
+ * not share it. External linkage keeps the compiler from discarding
  * stores it cannot see being read. */
 #define CPU_ARRAY 2048
 #define CPU_UNIT 256 /* elements updated per unit of work */
-double nbcx_bench_cpu_array[CPU_ARRAY];
+_Thread_local double nbcx_bench_cpu_array[CPU_ARRAY];
 
 /* One unit: CPU_UNIT multiply-adds. x -> 0.9999999 x + 1e-7 converges to
  * 1 from the initial 0, so the values never become denormal. */
@@ -46,24 +49,24 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double cpu_calibrate(void)
+double cpu_calibrate(double (*now)(void))
 {
     cpu_work(1000); /* warm up the cache and the clock frequency */
     long units = 1000;
     double dt;
     for (;;) { /* grow until one run lasts 20 ms */
-        double t0 = MPI_Wtime();
+        double t0 = now();
         cpu_work(units);
-        dt = MPI_Wtime() - t0;
+        dt = now() - t0;
         if (dt >= 0.02)
             break;
         units *= 2;
     }
     double rate[3];
     for (int i = 0; i < 3; i++) {
-        double t0 = MPI_Wtime();
+        double t0 = now();
         cpu_work(units);
-        rate[i] = (double)units / (MPI_Wtime() - t0);
+        rate[i] = (double)units / (now() - t0);
     }
     qsort(rate, 3, sizeof rate[0], cmp_double);
     return rate[1];
@@ -84,9 +87,10 @@ double cpu_calibrate(void)
  */
 
 enum method { METHOD_UNKNOWN, METHOD_CLOCK, METHOD_STAT };
-static enum method method;
+/* Found out once; atomic, as ranks that are threads ask at once. */
+static atomic_int method;
 
-static pid_t self_tid(void)
+pid_t cpu_thread_id(void)
 {
     return (pid_t)syscall(SYS_gettid);
 }
@@ -133,9 +137,12 @@ static int read_stat(pid_t tid, double *sec)
 static enum method get_method(void)
 {
     double s;
-    if (method == METHOD_UNKNOWN)
-        method = read_clock(self_tid(), &s) == 0 ? METHOD_CLOCK : METHOD_STAT;
-    return method;
+    int m = atomic_load(&method);
+    if (m == METHOD_UNKNOWN) {
+        m = read_clock(cpu_thread_id(), &s) == 0 ? METHOD_CLOCK : METHOD_STAT;
+        atomic_store(&method, m);
+    }
+    return (enum method)m;
 }
 
 const char *cpu_snapshot_method(void)
@@ -143,10 +150,18 @@ const char *cpu_snapshot_method(void)
     return get_method() == METHOD_CLOCK ? "thread-cpu-clock" : "proc-stat";
 }
 
-void cpu_snapshot_take(struct cpu_snapshot *s)
+static int skipped(long tid, const pid_t *skip, int nskip)
+{
+    for (int i = 0; i < nskip; i++)
+        if (skip[i] == tid)
+            return 1;
+    return 0;
+}
+
+void cpu_snapshot_take(struct cpu_snapshot *s, const pid_t *skip, int nskip)
 {
     enum method m = get_method();
-    pid_t self = self_tid();
+    pid_t self = cpu_thread_id();
     s->n = 0;
     DIR *d = opendir("/proc/self/task");
     if (!d)
@@ -155,7 +170,8 @@ void cpu_snapshot_take(struct cpu_snapshot *s)
     while ((e = readdir(d)) && s->n < CPU_MAX_THREADS) {
         char *end;
         long tid = strtol(e->d_name, &end, 10);
-        if (end == e->d_name || *end != '\0' || tid == self)
+        if (end == e->d_name || *end != '\0' || tid == self ||
+            skipped(tid, skip, nskip))
             continue;
         double sec;
         /* A thread that exited since readdir() is simply skipped. */

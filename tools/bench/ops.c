@@ -1,16 +1,12 @@
 /*
- * ops.c - the operations nbcx-bench measures: for each, the blocking MPI
- * collective, the native nonblocking one and nbcx's, called on the same
- * buffers; plus buffer allocation, input patterns and the result check.
- *
- * The vector variants run with every block of the same size (displs
- * i * count), as their regular twins; iexscan's result is compared on
- * every rank but 0 (MPI leaves rank 0's undefined). Neighbourhood
- * collectives are not measured here.
+ * ops.c - the operations nbcx-bench measures: nbcx's start function of
+ * each (the MPI library's own are in ops_mpi.c), buffer allocation, input
+ * patterns, the result and its sequential reference.
  *
  * Reductions use doubles with SUM, every other operation bytes. The
  * inputs are small integers, so every sum is exact whatever the order
- * of the additions: nbcx's result must equal MPI's bit for bit.
+ * of the additions: nbcx's result must equal MPI's, and the sequential
+ * reference, bit for bit.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -19,124 +15,48 @@
 
 #include "bench.h"
 
-/* ---- the three faces of every operation ---------------------------- */
+/* ---- nbcx's start functions ------------------------------------------ */
 
-static int block_barrier(const struct bench_buf *b)
-{
-    return MPI_Barrier(b->mcomm);
-}
-static int native_ibarrier(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Ibarrier(b->mcomm, r);
-}
 static int nbcx_ibarrier_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_ibarrier(b->ncomm, r);
 }
 
-static int block_bcast(const struct bench_buf *b)
-{
-    return MPI_Bcast(b->rbuf, b->count, b->mtype, BENCH_ROOT, b->mcomm);
-}
-static int native_ibcast(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Ibcast(b->rbuf, b->count, b->mtype, BENCH_ROOT, b->mcomm, r);
-}
 static int nbcx_ibcast_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_ibcast(b->rbuf, b->count, b->ntype, BENCH_ROOT, b->ncomm, r);
 }
 
-static int block_reduce(const struct bench_buf *b)
-{
-    return MPI_Reduce(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
-                      BENCH_ROOT, b->mcomm);
-}
-static int native_ireduce(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Ireduce(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
-                       BENCH_ROOT, b->mcomm, r);
-}
 static int nbcx_ireduce_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_ireduce(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
                         BENCH_ROOT, b->ncomm, r);
 }
 
-static int block_allreduce(const struct bench_buf *b)
-{
-    return MPI_Allreduce(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
-                         b->mcomm);
-}
-static int native_iallreduce(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Iallreduce(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
-                          b->mcomm, r);
-}
 static int nbcx_iallreduce_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_iallreduce(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
                            b->ncomm, r);
 }
 
-static int block_gather(const struct bench_buf *b)
-{
-    return MPI_Gather(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
-                      b->mtype, BENCH_ROOT, b->mcomm);
-}
-static int native_igather(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Igather(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
-                       b->mtype, BENCH_ROOT, b->mcomm, r);
-}
 static int nbcx_igather_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_igather(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
                         b->ntype, BENCH_ROOT, b->ncomm, r);
 }
 
-static int block_scatter(const struct bench_buf *b)
-{
-    return MPI_Scatter(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
-                       b->mtype, BENCH_ROOT, b->mcomm);
-}
-static int native_iscatter(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Iscatter(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
-                        b->mtype, BENCH_ROOT, b->mcomm, r);
-}
 static int nbcx_iscatter_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_iscatter(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
                          b->ntype, BENCH_ROOT, b->ncomm, r);
 }
 
-static int block_allgather(const struct bench_buf *b)
-{
-    return MPI_Allgather(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
-                         b->mtype, b->mcomm);
-}
-static int native_iallgather(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Iallgather(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
-                          b->mtype, b->mcomm, r);
-}
 static int nbcx_iallgather_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_iallgather(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
                            b->ntype, b->ncomm, r);
 }
 
-static int block_alltoall(const struct bench_buf *b)
-{
-    return MPI_Alltoall(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
-                        b->mtype, b->mcomm);
-}
-static int native_ialltoall(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Ialltoall(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
-                         b->mtype, b->mcomm, r);
-}
 static int nbcx_ialltoall_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_ialltoall(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
@@ -145,81 +65,30 @@ static int nbcx_ialltoall_(const struct bench_buf *b, nbcx_request *r)
 
 /* The vector variants with every block of `count` elements (displs
  * i * count), reduce_scatter_block, scan and exscan. */
-static int block_gatherv(const struct bench_buf *b)
-{
-    return MPI_Gatherv(b->sbuf, b->count, b->mtype, b->rbuf, b->counts,
-                       b->displs, b->mtype, BENCH_ROOT, b->mcomm);
-}
-static int native_igatherv(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Igatherv(b->sbuf, b->count, b->mtype, b->rbuf, b->counts,
-                        b->displs, b->mtype, BENCH_ROOT, b->mcomm, r);
-}
 static int nbcx_igatherv_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_igatherv(b->sbuf, b->count, b->ntype, b->rbuf, b->counts,
                          b->displs, b->ntype, BENCH_ROOT, b->ncomm, r);
 }
 
-static int block_scatterv(const struct bench_buf *b)
-{
-    return MPI_Scatterv(b->sbuf, b->counts, b->displs, b->mtype, b->rbuf,
-                        b->count, b->mtype, BENCH_ROOT, b->mcomm);
-}
-static int native_iscatterv(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Iscatterv(b->sbuf, b->counts, b->displs, b->mtype, b->rbuf,
-                         b->count, b->mtype, BENCH_ROOT, b->mcomm, r);
-}
 static int nbcx_iscatterv_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_iscatterv(b->sbuf, b->counts, b->displs, b->ntype, b->rbuf,
                           b->count, b->ntype, BENCH_ROOT, b->ncomm, r);
 }
 
-static int block_allgatherv(const struct bench_buf *b)
-{
-    return MPI_Allgatherv(b->sbuf, b->count, b->mtype, b->rbuf, b->counts,
-                          b->displs, b->mtype, b->mcomm);
-}
-static int native_iallgatherv(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Iallgatherv(b->sbuf, b->count, b->mtype, b->rbuf, b->counts,
-                           b->displs, b->mtype, b->mcomm, r);
-}
 static int nbcx_iallgatherv_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_iallgatherv(b->sbuf, b->count, b->ntype, b->rbuf, b->counts,
                             b->displs, b->ntype, b->ncomm, r);
 }
 
-static int block_alltoallv(const struct bench_buf *b)
-{
-    return MPI_Alltoallv(b->sbuf, b->counts, b->displs, b->mtype, b->rbuf,
-                         b->counts, b->displs, b->mtype, b->mcomm);
-}
-static int native_ialltoallv(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Ialltoallv(b->sbuf, b->counts, b->displs, b->mtype, b->rbuf,
-                          b->counts, b->displs, b->mtype, b->mcomm, r);
-}
 static int nbcx_ialltoallv_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_ialltoallv(b->sbuf, b->counts, b->displs, b->ntype, b->rbuf,
                            b->counts, b->displs, b->ntype, b->ncomm, r);
 }
 
-static int block_reduce_scatter_block(const struct bench_buf *b)
-{
-    return MPI_Reduce_scatter_block(b->sbuf, b->rbuf, b->count, b->mtype,
-                                    MPI_SUM, b->mcomm);
-}
-static int native_ireduce_scatter_block(const struct bench_buf *b,
-                                        MPI_Request *r)
-{
-    return MPI_Ireduce_scatter_block(b->sbuf, b->rbuf, b->count, b->mtype,
-                                     MPI_SUM, b->mcomm, r);
-}
 static int nbcx_ireduce_scatter_block_(const struct bench_buf *b,
                                        nbcx_request *r)
 {
@@ -227,32 +96,12 @@ static int nbcx_ireduce_scatter_block_(const struct bench_buf *b,
                                       NBCX_SUM, b->ncomm, r);
 }
 
-static int block_scan(const struct bench_buf *b)
-{
-    return MPI_Scan(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
-                    b->mcomm);
-}
-static int native_iscan(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Iscan(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
-                     b->mcomm, r);
-}
 static int nbcx_iscan_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_iscan(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
                       b->ncomm, r);
 }
 
-static int block_exscan(const struct bench_buf *b)
-{
-    return MPI_Exscan(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
-                      b->mcomm);
-}
-static int native_iexscan(const struct bench_buf *b, MPI_Request *r)
-{
-    return MPI_Iexscan(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
-                       b->mcomm, r);
-}
 static int nbcx_iexscan_(const struct bench_buf *b, nbcx_request *r)
 {
     return nbcx_iexscan(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
@@ -262,39 +111,39 @@ static int nbcx_iexscan_(const struct bench_buf *b, nbcx_request *r)
 /* ---- the table ------------------------------------------------------ */
 
 /* Buffers are allocated at full size on every rank (the root's shape),
- * which keeps the code free of root special cases. */
+ * which keeps the code free of root special cases. The order is that of
+ * ops_mpi.c's table of MPI functions. */
 const struct bench_op bench_ops[] = {
     { "ibarrier", 0, BLOCKS_NONE, BLOCKS_NONE, RESULT_NONE, 0,
-      block_barrier, native_ibarrier, nbcx_ibarrier_ },
-    { "ibcast", 0, BLOCKS_NONE, BLOCKS_ONE, RESULT_ALL, 1,
-      block_bcast, native_ibcast, nbcx_ibcast_ },
-    { "ireduce", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ROOT, 0,
-      block_reduce, native_ireduce, nbcx_ireduce_ },
+      nbcx_ibarrier_, SUM_ALL },
+    { "ibcast", 0, BLOCKS_NONE, BLOCKS_ONE, RESULT_ALL, 1, nbcx_ibcast_,
+      SUM_ALL },
+    { "ireduce", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ROOT, 0, nbcx_ireduce_,
+      SUM_ALL },
     { "iallreduce", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ALL, 0,
-      block_allreduce, native_iallreduce, nbcx_iallreduce_ },
+      nbcx_iallreduce_, SUM_ALL },
     { "igather", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ROOT, 0,
-      block_gather, native_igather, nbcx_igather_ },
+      nbcx_igather_, SUM_ALL },
     { "iscatter", 0, BLOCKS_PER_RANK, BLOCKS_ONE, RESULT_ALL, 0,
-      block_scatter, native_iscatter, nbcx_iscatter_ },
+      nbcx_iscatter_, SUM_ALL },
     { "iallgather", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ALL, 0,
-      block_allgather, native_iallgather, nbcx_iallgather_ },
+      nbcx_iallgather_, SUM_ALL },
     { "ialltoall", 0, BLOCKS_PER_RANK, BLOCKS_PER_RANK, RESULT_ALL, 0,
-      block_alltoall, native_ialltoall, nbcx_ialltoall_ },
+      nbcx_ialltoall_, SUM_ALL },
     { "igatherv", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ROOT, 0,
-      block_gatherv, native_igatherv, nbcx_igatherv_ },
+      nbcx_igatherv_, SUM_ALL },
     { "iscatterv", 0, BLOCKS_PER_RANK, BLOCKS_ONE, RESULT_ALL, 0,
-      block_scatterv, native_iscatterv, nbcx_iscatterv_ },
+      nbcx_iscatterv_, SUM_ALL },
     { "iallgatherv", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ALL, 0,
-      block_allgatherv, native_iallgatherv, nbcx_iallgatherv_ },
+      nbcx_iallgatherv_, SUM_ALL },
     { "ialltoallv", 0, BLOCKS_PER_RANK, BLOCKS_PER_RANK, RESULT_ALL, 0,
-      block_alltoallv, native_ialltoallv, nbcx_ialltoallv_ },
+      nbcx_ialltoallv_, SUM_ALL },
     { "ireduce_scatter_block", 1, BLOCKS_PER_RANK, BLOCKS_ONE, RESULT_ALL, 0,
-      block_reduce_scatter_block, native_ireduce_scatter_block,
-      nbcx_ireduce_scatter_block_ },
-    { "iscan", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ALL, 0,
-      block_scan, native_iscan, nbcx_iscan_ },
+      nbcx_ireduce_scatter_block_, SUM_ALL },
+    { "iscan", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ALL, 0, nbcx_iscan_,
+      SUM_INCLUSIVE },
     { "iexscan", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_NOT_ROOT, 0,
-      block_exscan, native_iexscan, nbcx_iexscan_ },
+      nbcx_iexscan_, SUM_EXCLUSIVE },
 };
 const int bench_nops = (int)(sizeof bench_ops / sizeof bench_ops[0]);
 
@@ -349,25 +198,24 @@ static size_t buf_bytes(enum bench_blocks shape, const struct bench_buf *b)
 }
 
 int bench_buf_init(struct bench_buf *b, const struct bench_op *op, int count,
-                   int rank, int ranks, MPI_Comm mcomm, nbcx_comm ncomm)
+                   int rank, int ranks, nbcx_comm ncomm)
 {
     memset(b, 0, sizeof *b);
     b->count = count;
     b->elem = bench_op_elem(op);
-    b->mtype = op->reduction ? MPI_DOUBLE : MPI_BYTE;
     b->ntype = op->reduction ? NBCX_DOUBLE : NBCX_BYTE;
     b->rank = rank;
     b->ranks = ranks;
-    b->mcomm = mcomm;
     b->ncomm = ncomm;
     b->sbytes = buf_bytes(op->send, b);
     b->rbytes = buf_bytes(op->recv, b);
     b->counts = malloc(sizeof(int) * (size_t)ranks);
     b->displs = malloc(sizeof(int) * (size_t)ranks);
-    if (!b->counts || !b->displs) {
-        free(b->counts);
-        free(b->displs);
-        b->counts = b->displs = NULL;
+    /* Doubles need alignment; malloc's is enough. */
+    if (!b->counts || !b->displs ||
+        (b->sbytes && !(b->sbuf = malloc(b->sbytes))) ||
+        (b->rbytes && !(b->rbuf = malloc(b->rbytes)))) {
+        bench_buf_free(b);
         return -1;
     }
     for (int i = 0; i < ranks; i++) {
@@ -375,12 +223,6 @@ int bench_buf_init(struct bench_buf *b, const struct bench_op *op, int count,
         /* only the v variants use them; bench_op_count checked that
          * their buffers' counts fit an int */
         b->displs[i] = (int)((long long)i * count);
-    }
-    /* Doubles need alignment; malloc's is enough. */
-    if ((b->sbytes && !(b->sbuf = malloc(b->sbytes))) ||
-        (b->rbytes && !(b->rbuf = malloc(b->rbytes)))) {
-        bench_buf_free(b);
-        return -1;
     }
     bench_fill(op, b);
     return 0;
@@ -406,19 +248,22 @@ static uint32_t pattern(int rank, size_t i)
     return x;
 }
 
-/* Fills bytes of a buffer: doubles get integers below 2^16, so sums over
- * up to 2^37 ranks are exact; bytes get the low byte of the pattern. */
+/* Element i of rank r's input, written at dst: doubles get integers
+ * below 2^16, so sums over up to 2^37 ranks are exact; bytes get the low
+ * byte of the pattern. */
+static void input_elem(const struct bench_buf *b, int r, size_t i, void *dst)
+{
+    if (b->elem == sizeof(double))
+        *(double *)dst = (double)(pattern(r, i) & 0xFFFFu);
+    else
+        *(unsigned char *)dst = (unsigned char)pattern(r, i);
+}
+
+/* Fills bytes of a buffer with this rank's input. */
 static void fill_input(const struct bench_buf *b, void *buf, size_t bytes)
 {
-    if (b->elem == sizeof(double)) {
-        double *d = buf;
-        for (size_t i = 0; i < bytes / sizeof(double); i++)
-            d[i] = (double)(pattern(b->rank, i) & 0xFFFFu);
-    } else {
-        unsigned char *c = buf;
-        for (size_t i = 0; i < bytes; i++)
-            c[i] = (unsigned char)pattern(b->rank, i);
-    }
+    for (size_t i = 0; i < bytes / b->elem; i++)
+        input_elem(b, b->rank, i, (char *)buf + i * b->elem);
 }
 
 #define POISON 0xA5
@@ -447,4 +292,59 @@ void bench_result(const struct bench_op *op, const struct bench_buf *b,
                   (op->result == RESULT_NOT_ROOT && b->rank != BENCH_ROOT);
     *p = defined ? b->rbuf : NULL;
     *n = defined ? b->rbytes : 0;
+}
+
+/* ---- the sequential reference ---------------------------------------- */
+
+/* One block per rank: block j holds elements src_off .. src_off + count - 1
+ * of rank j's input. */
+static void ref_blocks(const struct bench_buf *b, void *ref, size_t src_off)
+{
+    size_t count = (size_t)b->count;
+    for (int j = 0; j < b->ranks; j++)
+        for (size_t i = 0; i < count; i++)
+            input_elem(b, j, src_off + i,
+                       (char *)ref + ((size_t)j * count + i) * b->elem);
+}
+
+void bench_reference(const struct bench_op *op, const struct bench_buf *b,
+                     void *ref)
+{
+    const void *res;
+    size_t n;
+    bench_result(op, b, &res, &n);
+    if (n == 0)
+        return;
+    size_t count = (size_t)b->count;
+    if (op->reduction) {
+        /* the sum over ranks (all of them, or those below this one for
+         * the scans); reduce_scatter_block: of this rank's block */
+        int nsum = op->sum == SUM_ALL         ? b->ranks
+                   : op->sum == SUM_INCLUSIVE ? b->rank + 1
+                                              : b->rank;
+        size_t off = op->send == BLOCKS_PER_RANK ? (size_t)b->rank * count
+                                                 : 0;
+        double *d = ref;
+        for (size_t i = 0; i < count; i++) {
+            double sum = 0;
+            for (int r = 0; r < nsum; r++)
+                sum += (double)(pattern(r, off + i) & 0xFFFFu);
+            d[i] = sum;
+        }
+    } else if (op->recv == BLOCKS_ONE && op->send == BLOCKS_NONE) {
+        /* bcast: the root's buffer */
+        for (size_t i = 0; i < count; i++)
+            input_elem(b, BENCH_ROOT, i, (char *)ref + i * b->elem);
+    } else if (op->recv == BLOCKS_ONE) {
+        /* scatter: block `rank` of the root's send buffer */
+        for (size_t i = 0; i < count; i++)
+            input_elem(b, BENCH_ROOT, (size_t)b->rank * count + i,
+                       (char *)ref + i * b->elem);
+    } else if (op->send == BLOCKS_ONE) {
+        /* gather, allgather: block j is rank j's buffer */
+        ref_blocks(b, ref, 0);
+    } else {
+        /* alltoall: block j is block `rank` of rank j's send buffer */
+        ref_blocks(b, ref, (size_t)b->rank * count);
+    }
 }

@@ -1,8 +1,9 @@
 /*
  * options.c - the command line of nbcx-bench.
  *
- * Every rank parses the same argv, so every rank reaches the same verdict
- * without communicating; main prints the message on rank 0 only.
+ * With MPI every rank parses the same argv, so every rank reaches the
+ * same verdict without communicating; the driver prints the message on
+ * rank 0 only.
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,27 +20,36 @@
 #define DEFAULT_BUDGET 0.2
 #define DEFAULT_WARMUP 2
 #define MAX_COUNT_OPTION 1000000
+#define DEFAULT_RANKS 4
+#define DEFAULT_TRANSPORT (NBCX_BENCH_MPI ? TRANSPORT_MPI : TRANSPORT_INPROC)
 
 void options_usage(FILE *f)
 {
     fprintf(f,
-"Usage: mpiexec -n RANKS nbcx-bench [options]\n"
+"Usage: mpiexec -n RANKS nbcx-bench [options]            (MPI)\n"
+"       nbcx-bench --transport inproc [--ranks N] [options]   (no MPI)\n"
 "\n"
-"Measures nonblocking collectives side by side: native MPI (MPI_I...) and\n"
-"nbcx, with the blocking MPI collective as reference. For each operation\n"
-"and size, in the same run and on the same inputs:\n"
-"  t_block   the blocking MPI collective\n"
-"  t_pure    start, then wait at once (native and nbcx)\n"
+"Measures nonblocking collectives against a blocking reference. For each\n"
+"operation and size, in the same run and on the same inputs:\n"
+"  t_block   the blocking reference: with MPI the MPI library's blocking\n"
+"            collective; inproc, nbcx's blocking-style use (start + wait\n"
+"            at once in --block-progress mode)\n"
+"  t_pure    start, then wait at once (with MPI: native MPI_I... and nbcx;\n"
+"            inproc: nbcx, paper 000's 'nbc')\n"
 "  t_cpu     a floating-point loop calibrated on each rank to last t_pure\n"
 "            (or t_block: --compute), timed alone right before each t_ovrl\n"
 "  t_ovrl    start, compute t_cpu (with --tests K test calls), wait\n"
+"            (paper 000's 'nbc+overlap')\n"
 "  overlap   max(0, min(1, (t_pure + t_cpu - t_ovrl) / min(t_pure, t_cpu)))\n"
-"  overhead  time inside the start, test and wait calls during t_ovrl\n"
+"  overhead  time inside the start, test and wait calls during t_ovrl:\n"
+"            the communication time of nbc+overlap ('comm' inproc)\n"
 "  cpu       CPU time of the process's other threads during t_ovrl, over\n"
-"            t_ovrl's wall time (progress threads; 0 in caller mode)\n"
+"            t_ovrl's wall time (progress threads; 0 in caller mode; inproc\n"
+"            the rank threads do not count)\n"
 "Each figure is the maximum over ranks of one repetition; the table shows\n"
 "the median over repetitions (the JSON also min, max and every value).\n"
-"Every result of nbcx is checked against native MPI's before timing.\n"
+"Every result of nbcx is checked before timing: with MPI against native\n"
+"MPI's, inproc (blocking and nonblocking) against a sequential reference.\n"
 "\n"
 "Options:\n"
 "  --op LIST         operations, comma-separated, or 'all' (default):\n"
@@ -54,10 +64,10 @@ void options_usage(FILE *f)
 "  --reps N          repetitions of every measurement (default: automatic)\n"
 "  --budget SEC      automatic repetitions, per operation and size:\n"
 "                    reps = clamp(ceil(SEC / t), %d, %d), where t is the\n"
-"                    slowest of the blocking, native and nbcx runs in the\n"
+"                    slowest of the blocking and nonblocking runs in the\n"
 "                    last warm-up round (max over ranks). Each variant's\n"
 "                    series then lasts about SEC, one operation at one size\n"
-"                    about 9 SEC in all (default %.1f)\n"
+"                    about 9 SEC in all with MPI (default %.1f)\n"
 "  --warmup N        discarded runs of every variant before timing\n"
 "                    (default %d)\n"
 "  --tests K         K test calls spread evenly through the computation\n"
@@ -66,26 +76,65 @@ void options_usage(FILE *f)
 "                    each implementation's median t_pure, as IMB-NBC; or\n"
 "                    'block', the median t_block of the blocking collective\n"
 "                    for both, as the split-tree paper (Denis et al.)\n"
-"  --json FILE       write every figure as JSON (schema nbcx-bench/1)\n"
+"  --transport T     'mpi': ranks are MPI processes, run under mpiexec\n"
+"                    %s\n"
+"                    'inproc': ranks are threads of this process, no MPI,\n"
+"                    no mpiexec%s\n"
+"  --ranks N         inproc: thread ranks (default %d)\n"
+"  --block-progress M  inproc: progress mode of the blocking variant:\n"
+"                    'caller' (default: the calling thread runs the\n"
+"                    collective inside wait, as a blocking collective does),\n"
+"                    'thread', 'split', or 'same' (the run's mode, set by\n"
+"                    NBCX_PROGRESS: blocking and nbc are then the same calls)\n"
+"  --json FILE       write every figure as JSON (schema nbcx-bench/1 with\n"
+"                    MPI, nbcx-bench/1.1 inproc)\n"
 "  --verbose         every rank reports the calibration of t_cpu on stderr\n"
 "  --help            this text\n"
 "\n"
-"Reductions use doubles with MPI_SUM, the other operations bytes: sizes are\n"
+"Reductions use doubles with SUM, the other operations bytes: sizes are\n"
 "rounded down to whole elements (at least one) and the table shows real\n"
 "bytes: the buffer of ibcast/ireduce/iallreduce/iscan/iexscan, the per-peer\n"
 "block of igather/iscatter/iallgather/ialltoall, of their v variants (every\n"
 "block the same size) and of ireduce_scatter_block. Rooted operations use\n"
 "root 0.\n"
 "Environment: NBCX_BENCH_NETWORK names the network in the output\n"
-"(default \"shm\"). Exit status: 0 success, 1 failure (e.g. nbcx's result\n"
-"differs from MPI's), 2 bad arguments.\n",
+"(default \"shm\"); NBCX_PROGRESS the progress mode of nbcx. Exit status:\n"
+"0 success, 1 failure (e.g. a result of nbcx is wrong), 2 bad arguments.\n",
             BENCH_AUTO_REPS_MIN, BENCH_AUTO_REPS_MAX, DEFAULT_BUDGET,
-            DEFAULT_WARMUP);
+            DEFAULT_WARMUP,
+            NBCX_BENCH_MPI ? "(the default)"
+                           : "(not in this build: built without MPI)",
+            NBCX_BENCH_MPI ? "" : " (the default)", DEFAULT_RANKS);
 }
 
 const char *bench_compute_name(enum bench_compute c)
 {
     return c == COMPUTE_BLOCK ? "block" : "pure";
+}
+
+const char *bench_progress_name(int mode)
+{
+    switch (mode) {
+    case NBCX_PROGRESS_CALLER: return "caller";
+    case NBCX_PROGRESS_THREAD: return "thread";
+    case NBCX_PROGRESS_SPLIT: return "split";
+    default: return "same";
+    }
+}
+
+enum bench_transport options_transport(int argc, char **argv)
+{
+    enum bench_transport t = DEFAULT_TRANSPORT; /* the last one counts */
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc)
+            v = argv[++i];
+        else if (strncmp(argv[i], "--transport=", 12) == 0)
+            v = argv[i] + 12;
+        if (v)
+            t = strcmp(v, "mpi") == 0 ? DEFAULT_TRANSPORT : TRANSPORT_INPROC;
+    }
+    return t;
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -242,7 +291,8 @@ static void filter_sizes(struct bench_options *o, size_t min, size_t max)
 
 enum opt_id {
     OPT_OP, OPT_SIZES, OPT_MIN, OPT_MAX, OPT_REPS, OPT_BUDGET, OPT_WARMUP,
-    OPT_TESTS, OPT_COMPUTE, OPT_JSON, OPT_VERBOSE, OPT_HELP
+    OPT_TESTS, OPT_COMPUTE, OPT_TRANSPORT, OPT_RANKS, OPT_BLOCK_PROGRESS,
+    OPT_JSON, OPT_VERBOSE, OPT_HELP
 };
 
 static const struct {
@@ -254,7 +304,9 @@ static const struct {
     { "min-size", OPT_MIN, 1 },  { "max-size", OPT_MAX, 1 },
     { "reps", OPT_REPS, 1 },     { "budget", OPT_BUDGET, 1 },
     { "warmup", OPT_WARMUP, 1 }, { "tests", OPT_TESTS, 1 },
-    { "compute", OPT_COMPUTE, 1 }, { "json", OPT_JSON, 1 },
+    { "compute", OPT_COMPUTE, 1 }, { "transport", OPT_TRANSPORT, 1 },
+    { "ranks", OPT_RANKS, 1 },   { "block-progress", OPT_BLOCK_PROGRESS, 1 },
+    { "json", OPT_JSON, 1 },
     { "verbose", OPT_VERBOSE, 0 }, { "help", OPT_HELP, 0 },
 };
 
@@ -264,6 +316,10 @@ int options_parse(int argc, char **argv, struct bench_options *o, char *err,
     memset(o, 0, sizeof *o);
     o->budget = DEFAULT_BUDGET;
     o->warmup = DEFAULT_WARMUP;
+    o->transport = DEFAULT_TRANSPORT;
+    o->ranks = DEFAULT_RANKS;
+    o->block_progress = NBCX_PROGRESS_CALLER;
+    int have_ranks = 0, have_block = 0;
     parse_ops("all", o, err, errlen);
     const char *sizes = NULL;
     size_t min = 0, max = SIZE_MAX;
@@ -358,6 +414,40 @@ int options_parse(int argc, char **argv, struct bench_options *o, char *err,
                 return fail(err, errlen,
                             "bad --compute '%s' (want pure or block)", val);
             break;
+        case OPT_TRANSPORT:
+            if (strcmp(val, "inproc") == 0)
+                o->transport = TRANSPORT_INPROC;
+            else if (strcmp(val, "mpi") == 0 && NBCX_BENCH_MPI)
+                o->transport = TRANSPORT_MPI;
+            else if (strcmp(val, "mpi") == 0)
+                return fail(err, errlen,
+                            "--transport mpi: this nbcx-bench was built "
+                            "without MPI (use --transport inproc)");
+            else
+                return fail(err, errlen,
+                            "bad --transport '%s' (want mpi or inproc)", val);
+            break;
+        case OPT_RANKS:
+            if (parse_int(val, 1, BENCH_MAX_RANKS, &o->ranks) < 0)
+                return fail(err, errlen, "bad --ranks '%s' (want 1..%d)", val,
+                            BENCH_MAX_RANKS);
+            have_ranks = 1;
+            break;
+        case OPT_BLOCK_PROGRESS:
+            if (strcmp(val, "caller") == 0)
+                o->block_progress = NBCX_PROGRESS_CALLER;
+            else if (strcmp(val, "thread") == 0)
+                o->block_progress = NBCX_PROGRESS_THREAD;
+            else if (strcmp(val, "split") == 0)
+                o->block_progress = NBCX_PROGRESS_SPLIT;
+            else if (strcmp(val, "same") == 0)
+                o->block_progress = 0;
+            else
+                return fail(err, errlen,
+                            "bad --block-progress '%s' (want caller, thread, "
+                            "split or same)", val);
+            have_block = 1;
+            break;
         case OPT_JSON:
             if (*val == '\0')
                 return fail(err, errlen, "empty --json file name");
@@ -374,6 +464,13 @@ int options_parse(int argc, char **argv, struct bench_options *o, char *err,
     if (o->help)
         return 0;
 
+    if (o->transport == TRANSPORT_MPI && have_ranks)
+        return fail(err, errlen, "--ranks is for --transport inproc (with "
+                                 "MPI, mpiexec -n sets the ranks)");
+    if (o->transport == TRANSPORT_MPI && have_block)
+        return fail(err, errlen, "--block-progress is for --transport inproc "
+                                 "(with MPI the blocking reference is MPI's "
+                                 "own collective)");
     if (min > max)
         return fail(err, errlen, "--min-size is larger than --max-size");
     if (sizes) {

@@ -1,7 +1,10 @@
 /*
  * report.c - what nbcx-bench writes: the machine and library it ran on,
- * statistics, the OSU-style table and the JSON document (schema
- * nbcx-bench/1, described by tools/bench/schema.json).
+ * statistics, the OSU-style table and the JSON document (described by
+ * tools/bench/schema.json): schema nbcx-bench/1 with MPI, where nbcx
+ * runs next to the MPI library's own collectives; nbcx-bench/1.1 on the
+ * inproc transport, where the blocking reference is nbcx's own
+ * blocking-style path and there is no native implementation.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -38,7 +41,7 @@ struct bench_stat bench_stat_of(const double *v, int n)
 /* ---- machine and library ---------------------------------------------- */
 
 /* Copies src into dst (size len), cut at the first newline. */
-static void copy_line(char *dst, size_t len, const char *src)
+void bench_copy_line(char *dst, size_t len, const char *src)
 {
     size_t n = strcspn(src, "\r\n");
     if (n >= len)
@@ -61,46 +64,12 @@ static void cpu_model(char *buf, size_t len)
                 colon++;
                 while (*colon == ' ' || *colon == '\t')
                     colon++;
-                copy_line(buf, len, colon);
+                bench_copy_line(buf, len, colon);
             }
             break;
         }
     }
     fclose(f);
-}
-
-/* Library name and version from MPI_Get_library_version: Open MPI says
- * "Open MPI v4.1.4, package: ...", MPICH "MPICH Version:\t4.0.2\n...". */
-static void mpi_library(struct bench_meta *m)
-{
-    static char s[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(s, &len);
-    s[len < (int)sizeof s ? len : (int)sizeof s - 1] = '\0';
-    copy_line(m->mpi_version_string, sizeof m->mpi_version_string, s);
-    snprintf(m->mpi_library, sizeof m->mpi_library, "unknown");
-    snprintf(m->mpi_version, sizeof m->mpi_version, "unknown");
-    const char *v = NULL;
-    if (strncmp(s, "Open MPI", 8) == 0) {
-        snprintf(m->mpi_library, sizeof m->mpi_library, "Open MPI");
-        v = strstr(s, " v");
-        v = v ? v + 2 : NULL;
-    } else if (strstr(s, "MPICH")) {
-        snprintf(m->mpi_library, sizeof m->mpi_library, "MPICH");
-        v = strstr(s, "Version:");
-        if (v) {
-            v += strlen("Version:");
-            while (*v == ' ' || *v == '\t')
-                v++;
-        }
-    }
-    if (v) {
-        size_t n = strcspn(v, ", \t\r\n");
-        if (n > 0 && n < sizeof m->mpi_version) {
-            memcpy(m->mpi_version, v, n);
-            m->mpi_version[n] = '\0';
-        }
-    }
 }
 
 void meta_collect(struct bench_meta *m, nbcx_comm comm, int ranks)
@@ -120,7 +89,9 @@ void meta_collect(struct bench_meta *m, nbcx_comm comm, int ranks)
     else
         snprintf(m->os, sizeof m->os, "unknown");
     m->cores = sysconf(_SC_NPROCESSORS_ONLN);
-    mpi_library(m);
+    snprintf(m->mpi_library, sizeof m->mpi_library, "none");
+    snprintf(m->mpi_version, sizeof m->mpi_version, "none");
+    snprintf(m->mpi_version_string, sizeof m->mpi_version_string, "none");
 
     const char *transport = NULL;
     if (nbcx_comm_transport(comm, &transport) != NBCX_SUCCESS || !transport)
@@ -171,22 +142,35 @@ const char *const bench_columns[] = {
 const int bench_ncolumns =
     (int)(sizeof bench_columns / sizeof bench_columns[0]);
 
+/* Paper 000's variants (Fig. 6): blocking, nbc (start, wait at once) and
+ * nbc+overlap (start, computation, wait), whose communication time (comm:
+ * inside start, test and wait) is compared with the blocking time. */
+const char *const bench_columns_inproc[] = {
+    "size",         "t_block(us)", "nbc_pure(us)", "nbc/block",
+    "nbc_ovrl(us)", "t_cpu(us)",   "comm(us)",     "comm/block",
+    "overlap(%)",   "cpu(%)",
+};
+const int bench_ncolumns_inproc =
+    (int)(sizeof bench_columns_inproc / sizeof bench_columns_inproc[0]);
+
 #define FIRST_WIDTH 10 /* first column, "# " included in the header */
 
-static int column_width(int i)
+static int column_width(const char *name)
 {
-    int w = (int)strlen(bench_columns[i]) + 2;
+    int w = (int)strlen(name) + 2;
     return w < 12 ? 12 : w;
 }
 
 void table_header(FILE *f, const struct bench_meta *m,
                   const struct bench_options *o, const struct bench_op *op)
 {
+    const char *mpi = m->has_native ? m->mpi_library : "none";
     fprintf(f,
-            "# nbcx-bench: op %s, ranks %d, cores %ld, MPI %s %s, "
+            "# nbcx-bench: op %s, ranks %d, cores %ld, MPI %s%s%s, "
             "network %s, progress %s (cpus %s), transport %s\n",
-            op->name, m->ranks, m->cores, m->mpi_library, m->mpi_version,
-            m->network, m->progress, m->progress_cpus, m->transport);
+            op->name, m->ranks, m->cores, mpi, m->has_native ? " " : "",
+            m->has_native ? m->mpi_version : "", m->network, m->progress,
+            m->progress_cpus, m->transport);
     fprintf(f, "# host %s, cpu %s, %s, nbcx %d.%d.%d, %s\n", m->hostname,
             m->cpu_model, m->os, NBCX_VERSION_MAJOR, NBCX_VERSION_MINOR,
             NBCX_VERSION_PATCH, m->date);
@@ -199,36 +183,85 @@ void table_header(FILE *f, const struct bench_meta *m,
                "median over repetitions of the max over ranks; datatype %s\n",
             o->warmup, o->tests, bench_compute_name(o->compute),
             bench_op_datatype(op));
-    fprintf(f, "# %-*s", FIRST_WIDTH - 2, bench_columns[0]);
-    for (int i = 1; i < bench_ncolumns; i++)
-        fprintf(f, "%*s", column_width(i), bench_columns[i]);
+    const char *const *cols = bench_columns;
+    int ncols = bench_ncolumns;
+    if (!m->has_native) {
+        fprintf(f,
+                "# block: start + wait at once in %s progress; nbc: start + "
+                "wait at once; nbc+overlap: start, computation, wait; comm: "
+                "time inside start + test + wait of nbc+overlap\n",
+                m->block_progress ? bench_progress_name(m->block_progress)
+                                  : m->progress);
+        cols = bench_columns_inproc;
+        ncols = bench_ncolumns_inproc;
+    }
+    fprintf(f, "# %-*s", FIRST_WIDTH - 2, cols[0]);
+    for (int i = 1; i < ncols; i++)
+        fprintf(f, "%*s", column_width(cols[i]), cols[i]);
     fputc('\n', f);
 }
 
-void table_row(FILE *f, const struct bench_result *r)
+static double median(const double *v, int n)
+{
+    return bench_stat_of(v, n).median;
+}
+
+static double ratio(double a, double b)
+{
+    return b > 0 ? a / b : 0;
+}
+
+static void row(FILE *f, size_t bytes, const char *const *cols, int ncols,
+                const double *v)
+{
+    fprintf(f, "%-*zu", FIRST_WIDTH, bytes);
+    for (int i = 1; i < ncols; i++) {
+        int percent = strchr(cols[i], '%') != NULL;
+        int ratio_col = strchr(cols[i], '/') != NULL;
+        fprintf(f, "%*.*f", column_width(cols[i]),
+                ratio_col ? 3 : percent ? 1 : 2, v[i - 1]);
+    }
+    fputc('\n', f);
+}
+
+void table_row(FILE *f, const struct bench_meta *m,
+               const struct bench_result *r)
 {
     const struct bench_impl_result *n = &r->impl[IMPL_NATIVE];
     const struct bench_impl_result *x = &r->impl[IMPL_NBCX];
     const int k = r->reps;
-    const double v[] = {
-        bench_stat_of(r->t_block, k).median * 1e6,
-        bench_stat_of(n->t_pure, k).median * 1e6,
-        bench_stat_of(x->t_pure, k).median * 1e6,
-        bench_stat_of(n->t_ovrl, k).median * 1e6,
-        bench_stat_of(x->t_ovrl, k).median * 1e6,
-        bench_stat_of(n->overlap, k).median * 100,
-        bench_stat_of(x->overlap, k).median * 100,
-        bench_stat_of(n->overhead, k).median * 1e6,
-        bench_stat_of(x->overhead, k).median * 1e6,
-        bench_stat_of(n->cpu_progress, k).median * 100,
-        bench_stat_of(x->cpu_progress, k).median * 100,
-    };
-    fprintf(f, "%-*zu", FIRST_WIDTH, r->bytes);
-    for (int i = 1; i < bench_ncolumns; i++) {
-        int percent = strchr(bench_columns[i], '%') != NULL;
-        fprintf(f, "%*.*f", column_width(i), percent ? 1 : 2, v[i - 1]);
+    if (!m->has_native) {
+        double block = median(r->t_block, k);
+        double pure = median(x->t_pure, k);
+        double comm = median(x->overhead, k);
+        const double v[] = {
+            block * 1e6,
+            pure * 1e6,
+            ratio(pure, block),
+            median(x->t_ovrl, k) * 1e6,
+            median(x->t_cpu, k) * 1e6,
+            comm * 1e6,
+            ratio(comm, block),
+            median(x->overlap, k) * 100,
+            median(x->cpu_progress, k) * 100,
+        };
+        row(f, r->bytes, bench_columns_inproc, bench_ncolumns_inproc, v);
+        return;
     }
-    fputc('\n', f);
+    const double v[] = {
+        median(r->t_block, k) * 1e6,
+        median(n->t_pure, k) * 1e6,
+        median(x->t_pure, k) * 1e6,
+        median(n->t_ovrl, k) * 1e6,
+        median(x->t_ovrl, k) * 1e6,
+        median(n->overlap, k) * 100,
+        median(x->overlap, k) * 100,
+        median(n->overhead, k) * 1e6,
+        median(x->overhead, k) * 1e6,
+        median(n->cpu_progress, k) * 100,
+        median(x->cpu_progress, k) * 100,
+    };
+    row(f, r->bytes, bench_columns, bench_ncolumns, v);
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -312,8 +345,10 @@ static void json_impl(FILE *f, const struct bench_impl_result *r, int reps,
     fputc('}', f);
 }
 
-static void json_result(FILE *f, const struct bench_result *r)
+/* Without a native implementation (inproc) only nbcx's figures. */
+static void json_result(FILE *f, const struct bench_result *r, int has_native)
 {
+    const int first = has_native ? IMPL_NATIVE : IMPL_NBCX;
     fputs("    {\"op\": ", f);
     json_string(f, r->op->name);
     fprintf(f, ", \"bytes\": %zu, \"count\": %d, \"datatype\": ", r->bytes,
@@ -321,13 +356,13 @@ static void json_result(FILE *f, const struct bench_result *r)
     json_string(f, bench_op_datatype(r->op));
     fprintf(f, ", \"reps\": %d,\n     \"t_block\": ", r->reps);
     json_stat(f, r->t_block, r->reps);
-    for (int i = 0; i < IMPL_COUNT; i++) {
+    for (int i = first; i < IMPL_COUNT; i++) {
         fprintf(f, ",\n     \"%s\": ", impl_names[i]);
         json_impl(f, &r->impl[i], r->reps, 0);
     }
     fputs(",\n     \"raw\": {\"t_block\": ", f);
     json_array(f, r->t_block, r->reps);
-    for (int i = 0; i < IMPL_COUNT; i++) {
+    for (int i = first; i < IMPL_COUNT; i++) {
         fprintf(f, ",\n             \"%s\": ", impl_names[i]);
         json_impl(f, &r->impl[i], r->reps, 1);
     }
@@ -338,7 +373,8 @@ static void json_document(FILE *f, const struct bench_meta *m,
                           const struct bench_options *o,
                           const struct bench_result *r, int nresults)
 {
-    fputs("{\n  \"schema\": \"nbcx-bench/1\",\n", f);
+    fprintf(f, "{\n  \"schema\": \"%s\",\n",
+            m->has_native ? "nbcx-bench/1" : "nbcx-bench/1.1");
     fputs("  \"tool\": \"nbcx-bench\",\n", f);
     fprintf(f, "  \"nbcx_version\": \"%d.%d.%d\",\n  \"date\": ",
             NBCX_VERSION_MAJOR, NBCX_VERSION_MINOR, NBCX_VERSION_PATCH);
@@ -381,14 +417,19 @@ static void json_document(FILE *f, const struct bench_meta *m,
     fprintf(f, "],\n             \"reps\": %d, \"budget\": ", o->reps);
     json_number(f, o->budget);
     fprintf(f, ", \"reps_min\": %d, \"reps_max\": %d, \"warmup\": %d, "
-               "\"tests\": %d,\n             \"compute\": \"%s\"},\n",
+               "\"tests\": %d,\n             \"compute\": \"%s\"",
             BENCH_AUTO_REPS_MIN, BENCH_AUTO_REPS_MAX, o->warmup, o->tests,
             bench_compute_name(o->compute));
+    if (!m->has_native)
+        fprintf(f, ", \"block_progress\": \"%s\"",
+                m->block_progress ? bench_progress_name(m->block_progress)
+                                  : m->progress);
+    fputs("},\n", f);
 
     fputs("  \"results\": [", f);
     for (int i = 0; i < nresults; i++) {
         fputs(i ? ",\n" : "\n", f);
-        json_result(f, &r[i]);
+        json_result(f, &r[i], m->has_native);
     }
     fputs(nresults ? "\n  ]\n}\n" : "]\n}\n", f);
 }

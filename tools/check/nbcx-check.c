@@ -280,6 +280,13 @@ int main(int argc, char **argv)
             p += k;
             if (!*name || (strcmp(alg, "all") && strcmp(alg, name)))
                 continue;
+            if (strcmp(name, "slots") == 0) {
+                /* shared memory between in-process ranks: no messages */
+                if (strcmp(alg, "all") != 0)
+                    printf("%s/slots: shared-memory slots, no message "
+                           "schedule to check\n", c);
+                continue;
+            }
             for (int s = 0; s < nsizes; s++) {
                 nbcx_check_result res;
                 opt.root = root % sizes[s];

@@ -102,3 +102,23 @@ def document(
 def write(path: Path, doc: Any) -> Path:
     path.write_text(json.dumps(doc), encoding="utf-8")
     return path
+
+
+def inproc_document(
+    ranks: int = 4,
+    ops: list[str] | None = None,
+    sizes: list[int] | None = None,
+    block_progress: str = "caller",
+) -> dict[str, Any]:
+    """An nbcx-bench --transport inproc document (schema nbcx-bench/1.1):
+    no native implementation, t_block is nbcx's blocking-style use."""
+    doc = document(ranks=ranks, ops=ops, sizes=sizes)
+    doc["schema"] = "nbcx-bench/1.1"
+    doc["transport"] = "inproc"
+    doc["progress"] = "thread"
+    doc["mpi"] = {"library": "none", "version": "none", "version_string": "none"}
+    doc["config"]["block_progress"] = block_progress
+    for r in doc["results"]:
+        del r["native"]
+        del r["raw"]["native"]
+    return doc

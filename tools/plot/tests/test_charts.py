@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nbcx_plot.charts import METRICS, Options, make_series, render
+import numpy as np
+import pytest
+from matplotlib.lines import Line2D
+
+from nbcx_plot.charts import INPROC_METRICS, METRICS, Options, make_series, metrics_for, render
 from nbcx_plot.data import Run, parse_run
-from synthetic import document
+from synthetic import document, inproc_document
 
 
 def _runs(n: int) -> list[Run]:
@@ -47,3 +51,51 @@ def test_axes_scales_and_labels() -> None:
     assert overlap_ax.get_ylabel().endswith("(%)")
     low, high = overlap_ax.get_ylim()
     assert low < 0 < 100 <= high < 110
+
+
+def _ydata(line: Line2D) -> list[float]:
+    return [float(v) for v in np.ravel(np.asarray(line.get_ydata(), dtype=float))]
+
+
+def _inproc_runs(n: int) -> list[Run]:
+    return [parse_run(inproc_document(ranks=2 * (i + 1)), Path(f"i{i}.json")) for i in range(n)]
+
+
+def test_metrics_for_each_kind_of_run() -> None:
+    assert metrics_for(_runs(2)) == METRICS
+    assert metrics_for(_inproc_runs(2)) == INPROC_METRICS
+    with pytest.raises(ValueError, match="cannot share a chart"):
+        metrics_for([*_runs(1), *_inproc_runs(1)])
+
+
+def test_inproc_time_chart_has_the_three_variants() -> None:
+    series, subtitle = make_series(_inproc_runs(1))
+    metric = next(m for m in INPROC_METRICS if m.key == "time")
+    ax = render("ibcast", metric, series, subtitle, Options()).axes[0]
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels == [
+        "blocking",
+        "nbc (start, wait at once)",
+        "nbc+overlap: in start+test+wait",
+    ]
+    assert ax.get_yscale() == "log"
+
+
+def test_inproc_ratio_chart() -> None:
+    runs = _inproc_runs(1)
+    series, subtitle = make_series(runs)
+    metric = next(m for m in INPROC_METRICS if m.key == "ratio")
+    ax = render("iscatter", metric, series, subtitle, Options()).axes[0]
+    assert ax.get_yscale() == "log"
+    assert "ratio of the medians" in ax.get_title()
+    assert "shaded" not in ax.get_title()  # no spread to shade
+    # The curves: nbc's t_pure and the overhead over t_block, per size.
+    nbc = next(line for line in ax.get_lines() if line.get_label() == "nbc / blocking")
+    r = runs[0].results_for("iscatter")
+    want = [x.nbcx.t_pure.median / x.t_block.median for x in r]
+    assert _ydata(nbc) == pytest.approx(want)
+    # Reference lines at 1 and 1.05.
+    flat = {tuple(_ydata(line)) for line in ax.get_lines() if len(_ydata(line)) == 2}
+    assert (1.0, 1.0) in flat and (1.05, 1.05) in flat
+    low, high = ax.get_ylim()
+    assert low <= 0.5 and high >= 2 and low <= min(want) and max(want) <= high

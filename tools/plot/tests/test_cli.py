@@ -11,14 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from nbcx_plot.charts import METRIC_KEYS
+from nbcx_plot.charts import INPROC_METRICS, METRICS
 from nbcx_plot.cli import main
-from synthetic import OPS, document, write
+from synthetic import OPS, document, inproc_document, write
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 MakeJson = Callable[..., Path]
+
+#: The charts of MPI files and of inproc files.
+MPI_KEYS = [m.key for m in METRICS]
+INPROC_KEYS = [m.key for m in INPROC_METRICS]
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -57,9 +61,9 @@ def test_one_file_all_charts(
     assert status == 0, err
     assert err == ""
     printed = [Path(line) for line in out.splitlines()]
-    expected = {outdir / f"{op}-{m}.png" for op in OPS for m in METRIC_KEYS}
+    expected = {outdir / f"{op}-{m}.png" for op in OPS for m in MPI_KEYS}
     assert set(printed) == expected
-    assert len(printed) == len(OPS) * len(METRIC_KEYS)
+    assert len(printed) == len(OPS) * len(MPI_KEYS)
     assert set(outdir.iterdir()) == expected
     check_pngs(printed)
 
@@ -75,7 +79,7 @@ def test_several_files_are_series(
     status, out, err = run_cli(["-o", str(tmp_path / "o")] + [str(f) for f in files], capsys)
     assert status == 0, err
     printed = [Path(line) for line in out.splitlines()]
-    assert len(printed) == len(OPS) * len(METRIC_KEYS)
+    assert len(printed) == len(OPS) * len(MPI_KEYS)
     check_pngs(printed)
 
 
@@ -87,9 +91,7 @@ def test_files_with_different_ops(
     status, out, err = run_cli(["-o", str(tmp_path), str(a), str(b)], capsys)
     assert status == 0, err
     names = sorted(Path(line).name for line in out.splitlines())
-    assert names == sorted(
-        f"{op}-{m}.png" for op in ("iallreduce", "ialltoall") for m in METRIC_KEYS
-    )
+    assert names == sorted(f"{op}-{m}.png" for op in ("iallreduce", "ialltoall") for m in MPI_KEYS)
 
 
 def test_filters_and_prefix(
@@ -219,7 +221,7 @@ def test_subprocess_entry_point(make_json: MakeJson, tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     assert good.returncode == 0, good.stderr
-    assert len(good.stdout.splitlines()) == len(METRIC_KEYS)
+    assert len(good.stdout.splitlines()) == len(MPI_KEYS)
     bad = tmp_path / "bad.json"
     bad.write_text("{", encoding="utf-8")
     failed = subprocess.run(
@@ -244,5 +246,58 @@ def test_real_bench_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert status == 0, err
     names = sorted(Path(line).name for line in out.splitlines())
     ops = ("iallreduce", "ialltoall", "ibarrier")
-    assert names == sorted(f"{op}-{m}.png" for op in ops for m in METRIC_KEYS)
+    assert names == sorted(f"{op}-{m}.png" for op in ops for m in MPI_KEYS)
+    check_pngs([Path(line) for line in out.splitlines()])
+
+
+def test_inproc_file_all_charts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """nbcx-bench --transport inproc: paper 000's variants, a ratio chart."""
+    path = write(tmp_path / "inproc.json", inproc_document(ops=["ibcast", "iscatter"]))
+    outdir = tmp_path / "o"
+    status, out, err = run_cli(["-o", str(outdir), str(path)], capsys)
+    assert status == 0, err
+    printed = [Path(line) for line in out.splitlines()]
+    assert set(printed) == {
+        outdir / f"{op}-{m}.png" for op in ("ibcast", "iscatter") for m in INPROC_KEYS
+    }
+    assert "ratio" in INPROC_KEYS and "overhead" not in INPROC_KEYS
+    check_pngs(printed)
+
+
+@pytest.mark.parametrize(
+    ("inproc", "metric", "fragment"),
+    [
+        (False, "ratio", "metric 'ratio' has no chart for MPI results"),
+        (True, "overhead", "metric 'overhead' has no chart for inproc results"),
+    ],
+)
+def test_metric_of_the_other_kind_exit_2(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    inproc: bool,
+    metric: str,
+    fragment: str,
+) -> None:
+    doc = inproc_document(ops=["ibcast"]) if inproc else document(ops=["ibcast"])
+    path = write(tmp_path / "x.json", doc)
+    status, out, err = run_cli(["-o", str(tmp_path / "o"), "--metrics", metric, str(path)], capsys)
+    _assert_usage_error(status, out, err, fragment)
+
+
+def test_inproc_and_mpi_files_do_not_mix(
+    make_json: MakeJson, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inproc = write(tmp_path / "inproc.json", inproc_document(ops=["ibcast"]))
+    status, out, err = run_cli(["-o", str(tmp_path / "o"), str(make_json()), str(inproc)], capsys)
+    _assert_usage_error(status, out, err, "cannot share a chart")
+
+
+def test_real_inproc_bench_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file written by nbcx-bench --transport inproc itself (2 thread
+    ranks, ibcast and iscatter at 4 B, 64 KiB and 1 MiB, 3 repetitions)."""
+    real = DATA / "inproc-2.json"
+    status, out, err = run_cli(["-o", str(tmp_path / "o"), str(real)], capsys)
+    assert status == 0, err
+    names = sorted(Path(line).name for line in out.splitlines())
+    assert names == sorted(f"{op}-{m}.png" for op in ("ibcast", "iscatter") for m in INPROC_KEYS)
     check_pngs([Path(line) for line in out.splitlines()])

@@ -11,7 +11,7 @@ import pytest
 
 from nbcx_plot.charts import format_size, format_time, make_series, size_label
 from nbcx_plot.data import InputError, load_run, parse_run
-from synthetic import document, write
+from synthetic import document, inproc_document, write
 
 
 def test_parse_valid_document() -> None:
@@ -219,3 +219,31 @@ def test_real_bench_output_parses() -> None:
     )
     assert run.ops() == ["ibarrier", "iallreduce", "ialltoall"]
     assert [r.bytes for r in run.results_for("ialltoall")] == [4, 65536, 1048576]
+
+
+def test_inproc_document_has_no_native() -> None:
+    run = parse_run(inproc_document(ops=["ibcast"], sizes=[4, 64]), Path("i.json"))
+    assert run.inproc and run.transport == "inproc"
+    assert run.block_progress == "caller"
+    assert run.mpi == "no MPI (inproc transport)"
+    r = run.results_for("ibcast")[0]
+    assert r.native is None and r.impl("native") is None
+    assert r.nbcx.t_pure.median > 0
+
+
+def test_mpi_document_still_needs_native() -> None:
+    doc = document(ops=["ibcast"], sizes=[4])
+    del doc["results"][0]["native"]
+    with pytest.raises(InputError, match=r"results\[0\]: missing required field 'native'"):
+        parse_run(doc, Path("m.json"))
+
+
+def test_inproc_series_labels() -> None:
+    runs = [
+        parse_run(inproc_document(ranks=n, ops=["ibcast"], sizes=[4, 64]), Path(f"{n}.json"))
+        for n in (2, 16)
+    ]
+    series, subtitle = make_series(runs)
+    assert [s.label for s in series] == ["2 thread ranks", "16 thread ranks"]
+    assert "no MPI (inproc transport)" in subtitle
+    assert "blocking in caller mode" in subtitle

@@ -1,6 +1,10 @@
 """The charts: for each operation, one PNG per metric.
 
-Every chart compares nbcx with the native MPI library.  Each input file is
+Charts of MPI runs compare nbcx with the native MPI library.  Charts of
+inproc runs (ranks as threads, schema ``nbcx-bench/1.1``) show paper 000's
+variants instead: blocking, nbc and nbc+overlap (:data:`INPROC_METRICS`),
+with a chart of nbc and of nbc+overlap's communication time relative to the
+blocking time.  Each input file is
 a *series* (one colour), labelled by what distinguishes it from the other
 files (MPI library, ranks, network, ...); what all files share goes into
 the chart's subtitle.  Within a series the line style tells the
@@ -48,7 +52,7 @@ class Curve:
     """One quantity drawn for every series: a line (or a point per series)."""
 
     name: str  # legend text, e.g. "nbcx"
-    get: Callable[[Result], Stat]
+    get: Callable[[Result], Stat | None]  # None: not measured in this run
     linestyle: LineStyle
     marker: str
 
@@ -58,12 +62,22 @@ NATIVE_STYLE: tuple[LineStyle, str] = ("--", "s")
 BLOCKING_STYLE: tuple[LineStyle, str] = (":", "^")
 
 
+def _native(r: Result, stat: str) -> Stat | None:
+    return r.native.stat(stat) if r.native is not None else None
+
+
 def _impl_curves(stat: str) -> tuple[Curve, ...]:
     """The nbcx and native curves of per-implementation statistic ``stat``."""
     return (
         Curve("nbcx", lambda r: r.nbcx.stat(stat), *NBCX_STYLE),
-        Curve("native MPI", lambda r: r.native.stat(stat), *NATIVE_STYLE),
+        Curve("native MPI", lambda r: _native(r, stat), *NATIVE_STYLE),
     )
+
+
+def _ratio(num: Stat, den: Stat) -> Stat:
+    """The ratio of two medians (no spread: the repetitions do not pair)."""
+    value = num.median / den.median if den.median > 0 else 0.0
+    return Stat(value, value, value)
 
 
 @dataclass(frozen=True)
@@ -73,7 +87,9 @@ class Metric:
     key: str  # file name suffix
     title: str
     ylabel: str
-    kind: str  # "percent" (fractions drawn as %) or "time" (seconds, log axis)
+    # "percent" (fractions drawn as %), "time" (seconds, log axis) or
+    # "ratio" (log axis, with lines at 1 and 1.05)
+    kind: str
     curves: tuple[Curve, ...]
 
 
@@ -92,7 +108,7 @@ METRICS: tuple[Metric, ...] = (
         kind="time",
         curves=(
             Curve("nbcx", lambda r: r.nbcx.t_pure, *NBCX_STYLE),
-            Curve("native MPI", lambda r: r.native.t_pure, *NATIVE_STYLE),
+            Curve("native MPI", lambda r: _native(r, "t_pure"), *NATIVE_STYLE),
             Curve("native blocking", lambda r: r.t_block, *BLOCKING_STYLE),
         ),
     ),
@@ -112,7 +128,61 @@ METRICS: tuple[Metric, ...] = (
     ),
 )
 
-METRIC_KEYS = tuple(m.key for m in METRICS)
+#: The charts of inproc runs: paper 000's Fig. 6 variants.
+INPROC_METRICS: tuple[Metric, ...] = (
+    Metric(
+        key="overlap",
+        title="overlap of communication with computation (nbc+overlap)",
+        ylabel="overlap, IMB-NBC definition",
+        kind="percent",
+        curves=(Curve("nbc+overlap", lambda r: r.nbcx.overlap, *NBCX_STYLE),),
+    ),
+    Metric(
+        key="time",
+        title="blocking, nbc, and the communication time of nbc+overlap",
+        ylabel="time per operation",
+        kind="time",
+        curves=(
+            Curve("blocking", lambda r: r.t_block, *BLOCKING_STYLE),
+            Curve("nbc (start, wait at once)", lambda r: r.nbcx.t_pure, *NBCX_STYLE),
+            Curve("nbc+overlap: in start+test+wait", lambda r: r.nbcx.overhead, *NATIVE_STYLE),
+        ),
+    ),
+    Metric(
+        key="cpu",
+        title="CPU used by progress (threads other than the ranks)",
+        ylabel="CPU time of other threads / wall time",
+        kind="percent",
+        curves=(Curve("nbc+overlap", lambda r: r.nbcx.cpu_progress, *NBCX_STYLE),),
+    ),
+    Metric(
+        key="ratio",
+        title="nbc and nbc+overlap's communication time relative to blocking",
+        ylabel="time / blocking time",
+        kind="ratio",
+        curves=(
+            Curve("nbc / blocking", lambda r: _ratio(r.nbcx.t_pure, r.t_block), *NBCX_STYLE),
+            Curve(
+                "nbc+overlap communication / blocking",
+                lambda r: _ratio(r.nbcx.overhead, r.t_block),
+                *NATIVE_STYLE,
+            ),
+        ),
+    ),
+)
+
+#: Every chart name, for the command line (ratio: inproc runs only).
+METRIC_KEYS = tuple(dict.fromkeys(m.key for m in (*METRICS, *INPROC_METRICS)))
+
+
+def metrics_for(runs: Sequence[Run]) -> tuple[Metric, ...]:
+    """The charts of these runs: :data:`INPROC_METRICS` for inproc runs,
+    :data:`METRICS` for MPI runs. Raises ValueError when they are mixed."""
+    kinds = {r.inproc for r in runs}
+    if len(kinds) > 1:
+        raise ValueError("inproc and MPI results cannot share a chart: plot them separately")
+    return INPROC_METRICS if kinds == {True} else METRICS
+
 
 #: Operations whose "bytes" is the block exchanged with each peer.
 PER_PEER_OPS = frozenset(
@@ -182,11 +252,15 @@ def _describe(run: Run) -> dict[str, str]:
     """The properties that may tell runs apart, as display strings."""
     machine = run.hostname or "unknown machine"
     details = ", ".join(p for p in (run.cpu_model, f"{run.cores} cores" if run.cores else "") if p)
+    progress = f"progress: {run.progress}"
+    if run.inproc and run.block_progress:
+        progress += f", blocking in {run.block_progress} mode"
     return {
         "mpi": run.mpi,
-        "ranks": f"{run.ranks} rank" + ("s" if run.ranks != 1 else ""),
+        "ranks": f"{run.ranks} {'thread ' if run.inproc else ''}rank"
+        + ("s" if run.ranks != 1 else ""),
         "network": run.network,
-        "progress": f"progress: {run.progress}",
+        "progress": progress,
         "tests": f"{run.tests} tests during computation" if run.tests else "no tests",
         "nbcx": f"nbcx {run.nbcx_version}" if run.nbcx_version else "",
         "machine": f"{machine} ({details})" if details else machine,
@@ -254,7 +328,23 @@ def _scale(metric: Metric, value: float) -> float:
 
 
 def _setup_y(ax: Axes, metric: Metric, values: list[float]) -> None:
-    """Y axis: percent (linear) or time (log, readable units)."""
+    """Y axis: percent (linear), ratio (log2, lines at 1 and 1.05) or time
+    (log, readable units)."""
+    if metric.kind == "ratio":
+        # Log scale around 1: 0.3 and 16 both readable, 1 in the middle.
+        positive = [v for v in values if v > 0] or [1.0]
+        lo = min(0.5, min(positive) / 1.2)
+        hi = max(2.0, max(positive) * 1.2)
+        ax.set_yscale("log", base=2)
+        ax.set_ylim(lo, hi)
+        exps = range(math.floor(math.log2(lo)), math.ceil(math.log2(hi)) + 1)
+        ax.yaxis.set_major_locator(FixedLocator([2.0**e for e in exps]))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.axhline(1.0, color="0.3", linewidth=1.0, zorder=0)
+        ax.axhline(1.05, color="0.5", linewidth=0.8, linestyle=(0, (1, 3)), zorder=0)
+        ax.set_ylabel(f"{metric.ylabel} (log; dotted: 1.05)")
+        return
     if metric.kind == "percent":
         top = max(values, default=0.0)
         # Overlap is bounded by 100 %; CPU may exceed it with several threads.
@@ -314,10 +404,14 @@ def _line_chart(
         results = [r for r in s.run.results_for(op) if r.bytes > 0]
         if not results:
             continue
-        x = [float(r.bytes) for r in results]
         sizes += [r.bytes for r in results]
         for c in metric.curves:
-            stats = [c.get(r) for r in results]
+            got = [(r, c.get(r)) for r in results]
+            pairs = [(r, st) for r, st in got if st is not None]
+            if not pairs:
+                continue
+            x = [float(r.bytes) for r, _ in pairs]
+            stats = [st for _, st in pairs]
             med = [_scale(metric, st.median) for st in stats]
             lo = [_scale(metric, st.min) for st in stats]
             hi = [_scale(metric, st.max) for st in stats]
@@ -363,7 +457,10 @@ def _point_chart(ax: Axes, op: str, metric: Metric, series: list[Series], opts: 
     for gi, s in enumerate(groups):
         r = next(r for r in s.run.results_for(op) if r.bytes == size)
         for ci, c in enumerate(metric.curves):
-            st = c.get(r)
+            got = c.get(r)
+            if got is None:
+                continue
+            st = got
             med, lo, hi = (_scale(metric, v) for v in (st.median, st.min, st.max))
             values += [med] + ([lo, hi] if opts.bands else [])
             if metric.kind == "time" and med <= 0:
@@ -379,7 +476,9 @@ def _point_chart(ax: Axes, op: str, metric: Metric, series: list[Series], opts: 
                 capsize=4,
                 elinewidth=1.2,
             )
-            text = f"{med:.3g} %" if metric.kind == "percent" else format_time(med)
+            text = {"percent": f"{med:.3g} %", "ratio": f"{med:.3g}"}.get(
+                metric.kind, format_time(med)
+            )
             ax.annotate(
                 text,
                 (x, med),
@@ -407,11 +506,15 @@ def render(op: str, metric: Metric, series: list[Series], subtitle: str, opts: O
     if opts.bands is None:
         # Whiskers on points stay readable; shaded bands of several series do not.
         opts = replace(opts, bands=not lines or len(present) == 1)
+    if metric.kind == "ratio":
+        opts = replace(opts, bands=False)  # a ratio of medians has no spread
     wide = len(present) > 1 and lines
     fig = Figure(figsize=(11.5 if wide else 9.0, 5.6), layout="constrained", dpi=opts.dpi)
     ax = fig.add_subplot()
     fig.suptitle(f"{op}: {metric.title}", fontweight="bold")
     note = "median over repetitions (each the maximum over ranks)"
+    if metric.kind == "ratio":
+        note = "ratio of the medians over repetitions (each the maximum over ranks)"
     if opts.bands:
         note += "; " + ("shaded: min to max" if lines else "whiskers: min to max")
     ax.set_title(f"{subtitle}\n{note}" if subtitle else note, fontsize="small", color="0.25")
@@ -436,11 +539,14 @@ def write_charts(
     prefix: str = "",
     opts: Options | None = None,
 ) -> list[Path]:
-    """Write one PNG per (operation, metric); return the paths written."""
+    """Write one PNG per (operation, metric); return the paths written.
+
+    The metrics are those of the runs' kind (:func:`metrics_for`); keys of
+    the other kind are skipped. Raises ValueError for mixed runs."""
     opts = opts or Options()
     series, subtitle = make_series(runs)
     all_ops = list(dict.fromkeys(op for r in runs for op in r.ops()))
-    chosen = [m for m in METRICS if m.key in metrics]
+    chosen = [m for m in metrics_for(runs) if m.key in metrics]
     written: list[Path] = []
     outdir.mkdir(parents=True, exist_ok=True)
     for op in ops if ops is not None else all_ops:

@@ -7,9 +7,10 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from nbcx_plot import __version__
-from nbcx_plot.charts import METRIC_KEYS, Options, write_charts
+from nbcx_plot.charts import METRIC_KEYS, Options, metrics_for, write_charts
 from nbcx_plot.data import InputError, Run, load_run
 from nbcx_plot.split import write_split_charts
 
@@ -31,6 +32,13 @@ writes four charts:
   OP-cpu.png       CPU used by progress vs size: CPU time of threads other
                    than the application's over the wall time (%)
   OP-overhead.png  time spent inside start + test + wait while computing
+
+Files of nbcx-bench --transport inproc (ranks as threads, no MPI) get paper
+000's variants instead: OP-overlap.png and OP-cpu.png of nbc+overlap;
+OP-time.png with blocking (nbcx's blocking-style use), nbc (start, wait at
+once) and nbc+overlap's communication time (inside start + test + wait);
+OP-ratio.png with nbc / blocking and nbc+overlap's communication time /
+blocking.  Inproc and MPI files cannot share a chart.
 
 Lines are medians over repetitions (each the maximum over ranks); shaded
 bands span min to max (by default only when a single file is plotted).
@@ -58,7 +66,7 @@ message on stderr), 1 if a chart cannot be written."""
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors and exit status 2."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"{self.prog}: {message} (see --help)\n")
         sys.exit(EXIT_USAGE)
 
@@ -102,8 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--metrics",
         metavar="M[,M...]",
         type=_list,
-        default=list(METRIC_KEYS),
-        help=f"only these charts, from {', '.join(METRIC_KEYS)} (default: all)",
+        help=f"only these charts, from {', '.join(METRIC_KEYS)} (ratio: inproc files only; "
+        "overhead: MPI files only; default: all of the files' kind)",
     )
     bands = parser.add_mutually_exclusive_group()
     bands.add_argument(
@@ -216,8 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
 
-    unknown = [m for m in args.metrics if m not in METRIC_KEYS]
-    if unknown or not args.metrics:
+    unknown = [m for m in args.metrics or [] if m not in METRIC_KEYS]
+    if unknown or args.metrics == []:
         parser.error(
             f"unknown metric '{unknown[0] if unknown else ''}' "
             f"(choose from {', '.join(METRIC_KEYS)})"
@@ -232,6 +240,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as e:
         sys.stderr.write(f"nbcx-plot: {e}\n")
         return EXIT_USAGE
+    try:
+        applicable = [m.key for m in metrics_for(runs)]
+    except ValueError as e:
+        parser.error(str(e))
+    for m in args.metrics or []:
+        if m not in applicable:
+            kind = "inproc" if runs[0].inproc else "MPI"
+            parser.error(f"metric '{m}' has no chart for {kind} results")
 
     if args.ops is not None:
         available = {op for run in runs for op in run.ops()}
@@ -248,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             runs,
             args.outdir,
             ops=args.ops,
-            metrics=args.metrics,
+            metrics=args.metrics or applicable,
             prefix=args.prefix,
             opts=Options(bands=args.bands, dpi=args.dpi),
         )

@@ -1,9 +1,14 @@
 """Reading and validating nbcx-bench JSON files.
 
-The format (schema ``nbcx-bench/1``) is written by ``nbcx-bench --json``.
-Every statistic is an object ``{"median": x, "min": x, "max": x}`` over the
-repetitions, each repetition being first reduced with MAX over ranks; times
-are in seconds, ``overlap`` and ``cpu_progress`` are fractions.
+The format is written by ``nbcx-bench --json``: schema ``nbcx-bench/1`` with
+MPI (nbcx next to the MPI library's own collectives, ``native``), and
+``nbcx-bench/1.1`` on the inproc transport (ranks are threads, no native
+implementation; ``t_block`` is nbcx's blocking-style use, ``nbcx.t_pure``
+paper 000's "nbc", ``nbcx.overhead`` the communication time of its
+"nbc+overlap"). Every statistic is an object ``{"median": x, "min": x,
+"max": x}`` over the repetitions, each repetition being first reduced with
+MAX over ranks; times are in seconds, ``overlap`` and ``cpu_progress`` are
+fractions.
 
 Only the fields the charts use are required here, so that a file with extra
 fields (or a newer minor revision of the format) still plots; everything
@@ -21,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 #: Schema identifiers this reader understands: ``nbcx-bench/1`` and any
-#: minor revision ``nbcx-bench/1.N`` (which may only add fields).
+#: minor revision ``nbcx-bench/1.N`` (which adds fields and, on the inproc
+#: transport only, leaves out ``native``).
 SCHEMA_RE = re.compile(r"^nbcx-bench/1(\.[0-9]+)?$")
 
 #: The per-implementation statistics, in the order the contract lists them.
@@ -69,10 +75,10 @@ class Result:
     op: str
     bytes: int
     t_block: Stat
-    native: ImplResult
+    native: ImplResult | None  # None on the inproc transport
     nbcx: ImplResult
 
-    def impl(self, name: str) -> ImplResult:
+    def impl(self, name: str) -> ImplResult | None:
         """The figures of implementation ``name`` ("nbcx" or "native")."""
         return self.nbcx if name == "nbcx" else self.native
 
@@ -94,10 +100,19 @@ class Run:
     cpu_model: str
     cores: int | None
     results: tuple[Result, ...]
+    transport: str = "mpi"
+    block_progress: str = ""  # inproc: the mode of the blocking variant
+
+    @property
+    def inproc(self) -> bool:
+        """Ranks were threads: nbcx against its own blocking-style use."""
+        return self.transport == "inproc"
 
     @property
     def mpi(self) -> str:
         """The MPI library with its version, e.g. "Open MPI 4.1.4"."""
+        if self.inproc:
+            return "no MPI (inproc transport)"
         return f"{self.library} {self.mpi_version}".strip()
 
     def ops(self) -> list[str]:
@@ -216,6 +231,10 @@ def parse_run(doc: object, path: Path) -> Run:
     if not isinstance(config, dict):
         raise c.fail("config", f"expected an object, got {_kind(config)}")
     tests = config.get("tests", 0)
+    transport = doc.get("transport", "mpi")
+    if not isinstance(transport, str):
+        raise c.fail("transport", f"expected a string, got {_kind(transport)}")
+    inproc = transport == "inproc"
 
     raw_results = c.field(doc, "results", "")
     if not isinstance(raw_results, list):
@@ -241,7 +260,8 @@ def parse_run(doc: object, path: Path) -> Run:
                 op=op,
                 bytes=size,
                 t_block=c.stat(item, "t_block", where),
-                native=_impl(c, item, "native", where),
+                # Inproc runs have no native implementation.
+                native=None if inproc and "native" not in item else _impl(c, item, "native", where),
                 nbcx=_impl(c, item, "nbcx", where),
             )
         )
@@ -260,6 +280,8 @@ def parse_run(doc: object, path: Path) -> Run:
         cpu_model=str(machine.get("cpu_model", "")),
         cores=cores if isinstance(cores, int) and not isinstance(cores, bool) else None,
         results=tuple(results),
+        transport=transport,
+        block_progress=str(config.get("block_progress", "")),
     )
 
 

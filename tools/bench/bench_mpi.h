@@ -1,0 +1,21 @@
+/*
+ * bench_mpi.h - the MPI side of nbcx-bench (driver_mpi.c, ops_mpi.c):
+ * the only part that includes mpi.h.
+ */
+#ifndef NBCX_BENCH_MPI_H
+#define NBCX_BENCH_MPI_H
+
+#include "bench.h"
+#include "nbcx_mpi.h"
+
+/* The MPI library's own collectives of an operation, on the buffers of
+ * struct bench_buf (MPI_DOUBLE for reductions, else MPI_BYTE). */
+struct bench_mpi_op {
+    int (*blocking)(const struct bench_buf *b, MPI_Comm comm);
+    int (*native)(const struct bench_buf *b, MPI_Comm comm, MPI_Request *r);
+};
+
+/* Indexed like bench_ops. */
+extern const struct bench_mpi_op bench_mpi_ops[];
+
+#endif /* NBCX_BENCH_MPI_H */
