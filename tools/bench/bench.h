@@ -45,6 +45,14 @@ struct bench_buf {
     MPI_Comm mcomm;      /* native MPI communicator                   */
     nbcx_comm ncomm;     /* nbcx communicator over the same ranks     */
     int *counts, *displs; /* v variants: count and i * count per rank */
+    /* --persistent: the requests made once for these buffers (the native
+     * one MPI_REQUEST_NULL when MPI has no persistent collectives) */
+    struct bench_persistent *persistent;
+};
+
+struct bench_persistent {
+    MPI_Request mpi;
+    nbcx_request nbcx;
 };
 
 struct bench_op {
@@ -56,7 +64,16 @@ struct bench_op {
     int (*blocking)(const struct bench_buf *b);
     int (*native)(const struct bench_buf *b, MPI_Request *req);
     int (*nbcx)(const struct bench_buf *b, nbcx_request *req);
+    /* --persistent: the persistent forms with the same arguments (native
+     * NULL when MPI has no reliable persistent collectives) */
+    int (*native_init)(const struct bench_buf *b, MPI_Request *req);
+    int (*nbcx_init)(const struct bench_buf *b, nbcx_request *req);
 };
+
+/* Which native persistent collectives nbcx-bench uses: "MPI-4"
+ * (MPI_<op>_init), "MPIX" (Open MPI 4's MPIX_<op>_init, mpi-ext.h) or
+ * "none" (the native side keeps the nonblocking call). */
+extern const char *const bench_native_persistent;
 
 extern const struct bench_op bench_ops[];
 extern const int bench_nops;
@@ -109,6 +126,8 @@ struct bench_options {
     int warmup;
     int tests;
     enum bench_compute compute;
+    int persistent;   /* --persistent: nbcx_<op>_init once per size,
+                         then nbcx_start + wait per run */
     const char *json; /* NULL: no JSON                              */
     int verbose;      /* calibration details on stderr              */
     int help;

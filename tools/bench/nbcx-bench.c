@@ -28,6 +28,14 @@
  * hits native MPI and nbcx alike. Every run starts after an MPI_Barrier;
  * each repetition's figure is the maximum over ranks; reports give the
  * median, min and max over repetitions.
+ *
+ * --persistent: at every size, nbcx's runs (check, warm-up, t_pure,
+ * t_ovrl) all start one persistent request, made once with
+ * nbcx_<op>_init, with nbcx_start, and free it after the last; the native
+ * runs likewise start one MPI_<op>_init (MPI-4) or MPIX_<op>_init (Open
+ * MPI 4's mpi-ext.h) request, or, where MPI has no reliable persistent
+ * collectives (bench_native_persistent "none"), keep calling the
+ * nonblocking collective. The check then verifies the persistent path.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -73,37 +81,77 @@ static void check(int err, const struct bench_op *op, const char *call)
 
 /* ---- one request of either implementation ----------------------------- */
 
+/* With --persistent, mpi and nbcx point at the buffers' persistent
+ * requests (b->persistent), which op_start starts and op_wait completes,
+ * leaving them inactive for the next run; else at own and fresh ones. */
 struct request {
     enum bench_impl impl;
     const struct bench_op *op;
-    MPI_Request mpi;
-    nbcx_request nbcx;
+    MPI_Request own_mpi, *mpi;
+    nbcx_request own_nbcx, *nbcx;
 };
 
 /* MPI calls use MPI_ERRORS_ARE_FATAL, so only nbcx's codes are checked. */
 static void op_start(struct request *r, const struct bench_buf *b)
 {
-    if (r->impl == IMPL_NATIVE)
-        r->op->native(b, &r->mpi);
-    else
-        check(r->op->nbcx(b, &r->nbcx), r->op, "start");
+    struct bench_persistent *p = b->persistent;
+    r->mpi = &r->own_mpi;
+    r->nbcx = &r->own_nbcx;
+    if (r->impl == IMPL_NATIVE) {
+        if (p && p->mpi != MPI_REQUEST_NULL) {
+            r->mpi = &p->mpi;
+            MPI_Start(r->mpi);
+        } else {
+            r->op->native(b, r->mpi);
+        }
+    } else if (p) {
+        r->nbcx = &p->nbcx;
+        check(nbcx_start(r->nbcx), r->op, "nbcx_start");
+    } else {
+        check(r->op->nbcx(b, r->nbcx), r->op, "start");
+    }
 }
 
 static void op_test(struct request *r)
 {
     int flag;
     if (r->impl == IMPL_NATIVE)
-        MPI_Test(&r->mpi, &flag, MPI_STATUS_IGNORE);
+        MPI_Test(r->mpi, &flag, MPI_STATUS_IGNORE);
     else
-        check(nbcx_test(&r->nbcx, &flag), r->op, "nbcx_test");
+        check(nbcx_test(r->nbcx, &flag), r->op, "nbcx_test");
 }
 
 static void op_wait(struct request *r)
 {
     if (r->impl == IMPL_NATIVE)
-        MPI_Wait(&r->mpi, MPI_STATUS_IGNORE);
+        MPI_Wait(r->mpi, MPI_STATUS_IGNORE);
     else
-        check(nbcx_wait(&r->nbcx), r->op, "nbcx_wait");
+        check(nbcx_wait(r->nbcx), r->op, "nbcx_wait");
+}
+
+/* --persistent: the persistent requests of op on the buffers b, made
+ * once and used by every run at this size. Collective (MPI's and nbcx's
+ * init calls are). */
+static void persistent_init(const struct bench_op *op, struct bench_buf *b,
+                            struct bench_persistent *p)
+{
+    p->mpi = MPI_REQUEST_NULL;
+    p->nbcx = NBCX_REQUEST_NULL;
+    if (op->native_init)
+        op->native_init(b, &p->mpi);
+    check(op->nbcx_init(b, &p->nbcx), op, "nbcx persistent init");
+    b->persistent = p;
+}
+
+static void persistent_free(const struct bench_op *op, struct bench_buf *b)
+{
+    struct bench_persistent *p = b->persistent;
+    if (!p)
+        return;
+    if (p->mpi != MPI_REQUEST_NULL)
+        MPI_Request_free(&p->mpi);
+    check(nbcx_request_free(&p->nbcx), op, "nbcx_request_free");
+    b->persistent = NULL;
 }
 
 /* ---- the measurements, one function each ------------------------------- */
@@ -383,8 +431,12 @@ static int run_one(const struct bench *c, const struct bench_op *op,
     if (nomem)
         die("%s: out of memory for %d elements per block", op->name, count);
 
+    struct bench_persistent preq;
+    if (c->o->persistent)
+        persistent_init(op, &b, &preq);
     double t = verify(c, op, &b);
     if (t < 0) {
+        persistent_free(op, &b);
         bench_buf_free(&b);
         return -1;
     }
@@ -405,6 +457,7 @@ static int run_one(const struct bench *c, const struct bench_op *op,
         units[i] = series_cpu(c, target, r->reps, r->impl[i].t_cpu);
     }
     series_ovrl(c, op, &b, units, r);
+    persistent_free(op, &b);
     bench_buf_free(&b);
     return 0;
 }

@@ -8,6 +8,10 @@
  * every rank but 0 (MPI leaves rank 0's undefined). Neighbourhood
  * collectives are not measured here.
  *
+ * With --persistent every operation also has its persistent forms:
+ * nbcx_<op>_init and, where MPI has reliable ones, the native
+ * MPI_<op>_init (MPIX_<op>_init on Open MPI 4); see below.
+ *
  * Reductions use doubles with SUM, every other operation bytes. The
  * inputs are small integers, so every sum is exact whatever the order
  * of the additions: nbcx's result must equal MPI's bit for bit.
@@ -18,6 +22,27 @@
 #include <string.h>
 
 #include "bench.h"
+
+/* Native persistent collectives (--persistent): the MPI-4 names, Open MPI
+ * 4's MPIX_<op>_init from mpi-ext.h, or none. MPICH before 4.3 has the
+ * MPI-4 names, but some of them return stale data when restarted (e.g.
+ * MPI_Allgather_init, MPI_Gather_init in 4.0.2, see test_vcollectives.c),
+ * so there the native side keeps the nonblocking call, as without MPI-4
+ * (the same choice as nbcx-transform's NBCX_PERSISTENT). */
+#if MPI_VERSION >= 4 &&                                                      \
+    !(defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40300000)
+#define BENCH_PINIT(name) MPI_##name##_init
+const char *const bench_native_persistent = "MPI-4";
+#elif defined(OPEN_MPI)
+#include <mpi-ext.h>
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define BENCH_PINIT(name) MPIX_##name##_init
+const char *const bench_native_persistent = "MPIX";
+#endif
+#endif
+#ifndef BENCH_PINIT
+const char *const bench_native_persistent = "none";
+#endif
 
 /* ---- the three faces of every operation ---------------------------- */
 
@@ -259,42 +284,255 @@ static int nbcx_iexscan_(const struct bench_buf *b, nbcx_request *r)
                         b->ncomm, r);
 }
 
+/* ---- persistent forms (--persistent) --------------------------------- */
+
+/* nbcx_<op>_init with the arguments of the nonblocking call; the native
+ * persistent collectives where MPI has reliable ones (see
+ * bench_native_persistent in bench.h), else NULL. */
+
+static int pnbcx_barrier(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_barrier_init(b->ncomm, r);
+}
+
+static int pnbcx_bcast(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_bcast_init(b->rbuf, b->count, b->ntype, BENCH_ROOT, b->ncomm,
+                           r);
+}
+
+static int pnbcx_reduce(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_reduce_init(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
+                            BENCH_ROOT, b->ncomm, r);
+}
+
+static int pnbcx_allreduce(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_allreduce_init(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
+                               b->ncomm, r);
+}
+
+static int pnbcx_gather(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_gather_init(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+                            b->ntype, BENCH_ROOT, b->ncomm, r);
+}
+
+static int pnbcx_scatter(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_scatter_init(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+                             b->ntype, BENCH_ROOT, b->ncomm, r);
+}
+
+static int pnbcx_allgather(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_allgather_init(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+                               b->ntype, b->ncomm, r);
+}
+
+static int pnbcx_alltoall(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_alltoall_init(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+                              b->ntype, b->ncomm, r);
+}
+
+static int pnbcx_gatherv(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_gatherv_init(b->sbuf, b->count, b->ntype, b->rbuf, b->counts,
+                             b->displs, b->ntype, BENCH_ROOT, b->ncomm, r);
+}
+
+static int pnbcx_scatterv(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_scatterv_init(b->sbuf, b->counts, b->displs, b->ntype, b->rbuf,
+                              b->count, b->ntype, BENCH_ROOT, b->ncomm, r);
+}
+
+static int pnbcx_allgatherv(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_allgatherv_init(b->sbuf, b->count, b->ntype, b->rbuf,
+                                b->counts, b->displs, b->ntype, b->ncomm, r);
+}
+
+static int pnbcx_alltoallv(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_alltoallv_init(b->sbuf, b->counts, b->displs, b->ntype,
+                               b->rbuf, b->counts, b->displs, b->ntype,
+                               b->ncomm, r);
+}
+
+static int pnbcx_reduce_scatter_block(const struct bench_buf *b,
+                                      nbcx_request *r)
+{
+    return nbcx_reduce_scatter_block_init(b->sbuf, b->rbuf, b->count, b->ntype,
+                                          NBCX_SUM, b->ncomm, r);
+}
+
+static int pnbcx_scan(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_scan_init(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
+                          b->ncomm, r);
+}
+
+static int pnbcx_exscan(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_exscan_init(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
+                            b->ncomm, r);
+}
+
+#ifdef BENCH_PINIT
+
+static int pnative_barrier(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Barrier)(b->mcomm, MPI_INFO_NULL, r);
+}
+
+static int pnative_bcast(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Bcast)(b->rbuf, b->count, b->mtype, BENCH_ROOT,
+                       b->mcomm, MPI_INFO_NULL, r);
+}
+
+static int pnative_reduce(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Reduce)(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
+                       BENCH_ROOT, b->mcomm, MPI_INFO_NULL, r);
+}
+
+static int pnative_allreduce(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Allreduce)(b->sbuf, b->rbuf, b->count, b->mtype,
+                       MPI_SUM, b->mcomm, MPI_INFO_NULL, r);
+}
+
+static int pnative_gather(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Gather)(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
+                       b->mtype, BENCH_ROOT, b->mcomm, MPI_INFO_NULL, r);
+}
+
+static int pnative_scatter(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Scatter)(b->sbuf, b->count, b->mtype, b->rbuf, b->count,
+                       b->mtype, BENCH_ROOT, b->mcomm, MPI_INFO_NULL, r);
+}
+
+static int pnative_allgather(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Allgather)(b->sbuf, b->count, b->mtype, b->rbuf,
+                       b->count, b->mtype, b->mcomm, MPI_INFO_NULL, r);
+}
+
+static int pnative_alltoall(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Alltoall)(b->sbuf, b->count, b->mtype, b->rbuf,
+                       b->count, b->mtype, b->mcomm, MPI_INFO_NULL, r);
+}
+
+static int pnative_gatherv(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Gatherv)(b->sbuf, b->count, b->mtype, b->rbuf,
+                       b->counts, b->displs, b->mtype, BENCH_ROOT, b->mcomm,
+                       MPI_INFO_NULL, r);
+}
+
+static int pnative_scatterv(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Scatterv)(b->sbuf, b->counts, b->displs, b->mtype,
+                       b->rbuf, b->count, b->mtype, BENCH_ROOT, b->mcomm,
+                       MPI_INFO_NULL, r);
+}
+
+static int pnative_allgatherv(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Allgatherv)(b->sbuf, b->count, b->mtype, b->rbuf,
+                       b->counts, b->displs, b->mtype, b->mcomm, MPI_INFO_NULL,
+                       r);
+}
+
+static int pnative_alltoallv(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Alltoallv)(b->sbuf, b->counts, b->displs, b->mtype,
+                       b->rbuf, b->counts, b->displs, b->mtype, b->mcomm,
+                       MPI_INFO_NULL, r);
+}
+
+static int pnative_scan(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Scan)(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
+                       b->mcomm, MPI_INFO_NULL, r);
+}
+
+static int pnative_exscan(const struct bench_buf *b, MPI_Request *r)
+{
+    return BENCH_PINIT(Exscan)(b->sbuf, b->rbuf, b->count, b->mtype, MPI_SUM,
+                       b->mcomm, MPI_INFO_NULL, r);
+}
+
+static int pnative_reduce_scatter_block(const struct bench_buf *b,
+                                        MPI_Request *r)
+{
+    return BENCH_PINIT(Reduce_scatter_block)(b->sbuf, b->rbuf, b->count,
+                                             b->mtype, MPI_SUM, b->mcomm,
+                                             MPI_INFO_NULL, r);
+}
+#define PNATIVE(name) pnative_##name
+#else
+#define PNATIVE(name) NULL
+#endif
+
 /* ---- the table ------------------------------------------------------ */
 
 /* Buffers are allocated at full size on every rank (the root's shape),
  * which keeps the code free of root special cases. */
 const struct bench_op bench_ops[] = {
     { "ibarrier", 0, BLOCKS_NONE, BLOCKS_NONE, RESULT_NONE, 0,
-      block_barrier, native_ibarrier, nbcx_ibarrier_ },
+      block_barrier, native_ibarrier, nbcx_ibarrier_, PNATIVE(barrier),
+      pnbcx_barrier },
     { "ibcast", 0, BLOCKS_NONE, BLOCKS_ONE, RESULT_ALL, 1,
-      block_bcast, native_ibcast, nbcx_ibcast_ },
+      block_bcast, native_ibcast, nbcx_ibcast_, PNATIVE(bcast),
+      pnbcx_bcast },
     { "ireduce", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ROOT, 0,
-      block_reduce, native_ireduce, nbcx_ireduce_ },
+      block_reduce, native_ireduce, nbcx_ireduce_, PNATIVE(reduce),
+      pnbcx_reduce },
     { "iallreduce", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ALL, 0,
-      block_allreduce, native_iallreduce, nbcx_iallreduce_ },
+      block_allreduce, native_iallreduce, nbcx_iallreduce_,
+      PNATIVE(allreduce), pnbcx_allreduce },
     { "igather", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ROOT, 0,
-      block_gather, native_igather, nbcx_igather_ },
+      block_gather, native_igather, nbcx_igather_, PNATIVE(gather),
+      pnbcx_gather },
     { "iscatter", 0, BLOCKS_PER_RANK, BLOCKS_ONE, RESULT_ALL, 0,
-      block_scatter, native_iscatter, nbcx_iscatter_ },
+      block_scatter, native_iscatter, nbcx_iscatter_, PNATIVE(scatter),
+      pnbcx_scatter },
     { "iallgather", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ALL, 0,
-      block_allgather, native_iallgather, nbcx_iallgather_ },
+      block_allgather, native_iallgather, nbcx_iallgather_,
+      PNATIVE(allgather), pnbcx_allgather },
     { "ialltoall", 0, BLOCKS_PER_RANK, BLOCKS_PER_RANK, RESULT_ALL, 0,
-      block_alltoall, native_ialltoall, nbcx_ialltoall_ },
+      block_alltoall, native_ialltoall, nbcx_ialltoall_, PNATIVE(alltoall),
+      pnbcx_alltoall },
     { "igatherv", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ROOT, 0,
-      block_gatherv, native_igatherv, nbcx_igatherv_ },
+      block_gatherv, native_igatherv, nbcx_igatherv_, PNATIVE(gatherv),
+      pnbcx_gatherv },
     { "iscatterv", 0, BLOCKS_PER_RANK, BLOCKS_ONE, RESULT_ALL, 0,
-      block_scatterv, native_iscatterv, nbcx_iscatterv_ },
+      block_scatterv, native_iscatterv, nbcx_iscatterv_, PNATIVE(scatterv),
+      pnbcx_scatterv },
     { "iallgatherv", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ALL, 0,
-      block_allgatherv, native_iallgatherv, nbcx_iallgatherv_ },
+      block_allgatherv, native_iallgatherv, nbcx_iallgatherv_,
+      PNATIVE(allgatherv), pnbcx_allgatherv },
     { "ialltoallv", 0, BLOCKS_PER_RANK, BLOCKS_PER_RANK, RESULT_ALL, 0,
-      block_alltoallv, native_ialltoallv, nbcx_ialltoallv_ },
+      block_alltoallv, native_ialltoallv, nbcx_ialltoallv_,
+      PNATIVE(alltoallv), pnbcx_alltoallv },
     { "ireduce_scatter_block", 1, BLOCKS_PER_RANK, BLOCKS_ONE, RESULT_ALL, 0,
       block_reduce_scatter_block, native_ireduce_scatter_block,
-      nbcx_ireduce_scatter_block_ },
+      nbcx_ireduce_scatter_block_, PNATIVE(reduce_scatter_block),
+      pnbcx_reduce_scatter_block },
     { "iscan", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ALL, 0,
-      block_scan, native_iscan, nbcx_iscan_ },
+      block_scan, native_iscan, nbcx_iscan_, PNATIVE(scan),
+      pnbcx_scan },
     { "iexscan", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_NOT_ROOT, 0,
-      block_exscan, native_iexscan, nbcx_iexscan_ },
+      block_exscan, native_iexscan, nbcx_iexscan_, PNATIVE(exscan),
+      pnbcx_exscan },
 };
 const int bench_nops = (int)(sizeof bench_ops / sizeof bench_ops[0]);
 

@@ -66,6 +66,11 @@ void options_usage(FILE *f)
 "                    each implementation's median t_pure, as IMB-NBC; or\n"
 "                    'block', the median t_block of the blocking collective\n"
 "                    for both, as the split-tree paper (Denis et al.)\n"
+"  --persistent      persistent requests: nbcx_<op>_init once per size, then\n"
+"                    nbcx_start + wait for every run (request freed after\n"
+"                    the size); the native side likewise with MPI_<op>_init\n"
+"                    (MPI-4) or MPIX_<op>_init (Open MPI 4), or the\n"
+"                    nonblocking call where MPI has no reliable ones\n"
 "  --json FILE       write every figure as JSON (schema nbcx-bench/1)\n"
 "  --verbose         every rank reports the calibration of t_cpu on stderr\n"
 "  --help            this text\n"
@@ -242,7 +247,7 @@ static void filter_sizes(struct bench_options *o, size_t min, size_t max)
 
 enum opt_id {
     OPT_OP, OPT_SIZES, OPT_MIN, OPT_MAX, OPT_REPS, OPT_BUDGET, OPT_WARMUP,
-    OPT_TESTS, OPT_COMPUTE, OPT_JSON, OPT_VERBOSE, OPT_HELP
+    OPT_TESTS, OPT_COMPUTE, OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_PERSISTENT
 };
 
 static const struct {
@@ -256,6 +261,7 @@ static const struct {
     { "warmup", OPT_WARMUP, 1 }, { "tests", OPT_TESTS, 1 },
     { "compute", OPT_COMPUTE, 1 }, { "json", OPT_JSON, 1 },
     { "verbose", OPT_VERBOSE, 0 }, { "help", OPT_HELP, 0 },
+    { "persistent", OPT_PERSISTENT, 0 },
 };
 
 int options_parse(int argc, char **argv, struct bench_options *o, char *err,
@@ -365,6 +371,9 @@ int options_parse(int argc, char **argv, struct bench_options *o, char *err,
             break;
         case OPT_VERBOSE:
             o->verbose = 1;
+            break;
+        case OPT_PERSISTENT:
+            o->persistent = 1;
             break;
         case OPT_HELP:
             o->help = 1;

@@ -199,6 +199,12 @@ void table_header(FILE *f, const struct bench_meta *m,
                "median over repetitions of the max over ranks; datatype %s\n",
             o->warmup, o->tests, bench_compute_name(o->compute),
             bench_op_datatype(op));
+    if (o->persistent)
+        fprintf(f, "# persistent requests: nbcx_<op>_init; native: %s\n",
+                !op->native_init ? "none, the nonblocking call"
+                : strcmp(bench_native_persistent, "MPIX") == 0
+                    ? "MPIX_<op>_init (Open MPI mpi-ext.h)"
+                    : "MPI_<op>_init (MPI-4)");
     fprintf(f, "# %-*s", FIRST_WIDTH - 2, bench_columns[0]);
     for (int i = 1; i < bench_ncolumns; i++)
         fprintf(f, "%*s", column_width(i), bench_columns[i]);
@@ -381,9 +387,11 @@ static void json_document(FILE *f, const struct bench_meta *m,
     fprintf(f, "],\n             \"reps\": %d, \"budget\": ", o->reps);
     json_number(f, o->budget);
     fprintf(f, ", \"reps_min\": %d, \"reps_max\": %d, \"warmup\": %d, "
-               "\"tests\": %d,\n             \"compute\": \"%s\"},\n",
+               "\"tests\": %d,\n             \"compute\": \"%s\", "
+               "\"persistent\": %s, \"native_persistent\": \"%s\"},\n",
             BENCH_AUTO_REPS_MIN, BENCH_AUTO_REPS_MAX, o->warmup, o->tests,
-            bench_compute_name(o->compute));
+            bench_compute_name(o->compute), o->persistent ? "true" : "false",
+            o->persistent ? bench_native_persistent : "none");
 
     fputs("  \"results\": [", f);
     for (int i = 0; i < nresults; i++) {
