@@ -27,7 +27,8 @@
  *      itself on 1), int and contig(3,int), blocks per edge up to 0, 3
  *      and 20 elements in reverse order with gaps.
  *   2. All kinds planned at once and run together with nbcx_startall,
- *      completed with nbcx_waitall, three times.
+ *      completed with nbcx_waitall, three times (the core kinds, then
+ *      those of 1b, half of them in place).
  *   3. Memory: a one-element allreduce restarted many times (100,000 on
  *      up to 2 ranks) must not make the process grow: the resident size
  *      after the last start may exceed the size after the first tenth by
@@ -737,6 +738,53 @@ static void vrestarts(nbcx_comm comm)
     mt_unwatch();
 }
 
+/* Part 2 for the kinds of part 5: all planned at once (int, blocks of
+ * up to 3 elements, the even ones in place), run together with
+ * nbcx_startall three times with new contents, each compared with MPI's
+ * after nbcx_waitall. */
+static void vstartall(nbcx_comm comm)
+{
+    struct vcoll vs[V_NKINDS];
+    nbcx_request reqs[V_NKINDS];
+    uint64_t data[V_NKINDS];
+    for (int k = 0; k < V_NKINDS; k++) {
+        struct vcoll *v = &vs[k];
+        memset(v, 0, sizeof *v);
+        v->kind = (enum vkind)k;
+        v->t = &t_int;
+        v->maxc = 3;
+        v->in_place = k % 2 == 0;
+        v->id = 1000 + k;
+        v->op = k % t_int.nops;
+        v->root = k % mt_size;
+        v_setup(v);
+        data[k] = mt_seed((uint64_t)k, mt_rank + 1, 31);
+        v_refill(v, &data[k]);
+        MT_OK(v_plan(v, comm));
+        reqs[k] = v->req;
+    }
+    for (int run = 0; run < 3; run++) {
+        mt_watch("vstartall: run %d", run);
+        for (int k = 0; run > 0 && k < V_NKINDS; k++)
+            v_refill(&vs[k], &data[k]);
+        MT_OK(nbcx_startall(V_NKINDS, reqs));
+        int rc = nbcx_waitall(V_NKINDS, reqs);
+        if (rc != NBCX_SUCCESS)
+            mt_fail("vstartall: waitall gave %s", nbcx_error_string(rc));
+        for (int k = 0; k < V_NKINDS; k++) {
+            if (reqs[k] != vs[k].req)
+                mt_fail("vstartall: waitall changed persistent request %d",
+                        k);
+            v_check(&vs[k], v_name[k], run);
+        }
+    }
+    mt_unwatch();
+    for (int k = 0; k < V_NKINDS; k++) {
+        MT_OK(nbcx_request_free(&reqs[k]));
+        v_free(&vs[k]);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* Part 6: the neighbourhood collectives                               */
 /* ------------------------------------------------------------------ */
@@ -975,6 +1023,7 @@ int main(int argc, char **argv)
     vrestarts(comm);
     nrestarts();
     startall(comm);
+    vstartall(comm);
     misuse(comm);
     memory(comm);
     mt_watch("teardown");
