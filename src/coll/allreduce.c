@@ -35,7 +35,10 @@
  *   into rbuf. Allgather receives go straight to rbuf, waiting only for
  *   the nodes of the reduce-scatter that read that part of rbuf (in
  *   place); each is forwarded as soon as it arrives. Empty blocks (count
- *   < p) have no fragments and no messages.
+ *   < p) have no fragments and no messages, and the builder does not
+ *   even visit them: a rank's build time grows with its own messages, not
+ *   with p (at 100,000 ranks and count 1 the whole ring is built in well
+ *   under a second instead of minutes).
  *   Tags: the k-th message in each direction uses tag k mod
  *   (NBCX_SCHED_TAG_MAX + 1); once tags wrap, a message also waits for
  *   the previous one with the same tag, so same-tag messages always start
@@ -246,20 +249,31 @@ static nbcx_node chan_add(struct nbcx_sched_s *s, struct chan *c, bool send,
     return node;
 }
 
-/* The ring's cut of the vector: p blocks of near-equal element counts,
- * each cut into fragments of seg elements. Fragments are numbered
- * globally: block b has fragments first[b] .. first[b + 1] - 1. */
+/* The ring's cut of the vector: p blocks of near-equal element counts
+ * (the first r = count % p blocks hold q + 1 = count / p + 1 elements,
+ * the others q), each cut into fragments of seg elements. Fragments are
+ * numbered globally: block b has fragments ring_first(b) ..
+ * ring_first(b + 1) - 1, fa fragments for each of the first r blocks and
+ * fb for each of the others. Everything is O(1) per block: with count <
+ * p only the first count blocks are non-empty, and a rank's loops visit
+ * only the steps that touch them (ring_steps), so a rank's build time
+ * grows with its messages, not with p. */
 struct ring {
-    int count, p;
+    int count, p, q, r;
     size_t seg;
-    int *first;
+    long fa, fb;
 };
+
+static int ring_first(const struct ring *R, int b)
+{
+    long lo = b < R->r ? b : R->r;
+    return (int)(lo * R->fa + (long)(b - lo) * R->fb);
+}
 
 static void ring_block(const struct ring *R, int b, int *off, int *n)
 {
-    int q = R->count / R->p, r = R->count % R->p;
-    *off = b * q + (b < r ? b : r);
-    *n = q + (b < r ? 1 : 0);
+    *off = b * R->q + (b < R->r ? b : R->r);
+    *n = R->q + (b < R->r ? 1 : 0);
 }
 
 /* Fragment g (of block b): its first element and element count. */
@@ -268,7 +282,7 @@ static void ring_fragment(const struct ring *R, int b, int g, int *off,
 {
     int boff, bn;
     ring_block(R, b, &boff, &bn);
-    size_t skip = (size_t)(g - R->first[b]) * R->seg;
+    size_t skip = (size_t)(g - ring_first(R, b)) * R->seg;
     *off = boff + (int)skip;
     *n = (int)NBCXI_MIN(R->seg, (size_t)bn - skip);
 }
@@ -277,6 +291,45 @@ static int mod(long x, int p)
 {
     long r = x % p;
     return (int)(r < 0 ? r + p : r);
+}
+
+/* The steps i in [0, p - 2] of a ring loop in which the block sent or
+ * the block received is non-empty, in increasing order (so messages keep
+ * their creation order and tags): the non-empty blocks are 0 .. ne - 1,
+ * and a loop whose block sent at step i is (base - i) mod p and block
+ * received (base - 1 - i) mod p touches them exactly in the steps
+ * (base - ne) .. base, taken mod p. That is at most two ranges: the
+ * steps 0 .. n0 - 1 and then start .. start + len - n0 - 1. Steps left
+ * out would emit nothing. */
+struct steps {
+    int len, n0, start;
+};
+
+static void ring_steps(int p, int ne, long base, struct steps *st)
+{
+    if (ne + 1 >= p) { /* every step */
+        st->len = st->n0 = p - 1;
+        st->start = 0;
+        return;
+    }
+    int a = mod(base - ne, p), b = mod(base, p);
+    if (a <= b) { /* a .. b, without step p - 1 */
+        st->n0 = 0;
+        st->start = a;
+        st->len = NBCXI_MIN(b, p - 2) - a + 1;
+        if (st->len < 0)
+            st->len = 0;
+    } else { /* wraps: 0 .. b, then a .. p - 2 */
+        st->n0 = b + 1;
+        st->start = a;
+        st->len = st->n0 + (p - 1 - a);
+    }
+}
+
+/* The j-th of the steps (0 <= j < st->len). */
+static int ring_step(const struct steps *st, int j)
+{
+    return j < st->n0 ? j : st->start + (j - st->n0);
 }
 
 /* Emits the two rings, given the cut R and the bookkeeping arrays. */
@@ -294,12 +347,16 @@ static void ring_emit(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
         return;
     const int right = mod(rank + 1L, p), left = mod(rank - 1L, p);
     const int owned = right; /* the block whose full result ends here */
+    const int ne = R->q > 0 ? p : R->r; /* non-empty blocks: 0 .. ne - 1 */
     int o, n;
+    struct steps st;
 
     /* Reduce-scatter. */
-    for (int i = 0; i < p - 1; i++) {
+    ring_steps(p, ne, rank, &st);
+    for (int j = 0; j < st.len; j++) {
+        const int i = ring_step(&st, j);
         int sb = mod((long)rank - i, p), rb = mod((long)rank - i - 1, p);
-        for (int g = R->first[sb]; g < R->first[sb + 1]; g++) {
+        for (int g = ring_first(R, sb); g < ring_first(R, sb + 1); g++) {
             ring_fragment(R, sb, g, &o, &n);
             /* Step 0 sends the own data, later steps a partial result. */
             const void *src = nbcxi_at(i == 0 ? mine : tmp, o, 1, t);
@@ -308,7 +365,7 @@ static void ring_emit(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
             if (i == 0 && in_place)
                 reader[g] = sn;
         }
-        for (int g = R->first[rb]; g < R->first[rb + 1]; g++) {
+        for (int g = ring_first(R, rb); g < ring_first(R, rb + 1); g++) {
             ring_fragment(R, rb, g, &o, &n);
             void *part = nbcxi_at(tmp, o, 1, t);
             nbcx_node rv = chan_add(s, in, false, part, n, t, left);
@@ -335,15 +392,17 @@ static void ring_emit(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
     }
 
     /* Allgather. */
-    for (int i = 0; i < p - 1; i++) {
+    ring_steps(p, ne, rank + 1L, &st);
+    for (int j = 0; j < st.len; j++) {
+        const int i = ring_step(&st, j);
         int sb = mod((long)rank + 1 - i, p), rb = mod((long)rank - i, p);
-        for (int g = R->first[sb]; g < R->first[sb + 1]; g++) {
+        for (int g = ring_first(R, sb); g < ring_first(R, sb + 1); g++) {
             ring_fragment(R, sb, g, &o, &n);
             nbcx_node sn = chan_add(s, out, true, nbcxi_at(rbuf, o, 1, t), n,
                                     t, right);
             nbcxi_dep(s, ready[g], sn);
         }
-        for (int g = R->first[rb]; g < R->first[rb + 1]; g++) {
+        for (int g = ring_first(R, rb); g < ring_first(R, rb + 1); g++) {
             ring_fragment(R, rb, g, &o, &n);
             nbcx_node rv = chan_add(s, in, false, nbcxi_at(rbuf, o, 1, t), n,
                                     t, left);
@@ -369,19 +428,12 @@ int nbcx_build_allreduce_ring(struct nbcx_sched_s *s,
         return s->err;
     }
 
-    struct ring R = { count, p, 0, NULL };
+    struct ring R = { count, p, count / p, count % p, 0, 0, 0 };
     R.seg = t->size ? a->segsize / t->size : (size_t)count;
     R.seg = NBCXI_MIN(NBCXI_MAX(R.seg, (size_t)1), (size_t)count);
-    R.first = malloc(sizeof(int) * ((size_t)p + 1));
-    if (!R.first)
-        return NBCX_ERR_NOMEM;
-    R.first[0] = 0;
-    for (int b = 0; b < p; b++) {
-        int off, n;
-        ring_block(&R, b, &off, &n);
-        R.first[b + 1] = R.first[b] + (int)(((size_t)n + R.seg - 1) / R.seg);
-    }
-    const int nfrag = R.first[p];
+    R.fa = (long)(((size_t)R.q + 1 + R.seg - 1) / R.seg);
+    R.fb = (long)(((size_t)R.q + R.seg - 1) / R.seg);
+    const int nfrag = ring_first(&R, p);
 
     /* ready[g]: the node that produced the current value of fragment g.
      * reader[g]: (in place) the last reduce-scatter node that reads
@@ -402,7 +454,6 @@ int nbcx_build_allreduce_ring(struct nbcx_sched_s *s,
     free(out.last);
     free(in.last);
     free(ready);
-    free(R.first);
     return err;
 }
 

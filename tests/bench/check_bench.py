@@ -6,8 +6,11 @@ blocking-style path as the reference). Standard library only (the C tests
 install no Python packages), so it carries a small validator for the subset
 of JSON Schema the schema uses.
 
-  check_bench.py run --schema S --json F -- CMD...   run CMD (an nbcx-bench
-      command writing F), expect exit 0, check its table and F
+  check_bench.py run --schema S --json F [--persistent] -- CMD...   run CMD
+      (an nbcx-bench command writing F), expect exit 0 (nbcx's results
+      equal MPI's), check its table and F; with --persistent also that F
+      says config.persistent and every table block names the native
+      persistent collectives F reports
   check_bench.py badargs [--tool T] -- CMD...   expect exit 2 and exactly
       one line, starting with "T:" (default "nbcx-bench:"), on stderr (and
       nothing on stdout)
@@ -333,6 +336,38 @@ def run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+PERSISTENT_LINE = re.compile(r"^# persistent requests: nbcx_<op>_init; native: (.*)$")
+NATIVE_PERSISTENT = {
+    "MPI-4": "MPI_<op>_init (MPI-4)",
+    "MPIX": "MPIX_<op>_init (Open MPI mpi-ext.h)",
+    "none": "none, the nonblocking call",
+}
+
+
+def check_persistent(text: str, doc: dict[str, Any]) -> None:
+    """--persistent: the JSON says so, and each table block says which
+    native persistent collectives ran, as the JSON does."""
+    config = doc["config"]
+    if config.get("persistent") is not True:
+        raise CheckError("config.persistent is not true")
+    native = config.get("native_persistent")
+    if native not in NATIVE_PERSISTENT:
+        raise CheckError(f"config.native_persistent is {native!r}")
+    lines = [m.group(1) for m in map(PERSISTENT_LINE.match, text.splitlines()) if m]
+    if len(lines) != len(config["ops"]):
+        raise CheckError(
+            f"table: {len(lines)} 'persistent requests' lines for "
+            f"{len(config['ops'])} operations"
+        )
+    inproc = doc["schema"] == SCHEMA_INPROC
+    if inproc and native != "none":
+        raise CheckError(f"inproc: config.native_persistent is {native!r}")
+    expected = "none (no native library)" if inproc else NATIVE_PERSISTENT[native]
+    for line in lines:
+        if line != expected:
+            raise CheckError(f"table says native {line!r}, the JSON {native!r}")
+
+
 def cmd_run(args: argparse.Namespace) -> None:
     p = run(args.cmd)
     if p.returncode != 0:
@@ -340,6 +375,9 @@ def cmd_run(args: argparse.Namespace) -> None:
         raise CheckError(f"exit code {p.returncode}, expected 0")
     sys.stdout.write(p.stdout)
     doc = check_files(args.schema, args.json, p.stdout)
+    if args.persistent:
+        check_persistent(p.stdout, doc)
+        print(f"check_bench: persistent, native {doc['config']['native_persistent']}")
     print(f"check_bench: {len(doc['results'])} results and the table are valid")
 
 
@@ -410,6 +448,11 @@ def main(argv: list[str]) -> int:
     p_run = sub.add_parser("run", help="run nbcx-bench, check table and JSON")
     p_run.add_argument("--schema", required=True)
     p_run.add_argument("--json", required=True)
+    p_run.add_argument(
+        "--persistent",
+        action="store_true",
+        help="expect an nbcx-bench --persistent run",
+    )
     p_bad = sub.add_parser("badargs", help="expect exit code 2 and one line")
     p_bad.add_argument("--tool", default="nbcx-bench", help="the line's prefix")
     sub.add_parser("model", help="run nbcx-split-model, check its JSON")

@@ -66,6 +66,12 @@ struct bench_buf {
     int rank, ranks;
     nbcx_comm ncomm;     /* the nbcx communicator                     */
     int *counts, *displs; /* v variants: count and i * count per rank */
+    /* --persistent: the requests made once for these buffers and started
+     * by every run (harness.c), else NULL: nbcx's, and the native
+     * library's (the driver's, BENCH_NATIVE_REQ bytes) where it has
+     * persistent collectives */
+    nbcx_request *npers;
+    void *native_pers;
 };
 
 struct bench_op {
@@ -76,6 +82,8 @@ struct bench_op {
     int root_input_in_rbuf; /* ibcast: the root's rbuf is the input */
     int (*nbcx)(const struct bench_buf *b, nbcx_request *req);
     enum bench_sum sum; /* reductions */
+    /* --persistent: nbcx_<op>_init with the arguments of nbcx */
+    int (*nbcx_init)(const struct bench_buf *b, nbcx_request *req);
 };
 
 extern const struct bench_op bench_ops[];
@@ -136,6 +144,8 @@ struct bench_options {
     int warmup;
     int tests;
     enum bench_compute compute;
+    int persistent; /* --persistent: nbcx_<op>_init once per size, then
+                       nbcx_start + wait per run (native likewise) */
     enum bench_transport transport;
     int ranks;     /* inproc: thread ranks                           */
     /* inproc: progress mode of the blocking variant (an
@@ -235,6 +245,10 @@ struct bench_meta {
     int ranks;
     int has_native;     /* a native library runs next to nbcx (MPI)   */
     int block_progress; /* inproc: see struct bench_options           */
+    /* --persistent: the native library's persistent collectives, "MPI-4"
+     * (MPI_<op>_init), "MPIX" (Open MPI 4's MPIX_<op>_init) or "none"
+     * (the native runs keep the nonblocking call) */
+    char native_persistent[8];
 };
 
 /* Copies src into dst (size len), cut at the first newline. */
@@ -297,6 +311,13 @@ struct bench_driver {
                         const struct bench_buf *b, void *req);
     void (*native_test)(void *req);
     void (*native_wait)(void *req);
+    /* --persistent, optional: makes the native persistent request of op
+     * on b in req (returns 1), or returns 0 when the library has none;
+     * starts and frees one. Test and wait are native_test/native_wait. */
+    int (*native_pinit)(const struct bench *c, const struct bench_op *op,
+                        const struct bench_buf *b, void *req);
+    void (*native_pstart)(void *req);
+    void (*native_pfree)(void *req);
     /* The name of the reference results are checked against, for the
      * message when they differ: "MPI's" or "the sequential reference". */
     const char *reference;

@@ -111,6 +111,27 @@ static void mpi_native_wait(void *req)
     MPI_Wait(req, MPI_STATUS_IGNORE);
 }
 
+/* --persistent: the library's persistent collective, where it has one. */
+static int mpi_native_pinit(const struct bench *c, const struct bench_op *op,
+                            const struct bench_buf *b, void *req)
+{
+    (void)c;
+    if (!mpi_op(op)->pinit)
+        return 0;
+    mpi_op(op)->pinit(b, MPI_COMM_WORLD, req);
+    return 1;
+}
+
+static void mpi_native_pstart(void *req)
+{
+    MPI_Start(req);
+}
+
+static void mpi_native_pfree(void *req)
+{
+    MPI_Request_free(req);
+}
+
 static const struct bench_driver mpi_driver = {
     .barrier = mpi_barrier,
     .max_doubles = mpi_max_doubles,
@@ -121,6 +142,9 @@ static const struct bench_driver mpi_driver = {
     .native_start = mpi_native_start,
     .native_test = mpi_native_test,
     .native_wait = mpi_native_wait,
+    .native_pinit = mpi_native_pinit,
+    .native_pstart = mpi_native_pstart,
+    .native_pfree = mpi_native_pfree,
     .reference = "MPI's",
 };
 
@@ -177,6 +201,8 @@ int bench_mpi_main(int argc, char **argv)
         meta_collect(&meta, c.ncomm, ranks);
         mpi_library(&meta);
         meta.has_native = 1;
+        snprintf(meta.native_persistent, sizeof meta.native_persistent, "%s",
+                 o.persistent ? bench_native_persistent : "none");
     }
     int status = bench_run(&c, &meta);
     nbcx_comm_free(&c.ncomm);

@@ -76,11 +76,16 @@ static int first_impl(const struct bench *c)
 
 /* ---- one request of either implementation ----------------------------- */
 
+/* With --persistent, nbcx and native point at the buffers' persistent
+ * requests (b->npers, b->native_pers), which op_start starts and op_wait
+ * completes, leaving them inactive for the next run; else at the
+ * request's own, made afresh by every start. */
 struct request {
     enum bench_impl impl;
     const struct bench_op *op;
-    nbcx_request nbcx;
-    _Alignas(max_align_t) unsigned char native[BENCH_NATIVE_REQ];
+    nbcx_request own_nbcx, *nbcx;
+    _Alignas(max_align_t) unsigned char own_native[BENCH_NATIVE_REQ];
+    void *native;
 };
 
 /* The native library's errors are fatal there (MPI_ERRORS_ARE_FATAL), so
@@ -88,10 +93,19 @@ struct request {
 static void op_start(const struct bench *c, struct request *r,
                      const struct bench_buf *b)
 {
-    if (r->impl == IMPL_NATIVE)
+    r->nbcx = &r->own_nbcx;
+    r->native = r->own_native;
+    if (r->impl == IMPL_NATIVE && b->native_pers) {
+        r->native = b->native_pers;
+        c->d->native_pstart(r->native);
+    } else if (r->impl == IMPL_NATIVE) {
         c->d->native_start(c, r->op, b, r->native);
-    else
-        check(c, r->op->nbcx(b, &r->nbcx), r->op, "start");
+    } else if (b->npers) {
+        r->nbcx = b->npers;
+        check(c, nbcx_start(r->nbcx), r->op, "nbcx_start");
+    } else {
+        check(c, r->op->nbcx(b, r->nbcx), r->op, "start");
+    }
 }
 
 static void op_test(const struct bench *c, struct request *r)
@@ -100,7 +114,7 @@ static void op_test(const struct bench *c, struct request *r)
     if (r->impl == IMPL_NATIVE)
         c->d->native_test(r->native);
     else
-        check(c, nbcx_test(&r->nbcx, &flag), r->op, "nbcx_test");
+        check(c, nbcx_test(r->nbcx, &flag), r->op, "nbcx_test");
 }
 
 static void op_wait(const struct bench *c, struct request *r)
@@ -108,7 +122,36 @@ static void op_wait(const struct bench *c, struct request *r)
     if (r->impl == IMPL_NATIVE)
         c->d->native_wait(r->native);
     else
-        check(c, nbcx_wait(&r->nbcx), r->op, "nbcx_wait");
+        check(c, nbcx_wait(r->nbcx), r->op, "nbcx_wait");
+}
+
+/* --persistent: the persistent requests of op on the buffers b, made
+ * once (collectively: MPI's and nbcx's init calls are) and started by
+ * every run at this size. */
+struct persistent {
+    nbcx_request nbcx;
+    _Alignas(max_align_t) unsigned char native[BENCH_NATIVE_REQ];
+};
+
+static void persistent_init(const struct bench *c, const struct bench_op *op,
+                            struct bench_buf *b, struct persistent *p)
+{
+    p->nbcx = NBCX_REQUEST_NULL;
+    check(c, op->nbcx_init(b, &p->nbcx), op, "nbcx persistent init");
+    b->npers = &p->nbcx;
+    if (c->d->native_pinit && c->d->native_pinit(c, op, b, p->native))
+        b->native_pers = p->native;
+}
+
+static void persistent_free(const struct bench *c, const struct bench_op *op,
+                            struct bench_buf *b)
+{
+    if (b->native_pers)
+        c->d->native_pfree(b->native_pers);
+    if (b->npers)
+        check(c, nbcx_request_free(b->npers), op, "nbcx_request_free");
+    b->npers = NULL;
+    b->native_pers = NULL;
 }
 
 /* ---- the measurements, one function each ------------------------------- */
@@ -410,8 +453,12 @@ static int run_one(const struct bench *c, const struct bench_op *op,
         bench_die(c, "%s: out of memory for %d elements per block",
                   op->name, count);
 
+    struct persistent preq;
+    if (c->o->persistent)
+        persistent_init(c, op, &b, &preq);
     double t = verify(c, op, &b);
     if (t < 0) {
+        persistent_free(c, op, &b);
         bench_buf_free(&b);
         return -1;
     }
@@ -432,6 +479,7 @@ static int run_one(const struct bench *c, const struct bench_op *op,
         units[i] = series_cpu(c, target, r->reps, r->impl[i].t_cpu);
     }
     series_ovrl(c, op, &b, units, r);
+    persistent_free(c, op, &b);
     bench_buf_free(&b);
     return 0;
 }

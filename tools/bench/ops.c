@@ -108,6 +108,99 @@ static int nbcx_iexscan_(const struct bench_buf *b, nbcx_request *r)
                         b->ncomm, r);
 }
 
+/* --persistent: nbcx_<op>_init with the arguments of the calls above. */
+static int pnbcx_barrier(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_barrier_init(b->ncomm, r);
+}
+
+static int pnbcx_bcast(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_bcast_init(b->rbuf, b->count, b->ntype, BENCH_ROOT, b->ncomm,
+                           r);
+}
+
+static int pnbcx_reduce(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_reduce_init(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
+                            BENCH_ROOT, b->ncomm, r);
+}
+
+static int pnbcx_allreduce(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_allreduce_init(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
+                               b->ncomm, r);
+}
+
+static int pnbcx_gather(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_gather_init(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+                            b->ntype, BENCH_ROOT, b->ncomm, r);
+}
+
+static int pnbcx_scatter(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_scatter_init(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+                             b->ntype, BENCH_ROOT, b->ncomm, r);
+}
+
+static int pnbcx_allgather(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_allgather_init(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+                               b->ntype, b->ncomm, r);
+}
+
+static int pnbcx_alltoall(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_alltoall_init(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+                              b->ntype, b->ncomm, r);
+}
+
+static int pnbcx_gatherv(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_gatherv_init(b->sbuf, b->count, b->ntype, b->rbuf, b->counts,
+                             b->displs, b->ntype, BENCH_ROOT, b->ncomm, r);
+}
+
+static int pnbcx_scatterv(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_scatterv_init(b->sbuf, b->counts, b->displs, b->ntype,
+                              b->rbuf, b->count, b->ntype, BENCH_ROOT,
+                              b->ncomm, r);
+}
+
+static int pnbcx_allgatherv(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_allgatherv_init(b->sbuf, b->count, b->ntype, b->rbuf,
+                                b->counts, b->displs, b->ntype, b->ncomm, r);
+}
+
+static int pnbcx_alltoallv(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_alltoallv_init(b->sbuf, b->counts, b->displs, b->ntype,
+                               b->rbuf, b->counts, b->displs, b->ntype,
+                               b->ncomm, r);
+}
+
+static int pnbcx_reduce_scatter_block(const struct bench_buf *b,
+                                      nbcx_request *r)
+{
+    return nbcx_reduce_scatter_block_init(b->sbuf, b->rbuf, b->count,
+                                          b->ntype, NBCX_SUM, b->ncomm, r);
+}
+
+static int pnbcx_scan(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_scan_init(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
+                          b->ncomm, r);
+}
+
+static int pnbcx_exscan(const struct bench_buf *b, nbcx_request *r)
+{
+    return nbcx_exscan_init(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
+                            b->ncomm, r);
+}
+
 /* ---- the table ------------------------------------------------------ */
 
 /* Buffers are allocated at full size on every rank (the root's shape),
@@ -115,35 +208,35 @@ static int nbcx_iexscan_(const struct bench_buf *b, nbcx_request *r)
  * ops_mpi.c's table of MPI functions. */
 const struct bench_op bench_ops[] = {
     { "ibarrier", 0, BLOCKS_NONE, BLOCKS_NONE, RESULT_NONE, 0,
-      nbcx_ibarrier_, SUM_ALL },
+      nbcx_ibarrier_, SUM_ALL, pnbcx_barrier },
     { "ibcast", 0, BLOCKS_NONE, BLOCKS_ONE, RESULT_ALL, 1, nbcx_ibcast_,
-      SUM_ALL },
+      SUM_ALL, pnbcx_bcast },
     { "ireduce", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ROOT, 0, nbcx_ireduce_,
-      SUM_ALL },
+      SUM_ALL, pnbcx_reduce },
     { "iallreduce", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ALL, 0,
-      nbcx_iallreduce_, SUM_ALL },
+      nbcx_iallreduce_, SUM_ALL, pnbcx_allreduce },
     { "igather", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ROOT, 0,
-      nbcx_igather_, SUM_ALL },
+      nbcx_igather_, SUM_ALL, pnbcx_gather },
     { "iscatter", 0, BLOCKS_PER_RANK, BLOCKS_ONE, RESULT_ALL, 0,
-      nbcx_iscatter_, SUM_ALL },
+      nbcx_iscatter_, SUM_ALL, pnbcx_scatter },
     { "iallgather", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ALL, 0,
-      nbcx_iallgather_, SUM_ALL },
+      nbcx_iallgather_, SUM_ALL, pnbcx_allgather },
     { "ialltoall", 0, BLOCKS_PER_RANK, BLOCKS_PER_RANK, RESULT_ALL, 0,
-      nbcx_ialltoall_, SUM_ALL },
+      nbcx_ialltoall_, SUM_ALL, pnbcx_alltoall },
     { "igatherv", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ROOT, 0,
-      nbcx_igatherv_, SUM_ALL },
+      nbcx_igatherv_, SUM_ALL, pnbcx_gatherv },
     { "iscatterv", 0, BLOCKS_PER_RANK, BLOCKS_ONE, RESULT_ALL, 0,
-      nbcx_iscatterv_, SUM_ALL },
+      nbcx_iscatterv_, SUM_ALL, pnbcx_scatterv },
     { "iallgatherv", 0, BLOCKS_ONE, BLOCKS_PER_RANK, RESULT_ALL, 0,
-      nbcx_iallgatherv_, SUM_ALL },
+      nbcx_iallgatherv_, SUM_ALL, pnbcx_allgatherv },
     { "ialltoallv", 0, BLOCKS_PER_RANK, BLOCKS_PER_RANK, RESULT_ALL, 0,
-      nbcx_ialltoallv_, SUM_ALL },
+      nbcx_ialltoallv_, SUM_ALL, pnbcx_alltoallv },
     { "ireduce_scatter_block", 1, BLOCKS_PER_RANK, BLOCKS_ONE, RESULT_ALL, 0,
-      nbcx_ireduce_scatter_block_, SUM_ALL },
+      nbcx_ireduce_scatter_block_, SUM_ALL, pnbcx_reduce_scatter_block },
     { "iscan", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_ALL, 0, nbcx_iscan_,
-      SUM_INCLUSIVE },
+      SUM_INCLUSIVE, pnbcx_scan },
     { "iexscan", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_NOT_ROOT, 0,
-      nbcx_iexscan_, SUM_EXCLUSIVE },
+      nbcx_iexscan_, SUM_EXCLUSIVE, pnbcx_exscan },
 };
 const int bench_nops = (int)(sizeof bench_ops / sizeof bench_ops[0]);
 

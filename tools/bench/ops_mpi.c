@@ -6,6 +6,28 @@
  */
 #include "bench_mpi.h"
 
+/* Native persistent collectives (--persistent): the MPI-4 names, Open MPI
+ * 4's MPIX_<op>_init from mpi-ext.h, or none. MPICH before 4.3 has the
+ * MPI-4 names, but some of them return stale data when restarted
+ * (MPI_Allgather_init, MPI_Gather_init, MPI_Scatter_init in 4.0.2, see
+ * tests/mpi/test_persistent.c), so there the native side keeps the
+ * nonblocking call, as without MPI-4 (nbcx-transform's NBCX_PERSISTENT
+ * makes the same choice). */
+#if MPI_VERSION >= 4 &&                                                      \
+    !(defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40300000)
+#define PINIT(name) MPI_##name##_init
+const char *const bench_native_persistent = "MPI-4";
+#elif defined(OPEN_MPI)
+#include <mpi-ext.h>
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define PINIT(name) MPIX_##name##_init
+const char *const bench_native_persistent = "MPIX";
+#endif
+#endif
+#ifndef PINIT
+const char *const bench_native_persistent = "none";
+#endif
+
 static MPI_Datatype mtype(const struct bench_buf *b)
 {
     return b->elem == sizeof(double) ? MPI_DOUBLE : MPI_BYTE;
@@ -204,21 +226,136 @@ static int native_iexscan(const struct bench_buf *b, MPI_Comm comm,
                        r);
 }
 
+#ifdef PINIT
+/* The persistent forms, with the arguments of the nonblocking calls. */
+static int pinit_barrier(const struct bench_buf *b, MPI_Comm comm,
+                         MPI_Request *r)
+{
+    (void)b;
+    return PINIT(Barrier)(comm, MPI_INFO_NULL, r);
+}
+
+static int pinit_bcast(const struct bench_buf *b, MPI_Comm comm,
+                       MPI_Request *r)
+{
+    return PINIT(Bcast)(b->rbuf, b->count, mtype(b), BENCH_ROOT, comm,
+                        MPI_INFO_NULL, r);
+}
+
+static int pinit_reduce(const struct bench_buf *b, MPI_Comm comm,
+                        MPI_Request *r)
+{
+    return PINIT(Reduce)(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM,
+                         BENCH_ROOT, comm, MPI_INFO_NULL, r);
+}
+
+static int pinit_allreduce(const struct bench_buf *b, MPI_Comm comm,
+                           MPI_Request *r)
+{
+    return PINIT(Allreduce)(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM,
+                            comm, MPI_INFO_NULL, r);
+}
+
+static int pinit_gather(const struct bench_buf *b, MPI_Comm comm,
+                        MPI_Request *r)
+{
+    return PINIT(Gather)(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
+                         mtype(b), BENCH_ROOT, comm, MPI_INFO_NULL, r);
+}
+
+static int pinit_scatter(const struct bench_buf *b, MPI_Comm comm,
+                         MPI_Request *r)
+{
+    return PINIT(Scatter)(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
+                          mtype(b), BENCH_ROOT, comm, MPI_INFO_NULL, r);
+}
+
+static int pinit_allgather(const struct bench_buf *b, MPI_Comm comm,
+                           MPI_Request *r)
+{
+    return PINIT(Allgather)(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
+                            mtype(b), comm, MPI_INFO_NULL, r);
+}
+
+static int pinit_alltoall(const struct bench_buf *b, MPI_Comm comm,
+                          MPI_Request *r)
+{
+    return PINIT(Alltoall)(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
+                           mtype(b), comm, MPI_INFO_NULL, r);
+}
+
+static int pinit_gatherv(const struct bench_buf *b, MPI_Comm comm,
+                         MPI_Request *r)
+{
+    return PINIT(Gatherv)(b->sbuf, b->count, mtype(b), b->rbuf, b->counts,
+                          b->displs, mtype(b), BENCH_ROOT, comm,
+                          MPI_INFO_NULL, r);
+}
+
+static int pinit_scatterv(const struct bench_buf *b, MPI_Comm comm,
+                          MPI_Request *r)
+{
+    return PINIT(Scatterv)(b->sbuf, b->counts, b->displs, mtype(b), b->rbuf,
+                           b->count, mtype(b), BENCH_ROOT, comm,
+                           MPI_INFO_NULL, r);
+}
+
+static int pinit_allgatherv(const struct bench_buf *b, MPI_Comm comm,
+                            MPI_Request *r)
+{
+    return PINIT(Allgatherv)(b->sbuf, b->count, mtype(b), b->rbuf, b->counts,
+                             b->displs, mtype(b), comm, MPI_INFO_NULL, r);
+}
+
+static int pinit_alltoallv(const struct bench_buf *b, MPI_Comm comm,
+                           MPI_Request *r)
+{
+    return PINIT(Alltoallv)(b->sbuf, b->counts, b->displs, mtype(b), b->rbuf,
+                            b->counts, b->displs, mtype(b), comm,
+                            MPI_INFO_NULL, r);
+}
+
+static int pinit_reduce_scatter_block(const struct bench_buf *b,
+                                      MPI_Comm comm, MPI_Request *r)
+{
+    return PINIT(Reduce_scatter_block)(b->sbuf, b->rbuf, b->count, mtype(b),
+                                       MPI_SUM, comm, MPI_INFO_NULL, r);
+}
+
+static int pinit_scan(const struct bench_buf *b, MPI_Comm comm,
+                      MPI_Request *r)
+{
+    return PINIT(Scan)(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM, comm,
+                       MPI_INFO_NULL, r);
+}
+
+static int pinit_exscan(const struct bench_buf *b, MPI_Comm comm,
+                        MPI_Request *r)
+{
+    return PINIT(Exscan)(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM, comm,
+                         MPI_INFO_NULL, r);
+}
+#define P(name) pinit_##name
+#else
+#define P(name) NULL
+#endif
+
 /* In the order of bench_ops (ops.c). */
 const struct bench_mpi_op bench_mpi_ops[] = {
-    { block_barrier, native_ibarrier },
-    { block_bcast, native_ibcast },
-    { block_reduce, native_ireduce },
-    { block_allreduce, native_iallreduce },
-    { block_gather, native_igather },
-    { block_scatter, native_iscatter },
-    { block_allgather, native_iallgather },
-    { block_alltoall, native_ialltoall },
-    { block_gatherv, native_igatherv },
-    { block_scatterv, native_iscatterv },
-    { block_allgatherv, native_iallgatherv },
-    { block_alltoallv, native_ialltoallv },
-    { block_reduce_scatter_block, native_ireduce_scatter_block },
-    { block_scan, native_iscan },
-    { block_exscan, native_iexscan },
+    { block_barrier, native_ibarrier, P(barrier) },
+    { block_bcast, native_ibcast, P(bcast) },
+    { block_reduce, native_ireduce, P(reduce) },
+    { block_allreduce, native_iallreduce, P(allreduce) },
+    { block_gather, native_igather, P(gather) },
+    { block_scatter, native_iscatter, P(scatter) },
+    { block_allgather, native_iallgather, P(allgather) },
+    { block_alltoall, native_ialltoall, P(alltoall) },
+    { block_gatherv, native_igatherv, P(gatherv) },
+    { block_scatterv, native_iscatterv, P(scatterv) },
+    { block_allgatherv, native_iallgatherv, P(allgatherv) },
+    { block_alltoallv, native_ialltoallv, P(alltoallv) },
+    { block_reduce_scatter_block, native_ireduce_scatter_block,
+      P(reduce_scatter_block) },
+    { block_scan, native_iscan, P(scan) },
+    { block_exscan, native_iexscan, P(exscan) },
 };

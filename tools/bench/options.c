@@ -86,6 +86,11 @@ void options_usage(FILE *f)
 "                    collective inside wait, as a blocking collective does),\n"
 "                    'thread', 'split', or 'same' (the run's mode, set by\n"
 "                    NBCX_PROGRESS: blocking and nbc are then the same calls)\n"
+"  --persistent      persistent requests: nbcx_<op>_init once per size, then\n"
+"                    nbcx_start + wait for every run (request freed after\n"
+"                    the size); the native side likewise with MPI_<op>_init\n"
+"                    (MPI-4) or MPIX_<op>_init (Open MPI 4), or the\n"
+"                    nonblocking call where MPI has no reliable ones\n"
 "  --json FILE       write every figure as JSON (schema nbcx-bench/1 with\n"
 "                    MPI, nbcx-bench/1.1 inproc)\n"
 "  --verbose         every rank reports the calibration of t_cpu on stderr\n"
@@ -292,7 +297,7 @@ static void filter_sizes(struct bench_options *o, size_t min, size_t max)
 enum opt_id {
     OPT_OP, OPT_SIZES, OPT_MIN, OPT_MAX, OPT_REPS, OPT_BUDGET, OPT_WARMUP,
     OPT_TESTS, OPT_COMPUTE, OPT_TRANSPORT, OPT_RANKS, OPT_BLOCK_PROGRESS,
-    OPT_JSON, OPT_VERBOSE, OPT_HELP
+    OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_PERSISTENT
 };
 
 static const struct {
@@ -308,6 +313,7 @@ static const struct {
     { "ranks", OPT_RANKS, 1 },   { "block-progress", OPT_BLOCK_PROGRESS, 1 },
     { "json", OPT_JSON, 1 },
     { "verbose", OPT_VERBOSE, 0 }, { "help", OPT_HELP, 0 },
+    { "persistent", OPT_PERSISTENT, 0 },
 };
 
 int options_parse(int argc, char **argv, struct bench_options *o, char *err,
@@ -455,6 +461,9 @@ int options_parse(int argc, char **argv, struct bench_options *o, char *err,
             break;
         case OPT_VERBOSE:
             o->verbose = 1;
+            break;
+        case OPT_PERSISTENT:
+            o->persistent = 1;
             break;
         case OPT_HELP:
             o->help = 1;

@@ -75,6 +75,7 @@ static void cpu_model(char *buf, size_t len)
 void meta_collect(struct bench_meta *m, nbcx_comm comm, int ranks)
 {
     memset(m, 0, sizeof *m);
+    snprintf(m->native_persistent, sizeof m->native_persistent, "none");
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
@@ -183,6 +184,14 @@ void table_header(FILE *f, const struct bench_meta *m,
                "median over repetitions of the max over ranks; datatype %s\n",
             o->warmup, o->tests, bench_compute_name(o->compute),
             bench_op_datatype(op));
+    if (o->persistent)
+        fprintf(f, "# persistent requests: nbcx_<op>_init; native: %s\n",
+                !m->has_native ? "none (no native library)"
+                : strcmp(m->native_persistent, "MPIX") == 0
+                    ? "MPIX_<op>_init (Open MPI mpi-ext.h)"
+                : strcmp(m->native_persistent, "MPI-4") == 0
+                    ? "MPI_<op>_init (MPI-4)"
+                    : "none, the nonblocking call");
     const char *const *cols = bench_columns;
     int ncols = bench_ncolumns;
     if (!m->has_native) {
@@ -420,6 +429,8 @@ static void json_document(FILE *f, const struct bench_meta *m,
                "\"tests\": %d,\n             \"compute\": \"%s\"",
             BENCH_AUTO_REPS_MIN, BENCH_AUTO_REPS_MAX, o->warmup, o->tests,
             bench_compute_name(o->compute));
+    fprintf(f, ", \"persistent\": %s, \"native_persistent\": \"%s\"",
+            o->persistent ? "true" : "false", m->native_persistent);
     if (!m->has_native)
         fprintf(f, ", \"block_progress\": \"%s\"",
                 m->block_progress ? bench_progress_name(m->block_progress)
