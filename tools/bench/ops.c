@@ -17,189 +17,45 @@
 
 /* ---- nbcx's start functions ------------------------------------------ */
 
-static int nbcx_ibarrier_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_ibarrier(b->ncomm, r);
-}
+/* FACES(op, args...) defines both of op's start functions with the same
+ * arguments (then the request): nbcx_i<op>_, the nonblocking call, and
+ * pnbcx_<op>, nbcx_<op>_init (--persistent). The vector variants run with
+ * every block of `count` elements (displs i * count). */
+#define FACES(op, ...)                                                       \
+    static int nbcx_i##op##_(const struct bench_buf *b, nbcx_request *r)    \
+    {                                                                        \
+        return nbcx_i##op(__VA_ARGS__, r);                                   \
+    }                                                                        \
+    static int pnbcx_##op(const struct bench_buf *b, nbcx_request *r)       \
+    {                                                                        \
+        return nbcx_##op##_init(__VA_ARGS__, r);                             \
+    }
 
-static int nbcx_ibcast_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_ibcast(b->rbuf, b->count, b->ntype, BENCH_ROOT, b->ncomm, r);
-}
-
-static int nbcx_ireduce_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_ireduce(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
-                        BENCH_ROOT, b->ncomm, r);
-}
-
-static int nbcx_iallreduce_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_iallreduce(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
-                           b->ncomm, r);
-}
-
-static int nbcx_igather_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_igather(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
-                        b->ntype, BENCH_ROOT, b->ncomm, r);
-}
-
-static int nbcx_iscatter_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_iscatter(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
-                         b->ntype, BENCH_ROOT, b->ncomm, r);
-}
-
-static int nbcx_iallgather_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_iallgather(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
-                           b->ntype, b->ncomm, r);
-}
-
-static int nbcx_ialltoall_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_ialltoall(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
-                          b->ntype, b->ncomm, r);
-}
-
-/* The vector variants with every block of `count` elements (displs
- * i * count), reduce_scatter_block, scan and exscan. */
-static int nbcx_igatherv_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_igatherv(b->sbuf, b->count, b->ntype, b->rbuf, b->counts,
-                         b->displs, b->ntype, BENCH_ROOT, b->ncomm, r);
-}
-
-static int nbcx_iscatterv_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_iscatterv(b->sbuf, b->counts, b->displs, b->ntype, b->rbuf,
-                          b->count, b->ntype, BENCH_ROOT, b->ncomm, r);
-}
-
-static int nbcx_iallgatherv_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_iallgatherv(b->sbuf, b->count, b->ntype, b->rbuf, b->counts,
-                            b->displs, b->ntype, b->ncomm, r);
-}
-
-static int nbcx_ialltoallv_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_ialltoallv(b->sbuf, b->counts, b->displs, b->ntype, b->rbuf,
-                           b->counts, b->displs, b->ntype, b->ncomm, r);
-}
-
-static int nbcx_ireduce_scatter_block_(const struct bench_buf *b,
-                                       nbcx_request *r)
-{
-    return nbcx_ireduce_scatter_block(b->sbuf, b->rbuf, b->count, b->ntype,
-                                      NBCX_SUM, b->ncomm, r);
-}
-
-static int nbcx_iscan_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_iscan(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
-                      b->ncomm, r);
-}
-
-static int nbcx_iexscan_(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_iexscan(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
-                        b->ncomm, r);
-}
-
-/* --persistent: nbcx_<op>_init with the arguments of the calls above. */
-static int pnbcx_barrier(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_barrier_init(b->ncomm, r);
-}
-
-static int pnbcx_bcast(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_bcast_init(b->rbuf, b->count, b->ntype, BENCH_ROOT, b->ncomm,
-                           r);
-}
-
-static int pnbcx_reduce(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_reduce_init(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
-                            BENCH_ROOT, b->ncomm, r);
-}
-
-static int pnbcx_allreduce(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_allreduce_init(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
-                               b->ncomm, r);
-}
-
-static int pnbcx_gather(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_gather_init(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
-                            b->ntype, BENCH_ROOT, b->ncomm, r);
-}
-
-static int pnbcx_scatter(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_scatter_init(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
-                             b->ntype, BENCH_ROOT, b->ncomm, r);
-}
-
-static int pnbcx_allgather(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_allgather_init(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
-                               b->ntype, b->ncomm, r);
-}
-
-static int pnbcx_alltoall(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_alltoall_init(b->sbuf, b->count, b->ntype, b->rbuf, b->count,
-                              b->ntype, b->ncomm, r);
-}
-
-static int pnbcx_gatherv(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_gatherv_init(b->sbuf, b->count, b->ntype, b->rbuf, b->counts,
-                             b->displs, b->ntype, BENCH_ROOT, b->ncomm, r);
-}
-
-static int pnbcx_scatterv(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_scatterv_init(b->sbuf, b->counts, b->displs, b->ntype,
-                              b->rbuf, b->count, b->ntype, BENCH_ROOT,
-                              b->ncomm, r);
-}
-
-static int pnbcx_allgatherv(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_allgatherv_init(b->sbuf, b->count, b->ntype, b->rbuf,
-                                b->counts, b->displs, b->ntype, b->ncomm, r);
-}
-
-static int pnbcx_alltoallv(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_alltoallv_init(b->sbuf, b->counts, b->displs, b->ntype,
-                               b->rbuf, b->counts, b->displs, b->ntype,
-                               b->ncomm, r);
-}
-
-static int pnbcx_reduce_scatter_block(const struct bench_buf *b,
-                                      nbcx_request *r)
-{
-    return nbcx_reduce_scatter_block_init(b->sbuf, b->rbuf, b->count,
-                                          b->ntype, NBCX_SUM, b->ncomm, r);
-}
-
-static int pnbcx_scan(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_scan_init(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
-                          b->ncomm, r);
-}
-
-static int pnbcx_exscan(const struct bench_buf *b, nbcx_request *r)
-{
-    return nbcx_exscan_init(b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
-                            b->ncomm, r);
-}
+FACES(barrier, b->ncomm)
+FACES(bcast, b->rbuf, b->count, b->ntype, BENCH_ROOT, b->ncomm)
+FACES(reduce, b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM, BENCH_ROOT,
+      b->ncomm)
+FACES(allreduce, b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM, b->ncomm)
+FACES(gather, b->sbuf, b->count, b->ntype, b->rbuf, b->count, b->ntype,
+      BENCH_ROOT, b->ncomm)
+FACES(scatter, b->sbuf, b->count, b->ntype, b->rbuf, b->count, b->ntype,
+      BENCH_ROOT, b->ncomm)
+FACES(allgather, b->sbuf, b->count, b->ntype, b->rbuf, b->count, b->ntype,
+      b->ncomm)
+FACES(alltoall, b->sbuf, b->count, b->ntype, b->rbuf, b->count, b->ntype,
+      b->ncomm)
+FACES(gatherv, b->sbuf, b->count, b->ntype, b->rbuf, b->counts, b->displs,
+      b->ntype, BENCH_ROOT, b->ncomm)
+FACES(scatterv, b->sbuf, b->counts, b->displs, b->ntype, b->rbuf, b->count,
+      b->ntype, BENCH_ROOT, b->ncomm)
+FACES(allgatherv, b->sbuf, b->count, b->ntype, b->rbuf, b->counts,
+      b->displs, b->ntype, b->ncomm)
+FACES(alltoallv, b->sbuf, b->counts, b->displs, b->ntype, b->rbuf,
+      b->counts, b->displs, b->ntype, b->ncomm)
+FACES(reduce_scatter_block, b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
+      b->ncomm)
+FACES(scan, b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM, b->ncomm)
+FACES(exscan, b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM, b->ncomm)
 
 /* ---- the table ------------------------------------------------------ */
 

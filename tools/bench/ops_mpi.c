@@ -1,8 +1,8 @@
 /*
- * ops_mpi.c - the MPI library's blocking and nonblocking collectives of
- * every operation nbcx-bench measures, on the same buffers as nbcx's
- * (ops.c): the blocking reference and the native implementation of
- * --transport mpi.
+ * ops_mpi.c - the MPI library's own collectives of every operation
+ * nbcx-bench measures, on the same buffers as nbcx's (ops.c): the blocking
+ * reference, the native nonblocking implementation of --transport mpi and
+ * its persistent form (--persistent).
  */
 #include "bench_mpi.h"
 
@@ -33,329 +33,70 @@ static MPI_Datatype mtype(const struct bench_buf *b)
     return b->elem == sizeof(double) ? MPI_DOUBLE : MPI_BYTE;
 }
 
-static int block_barrier(const struct bench_buf *b, MPI_Comm comm)
-{
-    (void)b;
-    return MPI_Barrier(comm);
-}
-
-static int native_ibarrier(const struct bench_buf *b, MPI_Comm comm,
-                           MPI_Request *r)
-{
-    (void)b;
-    return MPI_Ibarrier(comm, r);
-}
-
-static int block_bcast(const struct bench_buf *b, MPI_Comm comm)
-{
-    return MPI_Bcast(b->rbuf, b->count, mtype(b), BENCH_ROOT, comm);
-}
-
-static int native_ibcast(const struct bench_buf *b, MPI_Comm comm,
-                         MPI_Request *r)
-{
-    return MPI_Ibcast(b->rbuf, b->count, mtype(b), BENCH_ROOT, comm, r);
-}
-
-static int block_reduce(const struct bench_buf *b, MPI_Comm comm)
-{
-    return MPI_Reduce(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM,
-                      BENCH_ROOT, comm);
-}
-
-static int native_ireduce(const struct bench_buf *b, MPI_Comm comm,
-                          MPI_Request *r)
-{
-    return MPI_Ireduce(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM,
-                       BENCH_ROOT, comm, r);
-}
-
-static int block_allreduce(const struct bench_buf *b, MPI_Comm comm)
-{
-    return MPI_Allreduce(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM,
-                         comm);
-}
-
-static int native_iallreduce(const struct bench_buf *b, MPI_Comm comm,
-                             MPI_Request *r)
-{
-    return MPI_Iallreduce(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM,
-                          comm, r);
-}
-
-static int block_gather(const struct bench_buf *b, MPI_Comm comm)
-{
-    return MPI_Gather(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
-                      mtype(b), BENCH_ROOT, comm);
-}
-
-static int native_igather(const struct bench_buf *b, MPI_Comm comm,
-                          MPI_Request *r)
-{
-    return MPI_Igather(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
-                       mtype(b), BENCH_ROOT, comm, r);
-}
-
-static int block_scatter(const struct bench_buf *b, MPI_Comm comm)
-{
-    return MPI_Scatter(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
-                       mtype(b), BENCH_ROOT, comm);
-}
-
-static int native_iscatter(const struct bench_buf *b, MPI_Comm comm,
-                           MPI_Request *r)
-{
-    return MPI_Iscatter(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
-                        mtype(b), BENCH_ROOT, comm, r);
-}
-
-static int block_allgather(const struct bench_buf *b, MPI_Comm comm)
-{
-    return MPI_Allgather(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
-                         mtype(b), comm);
-}
-
-static int native_iallgather(const struct bench_buf *b, MPI_Comm comm,
-                             MPI_Request *r)
-{
-    return MPI_Iallgather(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
-                          mtype(b), comm, r);
-}
-
-static int block_alltoall(const struct bench_buf *b, MPI_Comm comm)
-{
-    return MPI_Alltoall(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
-                        mtype(b), comm);
-}
-
-static int native_ialltoall(const struct bench_buf *b, MPI_Comm comm,
-                            MPI_Request *r)
-{
-    return MPI_Ialltoall(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
-                         mtype(b), comm, r);
-}
-
-/* The vector variants with every block of `count` elements (displs
- * i * count), reduce_scatter_block, scan and exscan. */
-static int block_gatherv(const struct bench_buf *b, MPI_Comm comm)
-{
-    return MPI_Gatherv(b->sbuf, b->count, mtype(b), b->rbuf, b->counts,
-                       b->displs, mtype(b), BENCH_ROOT, comm);
-}
-
-static int native_igatherv(const struct bench_buf *b, MPI_Comm comm,
-                           MPI_Request *r)
-{
-    return MPI_Igatherv(b->sbuf, b->count, mtype(b), b->rbuf, b->counts,
-                        b->displs, mtype(b), BENCH_ROOT, comm, r);
-}
-
-static int block_scatterv(const struct bench_buf *b, MPI_Comm comm)
-{
-    return MPI_Scatterv(b->sbuf, b->counts, b->displs, mtype(b), b->rbuf,
-                        b->count, mtype(b), BENCH_ROOT, comm);
-}
-
-static int native_iscatterv(const struct bench_buf *b, MPI_Comm comm,
-                            MPI_Request *r)
-{
-    return MPI_Iscatterv(b->sbuf, b->counts, b->displs, mtype(b), b->rbuf,
-                         b->count, mtype(b), BENCH_ROOT, comm, r);
-}
-
-static int block_allgatherv(const struct bench_buf *b, MPI_Comm comm)
-{
-    return MPI_Allgatherv(b->sbuf, b->count, mtype(b), b->rbuf, b->counts,
-                          b->displs, mtype(b), comm);
-}
-
-static int native_iallgatherv(const struct bench_buf *b, MPI_Comm comm,
-                              MPI_Request *r)
-{
-    return MPI_Iallgatherv(b->sbuf, b->count, mtype(b), b->rbuf, b->counts,
-                           b->displs, mtype(b), comm, r);
-}
-
-static int block_alltoallv(const struct bench_buf *b, MPI_Comm comm)
-{
-    return MPI_Alltoallv(b->sbuf, b->counts, b->displs, mtype(b), b->rbuf,
-                         b->counts, b->displs, mtype(b), comm);
-}
-
-static int native_ialltoallv(const struct bench_buf *b, MPI_Comm comm,
-                             MPI_Request *r)
-{
-    return MPI_Ialltoallv(b->sbuf, b->counts, b->displs, mtype(b), b->rbuf,
-                          b->counts, b->displs, mtype(b), comm, r);
-}
-
-static int block_reduce_scatter_block(const struct bench_buf *b,
-                                      MPI_Comm comm)
-{
-    return MPI_Reduce_scatter_block(b->sbuf, b->rbuf, b->count, mtype(b),
-                                    MPI_SUM, comm);
-}
-
-static int native_ireduce_scatter_block(const struct bench_buf *b,
-                                        MPI_Comm comm, MPI_Request *r)
-{
-    return MPI_Ireduce_scatter_block(b->sbuf, b->rbuf, b->count, mtype(b),
-                                     MPI_SUM, comm, r);
-}
-
-static int block_scan(const struct bench_buf *b, MPI_Comm comm)
-{
-    return MPI_Scan(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM, comm);
-}
-
-static int native_iscan(const struct bench_buf *b, MPI_Comm comm,
-                        MPI_Request *r)
-{
-    return MPI_Iscan(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM, comm, r);
-}
-
-static int block_exscan(const struct bench_buf *b, MPI_Comm comm)
-{
-    return MPI_Exscan(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM, comm);
-}
-
-static int native_iexscan(const struct bench_buf *b, MPI_Comm comm,
-                          MPI_Request *r)
-{
-    return MPI_Iexscan(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM, comm,
-                       r);
-}
-
+/* FACES(Op, op, args...) defines the faces of MPI_<Op> with the same
+ * arguments before the communicator (each followed by a comma; none for
+ * barrier): block_<op> (MPI_<Op>), native_<op> (MPI_I<op>) and, where
+ * the library has persistent collectives, pinit_<op> (PINIT(<Op>)). The
+ * vector variants run with every block of `count` elements (displs
+ * i * count). */
+#define BLOCK_AND_NATIVE(Op, op, ...)                                        \
+    static int block_##op(const struct bench_buf *b, MPI_Comm comm)         \
+    {                                                                        \
+        (void)b;                                                             \
+        return MPI_##Op(__VA_ARGS__ comm);                                   \
+    }                                                                        \
+    static int native_##op(const struct bench_buf *b, MPI_Comm comm,        \
+                           MPI_Request *r)                                   \
+    {                                                                        \
+        (void)b;                                                             \
+        return MPI_I##op(__VA_ARGS__ comm, r);                               \
+    }
 #ifdef PINIT
-/* The persistent forms, with the arguments of the nonblocking calls. */
-static int pinit_barrier(const struct bench_buf *b, MPI_Comm comm,
-                         MPI_Request *r)
-{
-    (void)b;
-    return PINIT(Barrier)(comm, MPI_INFO_NULL, r);
-}
-
-static int pinit_bcast(const struct bench_buf *b, MPI_Comm comm,
-                       MPI_Request *r)
-{
-    return PINIT(Bcast)(b->rbuf, b->count, mtype(b), BENCH_ROOT, comm,
-                        MPI_INFO_NULL, r);
-}
-
-static int pinit_reduce(const struct bench_buf *b, MPI_Comm comm,
-                        MPI_Request *r)
-{
-    return PINIT(Reduce)(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM,
-                         BENCH_ROOT, comm, MPI_INFO_NULL, r);
-}
-
-static int pinit_allreduce(const struct bench_buf *b, MPI_Comm comm,
-                           MPI_Request *r)
-{
-    return PINIT(Allreduce)(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM,
-                            comm, MPI_INFO_NULL, r);
-}
-
-static int pinit_gather(const struct bench_buf *b, MPI_Comm comm,
-                        MPI_Request *r)
-{
-    return PINIT(Gather)(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
-                         mtype(b), BENCH_ROOT, comm, MPI_INFO_NULL, r);
-}
-
-static int pinit_scatter(const struct bench_buf *b, MPI_Comm comm,
-                         MPI_Request *r)
-{
-    return PINIT(Scatter)(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
-                          mtype(b), BENCH_ROOT, comm, MPI_INFO_NULL, r);
-}
-
-static int pinit_allgather(const struct bench_buf *b, MPI_Comm comm,
-                           MPI_Request *r)
-{
-    return PINIT(Allgather)(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
-                            mtype(b), comm, MPI_INFO_NULL, r);
-}
-
-static int pinit_alltoall(const struct bench_buf *b, MPI_Comm comm,
-                          MPI_Request *r)
-{
-    return PINIT(Alltoall)(b->sbuf, b->count, mtype(b), b->rbuf, b->count,
-                           mtype(b), comm, MPI_INFO_NULL, r);
-}
-
-static int pinit_gatherv(const struct bench_buf *b, MPI_Comm comm,
-                         MPI_Request *r)
-{
-    return PINIT(Gatherv)(b->sbuf, b->count, mtype(b), b->rbuf, b->counts,
-                          b->displs, mtype(b), BENCH_ROOT, comm,
-                          MPI_INFO_NULL, r);
-}
-
-static int pinit_scatterv(const struct bench_buf *b, MPI_Comm comm,
-                          MPI_Request *r)
-{
-    return PINIT(Scatterv)(b->sbuf, b->counts, b->displs, mtype(b), b->rbuf,
-                           b->count, mtype(b), BENCH_ROOT, comm,
-                           MPI_INFO_NULL, r);
-}
-
-static int pinit_allgatherv(const struct bench_buf *b, MPI_Comm comm,
-                            MPI_Request *r)
-{
-    return PINIT(Allgatherv)(b->sbuf, b->count, mtype(b), b->rbuf, b->counts,
-                             b->displs, mtype(b), comm, MPI_INFO_NULL, r);
-}
-
-static int pinit_alltoallv(const struct bench_buf *b, MPI_Comm comm,
-                           MPI_Request *r)
-{
-    return PINIT(Alltoallv)(b->sbuf, b->counts, b->displs, mtype(b), b->rbuf,
-                            b->counts, b->displs, mtype(b), comm,
-                            MPI_INFO_NULL, r);
-}
-
-static int pinit_reduce_scatter_block(const struct bench_buf *b,
-                                      MPI_Comm comm, MPI_Request *r)
-{
-    return PINIT(Reduce_scatter_block)(b->sbuf, b->rbuf, b->count, mtype(b),
-                                       MPI_SUM, comm, MPI_INFO_NULL, r);
-}
-
-static int pinit_scan(const struct bench_buf *b, MPI_Comm comm,
-                      MPI_Request *r)
-{
-    return PINIT(Scan)(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM, comm,
-                       MPI_INFO_NULL, r);
-}
-
-static int pinit_exscan(const struct bench_buf *b, MPI_Comm comm,
-                        MPI_Request *r)
-{
-    return PINIT(Exscan)(b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM, comm,
-                         MPI_INFO_NULL, r);
-}
-#define P(name) pinit_##name
+#define FACES(Op, op, ...)                                                   \
+    BLOCK_AND_NATIVE(Op, op, __VA_ARGS__)                                    \
+    static int pinit_##op(const struct bench_buf *b, MPI_Comm comm,         \
+                          MPI_Request *r)                                    \
+    {                                                                        \
+        (void)b;                                                             \
+        return PINIT(Op)(__VA_ARGS__ comm, MPI_INFO_NULL, r);                \
+    }
+#define P(op) pinit_##op
 #else
-#define P(name) NULL
+#define FACES(Op, op, ...) BLOCK_AND_NATIVE(Op, op, __VA_ARGS__)
+#define P(op) NULL
 #endif
 
+FACES(Barrier, barrier, )
+FACES(Bcast, bcast, b->rbuf, b->count, mtype(b), BENCH_ROOT, )
+FACES(Reduce, reduce, b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM,
+      BENCH_ROOT, )
+FACES(Allreduce, allreduce, b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM, )
+FACES(Gather, gather, b->sbuf, b->count, mtype(b), b->rbuf, b->count,
+      mtype(b), BENCH_ROOT, )
+FACES(Scatter, scatter, b->sbuf, b->count, mtype(b), b->rbuf, b->count,
+      mtype(b), BENCH_ROOT, )
+FACES(Allgather, allgather, b->sbuf, b->count, mtype(b), b->rbuf, b->count,
+      mtype(b), )
+FACES(Alltoall, alltoall, b->sbuf, b->count, mtype(b), b->rbuf, b->count,
+      mtype(b), )
+FACES(Gatherv, gatherv, b->sbuf, b->count, mtype(b), b->rbuf, b->counts,
+      b->displs, mtype(b), BENCH_ROOT, )
+FACES(Scatterv, scatterv, b->sbuf, b->counts, b->displs, mtype(b), b->rbuf,
+      b->count, mtype(b), BENCH_ROOT, )
+FACES(Allgatherv, allgatherv, b->sbuf, b->count, mtype(b), b->rbuf,
+      b->counts, b->displs, mtype(b), )
+FACES(Alltoallv, alltoallv, b->sbuf, b->counts, b->displs, mtype(b),
+      b->rbuf, b->counts, b->displs, mtype(b), )
+FACES(Reduce_scatter_block, reduce_scatter_block, b->sbuf, b->rbuf,
+      b->count, mtype(b), MPI_SUM, )
+FACES(Scan, scan, b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM, )
+FACES(Exscan, exscan, b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM, )
+
 /* In the order of bench_ops (ops.c). */
+#define OP(op) { block_##op, native_##op, P(op) }
 const struct bench_mpi_op bench_mpi_ops[] = {
-    { block_barrier, native_ibarrier, P(barrier) },
-    { block_bcast, native_ibcast, P(bcast) },
-    { block_reduce, native_ireduce, P(reduce) },
-    { block_allreduce, native_iallreduce, P(allreduce) },
-    { block_gather, native_igather, P(gather) },
-    { block_scatter, native_iscatter, P(scatter) },
-    { block_allgather, native_iallgather, P(allgather) },
-    { block_alltoall, native_ialltoall, P(alltoall) },
-    { block_gatherv, native_igatherv, P(gatherv) },
-    { block_scatterv, native_iscatterv, P(scatterv) },
-    { block_allgatherv, native_iallgatherv, P(allgatherv) },
-    { block_alltoallv, native_ialltoallv, P(alltoallv) },
-    { block_reduce_scatter_block, native_ireduce_scatter_block,
-      P(reduce_scatter_block) },
-    { block_scan, native_iscan, P(scan) },
-    { block_exscan, native_iexscan, P(exscan) },
+    OP(barrier),   OP(bcast),      OP(reduce),     OP(allreduce),
+    OP(gather),    OP(scatter),    OP(allgather),  OP(alltoall),
+    OP(gatherv),   OP(scatterv),   OP(allgatherv), OP(alltoallv),
+    OP(reduce_scatter_block),      OP(scan),       OP(exscan),
 };
