@@ -1,0 +1,345 @@
+/*
+ * test_inproc_vcoll.c - the vector, w, reduce-scatter, scan and
+ * neighbourhood collectives on the in-process transport, where ranks are
+ * threads (nbcx_inproc_run), every algorithm, against the sequential
+ * reference of tests/unit/vcoll_cases.h (the cases of the loopback test
+ * test_vcoll.c, whose header comment describes them: self-describing
+ * words, zero-sized blocks on some ranks, blocks in reverse order with
+ * gaps and sentinels, mixed and derived non-contiguous types, per-block
+ * types for the w variants, NBCX_IN_PLACE wherever MPI allows it, a
+ * non-commutative user operation, Cartesian grids including a periodic
+ * 2-D torus, and irregular graphs).
+ *
+ * Tests (one CTest test each, in every progress mode: NBCX_PROGRESS is
+ * set by CTest and checked here), on P = 1, 2, 3, 7, 16 and 64 thread
+ * ranks, each algorithm of nbcx_algorithm_names and "auto" in turn:
+ *   vcoll_p<P>     gatherv, scatterv (roots first, last, middle),
+ *                  allgatherv, alltoallv, alltoallw; blocks of up to 0,
+ *                  3, 60 and (P <= 7) 3000 data words, so that some
+ *                  messages are above the 16 KiB eager limit
+ *                  (rendezvous);
+ *   vreduce_p<P>   reduce_scatter, reduce_scatter_block, scan, exscan
+ *                  with six (type, op) pairs; 0, 1, 7, 60 and (P <= 7)
+ *                  5000 elements per block, in 1 KiB segments;
+ *   neighbor_p<P>  neighbor_allgather(v), neighbor_alltoall(v,w) on the
+ *                  topologies of vcoll_cases.h: 1-D rings and lines, the
+ *                  most square periodic 2-D torus and a half-periodic
+ *                  grid, a P x 1 torus, a 2 x P/2 x 1 grid, two irregular
+ *                  graphs; each attached on every rank thread (and the
+ *                  neighbour lists checked) before its cases.
+ * P = 64 runs fewer cases (int32 and derived types, small blocks; three
+ * (type, op) pairs). NBCX_TEST_QUICK=1 (sanitizer builds) keeps every
+ * kind of case but fewer of each.
+ *
+ * How it runs: one nbcx_inproc_run per (collective, algorithm). Rank 0's
+ * thread walks the cases: it builds a case for all ranks (*_setup, with
+ * the harness), then every rank thread starts its own part on its own
+ * communicator (*_start), all starts are compared at a barrier (a failed
+ * start ends the program: the other ranks' operations could never
+ * complete), every rank completes its request (nbcx_wait, or an nbcx_test
+ * loop on every third rank and case), and after a second barrier rank 0
+ * checks every rank's buffers (*_check). The harness is thus only used by
+ * one thread at a time, ordered by the barriers.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "vcoll_cases.h"
+
+enum { SEGSIZE = 1024 };
+
+static bool quick;
+
+enum family { F_V, F_R, F_N };
+enum action { A_STOP, A_TOPO, A_V, A_N, A_R };
+
+struct job {
+    enum family fam;
+    int coll, p;
+    pthread_barrier_t bar;
+    /* the step all ranks take next, set by rank 0 between barriers */
+    enum action act;
+    struct xcase *x;
+    struct rcase *rc;
+    const struct topo *t;
+    int started[MAXP], done[MAXP];
+    struct nbr_seen seen[MAXP];
+    struct topo topos[8];
+};
+
+/* Completes a request with wait, or with a test loop (both must work). */
+static int complete(nbcx_request *req, bool by_test)
+{
+    if (!by_test)
+        return nbcx_wait(req);
+    for (;;) {
+        int flag = 0, err = nbcx_test(req, &flag);
+        if (err != NBCX_SUCCESS || flag)
+            return err;
+        sched_yield();
+    }
+}
+
+/* Every rank takes the step job->act; false when told to stop. Rank 0
+ * then checks the starts (and, if one failed, ends the program). */
+static bool step(struct job *job, int r, nbcx_comm comm)
+{
+    pthread_barrier_wait(&job->bar);
+    enum action act = job->act;
+    if (act == A_STOP)
+        return false;
+    if (act == A_TOPO) {
+        topo_seen(topo_set(job->t, r, comm), comm, &job->seen[r]);
+        pthread_barrier_wait(&job->bar);
+        return true;
+    }
+    nbcx_request req = NBCX_REQUEST_NULL;
+    int err = act == A_V   ? vcase_start(job->x, r, comm, &req)
+              : act == A_N ? ncase_start(job->x, r, comm, &req)
+                           : rcase_start(job->rc, r, comm, &req);
+    job->started[r] = err;
+    pthread_barrier_wait(&job->bar);
+    for (int q = 0; q < job->p; q++)
+        if (job->started[q] != NBCX_SUCCESS) {
+            if (r == 0) {
+                CHECK(0, "rank %d: start returned %s; the other ranks' "
+                      "operations can never complete: giving up", q,
+                      nbcx_error_string(job->started[q]));
+                fflush(stdout);
+                fflush(stderr);
+                _exit(1);
+            }
+            for (;;) /* until rank 0 ends the program */
+                pause();
+        }
+    job->done[r] = complete(&req, (r + case_salt) % 3 == 0);
+    pthread_barrier_wait(&job->bar);
+    return true;
+}
+
+/* Rank 0, after a step: did every rank complete without error? */
+static bool all_done(struct job *job)
+{
+    bool ok = true;
+    for (int q = 0; q < job->p; q++)
+        if (!CHECK(job->done[q] == NBCX_SUCCESS, "rank %d: completion "
+                   "returned %s", q, nbcx_error_string(job->done[q])))
+            ok = false;
+    return ok;
+}
+
+static void drive_v(struct job *job, nbcx_comm comm, const char *where)
+{
+    const int p = job->p;
+    const enum vcoll coll = (enum vcoll)job->coll;
+    int maxws[4] = { 0, 3, 60, 3000 }, nmaxw = p <= 7 ? 4 : 3;
+    if (p >= 64) {
+        maxws[2] = 20;
+        nmaxw = 3;
+    }
+    if (quick) { /* 0-word blocks still occur among the others */
+        maxws[0] = 3;
+        maxws[1] = p <= 7 ? 3000 : 60;
+        nmaxw = 2;
+    }
+    const bool few = quick || p >= 64;
+    const int roots[3] = { 0, p - 1, p / 2 };
+    const bool rooted = coll == V_GATHERV || coll == V_SCATTERV;
+    for (int mi = 0; mi < nmaxw; mi++)
+        for (int m = 0; m < NTMODES; m++) {
+            if ((m == T_W) != (coll == V_ALLTOALLW) ||
+                (few && m == T_MIXED))
+                continue;
+            for (int ip = 0; ip < 2; ip++)
+                for (int k = 0; k < (rooted ? 3 - few : 1); k++) {
+                    if (k > 0 && (roots[k] == roots[0] ||
+                                  roots[k] == roots[k - 1]))
+                        continue;
+                    struct xcase *x = calloc(1, sizeof *x);
+                    vcase_setup(x, where, p, coll, maxws[mi], roots[k],
+                                (enum tmode)m, ip);
+                    job->x = x;
+                    job->act = A_V;
+                    step(job, 0, comm);
+                    if (all_done(job))
+                        xcase_check(x);
+                    xcase_free(x);
+                    free(x);
+                }
+        }
+}
+
+static void drive_r(struct job *job, nbcx_comm comm, const char *where)
+{
+    const int p = job->p;
+    const enum rcoll coll = (enum rcoll)job->coll;
+    int maxcs[5] = { 0, 1, 7, 60, 5000 }, nmaxc = p <= 7 ? 5 : 4;
+    if (p >= 64) {
+        maxcs[3] = 20;
+        nmaxc = 4;
+    }
+    if (quick) {
+        maxcs[0] = 7;
+        maxcs[1] = p <= 7 ? 5000 : 60;
+        nmaxc = 2;
+    }
+    /* few: int32 SUM, the non-commutative matrix product, derived SUM */
+    static const int some[] = { 0, 3, NREDOPS - 1 };
+    const bool few = quick || p >= 64;
+    for (int ci = 0; ci < nmaxc; ci++)
+        for (int k = 0; k < (few ? 3 : NREDOPS); k++)
+            for (int ip = 0; ip < 2; ip++) {
+                struct rcase *x = calloc(1, sizeof *x);
+                rcase_setup(x, where, p, coll, maxcs[ci],
+                            &redops[few ? some[k] : k], ip);
+                job->rc = x;
+                job->act = A_R;
+                step(job, 0, comm);
+                if (all_done(job))
+                    rcase_check(x);
+                rcase_free(x);
+                free(x);
+            }
+}
+
+static void drive_n(struct job *job, nbcx_comm comm, const char *where)
+{
+    const int p = job->p;
+    const enum ncoll coll = (enum ncoll)job->coll;
+    int maxws[3] = { 0, 3, 40 }, nmaxw = 3;
+    if (quick) {
+        maxws[0] = 40;
+        nmaxw = 1;
+    }
+    const bool few = quick || p >= 64;
+    int nt = topologies(p, job->topos);
+    for (int k = 0; k < nt; k++) {
+        const struct topo *t = &job->topos[k];
+        job->t = t;
+        job->act = A_TOPO;
+        step(job, 0, comm);
+        bool ok = true;
+        th_context = NULL;
+        for (int r = 0; r < p; r++)
+            ok = topo_check(t, r, &job->seen[r]) && ok;
+        if (!ok)
+            continue;
+        for (int mi = 0; mi < nmaxw; mi++)
+            for (int m = 0; m < NTMODES; m++) {
+                if ((m == T_W) != (coll == N_ALLTOALLW) ||
+                    (few && m == T_MIXED))
+                    continue;
+                struct xcase *x = calloc(1, sizeof *x);
+                ncase_setup(x, where, p, t, coll, maxws[mi], (enum tmode)m);
+                job->x = x;
+                job->act = A_N;
+                step(job, 0, comm);
+                if (all_done(job))
+                    xcase_check(x);
+                xcase_free(x);
+                free(x);
+            }
+    }
+}
+
+static int body(nbcx_comm comm, void *arg)
+{
+    struct job *job = arg;
+    int r = -1;
+    nbcx_comm_rank(comm, &r);
+    if (r != 0) {
+        while (step(job, r, comm))
+            ;
+        return NBCX_SUCCESS;
+    }
+    char where[40];
+    snprintf(where, sizeof where, "p=%d inproc", job->p);
+    switch (job->fam) {
+    case F_V: drive_v(job, comm, where); break;
+    case F_R: drive_r(job, comm, where); break;
+    default: drive_n(job, comm, where); break;
+    }
+    th_context = NULL;
+    job->act = A_STOP;
+    step(job, 0, comm);
+    return NBCX_SUCCESS;
+}
+
+/* Every algorithm of every collective of the family on p thread ranks. */
+static void run_family(enum family fam, int p)
+{
+    static const char *const *const names[] = { vcoll_names, rcoll_names,
+                                                 ncoll_names };
+    static const int ncolls[] = { NVCOLL, NRCOLL, NNCOLL };
+    for (int c = 0; c < ncolls[fam]; c++) {
+        const char *coll = names[fam][c], *algs = NULL;
+        char list[256];
+        REQUIRE_OK(nbcx_algorithm_names(coll, &algs));
+        snprintf(list, sizeof list, "%s auto", algs);
+        for (char *save = NULL, *alg = strtok_r(list, " ", &save); alg;
+             alg = strtok_r(NULL, " ", &save)) {
+            CHECK_OK(nbcx_algorithm_set(coll, alg));
+            long f0 = th_failures, k0 = th_cases;
+            double t0 = th_now();
+            struct job *job = calloc(1, sizeof *job);
+            job->fam = fam;
+            job->coll = c;
+            job->p = p;
+            pthread_barrier_init(&job->bar, NULL, (unsigned)p);
+            int err = nbcx_inproc_run(p, body, job);
+            CHECK(err == NBCX_SUCCESS, "%s/%s on %d thread ranks: "
+                  "nbcx_inproc_run returned %s", coll, alg, p,
+                  nbcx_error_string(err));
+            pthread_barrier_destroy(&job->bar);
+            free(job);
+            printf("  %-20s %-18s %5ld cases %7.2f s%s\n", coll, alg,
+                   th_cases - k0, th_now() - t0,
+                   th_failures > f0 ? "  FAILED" : "");
+        }
+        CHECK_OK(nbcx_algorithm_set(coll, "auto"));
+    }
+}
+
+#define FAMILY_TESTS(P)                                                       \
+    static void test_vcoll_p##P(void) { run_family(F_V, P); }                 \
+    static void test_vreduce_p##P(void) { run_family(F_R, P); }               \
+    static void test_neighbor_p##P(void) { run_family(F_N, P); }
+FAMILY_TESTS(1)
+FAMILY_TESTS(2)
+FAMILY_TESTS(3)
+FAMILY_TESTS(7)
+FAMILY_TESTS(16)
+FAMILY_TESTS(64)
+#define FAMILY_ENTRIES(P)                                                     \
+    { "vcoll_p" #P, test_vcoll_p##P },                                        \
+    { "vreduce_p" #P, test_vreduce_p##P },                                    \
+    { "neighbor_p" #P, test_neighbor_p##P }
+
+static const struct th_test tests[] = {
+    FAMILY_ENTRIES(1), FAMILY_ENTRIES(2), FAMILY_ENTRIES(3),
+    FAMILY_ENTRIES(7), FAMILY_ENTRIES(16), FAMILY_ENTRIES(64),
+};
+
+int main(int argc, char **argv)
+{
+    /* the mode CTest asked for (NBCX_PROGRESS) is the one in effect */
+    const char *want = getenv("NBCX_PROGRESS");
+    nbcx_progress_mode m;
+    if (want && nbcx_progress_get(&m) == NBCX_SUCCESS &&
+        strcmp(want, m == NBCX_PROGRESS_CALLER  ? "caller"
+                     : m == NBCX_PROGRESS_SPLIT ? "split"
+                                                : "thread") != 0) {
+        fprintf(stderr, "NBCX_PROGRESS=%s is not the mode in effect\n",
+                want);
+        return 1;
+    }
+    const char *q = getenv("NBCX_TEST_QUICK");
+    quick = q && *q && strcmp(q, "0") != 0;
+    create_user_ops();
+    nbcx_segsize_set(SEGSIZE);
+    int rc = th_main(argc, argv, tests, TH_COUNT(tests));
+    free_user_ops();
+    return rc;
+}
