@@ -15,21 +15,26 @@
  * ranks, each algorithm of nbcx_algorithm_names and "auto" in turn:
  *   vcoll_p<P>     gatherv, scatterv (roots first, last, middle),
  *                  allgatherv, alltoallv, alltoallw; blocks of up to 0,
- *                  3, 60 and (P <= 7) 3000 data words, so that some
+ *                  3, 60 and (P <= 16) 3000 data words, so that some
  *                  messages are above the 16 KiB eager limit
  *                  (rendezvous);
  *   vreduce_p<P>   reduce_scatter, reduce_scatter_block, scan, exscan
- *                  with six (type, op) pairs; 0, 1, 7, 60 and (P <= 7)
+ *                  with six (type, op) pairs; 0, 1, 7, 60 and (P <= 16)
  *                  5000 elements per block, in 1 KiB segments;
  *   neighbor_p<P>  neighbor_allgather(v), neighbor_alltoall(v,w) on the
  *                  topologies of vcoll_cases.h: 1-D rings and lines, the
- *                  most square periodic 2-D torus and a half-periodic
- *                  grid, a P x 1 torus, a 2 x P/2 x 1 grid, two irregular
- *                  graphs; each attached on every rank thread (and the
- *                  neighbour lists checked) before its cases.
- * P = 64 runs fewer cases (int32 and derived types, small blocks; three
- * (type, op) pairs). NBCX_TEST_QUICK=1 (sanitizer builds) keeps every
- * kind of case but fewer of each.
+ *                  most square periodic 2-D torus (4 x 4 on 16 ranks,
+ *                  8 x 8 on 64) and a half-periodic grid, a P x 1 torus,
+ *                  a 2 x P/2 x 1 grid, two irregular graphs; each
+ *                  attached on every rank thread (and the neighbour lists
+ *                  checked) before its cases; blocks of up to 0, 3, 40
+ *                  and (P <= 16) 3000 words.
+ * P = 64 runs smaller blocks (up to 60 words, 20 elements).
+ * NBCX_TEST_QUICK=1 (sanitizer builds) keeps every kind of case but
+ * fewer of each: int32 and derived types (not mixed), two block sizes
+ * (a small one and a rendezvous one; zero-sized blocks occur among
+ * them; one for the neighbourhood collectives), three (type, op) pairs (int32 SUM, the matrix product, the
+ * derived type), roots first and last.
  *
  * How it runs: one nbcx_inproc_run per (collective, algorithm). Rank 0's
  * thread walks the cases: it builds a case for all ranks (*_setup, with
@@ -134,17 +139,17 @@ static void drive_v(struct job *job, nbcx_comm comm, const char *where)
 {
     const int p = job->p;
     const enum vcoll coll = (enum vcoll)job->coll;
-    int maxws[4] = { 0, 3, 60, 3000 }, nmaxw = p <= 7 ? 4 : 3;
+    int maxws[4] = { 0, 3, 60, 3000 }, nmaxw = p <= 16 ? 4 : 3;
     if (p >= 64) {
         maxws[2] = 20;
         nmaxw = 3;
     }
     if (quick) { /* 0-word blocks still occur among the others */
         maxws[0] = 3;
-        maxws[1] = p <= 7 ? 3000 : 60;
+        maxws[1] = p <= 16 ? 3000 : 60;
         nmaxw = 2;
     }
-    const bool few = quick || p >= 64;
+    const bool few = quick;
     const int roots[3] = { 0, p - 1, p / 2 };
     const bool rooted = coll == V_GATHERV || coll == V_SCATTERV;
     for (int mi = 0; mi < nmaxw; mi++)
@@ -175,19 +180,19 @@ static void drive_r(struct job *job, nbcx_comm comm, const char *where)
 {
     const int p = job->p;
     const enum rcoll coll = (enum rcoll)job->coll;
-    int maxcs[5] = { 0, 1, 7, 60, 5000 }, nmaxc = p <= 7 ? 5 : 4;
+    int maxcs[5] = { 0, 1, 7, 60, 5000 }, nmaxc = p <= 16 ? 5 : 4;
     if (p >= 64) {
         maxcs[3] = 20;
         nmaxc = 4;
     }
     if (quick) {
         maxcs[0] = 7;
-        maxcs[1] = p <= 7 ? 5000 : 60;
+        maxcs[1] = p <= 16 ? 5000 : 60;
         nmaxc = 2;
     }
     /* few: int32 SUM, the non-commutative matrix product, derived SUM */
     static const int some[] = { 0, 3, NREDOPS - 1 };
-    const bool few = quick || p >= 64;
+    const bool few = quick;
     for (int ci = 0; ci < nmaxc; ci++)
         for (int k = 0; k < (few ? 3 : NREDOPS); k++)
             for (int ip = 0; ip < 2; ip++) {
@@ -208,12 +213,12 @@ static void drive_n(struct job *job, nbcx_comm comm, const char *where)
 {
     const int p = job->p;
     const enum ncoll coll = (enum ncoll)job->coll;
-    int maxws[3] = { 0, 3, 40 }, nmaxw = 3;
+    int maxws[4] = { 0, 3, 40, 3000 }, nmaxw = p <= 16 ? 4 : 3;
     if (quick) {
-        maxws[0] = 40;
+        maxws[0] = p <= 16 ? 3000 : 40;
         nmaxw = 1;
     }
-    const bool few = quick || p >= 64;
+    const bool few = quick;
     int nt = topologies(p, job->topos);
     for (int k = 0; k < nt; k++) {
         const struct topo *t = &job->topos[k];
