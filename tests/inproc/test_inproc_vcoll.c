@@ -428,23 +428,31 @@ static int body(nbcx_comm comm, void *arg)
     return NBCX_SUCCESS;
 }
 
+/* One nbcx_inproc_run of the cases of (fam, coll) on p thread ranks;
+ * what: its name in the summary line. */
+static void run_job(enum family fam, int coll, int p, const char *what)
+{
+    long f0 = th_failures, k0 = th_cases;
+    double t0 = th_now();
+    struct job *job = calloc(1, sizeof *job);
+    job->fam = fam;
+    job->coll = coll;
+    job->p = p;
+    pthread_barrier_init(&job->bar, NULL, (unsigned)p);
+    int err = nbcx_inproc_run(p, body, job);
+    CHECK(err == NBCX_SUCCESS, "%s on %d thread ranks: nbcx_inproc_run "
+          "returned %s", what, p, nbcx_error_string(err));
+    pthread_barrier_destroy(&job->bar);
+    free(job);
+    printf("  %-40s %5ld cases %7.2f s%s\n", what, th_cases - k0,
+           th_now() - t0, th_failures > f0 ? "  FAILED" : "");
+}
+
 /* Every algorithm of every collective of the family on p thread ranks. */
 static void run_family(enum family fam, int p)
 {
     if (fam == F_MANY) {
-        long f0 = th_failures, k0 = th_cases;
-        double t0 = th_now();
-        struct job *job = calloc(1, sizeof *job);
-        job->fam = fam;
-        job->p = p;
-        pthread_barrier_init(&job->bar, NULL, (unsigned)p);
-        int err = nbcx_inproc_run(p, body, job);
-        CHECK(err == NBCX_SUCCESS, "many on %d thread ranks: "
-              "nbcx_inproc_run returned %s", p, nbcx_error_string(err));
-        pthread_barrier_destroy(&job->bar);
-        free(job);
-        printf("  %-39s %5ld cases %7.2f s%s\n", "all at once", th_cases - k0,
-               th_now() - t0, th_failures > f0 ? "  FAILED" : "");
+        run_job(fam, 0, p, "all at once");
         return;
     }
     static const char *const *const names[] = { vcoll_names, rcoll_names,
@@ -452,28 +460,14 @@ static void run_family(enum family fam, int p)
     static const int ncolls[] = { NVCOLL, NRCOLL, NNCOLL };
     for (int c = 0; c < ncolls[fam]; c++) {
         const char *coll = names[fam][c], *algs = NULL;
-        char list[256];
+        char list[256], what[300];
         REQUIRE_OK(nbcx_algorithm_names(coll, &algs));
         snprintf(list, sizeof list, "%s auto", algs);
         for (char *save = NULL, *alg = strtok_r(list, " ", &save); alg;
              alg = strtok_r(NULL, " ", &save)) {
             CHECK_OK(nbcx_algorithm_set(coll, alg));
-            long f0 = th_failures, k0 = th_cases;
-            double t0 = th_now();
-            struct job *job = calloc(1, sizeof *job);
-            job->fam = fam;
-            job->coll = c;
-            job->p = p;
-            pthread_barrier_init(&job->bar, NULL, (unsigned)p);
-            int err = nbcx_inproc_run(p, body, job);
-            CHECK(err == NBCX_SUCCESS, "%s/%s on %d thread ranks: "
-                  "nbcx_inproc_run returned %s", coll, alg, p,
-                  nbcx_error_string(err));
-            pthread_barrier_destroy(&job->bar);
-            free(job);
-            printf("  %-20s %-18s %5ld cases %7.2f s%s\n", coll, alg,
-                   th_cases - k0, th_now() - t0,
-                   th_failures > f0 ? "  FAILED" : "");
+            snprintf(what, sizeof what, "%s/%s", coll, alg);
+            run_job(fam, c, p, what);
         }
         CHECK_OK(nbcx_algorithm_set(coll, "auto"));
     }
