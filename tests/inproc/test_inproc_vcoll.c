@@ -42,7 +42,7 @@
  * small one and a rendezvous one; zero-sized blocks occur among them;
  * one for the neighbourhood collectives), three (type, op) pairs (int32
  * SUM, the matrix product, the derived type), roots first and last, 10
- * rounds of many_p<P>.
+ * rounds of many_p<P>, rendezvous-sized reductions on up to 7 ranks.
  *
  * How it runs: one nbcx_inproc_run per (collective, algorithm), or per
  * many_p<P> test. Rank 0's thread walks the cases: it builds a case (or a
@@ -245,7 +245,7 @@ static void drive_r(struct job *job, nbcx_comm comm, const char *where)
     }
     if (quick) {
         maxcs[0] = 7;
-        maxcs[1] = p <= 16 ? 5000 : 60;
+        maxcs[1] = p <= 7 ? 5000 : 60;
         nmaxc = 2;
     }
     /* few: int32 SUM, the non-commutative matrix product, derived SUM */
