@@ -59,6 +59,10 @@ enum nbcx_error {
     NBCX_ERR_INTERN,    /* internal error (a bug: please report it)     */
     NBCX_ERR_TOPOLOGY,  /* neighbourhood collective on a communicator
                            without neighbours, or a bad topology       */
+    NBCX_ERR_EXHAUSTED, /* the communicator's tag space is used up: the
+                           operation that held the same tags earlier is
+                           still in flight (or a persistent request
+                           planned that many inits ago is not freed)   */
     NBCX_ERR_LASTCODE
 };
 

@@ -186,8 +186,24 @@ struct nbcx_comm_s {
     uint32_t magic;
     int rank, size;
     nbcxi_transport *tp;
-    atomic_uint seq;       /* sequence number of the next collective */
-    unsigned nseq;         /* distinct sequence slots in the tag space */
+    /* Tag space (api/comm.c): slot k owns the transport tags
+     * [k << 12, (k + 1) << 12). Persistent requests take slots
+     * [0, npers) in the order they are planned, from pseq; nonblocking
+     * operations take [npers, nslots) in the order they start, from seq.
+     * A slot is held (bit set in `held`) from start to completion, or
+     * from plan to free; a start whose slot is still held fails with
+     * NBCX_ERR_EXHAUSTED, so no tag is ever given to two operations that
+     * can be in flight at once. */
+    atomic_uint seq;       /* sequence number of the next nonblocking op */
+    atomic_uint pseq;      /* sequence number of the next persistent one */
+    unsigned nslots, npers;
+    _Atomic uint64_t *held; /* nslots bits */
+    /* 0, or the error that broke the communicator: a start whose tag
+     * slot was held (NBCX_ERR_EXHAUSTED) may have succeeded on other
+     * ranks, whose messages this rank would then meet in a later
+     * operation of the same slot; every later start and plan on it fails
+     * with this error instead. */
+    atomic_int broken;
     atomic_int refs;       /* user reference + operations in flight */
     struct nbcxi_cache *cache; /* schedules kept for reuse (api/cache.c) */
     _Atomic(struct nbcxi_topo *) topo; /* neighbours, or NULL */
@@ -202,12 +218,21 @@ NBCX_HIDDEN void nbcxi_comm_release(struct nbcx_comm_s *c);
 /* Frees a topology and every older one it links to (api/topo.c). */
 NBCX_HIDDEN void nbcxi_topo_free(struct nbcxi_topo *t);
 
-/* Transport tag of schedule tag `tag` of the collective numbered seq. */
-static inline int nbcxi_tag(const struct nbcx_comm_s *c, unsigned seq,
-                            int tag)
+/* Transport tag of schedule tag `tag` of the operation in tag slot
+ * `slot`. */
+static inline int nbcxi_tag(unsigned slot, int tag)
 {
-    return (int)(((seq % c->nseq) << 12) | (unsigned)tag);
+    return (int)((slot << 12) | (unsigned)tag);
 }
+
+/* Takes the tag slot of the next operation of comm, persistent or not;
+ * *seq gets its sequence number (of its kind). NBCX_ERR_EXHAUSTED when
+ * the slot is still held by an operation that has not completed (or a
+ * persistent request not freed): the sequence number is used up all the
+ * same, as it is on the other ranks. */
+NBCX_HIDDEN int nbcxi_slot_take(struct nbcx_comm_s *c, bool persistent,
+                                unsigned *seq, unsigned *slot);
+NBCX_HIDDEN void nbcxi_slot_release(struct nbcx_comm_s *c, unsigned slot);
 
 /* ------------------------------------------------------------------ */
 /* Schedules (see sched/schedule.c and sched/executor.c)               */
@@ -278,6 +303,9 @@ struct nbcx_sched_s {
     int npolls;
     int ndone;
     unsigned seq;             /* sequence number of this operation */
+    unsigned slot;            /* its tag slot (struct nbcx_comm_s) */
+    bool holds_slot;          /* slot taken and not yet released */
+    bool persistent;          /* planned by an nbcx_<op>_init */
 
     /* progress pacing: when each active slot was posted, and the
      * earliest predicted completion of the active requests (ns, 0 if

@@ -22,6 +22,12 @@ static const char *const messages[NBCX_ERR_LASTCODE] = {
     [NBCX_ERR_INTERN] = "internal error in nbcx (please report it)",
     [NBCX_ERR_TOPOLOGY] = "the communicator has no neighbourhood topology, "
                           "or the topology is invalid",
+    [NBCX_ERR_EXHAUSTED] = "tag space of the communicator exhausted (the "
+                           "operation that used these tags earlier is still "
+                           "in flight, or the persistent request planned "
+                           "that many inits earlier is not freed); other "
+                           "ranks may have started this operation, so the "
+                           "communicator is now broken: free it",
 };
 
 const char *nbcx_error_string(int err)

@@ -151,6 +151,11 @@ static void unlink_request(struct nbcx_request_s *r)
 
 static void finish(struct nbcx_request_s *r, int err)
 {
+    struct nbcx_sched_s *s = r->sched;
+    if (!r->persistent && s->holds_slot) { /* its tags are free again */
+        nbcxi_slot_release(s->comm, s->slot);
+        s->holds_slot = false;
+    }
     r->err = err;
     atomic_store_explicit(&r->complete, true, memory_order_release);
 }
@@ -239,23 +244,37 @@ static bool serve_deferred_locked(void)
     return any;
 }
 
-/* A request for schedule s, with the next sequence number of its
- * communicator; NULL (s destroyed, *err set) on failure. */
-static struct nbcx_request_s *new_request(struct nbcx_sched_s *s, int *err)
+/* A request for schedule s, with the next sequence number and tag slot
+ * of its kind (persistent or not) on its communicator; NULL (s
+ * destroyed, *err set) on failure. */
+static struct nbcx_request_s *new_request(struct nbcx_sched_s *s,
+                                          bool persistent, int *err)
 {
     *err = nbcxi_sched_prepare(s);
     struct nbcx_request_s *r = *err ? NULL : calloc(1, sizeof *r);
-    if (!r) {
+    int broken = atomic_load(&s->comm->broken);
+    if (r && broken) {
+        *err = broken;
+    } else if (r) {
+        /* Nonblocking collectives are started, and persistent ones
+         * planned, in the same order on every rank, so each kind's
+         * sequence number (and with it the tag slot) agrees everywhere;
+         * a persistent request keeps its slot until it is freed, so it
+         * may be started in any order. A failure here uses the number up
+         * all the same: the ranks stay in step. */
+        s->persistent = persistent;
+        *err = nbcxi_slot_take(s->comm, persistent, &s->seq, &s->slot);
+        s->holds_slot = *err == NBCX_SUCCESS;
+    }
+    if (!r || *err) {
+        free(r);
         nbcxi_sched_destroy(s);
         *err = *err ? *err : NBCX_ERR_NOMEM;
         return NULL;
     }
     r->sched = s;
+    r->persistent = persistent;
     atomic_init(&r->complete, false);
-    /* Collectives are started (or planned, for persistent ones) in the
-     * same order on every rank, so the sequence number (and with it the
-     * tag space) agrees everywhere. */
-    s->seq = atomic_fetch_add_explicit(&s->comm->seq, 1, memory_order_relaxed);
     return r;
 }
 
@@ -265,7 +284,7 @@ int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req)
 {
     *req = NBCX_REQUEST_NULL;
     int err;
-    struct nbcx_request_s *r = new_request(s, &err);
+    struct nbcx_request_s *r = new_request(s, false, &err);
     if (!r)
         return err;
     activate(r);
@@ -277,7 +296,7 @@ int nbcxi_plan(struct nbcx_sched_s *s, nbcx_request *req)
 {
     *req = NBCX_REQUEST_NULL;
     int err;
-    struct nbcx_request_s *r = new_request(s, &err);
+    struct nbcx_request_s *r = new_request(s, true, &err);
     if (!r)
         return err;
     err = nbcxi_sched_prepare_requests(s);
@@ -286,7 +305,6 @@ int nbcxi_plan(struct nbcx_sched_s *s, nbcx_request *req)
         free(r);
         return err;
     }
-    r->persistent = true;
     atomic_store(&r->complete, true); /* inactive */
     *req = r;
     return NBCX_SUCCESS;
@@ -378,6 +396,8 @@ int nbcx_start(nbcx_request *req)
         return NBCX_ERR_REQUEST;
     int err = check_startable(*req);
     if (err == NBCX_SUCCESS)
+        err = atomic_load(&(*req)->sched->comm->broken);
+    if (err == NBCX_SUCCESS)
         activate(*req);
     return err;
 }
@@ -393,6 +413,8 @@ int nbcx_startall(int count, nbcx_request reqs[])
         for (int j = 0; j < i && err == NBCX_SUCCESS; j++)
             if (reqs[j] == reqs[i])
                 err = NBCX_ERR_REQUEST;
+        if (err == NBCX_SUCCESS)
+            err = atomic_load(&reqs[i]->sched->comm->broken);
         if (err != NBCX_SUCCESS)
             return err;
     }
