@@ -68,6 +68,12 @@ enum nbcx_error {
 
 /* A static, never-NULL message for an error code. */
 NBCX_API const char *nbcx_error_string(int err);
+/* The same, or more where this thread's last error of that code said
+ * more: which handle or argument, which misuse (e.g. for NBCX_ERR_REQUEST:
+ * a NULL pointer, a freed request, an active one, one that is not
+ * persistent). The string belongs to the thread and stays valid until its
+ * next nbcx call. */
+NBCX_API const char *nbcx_error_detail(int err);
 
 /* ------------------------------------------------------------------ */
 /* Opaque handles                                                      */

@@ -9,6 +9,7 @@
 #ifndef NBCX_CORE_H
 #define NBCX_CORE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,7 +28,32 @@
 /* ------------------------------------------------------------------ */
 
 enum { NBCXI_TYPE_MAGIC = 0x6e627479u, NBCXI_OP_MAGIC = 0x6e626f70u,
-       NBCXI_COMM_MAGIC = 0x6e62636du };
+       NBCXI_COMM_MAGIC = 0x6e62636du, NBCXI_REQUEST_MAGIC = 0x6e627271u,
+       /* an object released through its handle (api/pool.c) */
+       NBCXI_DEAD_MAGIC = 0x64656164u };
+
+/* Memory of objects reached through handles, kept for reuse by the same
+ * kind instead of being freed, so that stale handles can be detected
+ * (api/pool.c). Every such object starts with its uint32_t magic. */
+struct nbcxi_pool {
+    pthread_mutex_t lock;
+    void *free;
+    size_t size;
+};
+#define NBCXI_POOL_INIT(type) { PTHREAD_MUTEX_INITIALIZER, NULL, sizeof(type) }
+/* A zeroed object (NULL: out of memory). */
+NBCX_HIDDEN void *nbcxi_pool_alloc(struct nbcxi_pool *p);
+/* Zeroes obj, marks it dead_magic and keeps it for reuse. */
+NBCX_HIDDEN void nbcxi_pool_free(struct nbcxi_pool *p, void *obj,
+                                 uint32_t dead_magic);
+extern NBCX_HIDDEN struct nbcxi_pool nbcxi_comm_pool, nbcxi_op_pool,
+    nbcxi_type_pool, nbcxi_request_pool;
+
+/* Returns code after recording, for this thread, a message that says
+ * more than nbcx_error_string(code) (which handle, which misuse);
+ * nbcx_error_detail(code) returns it (api/errors.c). */
+NBCX_HIDDEN int nbcxi_error(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Built-in datatype ids are the small constants of nbcx.h (1..17). */
 enum { NBCXI_TYPE_FIRST = 1, NBCXI_TYPE_LAST = 17 };
@@ -404,6 +430,7 @@ NBCX_HIDDEN void nbcxi_sched_release_requests(struct nbcx_sched_s *s);
 /* ------------------------------------------------------------------ */
 
 struct nbcx_request_s {
+    uint32_t magic;          /* NBCXI_REQUEST_MAGIC while the handle lives */
     struct nbcx_sched_s *sched;
     atomic_bool complete;
     int err;

@@ -55,12 +55,12 @@ int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp, nbcx_comm *out)
         tp->ops->destroy(tp);
         return NBCX_ERR_TRANSPORT;
     }
-    struct nbcx_comm_s *c = calloc(1, sizeof *c);
+    struct nbcx_comm_s *c = nbcxi_pool_alloc(&nbcxi_comm_pool);
     struct nbcxi_cache *cache = nbcxi_cache_new();
     _Atomic uint64_t *held = calloc((nslots + 63) / 64, sizeof *held);
     if (!c || !cache || !held) {
         nbcxi_cache_free(cache);
-        free(c);
+        nbcxi_pool_free(&nbcxi_comm_pool, c, NBCXI_DEAD_MAGIC);
         free((void *)held);
         tp->ops->destroy(tp);
         return NBCX_ERR_NOMEM;
@@ -82,11 +82,32 @@ int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp, nbcx_comm *out)
     return NBCX_SUCCESS;
 }
 
+struct nbcxi_pool nbcxi_comm_pool = NBCXI_POOL_INIT(struct nbcx_comm_s);
+
+/* Handles point into nbcxi_comm_pool's memory, which is never freed: a
+ * freed communicator's magic says so (0 from nbcx_comm_free while its
+ * operations finish, then NBCXI_DEAD_MAGIC). */
 struct nbcx_comm_s *nbcxi_comm(nbcx_comm h)
 {
-    if (!h)
+    if (!h) {
+        nbcxi_error(NBCX_ERR_COMM, "NULL communicator (NBCX_COMM_NULL)");
         return NULL;
-    return h->magic == NBCXI_COMM_MAGIC ? h : NULL;
+    }
+    if ((uintptr_t)h <= 4096) { /* never an address of ours */
+        nbcxi_error(NBCX_ERR_COMM, "%p is not a communicator handle",
+                    (void *)h);
+        return NULL;
+    }
+    if (h->magic == NBCXI_COMM_MAGIC)
+        return h;
+    if (h->magic == 0 || h->magic == NBCXI_DEAD_MAGIC)
+        nbcxi_error(NBCX_ERR_COMM, "communicator %p was freed "
+                    "(nbcx_comm_free); this is a stale copy of its handle",
+                    (void *)h);
+    else
+        nbcxi_error(NBCX_ERR_COMM, "%p is not a communicator handle",
+                    (void *)h);
+    return NULL;
 }
 
 void nbcxi_comm_retain(struct nbcx_comm_s *c)
@@ -101,7 +122,7 @@ void nbcxi_comm_release(struct nbcx_comm_s *c)
         nbcxi_cache_free(c->cache);
         nbcxi_topo_free(atomic_load(&c->topo));
         free((void *)c->held);
-        free(c);
+        nbcxi_pool_free(&nbcxi_comm_pool, c, NBCXI_DEAD_MAGIC);
     }
 }
 

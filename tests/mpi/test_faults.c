@@ -26,6 +26,14 @@
  *      put on MPI_COMM_WORLD still sees the program's own errors.
  *   5. A reduction too large for any rank (INT_MAX 16-byte elements) is
  *      refused with NBCX_ERR_NOMEM on every rank, not on the root alone.
+ *   6. Stale handles: a copy of a communicator, user operation, MPI
+ *      datatype or request handle used after it was freed (completed) is
+ *      refused with NBCX_ERR_COMM / OP / TYPE / REQUEST and a detail that
+ *      says it was freed; in the sanitizer builds, AddressSanitizer checks
+ *      that no freed memory is read on the way.
+ *   7. Each misuse of a request has its own message
+ *      (nbcx_error_detail): NULL pointer, freed, not persistent, active
+ *      (start, free), listed twice.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -282,6 +290,123 @@ static void test_huge_reduction(void)
     mt_unwatch();
 }
 
+/* 6. */
+static void user_sum(const void *in, void *inout, int count,
+                     nbcx_datatype type, void *ctx)
+{
+    (void)type;
+    (void)ctx;
+    for (int i = 0; i < count; i++)
+        ((int *)inout)[i] += ((const int *)in)[i];
+}
+
+/* rc must be `code` and its detail must contain `word`. */
+static const char *expect_detail(const char *what, int rc, int code,
+                                 const char *word)
+{
+    const char *d = nbcx_error_detail(rc);
+    if (rc != code)
+        mt_fail("%s: %d (%s), expected %d (%s)", what, rc,
+                nbcx_error_string(rc), code, nbcx_error_string(code));
+    else if (!d || !strstr(d, word))
+        mt_fail("%s: detail \"%s\" does not say \"%s\"", what,
+                d ? d : "(null)", word);
+    return d;
+}
+
+static void test_stale_handles(void)
+{
+    int a = 1, b = 0;
+    nbcx_comm c, c_copy;
+    nbcx_op op, op_copy;
+    nbcx_datatype t, t_copy;
+    nbcx_request req, req_copy;
+    mt_watch("6: stale handles");
+    MT_OK(nbcx_comm_from_mpi(MPI_COMM_WORLD, &c));
+    c_copy = c;
+    MT_OK(nbcx_comm_free(&c));
+    expect_detail("ibarrier on a freed communicator",
+                  nbcx_ibarrier(c_copy, &req), NBCX_ERR_COMM, "freed");
+    expect_detail("nbcx_comm_free twice", nbcx_comm_free(&c_copy),
+                  NBCX_ERR_COMM, "freed");
+
+    MT_OK(nbcx_op_create(user_sum, 1, NULL, &op));
+    op_copy = op;
+    MT_OK(nbcx_op_free(&op));
+    expect_detail("allreduce with a freed operation",
+                  nbcx_iallreduce(&a, &b, 1, NBCX_INT32, op_copy, comm, &req),
+                  NBCX_ERR_OP, "freed");
+
+    MPI_Datatype pair; /* derived: MPI_INT alone maps to NBCX_INT32 */
+    int two[2] = { 0, 0 };
+    MT_MPI(MPI_Type_contiguous(2, MPI_INT, &pair));
+    MT_MPI(MPI_Type_commit(&pair));
+    MT_OK(nbcx_datatype_from_mpi(pair, &t));
+    t_copy = t;
+    MT_OK(nbcx_datatype_free(&t));
+    MT_MPI(MPI_Type_free(&pair));
+    int rc = nbcx_ibcast(two, 1, t_copy, 0, comm, &req);
+    expect_detail("bcast with a freed datatype", rc, NBCX_ERR_TYPE, "freed");
+    if (rc == NBCX_SUCCESS)
+        MT_OK(nbcx_wait(&req));
+
+    MT_OK(nbcx_iallreduce(&a, &b, 1, NBCX_INT32, NBCX_SUM, comm, &req));
+    req_copy = req;
+    MT_OK(nbcx_wait(&req));
+    if (b != mt_size)
+        mt_fail("allreduce: %d, expected %d", b, mt_size);
+    expect_detail("wait on a completed request's copy", nbcx_wait(&req_copy),
+                  NBCX_ERR_REQUEST, "already completed");
+    int flag = 0;
+    expect_detail("test on a completed request's copy",
+                  nbcx_test(&req_copy, &flag), NBCX_ERR_REQUEST,
+                  "already completed");
+    mt_unwatch();
+}
+
+/* 7. */
+static void test_request_messages(void)
+{
+    int a = 1, b = 0;
+    nbcx_request req, p, twice[2];
+    const char *d[6];
+    char copy[6][256];
+    mt_watch("7: request misuse messages");
+    d[0] = expect_detail("start of a NULL pointer", nbcx_start(NULL),
+                         NBCX_ERR_REQUEST, "NULL request pointer");
+    snprintf(copy[0], sizeof copy[0], "%s", d[0]);
+    MT_OK(nbcx_iallreduce(&a, &b, 1, NBCX_INT32, NBCX_SUM, comm, &req));
+    d[1] = expect_detail("start of a nonblocking request", nbcx_start(&req),
+                         NBCX_ERR_REQUEST, "not persistent");
+    snprintf(copy[1], sizeof copy[1], "%s", d[1]);
+    MT_OK(nbcx_wait(&req));
+    MT_OK(nbcx_allreduce_init(&a, &b, 1, NBCX_INT32, NBCX_SUM, comm, &p));
+    MT_OK(nbcx_start(&p));
+    d[2] = expect_detail("start of an active request", nbcx_start(&p),
+                         NBCX_ERR_REQUEST, "already active");
+    snprintf(copy[2], sizeof copy[2], "%s", d[2]);
+    d[3] = expect_detail("free of an active request", nbcx_request_free(&p),
+                         NBCX_ERR_REQUEST, "is active");
+    snprintf(copy[3], sizeof copy[3], "%s", d[3]);
+    MT_OK(nbcx_wait(&p));
+    twice[0] = twice[1] = p;
+    d[4] = expect_detail("startall with a request twice",
+                         nbcx_startall(2, twice), NBCX_ERR_REQUEST,
+                         "listed twice");
+    snprintf(copy[4], sizeof copy[4], "%s", d[4]);
+    nbcx_request stale = p;
+    MT_OK(nbcx_request_free(&p));
+    d[5] = expect_detail("start of a freed request", nbcx_start(&stale),
+                         NBCX_ERR_REQUEST, "already completed");
+    snprintf(copy[5], sizeof copy[5], "%s", d[5]);
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp(copy[i], copy[j]))
+                mt_fail("misuses %d and %d have the same message: %s", j, i,
+                        copy[i]);
+    mt_unwatch();
+}
+
 int main(int argc, char **argv)
 {
     /* MPI_COMM_WORLD gets a handler of the program's, which returns (not
@@ -302,6 +427,8 @@ int main(int argc, char **argv)
     test_persistent_exhaustion();
     test_truncation();
     test_huge_reduction();
+    test_stale_handles();
+    test_request_messages();
     MT_OK(nbcx_comm_free(&comm));
     return mt_finish("test_faults", t0);
 }
