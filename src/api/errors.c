@@ -22,6 +22,9 @@ static const char *const messages[NBCX_ERR_LASTCODE] = {
     [NBCX_ERR_INTERN] = "internal error in nbcx (please report it)",
     [NBCX_ERR_TOPOLOGY] = "the communicator has no neighbourhood topology, "
                           "or the topology is invalid",
+    [NBCX_ERR_TIMEOUT] = "timed out: no progress for the communicator's "
+                         "timeout, or the communicator is broken by an "
+                         "earlier timeout (see the diagnosis on stderr)",
 };
 
 const char *nbcx_error_string(int err)
