@@ -135,11 +135,16 @@ static int never_body(nbcx_comm comm, void *arg)
     nbcx_request reqs[2];
     double t0 = now_s();
     EXPECT(NBCX_SUCCESS, nbcx_ibarrier(comm, &reqs[0]));
-    EXPECT(NBCX_SUCCESS, nbcx_iallreduce(in, out, N, NBCX_INT32, NBCX_SUM,
-                                         comm, &reqs[1]));
+    /* (split mode: a start may run the application's share of a tree
+     * operation and time out inside it; the second start then fails) */
+    int rc1 = nbcx_iallreduce(in, out, N, NBCX_INT32, NBCX_SUM, comm,
+                              &reqs[1]);
+    if (rc1 != NBCX_SUCCESS && rc1 != NBCX_ERR_TIMEOUT)
+        FAIL("rank %d: nbcx_iallreduce returned %d", rank, rc1);
     int rc0 = nbcx_wait(&reqs[0]);
     double took = now_s() - t0;
-    int rc1 = nbcx_wait(&reqs[1]);
+    if (rc1 == NBCX_SUCCESS)
+        rc1 = nbcx_wait(&reqs[1]);
     if (rc0 != NBCX_ERR_TIMEOUT || rc1 != NBCX_ERR_TIMEOUT)
         FAIL("rank %d: waits returned %d and %d, expected NBCX_ERR_TIMEOUT",
              rank, rc0, rc1);
