@@ -84,13 +84,13 @@ static int count(const char *text, const char *what)
 /* ---- what the survivors check ---- */
 
 /* Waits for the operations the survivors started, expecting a timeout
- * and a diagnosis within the timeout plus 1 s (t0: when they started);
- * then checks that the communicator is broken, and frees it. */
+ * and a diagnosis within the timeout plus 1 s (t0: when they started,
+ * with stderr captured already: capture_begin); then checks that the
+ * communicator is broken, and frees it. */
 static void expect_timeout(nbcx_comm *comm, nbcx_request *reqs, int nreqs,
                            double t0, int *in, int *out)
 {
     mt_watch("waiting for the timeout");
-    capture_begin();
     for (int i = 0; i < nreqs; i++) {
         int rc = nbcx_wait(&reqs[i]);
         if (rc != NBCX_ERR_TIMEOUT)
@@ -165,6 +165,7 @@ static void test_never(void)
             mt_fail("nbcx_comm_get_timeout gave %g, expected %g", t,
                     TIMEOUT);
         nbcx_request reqs[2];
+        capture_begin();
         double t0 = MPI_Wtime();
         int n = start_ops(comm, reqs, in, out);
         expect_timeout(&comm, reqs, n, t0, in, out);
@@ -228,6 +229,7 @@ static void test_killed(double t_start)
     }
     struct timespec pause = { 0, 200000000 };
     nanosleep(&pause, NULL);
+    capture_begin();
     double t0 = MPI_Wtime();
     MT_OK(nbcx_iallreduce(in, out, N, NBCX_INT32, NBCX_SUM, comm,
                           &reqs[0]));
