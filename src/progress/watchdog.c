@@ -8,7 +8,13 @@
  *   - progress: an operation whose count of finished nodes changed since
  *     the watchdog last looked has made progress; its clock restarts.
  *     (The clock starts when the watchdog first sees the operation, at
- *     most SCAN_NS after its start.)
+ *     most SCAN_NS after its start.) So does one holding work for its
+ *     application thread (split mode): it waits for this rank's own
+ *     application, not for a peer.
+ *     In caller mode the watchdog runs only inside test/wait calls; an
+ *     operation is progressed in the same pass before it is judged, so
+ *     messages that arrived while the application computed count as
+ *     progress.
  *   - timeout: no progress for its communicator's timeout
  *     (nbcx_comm_set_timeout, default NBCX_TIMEOUT seconds, off when
  *     neither is set): the verdict is NBCX_ERR_TIMEOUT, the engine
@@ -285,7 +291,10 @@ int nbcxi_watchdog_verdict_locked(struct nbcx_sched_s *s, int64_t now)
     int broken = nbcxi_comm_broken(c);
     if (broken)
         return broken;
-    if (s->ndone != s->wd_ndone || !s->wd_since) {
+    /* Work set aside for the application thread (split mode) waits for
+     * this rank's own application to call nbcx, not for a peer: no
+     * stall while there is some. */
+    if (s->ndone != s->wd_ndone || !s->wd_since || s->ndeferred > 0) {
         s->wd_ndone = s->ndone;
         s->wd_since = now;
         return NBCX_SUCCESS;
