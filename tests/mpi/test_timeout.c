@@ -39,7 +39,28 @@ static const double TIMEOUT = 1.0;
 /* ---- stderr capture (this rank's fd 2) ---- */
 
 static FILE *captured;
-static int saved_fd = -1;
+static int saved_fd = -1, captured_fd = -1;
+
+/* The test's watchdog fired while stderr was captured: its message and
+ * what was captured go to the real stderr (async-signal-safe calls). */
+static void uncapture_on_timeout(void)
+{
+    static const char msg[] = "\nWATCHDOG (stderr was captured): ";
+    char buf[4096];
+    ssize_t n;
+    off_t off = 0;
+    if (saved_fd < 0 || captured_fd < 0)
+        return;
+    if (write(saved_fd, msg, sizeof msg - 1) < 0 ||
+        write(saved_fd, mt_step, mt_step_len) < 0 ||
+        write(saved_fd, "\n", 1) < 0)
+        return;
+    while ((n = pread(captured_fd, buf, sizeof buf, off)) > 0) {
+        if (write(saved_fd, buf, (size_t)n) < 0)
+            return;
+        off += n;
+    }
+}
 
 static void capture_begin(void)
 {
@@ -48,7 +69,9 @@ static void capture_begin(void)
         return;
     captured = tmpfile();
     saved_fd = dup(2);
-    if (!captured || saved_fd < 0 || dup2(fileno(captured), 2) < 0) {
+    captured_fd = captured ? fileno(captured) : -1;
+    mt_on_timeout = uncapture_on_timeout;
+    if (!captured || saved_fd < 0 || dup2(captured_fd, 2) < 0) {
         fprintf(stdout, "[rank %d] cannot capture stderr\n", mt_rank);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -68,6 +91,7 @@ static char *capture_end(void)
         text[0] = '\0';
     fclose(captured);
     captured = NULL;
+    saved_fd = captured_fd = -1;
     fputs(text, stderr);
     fflush(stderr);
     return text;
