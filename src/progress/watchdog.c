@@ -57,7 +57,10 @@ atomic_bool nbcxi_watchdog_armed;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int64_t default_timeout_ns; /* NBCX_TIMEOUT; 0: off */
 static int64_t dump_after_ns;      /* NBCX_DEBUG_DUMP; 0: off */
-static volatile sig_atomic_t dump_signalled;
+/* Set by the SIGUSR1 handler: a lock-free atomic (async-signal-safe,
+ * and seen by whichever thread makes the next pass). */
+static atomic_int dump_signalled;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "a lock-free flag for a handler");
 /* Under the engine lock: */
 static int64_t last_scan, last_dump;
 static bool dump_wanted;
@@ -65,7 +68,7 @@ static bool dump_wanted;
 static void on_sigusr1(int sig)
 {
     (void)sig;
-    dump_signalled = 1; /* async-signal-safe: the next pass prints */
+    atomic_store(&dump_signalled, 1); /* the next pass prints */
 }
 
 /* Seconds from the environment; 0 when unset, invalid (with a warning)
@@ -270,10 +273,9 @@ static void dump_all(struct nbcx_request_s *active, int64_t now,
 int64_t nbcxi_watchdog_pass_locked(struct nbcx_request_s *active)
 {
     int64_t now = nbcxi_now_ns();
-    if (dump_signalled) {
-        dump_signalled = 0;
+    if (atomic_load_explicit(&dump_signalled, memory_order_relaxed) &&
+        atomic_exchange(&dump_signalled, 0))
         dump_all(active, now, "SIGUSR1");
-    }
     if (dump_wanted) {
         dump_wanted = false;
         last_dump = now;
