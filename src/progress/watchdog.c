@@ -290,9 +290,10 @@ int64_t nbcxi_watchdog_pass_locked(struct nbcx_request_s *active)
 int nbcxi_watchdog_verdict_locked(struct nbcx_sched_s *s, int64_t now)
 {
     struct nbcx_comm_s *c = s->comm;
-    int broken = nbcxi_comm_broken(c);
-    if (broken)
-        return broken;
+    /* Broken by a timeout: the other operations in flight end too (they
+     * would only time out one by one). */
+    if (nbcxi_comm_broken(c) == NBCX_ERR_TIMEOUT)
+        return NBCX_ERR_TIMEOUT;
     /* Work set aside for the application thread (split mode) waits for
      * this rank's own application to call nbcx, not for a peer: no
      * stall while there is some. */
