@@ -59,6 +59,10 @@ enum nbcx_error {
     NBCX_ERR_INTERN,    /* internal error (a bug: please report it)     */
     NBCX_ERR_TOPOLOGY,  /* neighbourhood collective on a communicator
                            without neighbours, or a bad topology       */
+    NBCX_ERR_EXHAUSTED, /* the communicator's tag space is used up: the
+                           operation that held the same tags earlier is
+                           still in flight (or a persistent request
+                           planned that many inits ago is not freed)   */
     NBCX_ERR_TIMEOUT,   /* no progress for the communicator's timeout,
                            or its communicator timed out before
                            (nbcx_comm_set_timeout, NBCX_TIMEOUT)        */
@@ -67,6 +71,12 @@ enum nbcx_error {
 
 /* A static, never-NULL message for an error code. */
 NBCX_API const char *nbcx_error_string(int err);
+/* The same, or more where this thread's last error of that code said
+ * more: which handle or argument, which misuse (e.g. for NBCX_ERR_REQUEST:
+ * a NULL pointer, a freed request, an active one, one that is not
+ * persistent). The string belongs to the thread and stays valid until its
+ * next nbcx call. */
+NBCX_API const char *nbcx_error_detail(int err);
 
 /* ------------------------------------------------------------------ */
 /* Opaque handles                                                      */

@@ -9,6 +9,7 @@
 #ifndef NBCX_CORE_H
 #define NBCX_CORE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,7 +28,32 @@
 /* ------------------------------------------------------------------ */
 
 enum { NBCXI_TYPE_MAGIC = 0x6e627479u, NBCXI_OP_MAGIC = 0x6e626f70u,
-       NBCXI_COMM_MAGIC = 0x6e62636du };
+       NBCXI_COMM_MAGIC = 0x6e62636du, NBCXI_REQUEST_MAGIC = 0x6e627271u,
+       /* an object released through its handle (api/pool.c) */
+       NBCXI_DEAD_MAGIC = 0x64656164u };
+
+/* Memory of objects reached through handles, kept for reuse by the same
+ * kind instead of being freed, so that stale handles can be detected
+ * (api/pool.c). Every such object starts with its uint32_t magic. */
+struct nbcxi_pool {
+    pthread_mutex_t lock;
+    void *free;
+    size_t size;
+};
+#define NBCXI_POOL_INIT(type) { PTHREAD_MUTEX_INITIALIZER, NULL, sizeof(type) }
+/* A zeroed object (NULL: out of memory). */
+NBCX_HIDDEN void *nbcxi_pool_alloc(struct nbcxi_pool *p);
+/* Zeroes obj, marks it dead_magic and keeps it for reuse. */
+NBCX_HIDDEN void nbcxi_pool_free(struct nbcxi_pool *p, void *obj,
+                                 uint32_t dead_magic);
+extern NBCX_HIDDEN struct nbcxi_pool nbcxi_comm_pool, nbcxi_op_pool,
+    nbcxi_type_pool, nbcxi_request_pool;
+
+/* Returns code after recording, for this thread, a message that says
+ * more than nbcx_error_string(code) (which handle, which misuse);
+ * nbcx_error_detail(code) returns it (api/errors.c). */
+NBCX_HIDDEN int nbcxi_error(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Built-in datatype ids are the small constants of nbcx.h (1..17). */
 enum { NBCXI_TYPE_FIRST = 1, NBCXI_TYPE_LAST = 17 };
@@ -186,17 +212,32 @@ struct nbcx_comm_s {
     uint32_t magic;
     int rank, size;
     nbcxi_transport *tp;
-    atomic_uint seq;       /* sequence number of the next collective */
-    unsigned nseq;         /* distinct sequence slots in the tag space */
+    /* Tag space (api/comm.c): slot k owns the transport tags
+     * [k << 12, (k + 1) << 12). Persistent requests take slots
+     * [0, npers) in the order they are planned, from pseq; nonblocking
+     * operations take [npers, nslots) in the order they start, from seq.
+     * A slot is held (bit set in `held`) from start to completion, or
+     * from plan to free; a start whose slot is still held fails with
+     * NBCX_ERR_EXHAUSTED, so no tag is ever given to two operations that
+     * can be in flight at once. */
+    atomic_uint seq;       /* sequence number of the next nonblocking op */
+    atomic_uint pseq;      /* sequence number of the next persistent one */
+    unsigned nslots, npers;
+    _Atomic uint64_t *held; /* nslots bits */
+    /* 0, or the error that broke the communicator: a start whose tag
+     * slot was held (NBCX_ERR_EXHAUSTED) may have succeeded on other
+     * ranks, whose messages this rank would then meet in a later
+     * operation of the same slot; every later start and plan on it fails
+     * with this error instead. A timeout (progress/watchdog.c) breaks it
+     * with NBCX_ERR_TIMEOUT, which also ends its operations in flight. */
+    atomic_int broken;
     atomic_int refs;       /* user reference + operations in flight */
     struct nbcxi_cache *cache; /* schedules kept for reuse (api/cache.c) */
     _Atomic(struct nbcxi_topo *) topo; /* neighbours, or NULL */
     /* Watchdog (progress/watchdog.c): the no-progress timeout in ns (0:
-     * NBCX_TIMEOUT's, < 0: off; nbcx_comm_set_timeout), and the error
-     * every operation on the communicator fails with once one of them
-     * timed out (0: not broken); whether its diagnosis was printed. */
+     * NBCX_TIMEOUT's, < 0: off; nbcx_comm_set_timeout), and whether the
+     * diagnosis of a timeout was printed. */
     _Atomic int64_t timeout_ns;
-    atomic_int broken;
     atomic_bool diagnosed;
 };
 
@@ -209,18 +250,27 @@ NBCX_HIDDEN void nbcxi_comm_release(struct nbcx_comm_s *c);
 /* Frees a topology and every older one it links to (api/topo.c). */
 NBCX_HIDDEN void nbcxi_topo_free(struct nbcxi_topo *t);
 
-/* 0, or the error (NBCX_ERR_TIMEOUT) every operation on c fails with. */
+/* 0, or the error that broke c (NBCX_ERR_EXHAUSTED, NBCX_ERR_TIMEOUT). */
 static inline int nbcxi_comm_broken(struct nbcx_comm_s *c)
 {
     return atomic_load_explicit(&c->broken, memory_order_acquire);
 }
 
-/* Transport tag of schedule tag `tag` of the collective numbered seq. */
-static inline int nbcxi_tag(const struct nbcx_comm_s *c, unsigned seq,
-                            int tag)
+/* Transport tag of schedule tag `tag` of the operation in tag slot
+ * `slot`. */
+static inline int nbcxi_tag(unsigned slot, int tag)
 {
-    return (int)(((seq % c->nseq) << 12) | (unsigned)tag);
+    return (int)((slot << 12) | (unsigned)tag);
 }
+
+/* Takes the tag slot of the next operation of comm, persistent or not;
+ * *seq gets its sequence number (of its kind). NBCX_ERR_EXHAUSTED when
+ * the slot is still held by an operation that has not completed (or a
+ * persistent request not freed): the sequence number is used up all the
+ * same, as it is on the other ranks. */
+NBCX_HIDDEN int nbcxi_slot_take(struct nbcx_comm_s *c, bool persistent,
+                                unsigned *seq, unsigned *slot);
+NBCX_HIDDEN void nbcxi_slot_release(struct nbcx_comm_s *c, unsigned slot);
 
 /* ------------------------------------------------------------------ */
 /* Schedules (see sched/schedule.c and sched/executor.c)               */
@@ -291,6 +341,9 @@ struct nbcx_sched_s {
     int npolls;
     int ndone;
     unsigned seq;             /* sequence number of this operation */
+    unsigned slot;            /* its tag slot (struct nbcx_comm_s) */
+    bool holds_slot;          /* slot taken and not yet released */
+    bool persistent;          /* planned by an nbcx_<op>_init */
 
     /* progress pacing: when each active slot was posted, and the
      * earliest predicted completion of the active requests (ns, 0 if
@@ -400,6 +453,7 @@ NBCX_HIDDEN void nbcxi_sched_release_requests(struct nbcx_sched_s *s);
 /* ------------------------------------------------------------------ */
 
 struct nbcx_request_s {
+    uint32_t magic;          /* NBCXI_REQUEST_MAGIC while the handle lives */
     struct nbcx_sched_s *sched;
     atomic_bool complete;
     int err;

@@ -7,6 +7,7 @@
  * receive buffer of a gather, say). On error *req is NBCX_REQUEST_NULL.
  */
 #include <limits.h>
+#include <unistd.h>
 
 #include "../coll/coll.h"
 
@@ -30,6 +31,29 @@ static int check_op(nbcx_op h, const struct nbcx_datatype_s *t,
     if (!(*op = nbcxi_op(h)))
         return NBCX_ERR_OP;
     return nbcxi_op_check(*op, t);
+}
+
+/* Reductions allocate scratch buffers of up to count elements on some
+ * ranks (the root, inner tree nodes) and none on others. A size that no
+ * rank of this machine could hold (more than its physical memory) is
+ * refused with NBCX_ERR_NOMEM, and, being decided from arguments every
+ * rank has, on every rank alike: without this the root failed alone while
+ * the others posted sends that nothing would ever receive. (An allocation
+ * that fails for want of free memory below that size still fails on the
+ * ranks that allocate only: see the README, "When things go wrong".) */
+static int check_scratch(long long count, const struct nbcx_datatype_s *t)
+{
+    static _Atomic long long phys; /* bytes; 0: not read yet */
+    long long mem = atomic_load_explicit(&phys, memory_order_relaxed);
+    if (mem == 0) {
+        long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        mem = pages > 0 && size > 0 ? (long long)pages * size : LLONG_MAX;
+        atomic_store_explicit(&phys, mem, memory_order_relaxed);
+    }
+    ptrdiff_t stride = t->extent > t->true_extent ? t->extent
+                                                  : t->true_extent;
+    return count > 0 && stride > 0 && count > mem / stride ? NBCX_ERR_NOMEM
+                                                           : NBCX_SUCCESS;
 }
 
 /* Common prologue: request pointer and communicator. */
@@ -57,6 +81,7 @@ static int run(enum nbcxi_coll coll, struct nbcx_comm_s *c,
     int err = nbcxi_sched_new(c, &s);
     if (err != NBCX_SUCCESS)
         return err;
+    s->persistent = planning; /* builders may choose by it (coll/shm.c) */
     err = nbcxi_coll_build(coll, s, a);
     if (err == NBCX_SUCCESS && !planning)
         err = nbcxi_cache_label(s, coll, a);
@@ -118,6 +143,7 @@ static int reduce_args(const void *sendbuf, void *recvbuf, int count,
         return NBCX_ERR_ROOT;
     TRY(check_buf(sendbuf, count, type, &a->rtype));
     TRY(check_op(op, a->rtype, &a->op));
+    TRY(check_scratch(count, a->rtype));
     if (at_root) {
         TRY(check_buf(recvbuf, count, type, &a->rtype));
         if (recvbuf == NBCX_IN_PLACE)
@@ -569,6 +595,7 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf,
     if (!(a.rtype = nbcxi_type(type)))
         return NBCX_ERR_TYPE;
     TRY(check_op(op, a.rtype, &a.op));
+    TRY(check_scratch(total, a.rtype));
     if (recvbuf == NBCX_IN_PLACE)
         return NBCX_ERR_IN_PLACE;
     int mine = block ? recvcount : recvcounts[c->rank];

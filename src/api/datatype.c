@@ -80,8 +80,20 @@ struct nbcx_datatype_s *nbcxi_type(nbcx_datatype h)
     if (v <= 4096) /* NULL and other small values are never valid */
         return NULL;
     struct nbcx_datatype_s *t = h;
-    return t->magic == NBCXI_TYPE_MAGIC ? t : NULL;
+    if (t->magic == NBCXI_TYPE_MAGIC)
+        return t;
+    nbcxi_error(NBCX_ERR_TYPE, t->magic == NBCXI_DEAD_MAGIC || t->magic == 0
+                                   ? "datatype %p was freed "
+                                     "(nbcx_datatype_free); this is a "
+                                     "stale copy of its handle"
+                                   : "%p is not a datatype handle",
+                (void *)t);
+    return NULL;
 }
+
+/* Face datatypes live in this pool (api/pool.c): a stale handle reads
+ * valid memory marked dead. */
+struct nbcxi_pool nbcxi_type_pool = NBCXI_POOL_INIT(struct nbcx_datatype_s);
 
 void nbcxi_type_retain(struct nbcx_datatype_s *t)
 {
@@ -97,7 +109,7 @@ void nbcxi_type_release(struct nbcx_datatype_s *t)
         t->magic = 0;
         if (t->face && t->face->release)
             t->face->release(t);
-        free(t);
+        nbcxi_pool_free(&nbcxi_type_pool, t, NBCXI_DEAD_MAGIC);
     }
 }
 

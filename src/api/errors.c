@@ -1,4 +1,8 @@
-/* errors.c - error messages. */
+/* errors.c - error messages: one per code, and for this thread the
+ * detail of the last error that had one. */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "../core.h"
 
 static const char *const messages[NBCX_ERR_LASTCODE] = {
@@ -11,7 +15,9 @@ static const char *const messages[NBCX_ERR_LASTCODE] = {
     [NBCX_ERR_TYPE] = "invalid or freed datatype",
     [NBCX_ERR_OP] = "invalid operation, or operation not defined on datatype",
     [NBCX_ERR_COMM] = "invalid or freed communicator",
-    [NBCX_ERR_REQUEST] = "invalid request (NULL request pointer)",
+    [NBCX_ERR_REQUEST] = "invalid request (NULL pointer, freed or unknown "
+                         "handle, active, or not persistent: "
+                         "nbcx_error_detail() says which)",
     [NBCX_ERR_TAG] = "invalid schedule tag (outside [0, NBCX_SCHED_TAG_MAX])",
     [NBCX_ERR_NODE] = "invalid schedule node",
     [NBCX_ERR_IN_PLACE] = "NBCX_IN_PLACE is not allowed for this argument",
@@ -22,6 +28,12 @@ static const char *const messages[NBCX_ERR_LASTCODE] = {
     [NBCX_ERR_INTERN] = "internal error in nbcx (please report it)",
     [NBCX_ERR_TOPOLOGY] = "the communicator has no neighbourhood topology, "
                           "or the topology is invalid",
+    [NBCX_ERR_EXHAUSTED] = "tag space of the communicator exhausted (the "
+                           "operation that used these tags earlier is still "
+                           "in flight, or the persistent request planned "
+                           "that many inits earlier is not freed); other "
+                           "ranks may have started this operation, so the "
+                           "communicator is now broken: free it",
     [NBCX_ERR_TIMEOUT] = "timed out: no progress for the communicator's "
                          "timeout, or the communicator is broken by an "
                          "earlier timeout (see the diagnosis on stderr)",
@@ -32,4 +44,24 @@ const char *nbcx_error_string(int err)
     if (err < 0 || err >= NBCX_ERR_LASTCODE || !messages[err])
         return "unknown nbcx error code";
     return messages[err];
+}
+
+static _Thread_local int detail_code;
+static _Thread_local char detail[256];
+
+int nbcxi_error(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    detail_code = code;
+    return code;
+}
+
+const char *nbcx_error_detail(int err)
+{
+    if (err != NBCX_SUCCESS && err == detail_code && detail[0])
+        return detail;
+    return nbcx_error_string(err);
 }

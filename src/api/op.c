@@ -23,8 +23,19 @@ struct nbcx_op_s *nbcxi_op(nbcx_op h)
     if (v <= 4096) /* NULL and other small values are never valid */
         return NULL;
     struct nbcx_op_s *op = h;
-    return op->magic == NBCXI_OP_MAGIC ? op : NULL;
+    if (op->magic == NBCXI_OP_MAGIC)
+        return op;
+    nbcxi_error(NBCX_ERR_OP, op->magic == NBCXI_DEAD_MAGIC || op->magic == 0
+                                 ? "operation %p was freed (nbcx_op_free); "
+                                   "this is a stale copy of its handle"
+                                 : "%p is not an operation handle",
+                (void *)op);
+    return NULL;
 }
+
+/* User operations live in this pool (api/pool.c): a stale handle reads
+ * valid memory marked dead. */
+struct nbcxi_pool nbcxi_op_pool = NBCXI_POOL_INIT(struct nbcx_op_s);
 
 void nbcxi_op_retain(struct nbcx_op_s *op)
 {
@@ -40,7 +51,7 @@ void nbcxi_op_release(struct nbcx_op_s *op)
         op->magic = 0;
         if (op->release)
             op->release(op);
-        free(op);
+        nbcxi_pool_free(&nbcxi_op_pool, op, NBCXI_DEAD_MAGIC);
     }
 }
 
@@ -221,7 +232,7 @@ int nbcx_op_create(nbcx_user_fn *fn, int commutative, void *ctx, nbcx_op *out)
     *out = NBCX_OP_NULL;
     if (!fn)
         return NBCX_ERR_ARG;
-    struct nbcx_op_s *op = calloc(1, sizeof *op);
+    struct nbcx_op_s *op = nbcxi_pool_alloc(&nbcxi_op_pool);
     if (!op)
         return NBCX_ERR_NOMEM;
     op->magic = NBCXI_OP_MAGIC;

@@ -530,7 +530,11 @@ static int build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
 bool nbcxi_shm_usable(const struct nbcx_sched_s *s,
                       const struct nbcxi_coll_args *a)
 {
-    return nbcxi_inproc_shm(s->comm) != NULL && !a->in_place;
+    /* Not for persistent requests: tickets are taken in start order,
+     * and the starts of persistent requests may come in any order (their
+     * point-to-point algorithms have a tag slot of their own). */
+    return nbcxi_inproc_shm(s->comm) != NULL && !a->in_place &&
+           !s->persistent;
 }
 
 #define SHM_BUILDER(op, COLL)                                                 \

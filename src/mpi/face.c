@@ -300,10 +300,10 @@ int nbcx_datatype_from_mpi(MPI_Datatype type, nbcx_datatype *out)
         MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
         MPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
         return NBCX_ERR_TYPE;
-    struct nbcx_datatype_s *t = calloc(1, sizeof *t);
+    struct nbcx_datatype_s *t = nbcxi_pool_alloc(&nbcxi_type_pool);
     MPI_Datatype *h = malloc(sizeof *h);
     if (!t || !h || MPI_Type_dup(type, h) != MPI_SUCCESS) {
-        free(t);
+        nbcxi_pool_free(&nbcxi_type_pool, t, NBCXI_DEAD_MAGIC);
         free(h);
         return t && h ? NBCX_ERR_TYPE : NBCX_ERR_NOMEM;
     }

@@ -101,7 +101,10 @@ int nbcx_progress_set(nbcx_progress_mode m)
     if (m != NBCX_PROGRESS_CALLER && !atomic_load(&threads_ok))
         return NBCX_ERR_TRANSPORT;
     pthread_mutex_lock(&nbcxi_engine_lock);
-    int err = active ? NBCX_ERR_REQUEST : NBCX_SUCCESS;
+    int err = active ? nbcxi_error(NBCX_ERR_REQUEST, "nbcx_progress_set: "
+                                   "operations are outstanding; the mode "
+                                   "changes only when none is")
+                     : NBCX_SUCCESS;
     if (!err)
         atomic_store(&mode, (int)m);
     pthread_mutex_unlock(&nbcxi_engine_lock);
@@ -151,6 +154,11 @@ static void unlink_request(struct nbcx_request_s *r)
 
 static void finish(struct nbcx_request_s *r, int err)
 {
+    struct nbcx_sched_s *s = r->sched;
+    if (!r->persistent && s->holds_slot) { /* its tags are free again */
+        nbcxi_slot_release(s->comm, s->slot);
+        s->holds_slot = false;
+    }
     r->err = err;
     atomic_store_explicit(&r->complete, true, memory_order_release);
 }
@@ -249,23 +257,39 @@ static bool serve_deferred_locked(void)
     return any;
 }
 
-/* A request for schedule s, with the next sequence number of its
- * communicator; NULL (s destroyed, *err set) on failure. */
-static struct nbcx_request_s *new_request(struct nbcx_sched_s *s, int *err)
+/* A request for schedule s, with the next sequence number and tag slot
+ * of its kind (persistent or not) on its communicator; NULL (s
+ * destroyed, *err set) on failure. */
+static struct nbcx_request_s *new_request(struct nbcx_sched_s *s,
+                                          bool persistent, int *err)
 {
     *err = nbcxi_sched_prepare(s);
-    struct nbcx_request_s *r = *err ? NULL : calloc(1, sizeof *r);
-    if (!r) {
+    struct nbcx_request_s *r = *err ? NULL
+                                    : nbcxi_pool_alloc(&nbcxi_request_pool);
+    int broken = atomic_load(&s->comm->broken);
+    if (r && broken) {
+        *err = broken;
+    } else if (r) {
+        /* Nonblocking collectives are started, and persistent ones
+         * planned, in the same order on every rank, so each kind's
+         * sequence number (and with it the tag slot) agrees everywhere;
+         * a persistent request keeps its slot until it is freed, so it
+         * may be started in any order. A failure here uses the number up
+         * all the same: the ranks stay in step. */
+        s->persistent = persistent;
+        *err = nbcxi_slot_take(s->comm, persistent, &s->seq, &s->slot);
+        s->holds_slot = *err == NBCX_SUCCESS;
+    }
+    if (!r || *err) {
+        nbcxi_pool_free(&nbcxi_request_pool, r, NBCXI_DEAD_MAGIC);
         nbcxi_sched_destroy(s);
         *err = *err ? *err : NBCX_ERR_NOMEM;
         return NULL;
     }
+    r->magic = NBCXI_REQUEST_MAGIC;
     r->sched = s;
+    r->persistent = persistent;
     atomic_init(&r->complete, false);
-    /* Collectives are started (or planned, for persistent ones) in the
-     * same order on every rank, so the sequence number (and with it the
-     * tag space) agrees everywhere. */
-    s->seq = atomic_fetch_add_explicit(&s->comm->seq, 1, memory_order_relaxed);
     return r;
 }
 
@@ -275,7 +299,7 @@ int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req)
 {
     *req = NBCX_REQUEST_NULL;
     int err;
-    struct nbcx_request_s *r = new_request(s, &err);
+    struct nbcx_request_s *r = new_request(s, false, &err);
     if (!r)
         return err;
     activate(r);
@@ -287,16 +311,15 @@ int nbcxi_plan(struct nbcx_sched_s *s, nbcx_request *req)
 {
     *req = NBCX_REQUEST_NULL;
     int err;
-    struct nbcx_request_s *r = new_request(s, &err);
+    struct nbcx_request_s *r = new_request(s, true, &err);
     if (!r)
         return err;
     err = nbcxi_sched_prepare_requests(s);
     if (err != NBCX_SUCCESS) {
         nbcxi_sched_destroy(s);
-        free(r);
+        nbcxi_pool_free(&nbcxi_request_pool, r, NBCXI_DEAD_MAGIC);
         return err;
     }
-    r->persistent = true;
     atomic_store(&r->complete, true); /* inactive */
     *req = r;
     return NBCX_SUCCESS;
@@ -376,19 +399,74 @@ static void activate(struct nbcx_request_s *r)
         nbcxi_thread_wake();
 }
 
-/* Whether r can be started: a persistent request not already started. */
-static int check_startable(nbcx_request r)
+/* Requests live in this pool (api/pool.c): a stale handle (a copy kept
+ * after the request was completed and released) reads valid memory
+ * marked dead. */
+struct nbcxi_pool nbcxi_request_pool = NBCXI_POOL_INIT(struct nbcx_request_s);
+
+/* NBCX_SUCCESS if r is a live request (or NULL, where null_ok), else
+ * NBCX_ERR_REQUEST with a message that says what is wrong. */
+static int check_request(const char *fn, nbcx_request r, bool null_ok)
 {
-    if (!r || !r->persistent || r->started)
-        return NBCX_ERR_REQUEST;
-    return nbcxi_comm_broken(r->sched->comm); /* timed out: fail at once */
+    if (!r)
+        return null_ok ? NBCX_SUCCESS
+                       : nbcxi_error(NBCX_ERR_REQUEST, "%s: the request is "
+                                     "NBCX_REQUEST_NULL", fn);
+    if ((uintptr_t)r > 4096 && r->magic == NBCXI_REQUEST_MAGIC)
+        return NBCX_SUCCESS;
+    if ((uintptr_t)r > 4096 && r->magic == NBCXI_DEAD_MAGIC)
+        return nbcxi_error(NBCX_ERR_REQUEST, "%s: request %p was already "
+                           "completed and released (by a wait, a test or "
+                           "nbcx_request_free); this is a stale copy of its "
+                           "handle", fn, (void *)r);
+    return nbcxi_error(NBCX_ERR_REQUEST, "%s: %p is not a request handle",
+                       fn, (void *)r);
+}
+
+/* The same for an array (NULL entries allowed). */
+static int check_requests(const char *fn, int count, nbcx_request reqs[])
+{
+    if (count < 0)
+        return nbcxi_error(NBCX_ERR_REQUEST, "%s: negative count (%d)", fn,
+                           count);
+    if (count > 0 && !reqs)
+        return nbcxi_error(NBCX_ERR_REQUEST, "%s: NULL request array", fn);
+    for (int i = 0; i < count; i++) {
+        int err = check_request(fn, reqs[i], true);
+        if (err != NBCX_SUCCESS)
+            return err;
+    }
+    return NBCX_SUCCESS;
+}
+
+static int null_pointer(const char *fn)
+{
+    return nbcxi_error(NBCX_ERR_REQUEST, "%s: NULL request pointer", fn);
+}
+
+/* Whether r can be started: a live persistent request, not active, on a
+ * communicator that is not broken. */
+static int check_startable(const char *fn, nbcx_request r)
+{
+    int err = check_request(fn, r, false);
+    if (err != NBCX_SUCCESS)
+        return err;
+    if (!r->persistent)
+        return nbcxi_error(NBCX_ERR_REQUEST, "%s: request %p is not "
+                           "persistent (only those of nbcx_<op>_init can "
+                           "be started)", fn, (void *)r);
+    if (r->started)
+        return nbcxi_error(NBCX_ERR_REQUEST, "%s: request %p is already "
+                           "active (started and not yet completed by a "
+                           "wait or test)", fn, (void *)r);
+    return atomic_load(&r->sched->comm->broken);
 }
 
 int nbcx_start(nbcx_request *req)
 {
     if (!req)
-        return NBCX_ERR_REQUEST;
-    int err = check_startable(*req);
+        return null_pointer("nbcx_start");
+    int err = check_startable("nbcx_start", *req);
     if (err == NBCX_SUCCESS)
         activate(*req);
     return err;
@@ -397,14 +475,16 @@ int nbcx_start(nbcx_request *req)
 int nbcx_startall(int count, nbcx_request reqs[])
 {
     if (count < 0 || (count > 0 && !reqs))
-        return NBCX_ERR_REQUEST;
+        return check_requests("nbcx_startall", count, reqs);
     /* All checked before any starts: nothing half-started. A request
      * listed twice would be started twice. */
     for (int i = 0; i < count; i++) {
-        int err = check_startable(reqs[i]);
+        int err = check_startable("nbcx_startall", reqs[i]);
         for (int j = 0; j < i && err == NBCX_SUCCESS; j++)
             if (reqs[j] == reqs[i])
-                err = NBCX_ERR_REQUEST;
+                err = nbcxi_error(NBCX_ERR_REQUEST, "nbcx_startall: "
+                                  "request %p is listed twice (entries %d "
+                                  "and %d)", (void *)reqs[i], j, i);
         if (err != NBCX_SUCCESS)
             return err;
     }
@@ -416,16 +496,20 @@ int nbcx_startall(int count, nbcx_request reqs[])
 int nbcx_request_free(nbcx_request *req)
 {
     if (!req)
-        return NBCX_ERR_REQUEST;
+        return null_pointer("nbcx_request_free");
     struct nbcx_request_s *r = *req;
-    if (!r)
-        return NBCX_SUCCESS;
+    int err = check_request("nbcx_request_free", r, true);
+    if (!r || err != NBCX_SUCCESS)
+        return err;
     /* An operation in flight cannot be abandoned: its buffers are in use
      * and its peers expect it. Wait for it first. */
     if (r->persistent ? r->started : !is_complete(r))
-        return NBCX_ERR_REQUEST;
+        return nbcxi_error(NBCX_ERR_REQUEST, "nbcx_request_free: request "
+                           "%p is active (its operation is in flight): "
+                           "complete it with a wait or test first",
+                           (void *)r);
     nbcxi_sched_destroy(r->sched);
-    free(r);
+    nbcxi_pool_free(&nbcxi_request_pool, r, NBCXI_DEAD_MAGIC);
     *req = NBCX_REQUEST_NULL;
     return NBCX_SUCCESS;
 }
@@ -453,7 +537,7 @@ static int retire(nbcx_request *req)
         return err;
     }
     nbcxi_cache_put(r->sched, err);
-    free(r);
+    nbcxi_pool_free(&nbcxi_request_pool, r, NBCXI_DEAD_MAGIC);
     *req = NBCX_REQUEST_NULL;
     return err;
 }
@@ -587,8 +671,13 @@ static int wait_some(int count, nbcx_request reqs[])
 int nbcx_test(nbcx_request *req, int *flag)
 {
     if (!req || !flag)
-        return NBCX_ERR_REQUEST;
+        return req ? nbcxi_error(NBCX_ERR_REQUEST, "nbcx_test: NULL flag "
+                                 "pointer")
+                   : null_pointer("nbcx_test");
     *flag = 0;
+    int err = check_request("nbcx_test", *req, true);
+    if (err != NBCX_SUCCESS)
+        return err;
     if (is_idle(*req)) {
         *flag = 1;
         return NBCX_SUCCESS;
@@ -604,7 +693,10 @@ int nbcx_test(nbcx_request *req, int *flag)
 int nbcx_wait(nbcx_request *req)
 {
     if (!req)
-        return NBCX_ERR_REQUEST;
+        return null_pointer("nbcx_wait");
+    int err = check_request("nbcx_wait", *req, true);
+    if (err != NBCX_SUCCESS)
+        return err;
     if (is_idle(*req))
         return NBCX_SUCCESS;
     wait_some(1, req);
@@ -613,15 +705,18 @@ int nbcx_wait(nbcx_request *req)
 
 int nbcx_testall(int count, nbcx_request reqs[], int *flag)
 {
-    if (count < 0 || (count > 0 && !reqs) || !flag)
-        return NBCX_ERR_REQUEST;
+    if (!flag)
+        return nbcxi_error(NBCX_ERR_REQUEST, "nbcx_testall: NULL flag "
+                           "pointer");
     *flag = 0;
+    int err = check_requests("nbcx_testall", count, reqs);
+    if (err != NBCX_SUCCESS)
+        return err;
     poke(count, reqs);
     for (int i = 0; i < count; i++)
         if (!is_idle(reqs[i]) && !is_complete(reqs[i]))
             return NBCX_SUCCESS;
     /* All complete: release them all (MPI_Testall semantics). */
-    int err = NBCX_SUCCESS;
     for (int i = 0; i < count; i++) {
         if (!is_idle(reqs[i])) {
             int e = retire(&reqs[i]);
@@ -635,9 +730,9 @@ int nbcx_testall(int count, nbcx_request reqs[], int *flag)
 
 int nbcx_waitall(int count, nbcx_request reqs[])
 {
-    if (count < 0 || (count > 0 && !reqs))
-        return NBCX_ERR_REQUEST;
-    int err = NBCX_SUCCESS;
+    int err = check_requests("nbcx_waitall", count, reqs);
+    if (err != NBCX_SUCCESS)
+        return err;
     for (int i; (i = wait_some(count, reqs)) >= 0;) {
         int e = retire(&reqs[i]);
         if (err == NBCX_SUCCESS)
@@ -648,8 +743,12 @@ int nbcx_waitall(int count, nbcx_request reqs[])
 
 int nbcx_waitany(int count, nbcx_request reqs[], int *index)
 {
-    if (count < 0 || (count > 0 && !reqs) || !index)
-        return NBCX_ERR_REQUEST;
+    if (!index)
+        return nbcxi_error(NBCX_ERR_REQUEST, "nbcx_waitany: NULL index "
+                           "pointer");
+    int err = check_requests("nbcx_waitany", count, reqs);
+    if (err != NBCX_SUCCESS)
+        return err;
     int i = wait_some(count, reqs);
     *index = i < 0 ? -1 : i;
     return i < 0 ? NBCX_SUCCESS : retire(&reqs[i]);

@@ -176,7 +176,7 @@ static void put_node(struct out *o, const char *indent,
     if (nd->kind == NBCXI_NODE_SEND || nd->kind == NBCXI_NODE_RECV) {
         put(o, " %s peer rank %d, tag %d (schedule tag %d), %zu bytes",
             nd->kind == NBCXI_NODE_SEND ? "to" : "from", nd->u.p2p.peer,
-            nbcxi_tag(s->comm, s->seq, nd->u.p2p.tag), nd->u.p2p.tag,
+            nbcxi_tag(s->slot, nd->u.p2p.tag), nd->u.p2p.tag,
             (size_t)nd->u.p2p.count * nd->u.p2p.type->size);
         if (slot >= 0 && s->req_t0 && s->req_t0[slot] > 0)
             put(o, ", posted %.2f s ago", secs(now - s->req_t0[slot]));
@@ -211,9 +211,10 @@ static void put_pending(struct out *o, const char *indent,
 static void put_title(struct out *o, const struct nbcx_sched_s *s,
                       int64_t now)
 {
-    put(o, "%s #%u (algorithm %s) on rank %d of %d: %d of %d nodes done, "
-        "no progress for %.2f s",
-        s->op_name ? s->op_name : "user schedule", s->seq,
+    put(o, "%s%s #%u (algorithm %s) on rank %d of %d: %d of %d nodes "
+        "done, no progress for %.2f s",
+        s->op_name ? s->op_name : "user schedule",
+        s->persistent ? " (persistent)" : "", s->seq,
         s->alg_name ? s->alg_name : "-", s->rank, s->size, s->ndone,
         s->nnodes, s->wd_since ? secs(now - s->wd_since) : 0.0);
 }

@@ -166,7 +166,7 @@ int nbcxi_sched_prepare_requests(struct nbcx_sched_s *s)
         struct nbcxi_node *nd = &s->nodes[i];
         if (!is_p2p(nd))
             continue;
-        int tag = nbcxi_tag(s->comm, s->seq, nd->u.p2p.tag);
+        int tag = nbcxi_tag(s->slot, nd->u.p2p.tag);
         int err = nd->kind == NBCXI_NODE_SEND
                       ? tp->ops->send_init(tp, nd->u.p2p.buf, nd->u.p2p.count,
                                            nd->u.p2p.type, nd->u.p2p.peer,
@@ -232,7 +232,7 @@ static int run_node(struct nbcx_sched_s *s, int id)
     switch (nd->kind) {
     case NBCXI_NODE_SEND:
     case NBCXI_NODE_RECV: {
-        int tag = nbcxi_tag(s->comm, s->seq, nd->u.p2p.tag);
+        int tag = nbcxi_tag(s->slot, nd->u.p2p.tag);
         void *req = slot(s, s->nactive);
         if (s->prepared) { /* persistent: started with the others */
             memcpy(req, prepared(s, id), tp->ops->req_size);

@@ -59,6 +59,8 @@ void nbcxi_sched_destroy(struct nbcx_sched_s *s)
         return;
     nbcxi_sched_release_requests(s);
     nbcxi_cache_forget(s);
+    if (s->holds_slot) /* a persistent request, or an error path */
+        nbcxi_slot_release(s->comm, s->slot);
     for (int i = 0; i < s->nnodes; i++)
         node_release(&s->nodes[i]);
     for (int i = 0; i < s->ntmps; i++)

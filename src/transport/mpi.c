@@ -4,7 +4,14 @@
  * MPI_Startall at every start.
  *
  * Errors are returned, not fatal: the duplicate has MPI_ERRORS_RETURN.
+ * MPICH (4.0) raises the errors of request functions (MPI_Testsome,
+ * MPI_Test, MPI_Request_get_status...) on MPI_COMM_WORLD's handler
+ * instead of the request's communicator's, which aborts the job on a
+ * truncation by default; there, the transport puts a handler of its own
+ * on MPI_COMM_WORLD (install_guard below).
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "mpi.h"
@@ -28,6 +35,55 @@ int nbcxi_mpi_error(int mpi_err)
     MPI_Error_class(mpi_err, &cls);
     return cls == MPI_ERR_TRUNCATE ? NBCX_ERR_TRUNCATE : NBCX_ERR_TRANSPORT;
 }
+
+/* ---- MPI_COMM_WORLD's error handler, where MPI raises request errors
+ * there (MPICH) ----
+ *
+ * The handler put on MPI_COMM_WORLD returns quietly (as MPI_ERRORS_RETURN)
+ * while this thread is inside one of the transport's own MPI calls
+ * (`in_nbcx`), so that the error comes back as a return code; any other
+ * error goes to the handler the program had set, which is kept on a
+ * private duplicate of MPI_COMM_SELF and invoked there with
+ * MPI_Comm_call_errhandler: MPI_ERRORS_ARE_FATAL still aborts, a user
+ * handler still runs (its first argument is that duplicate). A program
+ * that sets MPI_COMM_WORLD's handler later replaces this one, and then
+ * gets nbcx's request errors in its own handler. */
+#if defined(MPICH)
+static _Thread_local bool in_nbcx;
+static MPI_Comm forward = MPI_COMM_NULL;
+
+static void world_handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    if (!in_nbcx && forward != MPI_COMM_NULL)
+        MPI_Comm_call_errhandler(forward, *code);
+}
+
+static void install_guard(void)
+{
+    MPI_Errhandler mine, theirs;
+    if (MPI_Comm_get_errhandler(MPI_COMM_WORLD, &theirs) != MPI_SUCCESS)
+        return;
+    if (MPI_Comm_dup(MPI_COMM_SELF, &forward) != MPI_SUCCESS ||
+        MPI_Comm_set_errhandler(forward, theirs) != MPI_SUCCESS ||
+        MPI_Comm_create_errhandler(world_handler, &mine) != MPI_SUCCESS) {
+        fprintf(stderr, "nbcx: warning: could not guard MPI_COMM_WORLD's "
+                        "error handler; an MPI error in a collective may "
+                        "abort the job\n");
+        MPI_Errhandler_free(&theirs);
+        return;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, mine);
+    MPI_Errhandler_free(&mine);
+    MPI_Errhandler_free(&theirs);
+}
+static void enter(void) { in_nbcx = true; }
+static void leave(void) { in_nbcx = false; }
+#else
+static void install_guard(void) {}
+static void enter(void) {}
+static void leave(void) {}
+#endif
 
 MPI_Datatype nbcxi_mpi_type(const struct nbcx_datatype_s *t)
 {
@@ -69,20 +125,38 @@ static int mpi_irecv(nbcxi_transport *t, void *buf, int count,
                                      tag, comm_of(t), (MPI_Request *)req));
 }
 
+/* With statuses: when a request fails, MPI_Testsome says only
+ * MPI_ERR_IN_STATUS, and the request's own error (a truncation, say) is
+ * in its status. */
+enum { STATUSES_ON_STACK = 32 };
+
 static int mpi_testsome(nbcxi_transport *t, int n, void *reqs, int *ndone,
                         int *idx)
 {
     (void)t;
+    MPI_Status stack[STATUSES_ON_STACK], *st = stack;
+    if (n > STATUSES_ON_STACK && !(st = malloc(sizeof *st * (size_t)n)))
+        return NBCX_ERR_NOMEM;
     int out = 0;
-    /* GCC 12 mistakes MPICH's MPI_STATUSES_IGNORE (a constant pointer)
-     * for a zero-length array and warns; the call is correct. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-    int rc = MPI_Testsome(n, (MPI_Request *)reqs, &out, idx,
-                          MPI_STATUSES_IGNORE);
-#pragma GCC diagnostic pop
+    enter();
+    int rc = MPI_Testsome(n, (MPI_Request *)reqs, &out, idx, st);
+    leave();
     *ndone = out == MPI_UNDEFINED ? 0 : out;
-    return nbcxi_mpi_error(rc);
+    int err = nbcxi_mpi_error(rc);
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    if (cls == MPI_ERR_IN_STATUS) { /* the first request that failed */
+        for (int k = 0; k < *ndone; k++) {
+            if (st[k].MPI_ERROR != MPI_SUCCESS) {
+                err = nbcxi_mpi_error(st[k].MPI_ERROR);
+                break;
+            }
+        }
+    }
+    if (st != stack)
+        free(st);
+    return err;
 }
 
 /* Only on error paths: a receive is cancelled; a send that cannot be
@@ -93,11 +167,13 @@ static void mpi_cancel(nbcxi_transport *t, void *slot)
     MPI_Request *req = slot;
     if (*req == MPI_REQUEST_NULL)
         return;
-    MPI_Cancel(req);
     int flag = 0;
+    enter();
+    MPI_Cancel(req);
     MPI_Test(req, &flag, MPI_STATUS_IGNORE);
     if (!flag && *req != MPI_REQUEST_NULL)
         MPI_Request_free(req);
+    leave();
 }
 
 static int mpi_send_init(nbcxi_transport *t, const void *buf, int count,
@@ -121,7 +197,10 @@ static int mpi_recv_init(nbcxi_transport *t, void *buf, int count,
 static int mpi_start(nbcxi_transport *t, int n, void *reqs)
 {
     (void)t;
-    return nbcxi_mpi_error(MPI_Startall(n, (MPI_Request *)reqs));
+    enter();
+    int rc = MPI_Startall(n, (MPI_Request *)reqs);
+    leave();
+    return nbcxi_mpi_error(rc);
 }
 
 /* Error paths only: the persistent request stays allocated (an active
@@ -129,7 +208,9 @@ static int mpi_start(nbcxi_transport *t, int n, void *reqs)
 static void mpi_cancel_prepared(nbcxi_transport *t, void *slot)
 {
     (void)t;
+    enter();
     MPI_Cancel((MPI_Request *)slot);
+    leave();
 }
 
 static void mpi_free_prepared(nbcxi_transport *t, void *slot)
@@ -137,8 +218,11 @@ static void mpi_free_prepared(nbcxi_transport *t, void *slot)
     (void)t;
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized && *(MPI_Request *)slot != MPI_REQUEST_NULL)
+    if (!finalized && *(MPI_Request *)slot != MPI_REQUEST_NULL) {
+        enter();
         MPI_Request_free((MPI_Request *)slot);
+        leave();
+    }
 }
 
 static void mpi_destroy(nbcxi_transport *t)
@@ -178,6 +262,8 @@ int nbcxi_mpi_transport_create(MPI_Comm comm, nbcxi_transport **out)
         free(st);
         return NBCX_ERR_NOMEM;
     }
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_guard);
     MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag);
     st->comm = comm;
     t->ops = &mpi_ops;

@@ -39,6 +39,9 @@ static int mt_rank, mt_size;       /* in MPI_COMM_WORLD */
 static atomic_int mt_failures;     /* on this rank (any thread may fail) */
 static int mt_thread_level;        /* provided by MPI_Init_thread */
 static nbcx_progress_mode mt_mode; /* in effect after mt_init() */
+/* MPI_COMM_WORLD's error handler function, set by mt_init before nbcx
+ * sees MPI; NULL: MPI_ERRORS_RETURN. */
+static MPI_Comm_errhandler_function *mt_world_handler;
 
 /* ---- random numbers ------------------------------------------------ */
 
@@ -192,8 +195,16 @@ static void mt_init(int *argc, char ***argv)
     MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &mt_thread_level);
     MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &mt_size);
-    /* Errors of the reference collectives come back as codes. */
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* Errors of the reference collectives come back as codes (or go to
+     * the test's own handler). */
+    if (mt_world_handler) {
+        MPI_Errhandler eh;
+        MPI_Comm_create_errhandler(mt_world_handler, &eh);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+        MPI_Errhandler_free(&eh);
+    } else {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    }
     const char *expect = getenv("NBCX_TEST_EXPECT_RANKS");
     if (expect && atoi(expect) != mt_size) {
         fprintf(stderr, "started on %d rank(s), expected %s: is mpiexec "

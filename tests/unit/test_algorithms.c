@@ -26,8 +26,9 @@
  * transport also rejects any send or receive on the bytes of a pending
  * receive (or a receive on those of a pending send): a missing edge.
  *
- * Worlds use tag_ub = 32767, so only 8 sequence numbers exist: every
- * world runs many more collectives one after the other (tag wrap-around).
+ * Worlds use tag_ub = 65535, so only 16 tag slots exist, 8 of them for
+ * nonblocking operations: every world runs many more collectives one
+ * after the other (tag wrap-around).
  * The "concurrent" test has 8 different collectives in flight at once.
  * The *_random tests rerun everything with the loopback's random order.
  *
@@ -44,7 +45,7 @@
 #include "matrix_op.h"
 #include "loopback.h"
 
-enum { MAXP = 64, SEGSIZE = 100, TAG_UB = 32767 };
+enum { MAXP = 64, SEGSIZE = 100, TAG_UB = 65535 };
 enum { MAX_FAILED_CASES = 10 }; /* per algorithm, then skip it */
 
 static const int sizes[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
@@ -1126,7 +1127,8 @@ static void test_many_fragments(void)
 }
 
 /* Eight different collectives in flight at once on one world whose
- * tag_ub allows exactly eight sequence numbers; every rank starts them in
+ * tag_ub leaves exactly eight tag slots to nonblocking operations (the
+ * other eight are for persistent requests); every rank starts them in
  * the same order, after a few earlier ones so the numbers wrap. Each
  * uses its automatic algorithm. */
 static void test_concurrent(void)

@@ -1040,13 +1040,14 @@ static void test_chain_bcast(void)
     loopback_world_destroy(3, c);
 }
 
-/* Sequence numbers wrap around: with tag_ub = 32767 there are only
- * (32767 + 1) >> 12 = 8 tag spaces. Twenty broadcasts one after the other
- * reuse them, and eight at once (the most allowed) use them all. */
+/* Sequence numbers wrap around: with tag_ub = 65535 there are only
+ * (65535 + 1) >> 12 = 16 tag slots, 8 for nonblocking operations (the
+ * others are for persistent requests). Twenty broadcasts one after the
+ * other reuse them, and eight at once (the most allowed) use them all. */
 static void test_tag_wraparound(void)
 {
     enum { P = 4, K = 8, N = 20 };
-    struct loopback_options opt = { .tag_ub = 32767 };
+    struct loopback_options opt = { .tag_ub = 65535 };
     for (int mode = 0; mode < 2; mode++) {
         opt.mode = (enum loopback_mode)mode;
         nbcx_comm c[P];
