@@ -199,7 +199,9 @@ NBCX_API int nbcx_comm_free(nbcx_comm *comm);
  * mode, inside nbcx test/wait calls. A timeout is local: other ranks
  * decide theirs by their own clocks (typically each rank waiting for the
  * dead one times out). If the transport itself blocks (an MPI call that
- * never returns), nbcx cannot time out. Errors: NBCX_ERR_COMM,
+ * never returns), nbcx cannot time out. A late (not dead) peer may still
+ * read the send buffers of a timed-out operation (sends MPI cannot
+ * cancel): keep them while it may. Errors: NBCX_ERR_COMM,
  * NBCX_ERR_ARG (seconds negative or not a number, NULL pointer). */
 NBCX_API int nbcx_comm_set_timeout(nbcx_comm comm, double seconds);
 /* The timeout in effect for comm (0: off). */
