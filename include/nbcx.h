@@ -63,6 +63,9 @@ enum nbcx_error {
                            operation that held the same tags earlier is
                            still in flight (or a persistent request
                            planned that many inits ago is not freed)   */
+    NBCX_ERR_TIMEOUT,   /* no progress for the communicator's timeout,
+                           or its communicator timed out before
+                           (nbcx_comm_set_timeout, NBCX_TIMEOUT)        */
     NBCX_ERR_LASTCODE
 };
 
@@ -178,6 +181,31 @@ NBCX_API int nbcx_comm_transport(nbcx_comm comm, const char **name);
 /* Releases the communicator; operations in flight on it complete
  * normally. Sets *comm to NBCX_COMM_NULL. */
 NBCX_API int nbcx_comm_free(nbcx_comm *comm);
+
+/* Timeouts: a dead or stuck peer must not hang the other ranks forever.
+ * An operation on comm that makes no progress (no node of its schedule
+ * finishes) for `seconds` completes with NBCX_ERR_TIMEOUT; its posted
+ * messages are cancelled, nbcx prints once to stderr a diagnosis (the
+ * collective, its sequence number and algorithm, and its pending nodes:
+ * send, receive or poll, peer rank, transport tag, bytes) and marks comm
+ * broken: its other operations in flight complete with NBCX_ERR_TIMEOUT,
+ * and every later collective, persistent init or start, and schedule
+ * start on it fails at once with NBCX_ERR_TIMEOUT. nbcx_comm_free (and
+ * rank, size, transport, the timeout calls) still work; make a new
+ * communicator to go on. seconds = 0 turns the timeout off; it takes
+ * effect for operations in flight too. The default of every
+ * communicator is NBCX_TIMEOUT=<seconds> from the environment (unset:
+ * off). Time is measured while operations are progressed: in caller
+ * mode, inside nbcx test/wait calls. A timeout is local: other ranks
+ * decide theirs by their own clocks (typically each rank waiting for the
+ * dead one times out). If the transport itself blocks (an MPI call that
+ * never returns), nbcx cannot time out. A late (not dead) peer may still
+ * read the send buffers of a timed-out operation (sends MPI cannot
+ * cancel): keep them while it may. Errors: NBCX_ERR_COMM,
+ * NBCX_ERR_ARG (seconds negative or not a number, NULL pointer). */
+NBCX_API int nbcx_comm_set_timeout(nbcx_comm comm, double seconds);
+/* The timeout in effect for comm (0: off). */
+NBCX_API int nbcx_comm_get_timeout(nbcx_comm comm, double *seconds);
 
 /* ------------------------------------------------------------------ */
 /* Neighbourhood topologies                                            */

@@ -228,11 +228,17 @@ struct nbcx_comm_s {
      * slot was held (NBCX_ERR_EXHAUSTED) may have succeeded on other
      * ranks, whose messages this rank would then meet in a later
      * operation of the same slot; every later start and plan on it fails
-     * with this error instead. */
+     * with this error instead. A timeout (progress/watchdog.c) breaks it
+     * with NBCX_ERR_TIMEOUT, which also ends its operations in flight. */
     atomic_int broken;
     atomic_int refs;       /* user reference + operations in flight */
     struct nbcxi_cache *cache; /* schedules kept for reuse (api/cache.c) */
     _Atomic(struct nbcxi_topo *) topo; /* neighbours, or NULL */
+    /* Watchdog (progress/watchdog.c): the no-progress timeout in ns (0:
+     * NBCX_TIMEOUT's, < 0: off; nbcx_comm_set_timeout), and whether the
+     * diagnosis of a timeout was printed. */
+    _Atomic int64_t timeout_ns;
+    atomic_bool diagnosed;
 };
 
 /* Takes ownership of tp; on failure tp is destroyed. */
@@ -243,6 +249,12 @@ NBCX_HIDDEN void nbcxi_comm_retain(struct nbcx_comm_s *c);
 NBCX_HIDDEN void nbcxi_comm_release(struct nbcx_comm_s *c);
 /* Frees a topology and every older one it links to (api/topo.c). */
 NBCX_HIDDEN void nbcxi_topo_free(struct nbcxi_topo *t);
+
+/* 0, or the error that broke c (NBCX_ERR_EXHAUSTED, NBCX_ERR_TIMEOUT). */
+static inline int nbcxi_comm_broken(struct nbcx_comm_s *c)
+{
+    return atomic_load_explicit(&c->broken, memory_order_acquire);
+}
 
 /* Transport tag of schedule tag `tag` of the operation in tag slot
  * `slot`. */
@@ -357,6 +369,14 @@ struct nbcx_sched_s {
     int ndeferred;
     int app_up_left;          /* application nodes not done, by side    */
     int app_down_left;
+
+    /* diagnoses (progress/watchdog.c): the collective and algorithm
+     * (coll/select.c; NULL: a user schedule), and the watchdog's view:
+     * ndone when it last looked, and since when it has not changed (ns,
+     * 0: not looked at since the start) */
+    const char *op_name, *alg_name;
+    int wd_ndone;
+    int64_t wd_since;
 };
 
 /* Builder-side helpers used by coll/ (all set sched->err on failure and
@@ -417,6 +437,9 @@ NBCX_HIDDEN int nbcxi_sched_prepare(struct nbcx_sched_s *s);
 NBCX_HIDDEN int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done);
 NBCX_HIDDEN int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app,
                                      bool *done);
+/* Ends a running schedule with err (the watchdog's timeout): cancels
+ * what it posted, as on a transport error. */
+NBCX_HIDDEN void nbcxi_sched_abort(struct nbcx_sched_s *s, int err);
 /* Persistent operations: after prepare() and once s->seq is set, creates
  * the transport's prepared request of every send and receive (when the
  * transport has them), so that begin() allocates nothing and only starts

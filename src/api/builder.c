@@ -136,8 +136,8 @@ int nbcx_sched_start(nbcx_sched *sched, nbcx_request *req)
         return NBCX_ERR_ARG;
     struct nbcx_sched_s *s = *sched;
     *sched = NULL; /* consumed, whatever happens next */
-    if (s->err) {
-        int err = s->err;
+    if (s->err || nbcxi_comm_broken(s->comm)) { /* broken: a timeout */
+        int err = s->err ? s->err : nbcxi_comm_broken(s->comm);
         nbcxi_sched_destroy(s);
         return err;
     }

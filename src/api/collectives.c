@@ -64,7 +64,7 @@ static int begin(nbcx_request *req, nbcx_comm h, struct nbcx_comm_s **c)
     *req = NBCX_REQUEST_NULL;
     if (!(*c = nbcxi_comm(h)))
         return NBCX_ERR_COMM;
-    return NBCX_SUCCESS;
+    return nbcxi_comm_broken(*c); /* NBCX_ERR_TIMEOUT after a timeout */
 }
 
 /* Set by an nbcx_<op>_init for the duration of its nbcx_i<op> call, so

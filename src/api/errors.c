@@ -34,6 +34,9 @@ static const char *const messages[NBCX_ERR_LASTCODE] = {
                            "that many inits earlier is not freed); other "
                            "ranks may have started this operation, so the "
                            "communicator is now broken: free it",
+    [NBCX_ERR_TIMEOUT] = "timed out: no progress for the communicator's "
+                         "timeout, or the communicator is broken by an "
+                         "earlier timeout (see the diagnosis on stderr)",
 };
 
 const char *nbcx_error_string(int err)

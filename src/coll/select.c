@@ -360,6 +360,8 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
             t->algs[slots].usable(s, a))
             i = slots;
     }
+    s->op_name = t->name; /* for diagnoses (progress/watchdog.c) */
+    s->alg_name = t->algs[i].name;
     int err = t->algs[i].build(s, a);
     return err ? err : s->err;
 }

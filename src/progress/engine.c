@@ -174,12 +174,18 @@ static bool is_complete(nbcx_request r)
  * r belongs to its owner, who may free it at once: it is not touched
  * after that. */
 static long progress_one_locked(struct nbcx_request_s *r, bool app,
-                                bool *wake)
+                                bool *wake, int64_t wd_now)
 {
     struct nbcx_sched_s *s = r->sched;
     int before = s->ndone, deferred = s->ndeferred;
     bool done;
     int err = nbcxi_sched_progress(s, app, &done);
+    /* The watchdog's verdict (timeout, broken communicator; watchdog.c) */
+    if (!done && wd_now &&
+        (err = nbcxi_watchdog_verdict_locked(s, wd_now)) != NBCX_SUCCESS) {
+        nbcxi_sched_abort(s, err);
+        done = true;
+    }
     long advanced = s->ndone - before;
     *wake |= s->ndeferred > deferred;
     if (done) {
@@ -199,9 +205,13 @@ long nbcxi_progress_all_locked(bool app)
 {
     long advanced = 0;
     bool wake = false;
+    int64_t wd_now = atomic_load_explicit(&nbcxi_watchdog_armed,
+                                          memory_order_relaxed)
+                         ? nbcxi_watchdog_pass_locked(active)
+                         : 0;
     for (struct nbcx_request_s *r = active, *next; r; r = next) {
         next = r->next;
-        advanced += progress_one_locked(r, app, &wake);
+        advanced += progress_one_locked(r, app, &wake, wd_now);
     }
     if (wake && nbcxi_waiters)
         pthread_cond_broadcast(&nbcxi_done_cv);
@@ -238,7 +248,7 @@ static bool serve_deferred_locked(void)
     for (struct nbcx_request_s *r = active, *next; r; r = next) {
         next = r->next;
         if (r->sched->ndeferred > 0) {
-            progress_one_locked(r, true, &wake);
+            progress_one_locked(r, true, &wake, 0);
             any = true;
         }
     }
@@ -321,6 +331,7 @@ static void activate(struct nbcx_request_s *r)
 {
     struct nbcx_sched_s *s = r->sched;
     int err;
+    nbcxi_watchdog_init(); /* NBCX_TIMEOUT, NBCX_DEBUG_DUMP (once) */
     r->started = true;
     r->err = NBCX_SUCCESS;
     atomic_store_explicit(&r->complete, false, memory_order_relaxed);

@@ -8,6 +8,7 @@
  *   pace.c       bandwidth measured at run time, predicted completions
  *   placement.c  where the progress thread runs (hwloc)
  *   split.c      the split-tree cost model and the choice of S
+ *   watchdog.c   timeouts (NBCX_TIMEOUT) and the dump (NBCX_DEBUG_DUMP)
  *
  * One mutex (nbcxi_engine_lock) guards the active list and every
  * executor call; completions are announced on nbcxi_done_cv.
@@ -50,6 +51,27 @@ NBCX_HIDDEN void nbcxi_thread_stop(void);
 /* Writes where the thread runs, e.g. "cpus=1 (idle core)", or "" when
  * no thread runs. */
 NBCX_HIDDEN void nbcxi_thread_describe(char *buf, size_t len);
+
+/* ---- watchdog.c ---- */
+/* Whether a timeout or the dump was ever asked for: until then the
+ * engine does not call the watchdog. */
+extern atomic_bool nbcxi_watchdog_armed;
+/* Reads NBCX_TIMEOUT and NBCX_DEBUG_DUMP (once). */
+NBCX_HIDDEN void nbcxi_watchdog_init(void);
+/* The timeout of c's operations in ns (0: none); sets it (ns <= 0: off). */
+NBCX_HIDDEN int64_t nbcxi_watchdog_timeout_ns(struct nbcx_comm_s *c);
+NBCX_HIDDEN void nbcxi_watchdog_set_timeout(struct nbcx_comm_s *c,
+                                            int64_t ns);
+/* At the start of a progress pass over the active list (armed only):
+ * prints a dump that was asked for (SIGUSR1, NBCX_DEBUG_DUMP), and
+ * returns the time if the operations are to be judged in this pass, else
+ * 0. Lock held. */
+NBCX_HIDDEN int64_t nbcxi_watchdog_pass_locked(struct nbcx_request_s *active);
+/* The verdict on an operation still running after its progress in such
+ * a pass: NBCX_SUCCESS, or the error to abort it with (timeout, or its
+ * communicator broken). Lock held. */
+NBCX_HIDDEN int nbcxi_watchdog_verdict_locked(struct nbcx_sched_s *s,
+                                              int64_t now);
 
 /* ---- placement.c ---- */
 /* Where the progress thread runs, with hwloc. A face that knows the other

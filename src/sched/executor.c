@@ -148,6 +148,11 @@ static int abort_all(struct nbcx_sched_s *s, int err)
     return err;
 }
 
+void nbcxi_sched_abort(struct nbcx_sched_s *s, int err)
+{
+    abort_all(s, err);
+}
+
 int nbcxi_sched_prepare_requests(struct nbcx_sched_s *s)
 {
     nbcxi_transport *tp = s->comm->tp;
@@ -304,7 +309,10 @@ static int run_ready(struct nbcx_sched_s *s, bool app)
 int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done)
 {
     *done = false;
-    int err = s->failed ? s->failed : nbcxi_sched_prepare(s);
+    /* A communicator broken by a timeout fails every start at once. */
+    int err = s->failed            ? s->failed
+              : nbcxi_comm_broken(s->comm) ? nbcxi_comm_broken(s->comm)
+                                           : nbcxi_sched_prepare(s);
     if (err != NBCX_SUCCESS) {
         *done = true;
         return err;
@@ -316,6 +324,8 @@ int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done)
     s->ndeferred = 0;
     s->next_due = 0;
     s->ready_head = s->ready_tail = 0;
+    s->wd_ndone = -1; /* the watchdog starts its clock when it looks */
+    s->wd_since = 0;
     for (int i = 0; i < s->nnodes; i++)
         s->nodes[i].pending = s->nodes[i].npred;
     /* Receives first: they are posted before any send of this rank. */
