@@ -29,8 +29,8 @@ public final class Nbcx {
      *
      * <p>If a body throws, the other ranks' pending and later operations
      * fail (NbcxException, ERR_TRANSPORT) instead of waiting for it, and this
-     * method rethrows the exception of the lowest rank that threw (others
-     * suppressed); a checked exception comes wrapped in an NbcxException.
+     * method rethrows the exception of the lowest rank that threw, the
+     * ERR_TRANSPORT failures that follow from it last (all others suppressed); a checked exception comes wrapped in an NbcxException.
      * Several calls may run at once from different threads: their ranks
      * never meet.
      */
@@ -40,7 +40,14 @@ public final class Nbcx {
         Native.init();
         Runner runner = new Runner(n, body);
         int rc = Native.inprocRun(n, runner);
+        // The cause first: a rank whose exception is not the ERR_TRANSPORT
+        // that another rank's exit gives the others.
         Throwable first = null;
+        for (int i = 0; i < n && first == null; i++) {
+            Throwable t = runner.thrown.get(i);
+            if (t != null && !(t instanceof NbcxException
+                    && ((NbcxException) t).code() == NbcxException.ERR_TRANSPORT)) first = t;
+        }
         for (int i = 0; i < n; i++) {
             Throwable t = runner.thrown.get(i);
             if (t == null) continue;
