@@ -15,7 +15,11 @@ class FutureTest {
     @ParameterizedTest(name = "{0} ranks")
     @ValueSource(ints = {1, 2, 3, 4, 8})
     void futuresComplete(int n) {
-        Nbcx.threads(n, comm -> {
+        Nbcx.threads(n, FutureTest::futuresBody);
+    }
+
+    static void futuresBody(Communicator comm) throws Exception {
+        {
             int p = comm.size();
             List<CompletableFuture<Integer>> fs = new ArrayList<>();
             for (int k = 0; k < 10; k++) {
@@ -48,7 +52,7 @@ class FutureTest {
                     assertEquals(k * p, y[0]);
                 }
             }
-        });
+        }
     }
 
     @ParameterizedTest(name = "{0} ranks")

@@ -20,7 +20,7 @@ class LeakTest {
 
     static void once() {
         for (String op : Workloads.OPS) for (int n : new int[] {1, 2, 3, 4, 8}) Workloads.run(op, n);
-        for (int n : new int[] {1, 2, 3, 4, 8}) PersistentTest.Workloads_persistent(n);
+        for (int n : new int[] {1, 2, 3, 4, 8}) PersistentTest.persistent(n);
         new FutureTest().futuresComplete(4);
     }
 

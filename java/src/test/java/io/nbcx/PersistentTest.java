@@ -13,11 +13,15 @@ class PersistentTest {
     @ParameterizedTest(name = "{0} ranks")
     @ValueSource(ints = {1, 2, 3, 4, 8})
     void restarts(int n) {
-        Workloads_persistent(n);
+        persistent(n);
     }
 
-    static void Workloads_persistent(int n) {
-        Nbcx.threads(n, comm -> {
+    static void persistent(int n) {
+        Nbcx.threads(n, PersistentTest::persistentBody);
+    }
+
+    static void persistentBody(Communicator comm) {
+        {
             int r = comm.rank(), p = comm.size();
             int[] x = new int[3], sum = new int[3];
             double[] b = new double[4];
@@ -56,7 +60,7 @@ class PersistentTest {
                 assertEquals(NbcxException.ERR_REQUEST, e.code());
                 ar.await();
             }
-        });
+        }
     }
 
     @ParameterizedTest(name = "{0} ranks")
