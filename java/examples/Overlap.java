@@ -11,8 +11,14 @@
  *
  *   java -cp java/target/nbcx-0.1.0.jar -Dnbcx.jni=build/nompi/java/libnbcxjni.so \
  *        java/examples/Overlap.java [ranks]
+ *
+ * or, each JVM a rank of an MPI job (the JNI library of a build with MPI):
+ *
+ *   mpiexec -n 2 java -cp java/target/nbcx-0.1.0.jar \
+ *        -Dnbcx.jni=build/openmpi/java/libnbcxjni.so java/examples/Overlap.java --mpi
  */
 import io.nbcx.Buf;
+import io.nbcx.Communicator;
 import io.nbcx.Datatype;
 import io.nbcx.Nbcx;
 import io.nbcx.Op;
@@ -23,9 +29,23 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 public class Overlap {
-    public static void main(String[] args) {
+    public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("--mpi")) {
+            // Each JVM a rank of an MPI job (mpiexec -n N java ... --mpi):
+            // the same body, on a communicator over MPI_COMM_WORLD.
+            try (Communicator comm = Nbcx.fromMpi()) {
+                body(comm);
+            } finally {
+                Nbcx.finalizeMpi();
+            }
+            return;
+        }
         int ranks = args.length > 0 ? Integer.parseInt(args[0]) : 4;
-        Nbcx.threads(ranks, comm -> {
+        Nbcx.threads(ranks, Overlap::body);
+    }
+
+    static void body(Communicator comm) {
+        {
             int rank = comm.rank(), size = comm.size();
 
             // 1. The problem: intervals per chunk and number of chunks.
@@ -69,9 +89,9 @@ public class Overlap {
             double pi = 0;
             for (double[] t : total) pi += t[0];
             if (rank == 0)
-                System.out.printf("pi = %.12f (error %.2e) on %d thread ranks, transport %s%n", pi,
+                System.out.printf("pi = %.12f (error %.2e) on %d ranks, transport %s%n", pi,
                         Math.abs(pi - Math.PI), size, comm.transport());
             if (Math.abs(pi - Math.PI) > 1e-9) throw new AssertionError("wrong pi: " + pi);
-        });
+        }
     }
 }
