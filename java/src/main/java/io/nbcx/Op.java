@@ -25,6 +25,8 @@ public final class Op implements AutoCloseable {
     private int users;             // requests that hold it
     private boolean closed;
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    /** User operations created and not yet freed (the leak test reads it). */
+    static final java.util.concurrent.atomic.AtomicLong LIVE_USER_OPS = new java.util.concurrent.atomic.AtomicLong();
 
     private Op(long handle, String name) {
         this.handle = handle;
@@ -49,6 +51,7 @@ public final class Op implements AutoCloseable {
         NbcxException.check(Native.opCreate(op, commutative, out), "nbcx_op_create");
         op.handle = out[0];
         op.ref = out[1];
+        LIVE_USER_OPS.incrementAndGet();
         return op;
     }
 
@@ -115,6 +118,7 @@ public final class Op implements AutoCloseable {
     private void free() {
         if (handle != 0) {
             Native.opFree(handle, ref);
+            LIVE_USER_OPS.decrementAndGet();
             handle = 0;
             ref = 0;
         }

@@ -35,6 +35,9 @@ public class Request {
     NbcxException error;
     CompletableFuture<Void> future;
 
+    /** Staging blocks allocated and not yet freed, over all requests (the leak test reads it). */
+    static final java.util.concurrent.atomic.AtomicLong LIVE_STAGING = new java.util.concurrent.atomic.AtomicLong();
+
     static final class Copy {
         final Object array;
         final long byteOff, bytes, ptr;
@@ -70,6 +73,7 @@ public class Request {
         long p = Native.malloc(bytes);
         if (p == 0) throw NbcxException.arg(NbcxException.ERR_NOMEM, "no native memory for " + bytes + " bytes");
         allocs.add(new long[] {p});
+        LIVE_STAGING.incrementAndGet();
         long off = b.offset * size;
         if (in) copyIns.add(new Copy(b.array, off, bytes, p));
         if (out) copyOuts.add(new Copy(b.array, off, bytes, p));
@@ -85,7 +89,10 @@ public class Request {
     void releaseResources() {
         if (released) return;
         released = true;
-        for (long[] a : allocs) Native.free(a[0]);
+        for (long[] a : allocs) {
+            Native.free(a[0]);
+            LIVE_STAGING.decrementAndGet();
+        }
         allocs.clear();
         copyIns.clear();
         copyOuts.clear();

@@ -1,9 +1,11 @@
 package io.nbcx;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,31 +28,38 @@ class LeakTest {
 
     @Test
     void rssStaysFlat() throws Exception {
-        int iterations = Math.max(2, Integer.getInteger("nbcx.leak.iterations", 20));
+        int iterations = Math.max(8, Integer.getInteger("nbcx.leak.iterations", 20));
         // Warm-up: JIT, thread stacks, nbcx's pools and malloc's arenas settle.
-        for (int i = 0; i < 3; i++) once();
-        System.gc();
-        long before = rssKiB(), mid = 0;
+        for (int i = 0; i < 5; i++) once();
+        long staging = Request.LIVE_STAGING.get(), ops = Op.LIVE_USER_OPS.get();
+        long[] rss = new long[iterations];
         long t0 = System.nanoTime();
         for (int i = 0; i < iterations; i++) {
             once();
-            if (i % 10 == 9) System.gc();
-            if (i == iterations / 2 - 1) {
-                System.gc();
-                mid = rssKiB();
-            }
+            System.gc();
+            rss[i] = rssKiB();
+            // The binding's own native resources: all released after every round.
+            assertEquals(staging, Request.LIVE_STAGING.get(), "staging buffers not freed");
+            assertEquals(ops, Op.LIVE_USER_OPS.get(), "user operations not freed");
         }
-        System.gc();
-        long after = rssKiB();
-        System.out.printf("leak check: %d iterations in %.1f s, RSS %d KiB -> %d KiB (half-way) -> %d KiB%n",
-                iterations, (System.nanoTime() - t0) / 1e9, before, mid, after);
-        // Flat: a leak grows linearly, so the second half grows as much as the
-        // first; a leak of one small block per operation would add megabytes
-        // over the ~2,000 operations of each iteration. (The pom fixes the
-        // Java heap, -Xms = -Xmx, and touches it at start, -XX:+AlwaysPreTouch,
-        // so that its growth is not taken for a leak.)
+        int q = iterations / 4;
+        long early = median(Arrays.copyOfRange(rss, q, 2 * q)), late = median(Arrays.copyOfRange(rss, iterations - q, iterations));
+        System.out.printf("leak check: %d iterations in %.1f s, RSS %d KiB (first) %d KiB (2nd quarter median) "
+                + "%d KiB (last quarter median) %d KiB (last); staging buffers live %d, user ops live %d%n",
+                iterations, (System.nanoTime() - t0) / 1e9, rss[0], early, late, rss[iterations - 1],
+                Request.LIVE_STAGING.get(), Op.LIVE_USER_OPS.get());
+        // Flat: a leak grows linearly, so the last quarter sits above the
+        // second by as much as the iterations between them leaked. (The pom
+        // fixes the Java heap, -Xms = -Xmx, and touches it at start,
+        // -XX:+AlwaysPreTouch, so that its growth is not taken for a leak.)
         long allowed = 4 * 1024 + 16L * iterations;
-        assertTrue(after - mid < allowed, "RSS grew by " + (after - mid) + " KiB over the last "
-                + (iterations - iterations / 2) + " iterations (" + (after - before) + " KiB in all)");
+        assertTrue(late - early < allowed, "RSS grew by " + (late - early) + " KiB between the second and the last "
+                + "quarter of " + iterations + " iterations");
+    }
+
+    static long median(long[] a) {
+        long[] b = a.clone();
+        Arrays.sort(b);
+        return b[b.length / 2];
     }
 }
