@@ -16,7 +16,7 @@ final class Workloads {
     static final String[] OPS = {"barrier", "bcast", "reduce", "allreduce", "allreduce_inplace",
         "allreduce_userop", "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv",
         "alltoall", "alltoallv", "scan", "exscan", "reduce_scatter_block", "direct_bcast",
-        "direct_allreduce", "direct_alltoall"};
+        "direct_allreduce", "direct_alltoall", "types"};
 
     static final int N = 5;   // elements per block
     static final int OFF = 2; // offset of the window in arrays (guard elements around it)
@@ -310,6 +310,46 @@ final class Workloads {
                 comm.ialltoall(s, o).await();
                 for (int q = 0; q < p; q++)
                     for (int i = 0; i < N; i++) assertEquals(v(q, r * N + i), o.byteBuffer().getLong(8 * (q * N + i)));
+                break;
+            }
+            case "types": {
+                // Every primitive type through bcast (arrays) and a reduction.
+                byte[] b = new byte[3];
+                boolean[] z = new boolean[3];
+                short[] sh = new short[3];
+                char[] ch = new char[3];
+                float[] f = new float[3];
+                if (r == root) {
+                    b = new byte[] {-1, 2, 127};
+                    z = new boolean[] {true, false, true};
+                    sh = new short[] {-300, 0, 300};
+                    ch = new char[] {'n', 'b', '\u00e9'};
+                    f = new float[] {1.5f, -2.25f, 3e10f};
+                }
+                Request.waitAll(comm.ibcast(Buf.of(b), root), comm.ibcast(Buf.of(z), root),
+                        comm.ibcast(Buf.of(sh), root), comm.ibcast(Buf.of(ch), root), comm.ibcast(Buf.of(f), root));
+                assertArrayEquals(new byte[] {-1, 2, 127}, b);
+                assertArrayEquals(new boolean[] {true, false, true}, z);
+                assertArrayEquals(new short[] {-300, 0, 300}, sh);
+                assertArrayEquals(new char[] {'n', 'b', '\u00e9'}, ch);
+                assertArrayEquals(new float[] {1.5f, -2.25f, 3e10f}, f);
+                boolean[] mine = {r == 0, r == p - 1, false}, any = new boolean[3];
+                short[] smin = {(short) (-r)}, so = new short[1];
+                char[] cmax = {(char) ('a' + r)}, co = new char[1];
+                byte[] bx = {(byte) (1 << (r % 8))}, bo = new byte[1];
+                float[] fs = {r + 0.5f}, fo = new float[1];
+                Request.waitAll(comm.iallreduce(Buf.of(mine), Buf.of(any), Op.LOR),
+                        comm.iallreduce(Buf.of(smin), Buf.of(so), Op.MIN),
+                        comm.iallreduce(Buf.of(cmax), Buf.of(co), Op.MAX),
+                        comm.iallreduce(Buf.of(bx), Buf.of(bo), Op.BOR),
+                        comm.iallreduce(Buf.of(fs), Buf.of(fo), Op.SUM));
+                assertArrayEquals(new boolean[] {true, true, false}, any);
+                assertEquals((short) (1 - p), so[0]);
+                assertEquals((char) ('a' + p - 1), co[0]);
+                int bits = 0;
+                for (int q = 0; q < p; q++) bits |= 1 << (q % 8);
+                assertEquals((byte) bits, bo[0]);
+                assertEquals(p * p / 2.0f, fo[0], 1e-3f);
                 break;
             }
             default:
