@@ -100,8 +100,10 @@ public final class Buf {
     /** A new direct buffer of {@code count} elements of {@code type}, native byte order. */
     public static Buf allocateDirect(Datatype type, int count) {
         if (count < 0) throw NbcxException.arg(NbcxException.ERR_COUNT, "negative count " + count);
-        ByteBuffer b = ByteBuffer.allocateDirect(Math.multiplyExact(count, type.size))
-                .order(ByteOrder.nativeOrder());
+        if (type == null) throw NbcxException.arg(NbcxException.ERR_TYPE, "null datatype");
+        if ((long) count * type.size > Integer.MAX_VALUE)
+            throw NbcxException.arg(NbcxException.ERR_COUNT, count + " " + type + " exceed a ByteBuffer's 2 GiB");
+        ByteBuffer b = ByteBuffer.allocateDirect(count * type.size).order(ByteOrder.nativeOrder());
         return new Buf(null, b, type, 0, count);
     }
 

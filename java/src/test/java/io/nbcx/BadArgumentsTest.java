@@ -25,6 +25,8 @@ class BadArgumentsTest {
         code(NbcxException.ERR_BUFFER, () -> Buf.of(ByteBuffer.allocateDirect(16), Datatype.INT, 2, 3));
         code(NbcxException.ERR_TYPE, () -> Buf.of(ByteBuffer.allocateDirect(16), null));
         code(NbcxException.ERR_COUNT, () -> Buf.allocateDirect(Datatype.INT, -2));
+        code(NbcxException.ERR_COUNT, () -> Buf.allocateDirect(Datatype.LONG, Integer.MAX_VALUE));
+        code(NbcxException.ERR_TYPE, () -> Buf.allocateDirect(null, 4));
         code(NbcxException.ERR_ARG, () -> Nbcx.threads(0, c -> {}));
         code(NbcxException.ERR_ARG, () -> Nbcx.threads(2, null));
         code(NbcxException.ERR_OP, () -> Op.create(null, true));
