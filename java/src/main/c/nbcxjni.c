@@ -332,7 +332,7 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_opFree(JNIEnv *env, jclass cls,
 enum {
     K_BARRIER, K_BCAST, K_REDUCE, K_ALLREDUCE, K_GATHER, K_GATHERV,
     K_SCATTER, K_SCATTERV, K_ALLGATHER, K_ALLGATHERV, K_ALLTOALL,
-    K_ALLTOALLV, K_SCAN, K_EXSCAN, K_REDUCE_SCATTER_BLOCK
+    K_ALLTOALLV, K_SCAN, K_EXSCAN, K_REDUCE_SCATTER_BLOCK, K_REDUCE_SCATTER
 };
 
 /* Pins the int arrays for the call (copies: they are small). */
@@ -410,6 +410,9 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_coll(
         case K_REDUCE_SCATTER_BLOCK:
             rc = nbcx_ireduce_scatter_block(sb, rb, rcount, rt, o, c, &req);
             break;
+        case K_REDUCE_SCATTER:
+            rc = nbcx_ireduce_scatter(sb, rb, rc_, rt, o, c, &req);
+            break;
         default: rc = NBCX_ERR_ARG;
         }
     } else {
@@ -455,6 +458,9 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_coll(
             break;
         case K_REDUCE_SCATTER_BLOCK:
             rc = nbcx_reduce_scatter_block_init(sb, rb, rcount, rt, o, c, &req);
+            break;
+        case K_REDUCE_SCATTER:
+            rc = nbcx_reduce_scatter_init(sb, rb, rc_, rt, o, c, &req);
             break;
         default: rc = NBCX_ERR_ARG;
         }

@@ -439,6 +439,39 @@ public final class Communicator implements AutoCloseable {
         });
     }
 
+    private Request reduceScatter(boolean pers, Buf send, Buf recv, int[] counts, Op op) {
+        open();
+        need(send, "send buffer");
+        real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        if (op == null) throw arg(ERR_OP, "null operation");
+        if (counts == null || counts.length != size)
+            throw arg(ERR_ARG, "reduce_scatter: " + size + " counts needed, got "
+                    + (counts == null ? "null" : String.valueOf(counts.length)));
+        long total = 0;
+        for (int i = 0; i < size; i++) {
+            if (counts[i] < 0) throw arg(ERR_COUNT, "reduce_scatter: negative count " + counts[i] + " for rank " + i);
+            total += counts[i];
+        }
+        if (total > Integer.MAX_VALUE) throw arg(ERR_COUNT, "reduce_scatter: " + total + " elements in all");
+        boolean inPlace = send == Buf.IN_PLACE;
+        long sum = total;
+        if (inPlace) {
+            atLeast(recv, sum, "receive buffer (in place: the whole input)");
+        } else {
+            sameType(send, recv);
+            atLeast(send, sum, "send buffer");
+            atLeast(recv, counts[rank], "receive buffer");
+        }
+        int[] c = counts.clone();
+        return post(pers, "reduce_scatter", Native.K_REDUCE_SCATTER, op, (r, a) -> {
+            a.sbuf = r.stage(send, sum, true, false);
+            a.rbuf = r.stage(recv, inPlace ? sum : c[rank], inPlace, true);
+            a.rcounts = c;
+            a.rtype = recv.type.code;
+        });
+    }
+
     // ------------------------------------------------------------------
     // Public API: nonblocking forms
     // ------------------------------------------------------------------
@@ -499,6 +532,14 @@ public final class Communicator implements AutoCloseable {
         return reduceScatterBlock(false, send, recv, op);
     }
 
+    /**
+     * Reduces {@code sum(recvCounts)} elements; rank {@code i} gets the
+     * {@code recvCounts[i]} elements that follow those of ranks before it.
+     */
+    public Request ireduceScatter(Buf send, Buf recv, int[] recvCounts, Op op) {
+        return reduceScatter(false, send, recv, recvCounts, op);
+    }
+
     // ------------------------------------------------------------------
     // Public API: persistent forms (same arguments)
     // ------------------------------------------------------------------
@@ -550,6 +591,10 @@ public final class Communicator implements AutoCloseable {
 
     public PersistentRequest reduceScatterBlockInit(Buf send, Buf recv, Op op) {
         return p(reduceScatterBlock(true, send, recv, op));
+    }
+
+    public PersistentRequest reduceScatterInit(Buf send, Buf recv, int[] recvCounts, Op op) {
+        return p(reduceScatter(true, send, recv, recvCounts, op));
     }
 
     // ------------------------------------------------------------------

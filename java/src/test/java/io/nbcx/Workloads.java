@@ -16,7 +16,7 @@ final class Workloads {
     static final String[] OPS = {"barrier", "bcast", "reduce", "allreduce", "allreduce_inplace",
         "allreduce_userop", "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv",
         "alltoall", "alltoallv", "scan", "exscan", "reduce_scatter_block", "direct_bcast",
-        "direct_allreduce", "direct_alltoall", "types"};
+        "direct_allreduce", "direct_alltoall", "types", "reduce_scatter"};
 
     static final int N = 5;   // elements per block
     static final int OFF = 2; // offset of the window in arrays (guard elements around it)
@@ -282,6 +282,29 @@ final class Workloads {
                 for (int q = 0; q < p; q++) for (int i = 0; i < N; i++) want[i] += v(q, r * N + i);
                 assertArrayEquals(want, window(out, N));
                 checkGuards(out, N);
+                break;
+            }
+            case "reduce_scatter": {
+                int[] counts = new int[p];
+                int total = 0;
+                for (int q = 0; q < p; q++) total += counts[q] = vcount(q);
+                int before = 0;
+                for (int q = 0; q < r; q++) before += counts[q];
+                int[] out = guarded(counts[r]);
+                comm.ireduceScatter(Buf.of(input(r, total)), Buf.of(out, OFF, counts[r]), counts, Op.SUM).await();
+                int[] want = new int[counts[r]];
+                for (int q = 0; q < p; q++) for (int i = 0; i < counts[r]; i++) want[i] += v(q, before + i);
+                assertArrayEquals(want, window(out, counts[r]));
+                checkGuards(out, counts[r]);
+                // In place, persistent: the whole input in recv, the result at its start.
+                int[] io = new int[total];
+                try (PersistentRequest pr = comm.reduceScatterInit(Buf.IN_PLACE, Buf.of(io), counts, Op.SUM)) {
+                    for (int k = 0; k < 3; k++) {
+                        for (int i = 0; i < total; i++) io[i] = v(r, i) + k;
+                        pr.start().await();
+                        for (int i = 0; i < counts[r]; i++) assertEquals(want[i] + p * k, io[i]);
+                    }
+                }
                 break;
             }
             case "direct_bcast": {
