@@ -117,17 +117,12 @@ public class Request {
         if (!persistent) releaseResources();
     }
 
-    /** Completes the future (outside the lock: its callbacks run here). */
-    private void signal() {
-        CompletableFuture<Void> f;
-        NbcxException e;
-        lock.lock();
-        try {
-            f = future;
-            e = error;
-        } finally {
-            lock.unlock();
-        }
+    /**
+     * Completes f (outside the lock: its dependent stages run here). f and
+     * e are read under the lock when completion is seen, so a restart of a
+     * persistent request (which makes a new future) cannot hide them.
+     */
+    private static void signal(CompletableFuture<Void> f, NbcxException e) {
         if (f == null || f.isDone()) return;
         if (e == null) f.complete(null);
         else f.completeExceptionally(e);
@@ -135,6 +130,8 @@ public class Request {
 
     /** True once complete (then the output arrays hold the result); throws its error. */
     public boolean test() {
+        CompletableFuture<Void> f;
+        NbcxException e;
         lock.lock();
         try {
             if (active) {
@@ -142,16 +139,20 @@ public class Request {
                 if (rc < 0) return false;
                 finish(rc);
             }
+            f = future;
+            e = error;
         } finally {
             lock.unlock();
         }
-        signal();
-        if (error != null) throw error;
+        signal(f, e);
+        if (e != null) throw e;
         return true;
     }
 
     /** Like test() but never throws and never blocks on the lock (completion thread). */
     boolean poll() {
+        CompletableFuture<Void> f;
+        NbcxException e;
         if (!lock.tryLock()) return false;
         try {
             if (active) {
@@ -159,23 +160,29 @@ public class Request {
                 if (rc < 0) return false;
                 finish(rc);
             }
+            f = future;
+            e = error;
         } finally {
             lock.unlock();
         }
-        signal();
+        signal(f, e);
         return true;
     }
 
     /** Waits for completion; throws the operation's error. */
     public void await() {
+        CompletableFuture<Void> f;
+        NbcxException e;
         lock.lock();
         try {
             if (active) finish(Native.await(h));
+            f = future;
+            e = error;
         } finally {
             lock.unlock();
         }
-        signal();
-        if (error != null) throw error;
+        signal(f, e);
+        if (e != null) throw e;
     }
 
     /** Waits for every request, then throws the first error met (others suppressed). */
@@ -216,16 +223,19 @@ public class Request {
      */
     public CompletableFuture<Void> toFuture() {
         boolean register;
+        CompletableFuture<Void> f;
+        NbcxException e;
         lock.lock();
         try {
             if (future == null) future = new CompletableFuture<>();
             register = active;
+            f = future;
+            e = error;
         } finally {
             lock.unlock();
         }
-        CompletableFuture<Void> f = future;
         if (register) Completer.INSTANCE.add(this);
-        else signal();
+        else signal(f, e);
         return f;
     }
 
