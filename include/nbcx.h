@@ -495,8 +495,10 @@ NBCX_API int nbcx_neighbor_alltoallw_init(const void *sendbuf,
                                           const ptrdiff_t rdispls[],
                                           const nbcx_datatype recvtypes[],
                                           nbcx_comm comm, nbcx_request *req);
-/* NBCX_ERR_REQUEST if a request is not persistent or already active;
- * startall checks every request before it starts any. */
+/* NBCX_ERR_REQUEST if a request is not persistent, already active or
+ * freed (nbcx_error_detail says which); NBCX_ERR_EXHAUSTED when its
+ * communicator was broken by tag-space exhaustion. startall checks every
+ * request before it starts any. */
 NBCX_API int nbcx_start(nbcx_request *req);
 NBCX_API int nbcx_startall(int count, nbcx_request reqs[]);
 /* Releases an inactive persistent request, or a completed nonblocking
