@@ -1,0 +1,614 @@
+package io.nbcx;
+
+import static io.nbcx.NbcxException.*;
+
+/**
+ * A communicator: the ranks that take part in collectives together, with
+ * nbcx's nonblocking collectives ({@code i*}: start now, complete with the
+ * returned {@link Request}) and their persistent forms ({@code *Init}: a
+ * {@link PersistentRequest} to start again and again). Arguments and
+ * semantics are MPI's; counts are derived from the buffers:
+ * <ul>
+ * <li>a rooted or "all" collective sends {@code send.count()} elements
+ * per rank and receives {@code size()} blocks of as many bytes;
+ * <li>scatter and alltoall send {@code size()} blocks of
+ * {@code send.count()/size()} elements (it must divide);
+ * <li>the vector forms take counts and displacements (in elements).
+ * </ul>
+ * Buffers only significant at the root may be null elsewhere.
+ * {@link Buf#IN_PLACE} is accepted where MPI accepts MPI_IN_PLACE.
+ *
+ * <p>Every argument is checked here before nbcx is called; a bad one throws
+ * {@link NbcxException} and nothing is started. A communicator can be used
+ * from several threads at once, with MPI's rule: collectives start in the
+ * same order on every rank.
+ */
+public final class Communicator implements AutoCloseable {
+    private volatile long handle;
+    private final int rank, size;
+    private final boolean fromRun;
+
+    Communicator(long handle, boolean fromRun) {
+        this.handle = handle;
+        this.rank = Native.commRank(handle);
+        this.size = Native.commSize(handle);
+        this.fromRun = fromRun;
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    public int size() {
+        return size;
+    }
+
+    /** The transport under the communicator ("inproc" or "mpi"). */
+    public String transport() {
+        return Native.commTransport(open());
+    }
+
+    public boolean isClosed() {
+        return handle == 0;
+    }
+
+    /**
+     * Frees the communicator; operations in flight on it complete normally.
+     * A communicator of {@link Nbcx#threads} is closed when its body returns.
+     */
+    @Override
+    public synchronized void close() {
+        long h = handle;
+        if (h == 0) return;
+        handle = 0;
+        check(Native.commFree(h), "nbcx_comm_free");
+    }
+
+    /** The end of the rank's body: nbcx_inproc_run frees what is left. */
+    synchronized void detach() {
+        handle = 0;
+    }
+
+    boolean fromRun() {
+        return fromRun;
+    }
+
+    private long open() {
+        long h = handle;
+        if (h == 0) throw arg(ERR_COMM, "communicator is closed");
+        return h;
+    }
+
+    // ------------------------------------------------------------------
+    // Argument checks
+    // ------------------------------------------------------------------
+
+    private void checkRoot(int root) {
+        if (root < 0 || root >= size) throw arg(ERR_ROOT, "root " + root + " outside [0, " + size + ")");
+    }
+
+    private static Buf need(Buf b, String name) {
+        if (b == null) throw arg(ERR_BUFFER, name + " is null");
+        return b;
+    }
+
+    private static Buf real(Buf b, String name) {
+        need(b, name);
+        if (b == Buf.IN_PLACE) throw arg(ERR_IN_PLACE, name + " cannot be Buf.IN_PLACE here");
+        return b;
+    }
+
+    private static void writable(Buf b, String name) {
+        if (b != null && b.direct != null && b.direct.isReadOnly())
+            throw arg(ERR_BUFFER, name + " is a read-only ByteBuffer");
+    }
+
+    private static void sameType(Buf a, Buf b) {
+        if (a.type != b.type) throw arg(ERR_TYPE, "datatypes differ: " + a.type + " and " + b.type);
+    }
+
+    private static void atLeast(Buf b, long elems, String name) {
+        if (b.count < elems)
+            throw arg(ERR_BUFFER, name + " holds " + b.count + " elements, " + elems + " needed");
+    }
+
+    private static int perRank(Buf b, int size, String name) {
+        if (b.count % size != 0)
+            throw arg(ERR_COUNT, name + ": " + b.count + " elements do not divide into " + size + " ranks");
+        return b.count / size;
+    }
+
+    /** Elements of {@code to} that hold as many bytes as n elements of {@code from}. */
+    private static int convert(int n, Datatype from, Datatype to) {
+        long bytes = (long) n * from.size;
+        if (bytes % to.size != 0)
+            throw arg(ERR_TYPE, n + " " + from + " are not a whole number of " + to);
+        return (int) (bytes / to.size);
+    }
+
+    /** Checks per-rank counts and displacements against a buffer; returns the extent. */
+    private int vector(int[] counts, int[] displs, Buf b, String name) {
+        if (counts == null || displs == null) throw arg(ERR_ARG, name + ": counts and displacements are needed");
+        if (counts.length != size || displs.length != size)
+            throw arg(ERR_ARG, name + ": counts and displacements need " + size + " entries, got "
+                    + counts.length + " and " + displs.length);
+        long extent = 0;
+        for (int i = 0; i < size; i++) {
+            if (counts[i] < 0) throw arg(ERR_COUNT, name + ": negative count " + counts[i] + " for rank " + i);
+            if (displs[i] < 0) throw arg(ERR_ARG, name + ": negative displacement " + displs[i] + " for rank " + i);
+            long end = (long) displs[i] + counts[i];
+            if (counts[i] > 0 && end > b.count)
+                throw arg(ERR_BUFFER, name + ": block of rank " + i + " ends at " + end + ", past the "
+                        + b.count + " elements of the buffer");
+            if (counts[i] > 0) extent = Math.max(extent, end);
+        }
+        return (int) extent;
+    }
+
+    private static int typeCode(Buf b) {
+        return b == null || b.type == null ? 0 : b.type.code;
+    }
+
+    // ------------------------------------------------------------------
+    // Posting
+    // ------------------------------------------------------------------
+
+    /** Builds the request: stage() calls made by {@code setup}, then the nbcx call. */
+    private Request post(boolean persistent, String name, int kind, Op op, Setup setup) {
+        long comm = open();
+        String what = persistent ? name + "_init" : "i" + name;
+        Request r = persistent ? new PersistentRequest(what) : new Request(what, false);
+        long oph = 0;
+        try {
+            if (op != null) {
+                oph = op.acquire();
+                r.op = op;
+            }
+            Args a = new Args();
+            setup.stage(r, a);
+            if (!persistent) r.copyIn();
+            int rc = Native.coll(kind, persistent, comm, a.sbuf, a.scount, a.scounts, a.sdispls, a.stype,
+                    a.rbuf, a.rcount, a.rcounts, a.rdispls, a.rtype, oph, a.root, r.h);
+            check(rc, what);
+            r.active = !persistent;
+            return r;
+        } catch (RuntimeException | Error e) {
+            r.releaseResources();
+            throw e;
+        }
+    }
+
+    private static final class Args {
+        long sbuf, rbuf;
+        int scount, rcount, stype, rtype, root;
+        int[] scounts, sdispls, rcounts, rdispls;
+    }
+
+    @FunctionalInterface
+    private interface Setup {
+        void stage(Request r, Args a);
+    }
+
+    private static PersistentRequest p(Request r) {
+        return (PersistentRequest) r;
+    }
+
+    // ------------------------------------------------------------------
+    // The collectives
+    // ------------------------------------------------------------------
+
+    private Request barrier(boolean pers) {
+        return post(pers, "barrier", Native.K_BARRIER, null, (r, a) -> {});
+    }
+
+    private Request bcast(boolean pers, Buf buf, int root) {
+        open();
+        real(buf, "buffer");
+        checkRoot(root);
+        writable(buf, "buffer");
+        return post(pers, "bcast", Native.K_BCAST, null, (r, a) -> {
+            a.rbuf = r.stage(buf, buf.count, rank == root, rank != root);
+            a.rcount = buf.count;
+            a.rtype = buf.type.code;
+            a.root = root;
+        });
+    }
+
+    private Request reduce(boolean pers, String name, int kind, Buf send, Buf recv, Op op, int root,
+            boolean rooted) {
+        open();
+        need(send, "send buffer");
+        if (op == null) throw arg(ERR_OP, "null operation");
+        if (rooted) checkRoot(root);
+        boolean recvHere = !rooted || rank == root;
+        boolean inPlace = send == Buf.IN_PLACE;
+        if (inPlace && !recvHere) throw arg(ERR_IN_PLACE, "Buf.IN_PLACE as send buffer is for the root only");
+        if (recvHere) real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        Buf typed = inPlace ? recv : send;
+        int count = typed.count;
+        if (recv != null && recvHere) {
+            if (!inPlace) sameType(send, recv);
+            atLeast(recv, count, "receive buffer");
+        }
+        boolean keepOld = inPlace || (kind == Native.K_EXSCAN && rank == 0);
+        return post(pers, name, kind, op, (r, a) -> {
+            a.sbuf = r.stage(send, count, true, false);
+            a.rbuf = recv != null && recvHere ? r.stage(recv, count, keepOld, true) : 0;
+            a.scount = count;
+            a.stype = typed.type.code;
+            a.root = root;
+        });
+    }
+
+    private Request gather(boolean pers, Buf send, Buf recv, int root) {
+        open();
+        need(send, "send buffer");
+        checkRoot(root);
+        boolean isRoot = rank == root;
+        boolean inPlace = send == Buf.IN_PLACE;
+        if (inPlace && !isRoot) throw arg(ERR_IN_PLACE, "Buf.IN_PLACE as send buffer is for the root only");
+        if (isRoot) real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        final int rcount;
+        if (isRoot) {
+            rcount = inPlace ? perRank(recv, size, "receive buffer") : convert(send.count, send.type, recv.type);
+            atLeast(recv, (long) rcount * size, "receive buffer");
+        } else {
+            rcount = 0;
+        }
+        return post(pers, "gather", Native.K_GATHER, null, (r, a) -> {
+            a.sbuf = r.stage(send, send.count, true, false);
+            a.scount = send.count;
+            a.stype = typeCode(send);
+            a.rbuf = isRoot ? r.stage(recv, (long) rcount * size, inPlace, true) : 0;
+            a.rcount = rcount;
+            a.rtype = isRoot ? recv.type.code : typeCode(send);
+            a.root = root;
+        });
+    }
+
+    private Request gatherv(boolean pers, Buf send, Buf recv, int[] counts, int[] displs, int root) {
+        open();
+        need(send, "send buffer");
+        checkRoot(root);
+        boolean isRoot = rank == root;
+        if (send == Buf.IN_PLACE && !isRoot)
+            throw arg(ERR_IN_PLACE, "Buf.IN_PLACE as send buffer is for the root only");
+        if (isRoot) real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        int extent = isRoot ? vector(counts, displs, recv, "gatherv") : 0;
+        int[] c = isRoot ? counts.clone() : null, d = isRoot ? displs.clone() : null;
+        return post(pers, "gatherv", Native.K_GATHERV, null, (r, a) -> {
+            a.sbuf = r.stage(send, send.count, true, false);
+            a.scount = send.count;
+            a.stype = typeCode(send);
+            a.rbuf = isRoot ? r.stage(recv, extent, true, true) : 0;
+            a.rcounts = c;
+            a.rdispls = d;
+            a.rtype = isRoot ? recv.type.code : typeCode(send);
+            a.root = root;
+        });
+    }
+
+    private Request scatter(boolean pers, Buf send, Buf recv, int root) {
+        open();
+        checkRoot(root);
+        boolean isRoot = rank == root;
+        need(recv, "receive buffer");
+        boolean inPlace = recv == Buf.IN_PLACE;
+        if (inPlace && !isRoot) throw arg(ERR_IN_PLACE, "Buf.IN_PLACE as receive buffer is for the root only");
+        writable(recv, "receive buffer");
+        if (isRoot) real(send, "send buffer");
+        final int scount;
+        if (isRoot) {
+            scount = inPlace ? perRank(send, size, "send buffer") : convert(recv.count, recv.type, send.type);
+            atLeast(send, (long) scount * size, "send buffer");
+        } else {
+            scount = 0;
+        }
+        return post(pers, "scatter", Native.K_SCATTER, null, (r, a) -> {
+            a.sbuf = isRoot ? r.stage(send, (long) scount * size, true, false) : 0;
+            a.scount = scount;
+            a.stype = isRoot ? send.type.code : typeCode(recv);
+            a.rbuf = r.stage(recv, recv.count, false, true);
+            a.rcount = recv.count;
+            a.rtype = typeCode(recv);
+            a.root = root;
+        });
+    }
+
+    private Request scatterv(boolean pers, Buf send, int[] counts, int[] displs, Buf recv, int root) {
+        open();
+        checkRoot(root);
+        boolean isRoot = rank == root;
+        need(recv, "receive buffer");
+        if (recv == Buf.IN_PLACE && !isRoot)
+            throw arg(ERR_IN_PLACE, "Buf.IN_PLACE as receive buffer is for the root only");
+        writable(recv, "receive buffer");
+        if (isRoot) real(send, "send buffer");
+        int extent = isRoot ? vector(counts, displs, send, "scatterv") : 0;
+        int[] c = isRoot ? counts.clone() : null, d = isRoot ? displs.clone() : null;
+        return post(pers, "scatterv", Native.K_SCATTERV, null, (r, a) -> {
+            a.sbuf = isRoot ? r.stage(send, extent, true, false) : 0;
+            a.scounts = c;
+            a.sdispls = d;
+            a.stype = isRoot ? send.type.code : typeCode(recv);
+            a.rbuf = r.stage(recv, recv.count, false, true);
+            a.rcount = recv.count;
+            a.rtype = typeCode(recv);
+            a.root = root;
+        });
+    }
+
+    private Request allgather(boolean pers, Buf send, Buf recv) {
+        open();
+        need(send, "send buffer");
+        real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        boolean inPlace = send == Buf.IN_PLACE;
+        int rcount = inPlace ? perRank(recv, size, "receive buffer") : convert(send.count, send.type, recv.type);
+        atLeast(recv, (long) rcount * size, "receive buffer");
+        return post(pers, "allgather", Native.K_ALLGATHER, null, (r, a) -> {
+            a.sbuf = r.stage(send, send.count, true, false);
+            a.scount = send.count;
+            a.stype = typeCode(send);
+            a.rbuf = r.stage(recv, (long) rcount * size, inPlace, true);
+            a.rcount = rcount;
+            a.rtype = recv.type.code;
+        });
+    }
+
+    private Request allgatherv(boolean pers, Buf send, Buf recv, int[] counts, int[] displs) {
+        open();
+        need(send, "send buffer");
+        real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        int extent = vector(counts, displs, recv, "allgatherv");
+        int[] c = counts.clone(), d = displs.clone();
+        return post(pers, "allgatherv", Native.K_ALLGATHERV, null, (r, a) -> {
+            a.sbuf = r.stage(send, send.count, true, false);
+            a.scount = send.count;
+            a.stype = typeCode(send);
+            a.rbuf = r.stage(recv, extent, true, true);
+            a.rcounts = c;
+            a.rdispls = d;
+            a.rtype = recv.type.code;
+        });
+    }
+
+    private Request alltoall(boolean pers, Buf send, Buf recv) {
+        open();
+        need(send, "send buffer");
+        real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        boolean inPlace = send == Buf.IN_PLACE;
+        int scount = inPlace ? 0 : perRank(send, size, "send buffer");
+        int rcount = inPlace ? perRank(recv, size, "receive buffer") : convert(scount, send.type, recv.type);
+        atLeast(recv, (long) rcount * size, "receive buffer");
+        return post(pers, "alltoall", Native.K_ALLTOALL, null, (r, a) -> {
+            a.sbuf = r.stage(send, (long) scount * size, true, false);
+            a.scount = scount;
+            a.stype = typeCode(send);
+            a.rbuf = r.stage(recv, (long) rcount * size, inPlace, true);
+            a.rcount = rcount;
+            a.rtype = recv.type.code;
+        });
+    }
+
+    private Request alltoallv(boolean pers, Buf send, int[] scounts, int[] sdispls, Buf recv, int[] rcounts,
+            int[] rdispls) {
+        open();
+        need(send, "send buffer");
+        real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        boolean inPlace = send == Buf.IN_PLACE;
+        int sext = inPlace ? 0 : vector(scounts, sdispls, send, "alltoallv (send)");
+        int rext = vector(rcounts, rdispls, recv, "alltoallv (receive)");
+        int[] sc = inPlace ? null : scounts.clone(), sd = inPlace ? null : sdispls.clone();
+        int[] rc = rcounts.clone(), rd = rdispls.clone();
+        return post(pers, "alltoallv", Native.K_ALLTOALLV, null, (r, a) -> {
+            a.sbuf = r.stage(send, sext, true, false);
+            a.scounts = sc;
+            a.sdispls = sd;
+            a.stype = typeCode(send);
+            a.rbuf = r.stage(recv, rext, true, true);
+            a.rcounts = rc;
+            a.rdispls = rd;
+            a.rtype = recv.type.code;
+        });
+    }
+
+    private Request reduceScatterBlock(boolean pers, Buf send, Buf recv, Op op) {
+        open();
+        need(send, "send buffer");
+        real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        if (op == null) throw arg(ERR_OP, "null operation");
+        boolean inPlace = send == Buf.IN_PLACE;
+        int rcount = inPlace ? perRank(recv, size, "receive buffer") : recv.count;
+        if (!inPlace) {
+            sameType(send, recv);
+            atLeast(send, (long) rcount * size, "send buffer");
+        }
+        return post(pers, "reduce_scatter_block", Native.K_REDUCE_SCATTER_BLOCK, op, (r, a) -> {
+            a.sbuf = r.stage(send, (long) rcount * size, true, false);
+            a.rbuf = r.stage(recv, inPlace ? (long) rcount * size : rcount, inPlace, true);
+            a.rcount = rcount;
+            a.rtype = recv.type.code;
+        });
+    }
+
+    private Request reduceScatter(boolean pers, Buf send, Buf recv, int[] counts, Op op) {
+        open();
+        need(send, "send buffer");
+        real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        if (op == null) throw arg(ERR_OP, "null operation");
+        if (counts == null || counts.length != size)
+            throw arg(ERR_ARG, "reduce_scatter: " + size + " counts needed, got "
+                    + (counts == null ? "null" : String.valueOf(counts.length)));
+        long total = 0;
+        for (int i = 0; i < size; i++) {
+            if (counts[i] < 0) throw arg(ERR_COUNT, "reduce_scatter: negative count " + counts[i] + " for rank " + i);
+            total += counts[i];
+        }
+        if (total > Integer.MAX_VALUE) throw arg(ERR_COUNT, "reduce_scatter: " + total + " elements in all");
+        boolean inPlace = send == Buf.IN_PLACE;
+        long sum = total;
+        if (inPlace) {
+            atLeast(recv, sum, "receive buffer (in place: the whole input)");
+        } else {
+            sameType(send, recv);
+            atLeast(send, sum, "send buffer");
+            atLeast(recv, counts[rank], "receive buffer");
+        }
+        int[] c = counts.clone();
+        return post(pers, "reduce_scatter", Native.K_REDUCE_SCATTER, op, (r, a) -> {
+            a.sbuf = r.stage(send, sum, true, false);
+            a.rbuf = r.stage(recv, inPlace ? sum : c[rank], inPlace, true);
+            a.rcounts = c;
+            a.rtype = recv.type.code;
+        });
+    }
+
+    // ------------------------------------------------------------------
+    // Public API: nonblocking forms
+    // ------------------------------------------------------------------
+
+    public Request ibarrier() { return barrier(false); }
+
+    /** The root's buffer to every rank's. */
+    public Request ibcast(Buf buf, int root) { return bcast(false, buf, root); }
+
+    /** Element-wise reduction into the root's {@code recv} (may be null elsewhere). */
+    public Request ireduce(Buf send, Buf recv, Op op, int root) {
+        return reduce(false, "reduce", Native.K_REDUCE, send, recv, op, root, true);
+    }
+
+    public Request iallreduce(Buf send, Buf recv, Op op) {
+        return reduce(false, "allreduce", Native.K_ALLREDUCE, send, recv, op, 0, false);
+    }
+
+    /** Inclusive prefix reduction over ranks 0..rank. */
+    public Request iscan(Buf send, Buf recv, Op op) {
+        return reduce(false, "scan", Native.K_SCAN, send, recv, op, 0, false);
+    }
+
+    /** Exclusive prefix reduction over ranks 0..rank-1 (rank 0's recv is left as it is). */
+    public Request iexscan(Buf send, Buf recv, Op op) {
+        return reduce(false, "exscan", Native.K_EXSCAN, send, recv, op, 0, false);
+    }
+
+    /** Every rank's {@code send} into block {@code i} of the root's {@code recv}. */
+    public Request igather(Buf send, Buf recv, int root) { return gather(false, send, recv, root); }
+
+    public Request igatherv(Buf send, Buf recv, int[] recvCounts, int[] displs, int root) {
+        return gatherv(false, send, recv, recvCounts, displs, root);
+    }
+
+    /** Block {@code i} of the root's {@code send} to rank {@code i}'s {@code recv}. */
+    public Request iscatter(Buf send, Buf recv, int root) { return scatter(false, send, recv, root); }
+
+    public Request iscatterv(Buf send, int[] sendCounts, int[] displs, Buf recv, int root) {
+        return scatterv(false, send, sendCounts, displs, recv, root);
+    }
+
+    public Request iallgather(Buf send, Buf recv) { return allgather(false, send, recv); }
+
+    public Request iallgatherv(Buf send, Buf recv, int[] recvCounts, int[] displs) {
+        return allgatherv(false, send, recv, recvCounts, displs);
+    }
+
+    public Request ialltoall(Buf send, Buf recv) { return alltoall(false, send, recv); }
+
+    public Request ialltoallv(Buf send, int[] sendCounts, int[] sendDispls, Buf recv, int[] recvCounts,
+            int[] recvDispls) {
+        return alltoallv(false, send, sendCounts, sendDispls, recv, recvCounts, recvDispls);
+    }
+
+    /** Reduces {@code size()*recv.count()} elements, block {@code i} of the result to rank {@code i}. */
+    public Request ireduceScatterBlock(Buf send, Buf recv, Op op) {
+        return reduceScatterBlock(false, send, recv, op);
+    }
+
+    /**
+     * Reduces {@code sum(recvCounts)} elements; rank {@code i} gets the
+     * {@code recvCounts[i]} elements that follow those of ranks before it.
+     */
+    public Request ireduceScatter(Buf send, Buf recv, int[] recvCounts, Op op) {
+        return reduceScatter(false, send, recv, recvCounts, op);
+    }
+
+    // ------------------------------------------------------------------
+    // Public API: persistent forms (same arguments)
+    // ------------------------------------------------------------------
+
+    public PersistentRequest barrierInit() { return p(barrier(true)); }
+
+    public PersistentRequest bcastInit(Buf buf, int root) { return p(bcast(true, buf, root)); }
+
+    public PersistentRequest reduceInit(Buf send, Buf recv, Op op, int root) {
+        return p(reduce(true, "reduce", Native.K_REDUCE, send, recv, op, root, true));
+    }
+
+    public PersistentRequest allreduceInit(Buf send, Buf recv, Op op) {
+        return p(reduce(true, "allreduce", Native.K_ALLREDUCE, send, recv, op, 0, false));
+    }
+
+    public PersistentRequest scanInit(Buf send, Buf recv, Op op) {
+        return p(reduce(true, "scan", Native.K_SCAN, send, recv, op, 0, false));
+    }
+
+    public PersistentRequest exscanInit(Buf send, Buf recv, Op op) {
+        return p(reduce(true, "exscan", Native.K_EXSCAN, send, recv, op, 0, false));
+    }
+
+    public PersistentRequest gatherInit(Buf send, Buf recv, int root) { return p(gather(true, send, recv, root)); }
+
+    public PersistentRequest gathervInit(Buf send, Buf recv, int[] recvCounts, int[] displs, int root) {
+        return p(gatherv(true, send, recv, recvCounts, displs, root));
+    }
+
+    public PersistentRequest scatterInit(Buf send, Buf recv, int root) { return p(scatter(true, send, recv, root)); }
+
+    public PersistentRequest scattervInit(Buf send, int[] sendCounts, int[] displs, Buf recv, int root) {
+        return p(scatterv(true, send, sendCounts, displs, recv, root));
+    }
+
+    public PersistentRequest allgatherInit(Buf send, Buf recv) { return p(allgather(true, send, recv)); }
+
+    public PersistentRequest allgathervInit(Buf send, Buf recv, int[] recvCounts, int[] displs) {
+        return p(allgatherv(true, send, recv, recvCounts, displs));
+    }
+
+    public PersistentRequest alltoallInit(Buf send, Buf recv) { return p(alltoall(true, send, recv)); }
+
+    public PersistentRequest alltoallvInit(Buf send, int[] sendCounts, int[] sendDispls, Buf recv,
+            int[] recvCounts, int[] recvDispls) {
+        return p(alltoallv(true, send, sendCounts, sendDispls, recv, recvCounts, recvDispls));
+    }
+
+    public PersistentRequest reduceScatterBlockInit(Buf send, Buf recv, Op op) {
+        return p(reduceScatterBlock(true, send, recv, op));
+    }
+
+    public PersistentRequest reduceScatterInit(Buf send, Buf recv, int[] recvCounts, Op op) {
+        return p(reduceScatter(true, send, recv, recvCounts, op));
+    }
+
+    // ------------------------------------------------------------------
+    // Blocking conveniences: start + await
+    // ------------------------------------------------------------------
+
+    public void barrier() { ibarrier().await(); }
+
+    public void bcast(Buf buf, int root) { ibcast(buf, root).await(); }
+
+    public void allreduce(Buf send, Buf recv, Op op) { iallreduce(send, recv, op).await(); }
+
+    @Override
+    public String toString() {
+        return "Communicator[rank " + rank + " of " + size + (handle == 0 ? ", closed" : "") + "]";
+    }
+}

@@ -1,0 +1,87 @@
+package io.nbcx;
+
+import java.io.File;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * The JNI functions (src/main/c/nbcxjni.c) and the two entry points native
+ * threads call back. Arguments are checked by the callers, in Java, before
+ * they get here.
+ */
+final class Native {
+    private Native() {}
+
+    static {
+        String path = System.getProperty("nbcx.jni");
+        if (path == null || path.isEmpty()) path = System.getenv("NBCX_JNI");
+        if (path != null && !path.isEmpty()) {
+            File f = new File(path);
+            if (!f.isFile())
+                throw new UnsatisfiedLinkError("nbcx: no JNI library at " + f.getAbsolutePath()
+                        + " (build it with cmake -DNBCX_JAVA=ON, see the README)");
+            System.load(f.getAbsolutePath());
+        } else {
+            System.loadLibrary("nbcxjni"); // java.library.path
+        }
+    }
+
+    /** Forces the library to load (and fail early, with its message). */
+    static void init() {}
+
+    // Collective kinds, as in nbcxjni.c.
+    static final int K_BARRIER = 0, K_BCAST = 1, K_REDUCE = 2, K_ALLREDUCE = 3, K_GATHER = 4,
+            K_GATHERV = 5, K_SCATTER = 6, K_SCATTERV = 7, K_ALLGATHER = 8, K_ALLGATHERV = 9,
+            K_ALLTOALL = 10, K_ALLTOALLV = 11, K_SCAN = 12, K_EXSCAN = 13,
+            K_REDUCE_SCATTER_BLOCK = 14, K_REDUCE_SCATTER = 15;
+
+    /** The address that stands for NBCX_IN_PLACE. */
+    static final long IN_PLACE = -1L;
+
+    static native String errorString(int code);
+    static native String errorDetail(int code);
+    static native String info();
+    static native int progressSet(int mode);
+    static native int progressGet();
+    static native int algorithmSet(String coll, String alg);
+
+    static native long malloc(long bytes);
+    static native void free(long ptr);
+    static native void copyIn(Object array, long byteOff, long bytes, long dst);
+    static native void copyOut(long src, Object array, long byteOff, long bytes);
+    static native long address(ByteBuffer direct);
+
+    static native int inprocRun(int n, Object runner);
+    static native int commRank(long comm);
+    static native int commSize(long comm);
+    static native String commTransport(long comm);
+    static native int commFree(long comm);
+
+    static native int opCreate(Object op, boolean commutative, long[] out);
+    static native int opFree(long op, long ref);
+
+    static native int coll(int kind, boolean persistent, long comm,
+            long sbuf, int scount, int[] scounts, int[] sdispls, int stype,
+            long rbuf, int rcount, int[] rcounts, int[] rdispls, int rtype,
+            long op, int root, long[] out);
+
+    static native int test(long[] h);
+    static native int await(long[] h);
+    static native int start(long[] h);
+    static native int requestFree(long[] h);
+
+    static native boolean hasMpi();
+    static native int fromMpi(long[] out);
+    static native int mpiFinalize();
+
+    /** Called on each rank thread of nbcx_inproc_run. Never throws. */
+    static int runRank(Object runner, long comm) {
+        return ((Nbcx.Runner) runner).run(comm);
+    }
+
+    /** Called by nbcx (any thread) for a user operation. Never throws. */
+    static void applyOp(Object op, ByteBuffer in, ByteBuffer inout, int count, int type) {
+        ((Op) op).apply(in.order(ByteOrder.nativeOrder()), inout.order(ByteOrder.nativeOrder()),
+                count, Datatype.ofCode(type));
+    }
+}

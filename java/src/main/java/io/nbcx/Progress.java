@@ -1,0 +1,17 @@
+package io.nbcx;
+
+/** Who moves operations forward (nbcx_progress_mode; see nbcx.h). */
+public enum Progress {
+    /** The application, inside test/await. */
+    CALLER(1),
+    /** nbcx's progress thread (the default for thread ranks). */
+    THREAD(2),
+    /** THREAD plus the split tree for binomial-tree operations. */
+    SPLIT(3);
+
+    final int code;
+
+    Progress(int code) {
+        this.code = code;
+    }
+}

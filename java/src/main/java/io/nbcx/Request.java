@@ -1,0 +1,246 @@
+package io.nbcx;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * An operation in flight. {@link #test()} and {@link #await()} complete it;
+ * {@link #toFuture()} gives a {@link CompletableFuture} completed when it
+ * completes, by whichever thread sees that first: a thread in test/await,
+ * or the binding's completion thread (see {@link Completer}). Arrays given
+ * as output buffers hold the result once the request is complete (not
+ * before: see {@link Buf}).
+ *
+ * <p>A request that is never completed keeps its native memory: complete
+ * every request (as MPI requires).
+ */
+public class Request {
+    final long[] h = new long[1];          // the nbcx_request
+    final ReentrantLock lock = new ReentrantLock();
+    final String what;
+    final boolean persistent;
+
+    // Staging: native copies of array windows.
+    final List<long[]> allocs = new ArrayList<>(2);   // {ptr}
+    final List<Copy> copyIns = new ArrayList<>(2);
+    final List<Copy> copyOuts = new ArrayList<>(2);
+    final List<Object> keep = new ArrayList<>(2);     // direct buffers, arrays
+    Op op;                                            // held while in use
+    boolean released;
+
+    // State of the current activation.
+    boolean active;
+    NbcxException error;
+    CompletableFuture<Void> future;
+
+    /** Staging blocks allocated and not yet freed, over all requests (the leak test reads it). */
+    static final java.util.concurrent.atomic.AtomicLong LIVE_STAGING = new java.util.concurrent.atomic.AtomicLong();
+
+    static final class Copy {
+        final Object array;
+        final long byteOff, bytes, ptr;
+
+        Copy(Object array, long byteOff, long bytes, long ptr) {
+            this.array = array;
+            this.byteOff = byteOff;
+            this.bytes = bytes;
+            this.ptr = ptr;
+        }
+    }
+
+    Request(String what, boolean persistent) {
+        this.what = what;
+        this.persistent = persistent;
+    }
+
+    /**
+     * The address nbcx gets for the first {@code elems} elements of a
+     * buffer (0 for null, NBCX_IN_PLACE for {@link Buf#IN_PLACE}). Arrays
+     * are staged: copied in at start when {@code in}, back at completion
+     * when {@code out}.
+     */
+    long stage(Buf b, long elems, boolean in, boolean out) {
+        if (b == null) return 0;
+        if (b == Buf.IN_PLACE) return Native.IN_PLACE;
+        long size = b.type.size;
+        if (b.direct != null) {
+            keep.add(b.direct);
+            return Native.address(b.direct) + b.offset * size;
+        }
+        long bytes = elems * size;
+        long p = Native.malloc(bytes);
+        if (p == 0) throw NbcxException.arg(NbcxException.ERR_NOMEM, "no native memory for " + bytes + " bytes");
+        allocs.add(new long[] {p});
+        LIVE_STAGING.incrementAndGet();
+        long off = b.offset * size;
+        if (in) copyIns.add(new Copy(b.array, off, bytes, p));
+        if (out) copyOuts.add(new Copy(b.array, off, bytes, p));
+        keep.add(b.array);
+        return p;
+    }
+
+    void copyIn() {
+        for (Copy c : copyIns) Native.copyIn(c.array, c.byteOff, c.bytes, c.ptr);
+    }
+
+    /** Frees what the request holds (on a failed post, completion or close). */
+    void releaseResources() {
+        if (released) return;
+        released = true;
+        for (long[] a : allocs) {
+            Native.free(a[0]);
+            LIVE_STAGING.decrementAndGet();
+        }
+        allocs.clear();
+        copyIns.clear();
+        copyOuts.clear();
+        keep.clear();
+        if (op != null) op.release();
+        op = null;
+    }
+
+    /** Completion (with the lock held): copy back, release, record the result. */
+    void finish(int rc) {
+        active = false;
+        if (rc == NbcxException.SUCCESS) {
+            for (Copy c : copyOuts) Native.copyOut(c.ptr, c.array, c.byteOff, c.bytes);
+            error = null;
+        } else {
+            error = NbcxException.fromNative(rc, what);
+        }
+        Throwable userFailure = op != null ? op.takeFailure() : null;
+        if (userFailure != null && error == null)
+            error = new NbcxException(NbcxException.ERR_OP, what + ": the user operation threw " + userFailure,
+                    userFailure);
+        if (!persistent) releaseResources();
+    }
+
+    /**
+     * Completes f (outside the lock: its dependent stages run here). f and
+     * e are read under the lock when completion is seen, so a restart of a
+     * persistent request (which makes a new future) cannot hide them.
+     */
+    private static void signal(CompletableFuture<Void> f, NbcxException e) {
+        if (f == null || f.isDone()) return;
+        if (e == null) f.complete(null);
+        else f.completeExceptionally(e);
+    }
+
+    /** True once complete (then the output arrays hold the result); throws its error. */
+    public boolean test() {
+        CompletableFuture<Void> f;
+        NbcxException e;
+        lock.lock();
+        try {
+            if (active) {
+                int rc = Native.test(h);
+                if (rc < 0) return false;
+                finish(rc);
+            }
+            f = future;
+            e = error;
+        } finally {
+            lock.unlock();
+        }
+        signal(f, e);
+        if (e != null) throw e;
+        return true;
+    }
+
+    /** Like test() but never throws and never blocks on the lock (completion thread). */
+    boolean poll() {
+        CompletableFuture<Void> f;
+        NbcxException e;
+        if (!lock.tryLock()) return false;
+        try {
+            if (active) {
+                int rc = Native.test(h);
+                if (rc < 0) return false;
+                finish(rc);
+            }
+            f = future;
+            e = error;
+        } finally {
+            lock.unlock();
+        }
+        signal(f, e);
+        return true;
+    }
+
+    /** Waits for completion; throws the operation's error. */
+    public void await() {
+        CompletableFuture<Void> f;
+        NbcxException e;
+        lock.lock();
+        try {
+            if (active) finish(Native.await(h));
+            f = future;
+            e = error;
+        } finally {
+            lock.unlock();
+        }
+        signal(f, e);
+        if (e != null) throw e;
+    }
+
+    /** Waits for every request, then throws the first error met (others suppressed). */
+    public static void waitAll(Request... requests) {
+        NbcxException first = null;
+        for (Request r : requests) {
+            if (r == null) continue;
+            try {
+                r.await();
+            } catch (NbcxException e) {
+                if (first == null) first = e;
+                else first.addSuppressed(e);
+            }
+        }
+        if (first != null) throw first;
+    }
+
+    /** Waits for every request (a collection). */
+    public static void waitAll(java.util.Collection<? extends Request> requests) {
+        waitAll(requests.toArray(new Request[0]));
+    }
+
+    /** Whether the operation is in flight. */
+    public boolean isActive() {
+        lock.lock();
+        try {
+            return active;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A future completed (normally, or exceptionally with the
+     * {@link NbcxException}) when this operation completes: by the
+     * completion thread, without anyone calling test or await. The same
+     * future for every call during one activation.
+     */
+    public CompletableFuture<Void> toFuture() {
+        boolean register;
+        CompletableFuture<Void> f;
+        NbcxException e;
+        lock.lock();
+        try {
+            if (future == null) future = new CompletableFuture<>();
+            register = active;
+            f = future;
+            e = error;
+        } finally {
+            lock.unlock();
+        }
+        if (register) Completer.INSTANCE.add(this);
+        else signal(f, e);
+        return f;
+    }
+
+    @Override
+    public String toString() {
+        return "Request[" + what + (active ? ", active" : ", complete") + "]";
+    }
+}

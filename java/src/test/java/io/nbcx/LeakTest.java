@@ -1,0 +1,69 @@
+package io.nbcx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The suite's workloads in a loop in one JVM: resident memory must stay
+ * flat. -Dnbcx.leak.iterations=N (the pom's default is a quick 20; the
+ * issue's check is 100).
+ */
+class LeakTest {
+    static long rssKiB() throws Exception {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status")))
+            if (line.startsWith("VmRSS:")) return Long.parseLong(line.replaceAll("[^0-9]", ""));
+        return -1;
+    }
+
+    static void once() {
+        for (String op : Workloads.OPS) for (int n : new int[] {1, 2, 3, 4, 8}) Workloads.run(op, n);
+        for (int n : new int[] {1, 2, 3, 4, 8}) PersistentTest.persistent(n);
+        new FutureTest().futuresComplete(4);
+    }
+
+    @Test
+    void rssStaysFlat() throws Exception {
+        int iterations = Math.max(8, Integer.getInteger("nbcx.leak.iterations", 20));
+        // Warm-up: JIT, thread stacks, nbcx's pools and malloc's arenas settle.
+        for (int i = 0; i < 10; i++) once();
+        long staging = Request.LIVE_STAGING.get(), ops = Op.LIVE_USER_OPS.get();
+        long[] rss = new long[iterations];
+        long t0 = System.nanoTime();
+        for (int i = 0; i < iterations; i++) {
+            once();
+            System.gc();
+            rss[i] = rssKiB();
+            // The binding's own native resources: all released after every round.
+            assertEquals(staging, Request.LIVE_STAGING.get(), "staging buffers not freed");
+            assertEquals(ops, Op.LIVE_USER_OPS.get(), "user operations not freed");
+        }
+        int q = iterations / 4;
+        long early = median(Arrays.copyOfRange(rss, q, 2 * q)), late = median(Arrays.copyOfRange(rss, iterations - q, iterations));
+        System.out.printf("leak check: %d iterations in %.1f s, RSS %d KiB (first) %d KiB (2nd quarter median) "
+                + "%d KiB (last quarter median) %d KiB (last); staging buffers live %d, user ops live %d%n",
+                iterations, (System.nanoTime() - t0) / 1e9, rss[0], early, late, rss[iterations - 1],
+                Request.LIVE_STAGING.get(), Op.LIVE_USER_OPS.get());
+        // Flat: a leak grows linearly, so the last quarter sits above the
+        // second by as much as the iterations between them leaked. (The pom
+        // fixes the Java heap, -Xms = -Xmx, and touches it at start,
+        // -XX:+AlwaysPreTouch, so that its growth is not taken for a leak.)
+        // 8 MiB of slack for malloc's arenas and the JVM's own native memory,
+        // which settle in steps: over the 50 rounds (about 100,000
+        // operations) between the quarters of the 100-round check, a leak of
+        // 100 bytes per operation fails it.
+        long allowed = 8 * 1024 + 16L * iterations;
+        assertTrue(late - early < allowed, "RSS grew by " + (late - early) + " KiB between the second and the last "
+                + "quarter of " + iterations + " iterations");
+    }
+
+    static long median(long[] a) {
+        long[] b = a.clone();
+        Arrays.sort(b);
+        return b[b.length / 2];
+    }
+}
