@@ -323,6 +323,11 @@ static void fill(op_t *o, uint64_t idx)
 {
     int t = o->t;
     size_t es = type_size[t];
+    if (o->slen * es > o->cap || o->rlen * es + GUARD > o->cap) {
+        fprintf(stderr, "nbcx-soak: internal error: op %" PRIu64 " needs "
+                        "more than its buffers\n", idx);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
     o->opidx = idx;
     memset(o->rbuf, SENTINEL, o->rlen * es + GUARD);
     switch (o->kind) {
@@ -531,11 +536,15 @@ static int alloc_op(op_t *o, size_t cap)
     o->rdsp = o->cnt + 5 * P;
     o->cap = cap;
     o->req = NBCX_REQUEST_NULL;
-    if (cap == 0) /* a persistent request's: sized when it is planned */
-        return 0;
     o->sbuf = malloc(cap);
     o->rbuf = malloc(cap);
-    return o->sbuf && o->rbuf ? 0 : -1;
+    if (!o->sbuf || !o->rbuf)
+        return -1;
+    /* Every page touched now, so that the soak's own buffers are all
+     * resident before the first RSS figure. */
+    memset(o->sbuf, 0, cap);
+    memset(o->rbuf, SENTINEL, cap);
+    return 0;
 }
 
 static void report_error(const op_t *o, const char *what, int rc)
@@ -677,22 +686,12 @@ static long rss_kib(void)
 
 static double now(void) { return MPI_Wtime(); }
 
-/* Plans pool entry o anew: draws its parameters, sizes its buffers. */
+/* Plans pool entry o anew: draws its parameters (its buffers, allocated
+ * at the largest size once, fit any). */
 static int pool_init(op_t *o, rng_t *shared)
 {
     draw_op(shared, o);
-    size_t es = type_size[o->t];
-    size_t need = (o->slen > o->rlen ? o->slen : o->rlen) * es + GUARD;
-    if (need > o->cap) {
-        free(o->sbuf);
-        free(o->rbuf);
-        o->sbuf = malloc(need);
-        o->rbuf = malloc(need);
-        o->cap = need;
-        if (!o->sbuf || !o->rbuf)
-            return NBCX_ERR_NOMEM;
-    }
-    memset(o->rbuf, SENTINEL, o->rlen * es + GUARD);
+    memset(o->rbuf, SENTINEL, o->rlen * type_size[o->t] + GUARD);
     o->persistent = 1;
     o->opidx = 0;
     int rc = start_op(o, 1);
@@ -839,10 +838,12 @@ int main(int argc, char **argv)
     tmp_reqs = calloc((size_t)(nslots + npool), sizeof *tmp_reqs);
     img = malloc(cap);
     int bad = !slots || !pool || !tmp_ops || !tmp_reqs || !img;
+    if (img)
+        memset(img, 0, cap);
     for (int i = 0; i < nslots && !bad; i++)
         bad = alloc_op(&slots[i], cap) != 0;
     for (int i = 0; i < npool && !bad; i++) {
-        bad = alloc_op(&pool[i], 0) != 0;
+        bad = alloc_op(&pool[i], cap) != 0;
         int rc = bad ? NBCX_ERR_NOMEM : pool_init(&pool[i], &shared);
         if (rc != NBCX_SUCCESS) {
             fprintf(stderr, "nbcx-soak: rank %d: persistent init of %s: %s\n",
