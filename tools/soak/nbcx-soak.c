@@ -48,6 +48,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "nbcx_mpi.h"
 
 /* ------------------------------------------------------------------ */
@@ -516,6 +520,7 @@ static op_t *slots;      /* nonblocking operations, max_inflight of them */
 static int nslots;
 static op_t *pool;       /* persistent requests */
 static int npool = 16;
+static int reinit_every = 4096; /* a pool re-init per this many ops, on average */
 static int inflight;
 static unsigned char *img; /* expected image, the largest receive + GUARD */
 static long errors;
@@ -686,6 +691,20 @@ static long rss_kib(void)
 
 static double now(void) { return MPI_Wtime(); }
 
+/* Bytes the process has allocated with malloc and not freed (glibc,
+ * every arena, mmapped blocks included), in KiB; -1 elsewhere. Unlike
+ * RSS it does not move with fragmentation or pages returned late: a
+ * leak shows here. */
+static long heap_kib(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    struct mallinfo2 mi = mallinfo2();
+    return (long)((mi.uordblks + mi.hblkhd) / 1024);
+#else
+    return -1;
+#endif
+}
+
 /* Plans pool entry o anew: draws its parameters (its buffers, allocated
  * at the largest size once, fit any). */
 static int pool_init(op_t *o, rng_t *shared)
@@ -709,8 +728,8 @@ static void usage_error(const char *msg, const char *arg)
     if (R == 0)
         fprintf(stderr, "nbcx-soak: %s%s%s (usage: nbcx-soak [--ops N] "
                 "[--seed S] [--max-inflight M] [--max-count N] "
-                "[--report-every K] [--pool P] [--max-rss-growth KIB] "
-                "[--inject-error OP])\n", msg, arg ? ": " : "",
+                "[--report-every K] [--pool P] [--reinit-every N] "
+                "[--max-rss-growth KIB] [--inject-error OP])\n", msg, arg ? ": " : "",
                 arg ? arg : "");
     MPI_Finalize();
     exit(2);
@@ -731,7 +750,7 @@ static long long parse_num(const char *opt, const char *s, long long lo,
 
 struct stats {
     double ops, seconds, rss_start, rss_end, rss_max, rss_hwm, errors,
-        bytes_checked;
+        bytes_checked, heap_start, heap_end;
 };
 
 static long hwm_kib(void)
@@ -770,16 +789,18 @@ static void report(const char *when, long long ops, double t0, double tprev,
                    long long opsprev, long rss)
 {
     double t = now();
-    double mine[4] = {(double)ops, (double)ops / (t - t0),
-                      (double)(ops - opsprev) / (t - tprev), (double)rss};
+    double mine[5] = {(double)ops, (double)ops / (t - t0),
+                      (double)(ops - opsprev) / (t - tprev), (double)rss,
+                      (double)heap_kib()};
     double *all = R == 0 ? malloc(sizeof mine * (size_t)P) : NULL;
-    MPI_Gather(mine, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gather(mine, 5, MPI_DOUBLE, all, 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (R == 0) {
         for (int q = 0; q < P; q++)
             printf("soak: %-8s rank %d: ops %.0f  %.1f s  ops/s %.0f "
-                   "(since last report %.0f)  RSS %.0f KiB\n",
-                   when, q, all[4 * q], t - t0, all[4 * q + 1],
-                   all[4 * q + 2], all[4 * q + 3]);
+                   "(since last report %.0f)  RSS %.0f KiB  heap in use "
+                   "%.0f KiB\n",
+                   when, q, all[5 * q], t - t0, all[5 * q + 1],
+                   all[5 * q + 2], all[5 * q + 3], all[5 * q + 4]);
         fflush(stdout);
         free(all);
     }
@@ -809,6 +830,8 @@ int main(int argc, char **argv)
             report_every = parse_num(a, v, 0, LLONG_MAX);
         else if (!strcmp(a, "--pool"))
             npool = (int)parse_num(a, v, 0, 1024);
+        else if (!strcmp(a, "--reinit-every"))
+            reinit_every = (int)parse_num(a, v, 0, INT_MAX);
         else if (!strcmp(a, "--max-rss-growth"))
             max_growth = parse_num(a, v, 0, LLONG_MAX);
         else if (!strcmp(a, "--inject-error"))
@@ -881,7 +904,8 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    long rss_start = -1, rss_max = 0;
+    long rss_start = -1, rss_max = 0, heap_start = -1, rss_end = -1,
+         heap_end = -1;
     long long nb_started = 0, p_started = 0, reinits = 0;
     int window = max_inflight;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -894,8 +918,13 @@ int main(int argc, char **argv)
             long rss = rss_kib();
             if (rss > rss_max && i >= warm)
                 rss_max = rss;
+            if (i == nops) { /* before anything is freed, like the start */
+                rss_end = rss;
+                heap_end = heap_kib();
+            }
             if (i == warm) {
                 rss_start = rss;
+                heap_start = heap_kib();
                 twarm = now();
             }
             report(i == nops ? "end" : i == warm ? "warm-up" : "progress", i,
@@ -914,7 +943,7 @@ int main(int argc, char **argv)
             window = 1 + rndn(&shared, max_inflight);
         /* Now and then a persistent request is freed and planned anew
          * (between collectives, in the same order on every rank). */
-        if (npool > 0 && rndn(&shared, 4096) == 0) {
+        if (npool > 0 && reinit_every > 0 && rndn(&shared, reinit_every) == 0) {
             op_t *o = &pool[rndn(&shared, npool)];
             if (o->active)
                 finish(o, nbcx_wait(&o->req));
@@ -981,12 +1010,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "nbcx-soak: rank %d: comm_free failed\n", R);
     }
 
-    long rss_end = rss_kib();
     if (rss_end > rss_max)
         rss_max = rss_end;
     struct stats mine = {(double)nops, t1 - t0, (double)rss_start,
                          (double)rss_end, (double)rss_max, (double)hwm_kib(),
-                         (double)errors, bytes_checked};
+                         (double)errors, bytes_checked,
+                         (double)heap_start, (double)heap_end};
     enum { NS = sizeof(struct stats) / sizeof(double) };
     struct stats *all = R == 0 ? calloc((size_t)P, sizeof *all) : NULL;
     MPI_Gather(&mine, NS, MPI_DOUBLE, all, NS, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -1033,10 +1062,11 @@ int main(int argc, char **argv)
             printf("%s{\"rank\": %d, \"rss_start_kib\": %.0f, "
                    "\"rss_end_kib\": %.0f, \"rss_max_kib\": %.0f, "
                    "\"rss_hwm_kib\": %.0f, \"errors\": %.0f, "
+                   "\"heap_start_kib\": %.0f, \"heap_end_kib\": %.0f, "
                    "\"bytes_checked\": %.0f}",
                    q ? ", " : "", q, all[q].rss_start, all[q].rss_end,
                    all[q].rss_max, all[q].rss_hwm, all[q].errors,
-                   all[q].bytes_checked);
+                   all[q].heap_start, all[q].heap_end, all[q].bytes_checked);
         printf("]}\n");
         fflush(stdout);
         status = tot_err > 0;
