@@ -4,7 +4,7 @@
  * at the start and at the end (issue 12: "RSS must not grow").
  *
  *   mpiexec -n 2 nbcx-soak --ops 10000000 [--seed S] [--max-inflight 64]
- *       [--max-count N] [--report-every K] [--pool P]
+ *       [--max-count N] [--report-every K] [--pool P] [--reinit-every N]
  *       [--max-rss-growth KIB] [--inject-error OP]
  *
  * Every rank draws the same pseudo-random sequence from the shared seed
@@ -14,8 +14,12 @@
  * ireduce_scatter(_block), iscan, iexscan) with random counts (mostly
  * small, some up to --max-count), datatypes, operations, roots and
  * per-rank counts, and restarts (nbcx_start) of a pool of long-lived
- * persistent requests made with nbcx_<op>_init (now and then one is
- * freed and planned again). The number allowed in flight changes every
+ * persistent requests made with nbcx_<op>_init (--pool, 16; one is
+ * freed and planned again once per --reinit-every operations on
+ * average, 4,096). A persistent request is restarted in the same order
+ * on every rank relative to the other collectives (the MPI standard asks
+ * for it; nbcx would allow any order), so the soak does not exercise
+ * starts in different orders on different ranks. The number allowed in flight changes every
  * 1,024 operations (1 to --max-inflight, also from the shared
  * generator). How operations are completed is decided by each rank on
  * its own (a per-rank generator): waitany, wait on a random one, test on
@@ -34,7 +38,11 @@
  *
  * RSS (VmRSS of /proc/self/status) is read after a warm-up of the first
  * 1% of the operations (the "start" figure), every 10,000 operations
- * (the maximum), at every report and at the end; reports drain all
+ * (the maximum), at every report and at the end (before the requests and
+ * the communicator are freed); so is the heap in use (glibc's mallinfo2:
+ * bytes allocated and not freed, which a leak moves and fragmentation
+ * does not). Buffers of the soak itself are allocated and touched
+ * before the first figure. Reports drain all
  * operations first (so the MPI calls that gather the figures never wait
  * behind a pending collective, whatever the progress mode). Rank 0
  * prints one line per rank at every report and a final JSON line.
