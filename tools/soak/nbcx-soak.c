@@ -13,7 +13,8 @@
  * iallreduce, igather(v), iscatter(v), iallgather(v), ialltoall(v),
  * ireduce_scatter(_block), iscan, iexscan) with random counts (mostly
  * small, some up to --max-count), datatypes, operations, roots and
- * per-rank counts, and restarts (nbcx_start) of a pool of long-lived
+ * per-rank counts, and restarts (nbcx_start, or nbcx_startall of 2 to 4
+ * at once) of a pool of long-lived
  * persistent requests made with nbcx_<op>_init (--pool, 16; one is
  * freed and planned again once per --reinit-every operations on
  * average, 4,096). A persistent request is restarted in the same order
@@ -914,7 +915,7 @@ int main(int argc, char **argv)
 
     long rss_start = -1, rss_max = 0, heap_start = -1, rss_end = -1,
          heap_end = -1;
-    long long nb_started = 0, p_started = 0, reinits = 0;
+    long long nb_started = 0, p_started = 0, reinits = 0, startalls = 0;
     int window = max_inflight;
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = now(), tprev = t0, twarm = t0;
@@ -968,20 +969,56 @@ int main(int argc, char **argv)
         }
         op_t *o;
         if (npool > 0 && rndn(&shared, 4) == 0) {
-            o = &pool[rndn(&shared, npool)];
-            if (o->active)
-                finish(o, nbcx_wait(&o->req));
-            while (inflight >= window)
+            /* One restart with nbcx_start, or (1 in 8) 2 to 4 of them with
+             * nbcx_startall, counted as that many operations; never past
+             * the next report. */
+            int k = 1;
+            if (npool > 1 && rndn(&shared, 8) == 0) {
+                long long next = nops;
+                if (warm > i && warm < next)
+                    next = warm;
+                if (report_every > 0 && (i / report_every + 1) * report_every < next)
+                    next = (i / report_every + 1) * report_every;
+                k = 2 + rndn(&shared, 3);
+                if (k > npool)
+                    k = npool;
+                if (k > next - i)
+                    k = (int)(next - i);
+            }
+            int j0 = rndn(&shared, npool), n = 0;
+            nbcx_request reqs[4];
+            op_t *ops[4];
+            for (int m = 0; m < k; m++) {
+                o = &pool[(j0 + m) % npool];
+                if (o->active)
+                    finish(o, nbcx_wait(&o->req));
+                if (o->req != NBCX_REQUEST_NULL) /* else its init failed */
+                    ops[n++] = o;
+            }
+            while (inflight > 0 && inflight + n > window)
                 complete_some();
-            if (o->req == NBCX_REQUEST_NULL) /* its init failed */
+            for (int m = 0; m < n; m++) {
+                fill(ops[m], (uint64_t)(i + m));
+                reqs[m] = ops[m]->req;
+            }
+            i += k - 1;
+            if (n == 0)
                 continue;
-            fill(o, (uint64_t)i);
-            int rc = nbcx_start(&o->req);
+            int rc = n == 1 && k == 1 ? nbcx_start(&ops[0]->req)
+                                      : nbcx_startall(n, reqs);
             if (rc != NBCX_SUCCESS) {
-                report_error(o, "start", rc);
+                report_error(ops[0], n == 1 && k == 1 ? "start" : "startall",
+                             rc);
                 continue;
             }
-            p_started++;
+            if (k > 1)
+                startalls++;
+            p_started += n;
+            for (int m = 0; m < n; m++) {
+                ops[m]->active = 1;
+                inflight++;
+            }
+            continue;
         } else {
             while (inflight >= window)
                 complete_some();
@@ -1027,9 +1064,10 @@ int main(int argc, char **argv)
     enum { NS = sizeof(struct stats) / sizeof(double) };
     struct stats *all = R == 0 ? calloc((size_t)P, sizeof *all) : NULL;
     MPI_Gather(&mine, NS, MPI_DOUBLE, all, NS, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    long long counts[3] = {nb_started, p_started, reinits}, sums[3];
+    long long counts[4] = {nb_started, p_started, reinits, startalls},
+              sums[4];
     /* The same on every rank (the shared draws): the largest. */
-    MPI_Reduce(counts, sums, 3, MPI_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(counts, sums, 4, MPI_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     int status = 0;
     if (R == 0) {
         double secs = 0, tot_err = 0, s_max = 0, e_max = 0, m_max = 0;
@@ -1062,10 +1100,11 @@ int main(int argc, char **argv)
         printf(", \"progress\": \"%s\", \"seed\": %" PRIu64
                ", \"max_inflight\": %d, \"max_count\": %d, "
                "\"persistent_pool\": %d, \"nonblocking_started\": %lld, "
-               "\"persistent_started\": %lld, \"persistent_reinits\": %lld, "
+               "\"persistent_started\": %lld, \"persistent_startalls\": %lld, "
+               "\"persistent_reinits\": %lld, "
                "\"per_rank\": [",
                mode_name, seed, max_inflight, max_count, npool, sums[0],
-               sums[1], sums[2]);
+               sums[1], sums[3], sums[2]);
         for (int q = 0; q < P; q++)
             printf("%s{\"rank\": %d, \"rss_start_kib\": %.0f, "
                    "\"rss_end_kib\": %.0f, \"rss_max_kib\": %.0f, "
