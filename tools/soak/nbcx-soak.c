@@ -555,8 +555,10 @@ static int alloc_op(op_t *o, size_t cap)
     if (!o->sbuf || !o->rbuf)
         return -1;
     /* Every page touched now, so that the soak's own buffers are all
-     * resident before the first RSS figure. */
-    memset(o->sbuf, 0, cap);
+     * resident before the first RSS figure; not with zeros, which the
+     * compiler may turn malloc + memset into calloc for, and calloc
+     * leaves fresh pages untouched. */
+    memset(o->sbuf, 0x5A, cap);
     memset(o->rbuf, SENTINEL, cap);
     return 0;
 }
@@ -871,7 +873,7 @@ int main(int argc, char **argv)
     img = malloc(cap);
     int bad = !slots || !pool || !tmp_ops || !tmp_reqs || !img;
     if (img)
-        memset(img, 0, cap);
+        memset(img, 0x5A, cap); /* touched (not zeros: see alloc_op) */
     for (int i = 0; i < nslots && !bad; i++)
         bad = alloc_op(&slots[i], cap) != 0;
     for (int i = 0; i < npool && !bad; i++) {
