@@ -360,7 +360,9 @@ class Analysis:
         out = set()
         for c in kids:
             out |= self.val(c)
-        if not kids and n.is_pointer:
+        if n.is_pointer and not out:
+            # A pointer the analysis does not model (C++ new, a statement expression,
+            # ...): it may point anywhere.
             return {ANY}
         return out
 
@@ -418,8 +420,23 @@ class Analysis:
                         src = self.load(self.val(args[1]))
                         for o in self.val(args[0]):
                             self._add(o, src)
+                    if spec.ret == "alloc_out" and spec.args:
+                        # MPI_Alloc_mem(size, info, &ptr): ptr gets fresh memory
+                        k = len(spec.args) - 1
+                        if k < len(args):
+                            for o in self.val(args[k]):
+                                self._add(o, {f"h:{n.start}"})
                     continue
                 if n.callee.startswith(("MPI_", "PMPI_")):
+                    # MPI keeps no pointer the program could write through later, but
+                    # an unmodelled MPI call may store a pointer through ``&p``.
+                    for a in args:
+                        e = strip(a)
+                        if e.kind == CK.UNARY_OPERATOR and e.op == "&" and e.exprs():
+                            t = strip(e.exprs()[0])
+                            if t.is_pointer:
+                                for o in self.lv(t):
+                                    self._add(o, {ANY})
                     continue
                 for a in args:
                     self._escape(self.val(a))

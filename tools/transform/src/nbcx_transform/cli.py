@@ -74,10 +74,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--min-overlap",
         type=int,
-        default=0,
+        default=1,
         metavar="N",
         help="leave a collective blocking when fewer than N statements would overlap it "
-        "(default 0: convert every safe one, as Petal does)",
+        "(default 1: a wait right after the call gains nothing; 0 converts every safe one, "
+        "as Petal does)",
     )
     p.add_argument("--no-persistent", action="store_true", help="never emit persistent collectives")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -145,6 +146,22 @@ def format_text(recs: list[dict[str, Any]], notes: list[str]) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
+CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".cp", ".C", ".hpp", ".hh", ".hxx", ".ii")
+
+
+def cxx_reason(path: Path, extra: Sequence[str]) -> str:
+    """Why ``path`` is C++ ("" if it is C as far as the name and flags tell)."""
+    if path.suffix in CXX_SUFFIXES:
+        return f"a C++ source file ({path.suffix})"
+    words = list(extra)
+    for i, w in enumerate(words):
+        if w == "-x" and i + 1 < len(words) and words[i + 1].startswith("c++"):
+            return "parsed as C++ (-x c++)"
+        if w.startswith("-std=") and ("++" in w):
+            return f"parsed as C++ ({w})"
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
@@ -168,6 +185,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         cargs = clang_args(
             path, args.defines, args.includes, args.mpicc, args.compile_commands, extra
         )
+        cxx = cxx_reason(path, cargs)
+        if cxx:
+            print(
+                f"nbcx-transform: {path}: {cxx}: C++ is not supported (new/delete, references, "
+                "containers and member buffers are not analysed); the file is left unchanged",
+                file=sys.stderr,
+            )
+            status = EXIT_USAGE
+            continue
         unit = parse(str(path), cargs)
         ft = FileTransform(unit, opts)
         new = ft.run()

@@ -78,7 +78,7 @@ class FuncSpec:
 
     args: tuple[str, ...] = ()  # per argument: "R", "W", "RW" or "-"
     rest: str = "-"  # effect for further (variadic) arguments
-    ret: str = "none"  # "none", "arg0", "alloc", "extern"
+    ret: str = "none"  # "none", "arg0", "alloc", "extern", "alloc_out" (last arg gets it)
     io: bool = False
     exits: bool = False
     fence: bool = False  # no collective may be in flight across this call
@@ -211,6 +211,8 @@ MPI_FUNCS: dict[str, FuncSpec] = {
     "MPI_Comm_rank": FuncSpec(("-", "W")),
     "MPI_Comm_size": FuncSpec(("-", "W")),
     "MPI_Wtick": FuncSpec(()),
+    "MPI_Alloc_mem": FuncSpec(("-", "-", "W"), ret="alloc_out", mpi=True),
+    "MPI_Free_mem": FuncSpec(("W",), mpi=True),
     "MPI_Type_size": FuncSpec(("-", "W")),
     "MPI_Get_count": FuncSpec(("R", "-", "W")),
     "MPI_Get_processor_name": FuncSpec(("W", "W")),
