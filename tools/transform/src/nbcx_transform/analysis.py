@@ -702,7 +702,7 @@ class Analysis:
                     self._arg_access(a, "r", eff)
                 elif r in ("R", "B"):
                     self._arg_access(a, "rw", eff)
-            eff.flags.add("mpi")
+            eff.flag("mpi", f"{name} at line {n.line}")
             if name == "MPI_Barrier":
                 eff.flag("fence", f"MPI_Barrier at line {n.line}")
             return
