@@ -12,7 +12,8 @@ from typing import Any
 
 from nbcx_transform import __version__
 from nbcx_transform.clangast import parse
-from nbcx_transform.flags import clang_args
+from nbcx_transform.flags import clang_args, from_make
+from nbcx_transform.program import program_summaries
 from nbcx_transform.transform import FileTransform, Options, Site
 
 EXIT_USAGE = 2
@@ -69,6 +70,17 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="PATH",
         help="compile_commands.json, or the directory that holds it",
+    )
+    p.add_argument(
+        "--from-make",
+        metavar="'make ...'",
+        help="write compile_commands.json from the compile commands this make command "
+        "would run (make -n -B; bear is used when installed), then use it as with -p",
+    )
+    p.add_argument(
+        "--no-whole-program",
+        action="store_true",
+        help="with -p: do not analyse the program's other files (calls into them stop waits)",
     )
     p.add_argument("--mpicc", help="MPI compiler wrapper to ask for MPI's flags (default mpicc)")
     p.add_argument(
@@ -173,9 +185,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("nbcx-transform: -o needs exactly one input file", file=sys.stderr)
         return EXIT_USAGE
     opts = Options(min_overlap=args.min_overlap, persistent=not args.no_persistent)
+    notes: list[str] = []
+    if args.from_make:
+        db = from_make(args.from_make, Path.cwd())
+        if db is None:
+            print(
+                f"nbcx-transform: no compile command found in '{args.from_make}'", file=sys.stderr
+            )
+            return EXIT_USAGE
+        print(f"nbcx-transform: wrote {db}", file=sys.stderr)
+        args.compile_commands = db
+    if args.compile_commands is not None and not args.no_whole_program:
+        opts.external, pnotes = program_summaries(
+            args.compile_commands, args.defines, args.includes, args.mpicc, extra
+        )
+        notes += pnotes
     write = not (args.diff or args.check or args.dry_run)
     records: list[dict[str, Any]] = []
-    notes: list[str] = []
     status = 0
     convertible = 0
     for path in args.files:

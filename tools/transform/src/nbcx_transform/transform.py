@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from clang.cindex import CursorKind as CK  # noqa: N817
 
 from nbcx_transform import mpi
-from nbcx_transform.analysis import ANY, EXT, JUMPS, LOOPS, Analysis, Effects, strip
+from nbcx_transform.analysis import ANY, EXT, JUMPS, LOOPS, Analysis, Effects, Summary, strip
 from nbcx_transform.clangast import Function, Node, Unit
 
 DEF = "def"  # the operation is pending on every path that gets here
@@ -76,6 +76,8 @@ class Options:
     min_overlap: int = 1  # leave blocking when fewer statements overlap (0: convert all safe)
     persistent: bool = True
     nonblocking: bool = True
+    # summaries of the functions of the program's other files (whole-program analysis)
+    external: dict[str, Summary] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -158,7 +160,7 @@ class FileTransform:
         self.unit = unit
         self.data = unit.data
         self.opts = opts or Options()
-        self.an = Analysis(unit)
+        self.an = Analysis(unit, self.opts.external)
         self.blocks: list[Block] = []
         self.where: dict[int, tuple[Block, int]] = {}  # id(stmt) -> (block, unit index)
         self.block_of_node: dict[int, Block] = {}
