@@ -25,4 +25,7 @@ CASES: list[tuple[str, str, tuple[str, ...]]] = [
     ("alloc_wrapper", "alloc_wrapper.c", ()),
     ("control_flow", "control_flow.c", ()),  # else-if, switch, goto, do/continue, globals
     ("heat", "heat.c", ()),  # the larger program
+    ("unsafe_alloc_mem", "unsafe_alloc_mem.c", PETAL),  # issue 19.1: MPI_Alloc_mem
+    ("once_barrier", "once_barrier.c", ()),  # issue 19.5: if (iter == 1) MPI_Barrier
+    ("misleading_indent", "misleading_indent.c", ()),  # issue 19.3
 ]
