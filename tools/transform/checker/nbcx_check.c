@@ -29,6 +29,7 @@
 struct op {
     int used;
     MPI_Request req;
+    MPI_Request *reqp; /* where the program keeps it: completed requests may share a handle */
     const char *name;
     unsigned long serial;
     void *user; /* the program's receive buffer (start of its span) */
@@ -157,14 +158,19 @@ static void finish(struct op *o)
     o->used = 0;
 }
 
-static struct op *find(MPI_Request r)
+static struct op *find(MPI_Request *p)
 {
-    if (r == MPI_REQUEST_NULL)
+    if (*p == MPI_REQUEST_NULL)
         return NULL;
     for (int i = 0; i < MAXOPS; i++)
-        if (ops[i].used && ops[i].req == r)
+        if (ops[i].used && ops[i].reqp == p && ops[i].req == *p)
             return &ops[i];
-    return NULL;
+    /* the request was copied elsewhere: the oldest operation with this handle */
+    struct op *best = NULL;
+    for (int i = 0; i < MAXOPS; i++)
+        if (ops[i].used && ops[i].req == *p && (best == NULL || ops[i].serial < best->serial))
+            best = &ops[i];
+    return best;
 }
 
 static MPI_Aint sum_span(const int *counts, const int *displs, int n)
@@ -178,9 +184,10 @@ static MPI_Aint sum_span(const int *counts, const int *displs, int n)
 
 #define DONE(o, rc, req)              \
     do {                              \
-        if ((rc) == MPI_SUCCESS)      \
+        if ((rc) == MPI_SUCCESS) {    \
             (o)->req = *(req);        \
-        else                          \
+            (o)->reqp = (req);        \
+        } else                        \
             (o)->used = 0;            \
         return rc;                    \
     } while (0)
@@ -329,7 +336,7 @@ int MPI_Ibarrier(MPI_Comm c, MPI_Request *req)
 
 int MPI_Wait(MPI_Request *req, MPI_Status *st)
 {
-    struct op *o = find(*req);
+    struct op *o = find(req);
     int rc = PMPI_Wait(req, st);
     if (o != NULL)
         finish(o);
@@ -341,7 +348,7 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
     struct op *found[64];
     int k = n < 64 ? n : 64;
     for (int i = 0; i < k; i++)
-        found[i] = find(reqs[i]);
+        found[i] = find(&reqs[i]);
     int rc = PMPI_Waitall(n, reqs, sts);
     for (int i = 0; i < k; i++)
         if (found[i] != NULL)

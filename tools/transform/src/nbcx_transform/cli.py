@@ -97,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def site_record(path: str, s: Site, req_name: str) -> dict[str, Any]:
+def site_record(path: str, s: Site, req_name: str, in_loop: bool = False) -> dict[str, Any]:
     rec: dict[str, Any] = {
         "file": path,
         "line": s.line,
@@ -105,6 +105,7 @@ def site_record(path: str, s: Site, req_name: str) -> dict[str, Any]:
         "function": s.func.name,
         "call": s.name,
         "action": s.action,
+        "in_loop": in_loop,
     }
     if s.action == "blocking":
         rec["reason"] = s.reason
@@ -229,7 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  {e}", file=sys.stderr)
             status = EXIT_USAGE
         notes += [f"{path}: {n}" for n in ft.file_notes]
-        recs = [site_record(str(path), s, ft.names["nbcx_req"]) for s in ft.sites]
+        recs = [
+            site_record(str(path), s, ft.names["nbcx_req"], ft.loop_of(s) is not None)
+            for s in ft.sites
+        ]
         records += recs
         convertible += sum(1 for s in ft.sites if s.action != "blocking")
         if args.diff and new != unit.data:
