@@ -904,6 +904,32 @@ class FileTransform:
                     site.notes.append("intercommunicators in use: one wait for root and non-root")
                 site.action = "candidate"
 
+    def _tidy_roles(self, site: Site) -> None:
+        """``if (rank == root) { wait; ... } if (rank != root) wait;`` is one wait before
+        the ``if`` with what each rank executes: the others skip the branch anyway."""
+        a, b = site.plans["root"], site.plans["nonroot"]
+        if len(a.points) != 1 or len(b.points) != 1:
+            return
+        pa, pb = a.points[0], b.points[0]
+        blk = pa.block
+        if pa.flagged or pb.flagged or pa.index != 0 or blk.kind != "then" or blk.owner is None:
+            return
+        owner = blk.owner
+        if blk.bid not in a.implied or len(owner.children) >= 3 or id(owner) not in self.where:
+            return
+        oblk, oidx = self.where[id(owner)]
+        if pb.block is not oblk or pb.index != oidx + 1:
+            return
+        site.guards = {}
+        site.notes.append(
+            "root and non-root wait before the rank test (the others skip its branch)"
+        )
+        self.buffers[(id(site), "any")] = self.op_buffers(site, "any")
+        site.plans = {"any": self.place(site, "any")}
+        if site.plans["any"].points and site.plans["any"].points[0].block is not oblk:
+            site.plans = {"root": a, "nonroot": b}
+            site.guards = {}
+
     def unknown_buffer(self, site: Site) -> str:
         """A buffer argument whose target the analysis cannot tell ("" if none)."""
         roles = mpi.COLLECTIVES[site.name]
@@ -943,6 +969,8 @@ class FileTransform:
                     )
                 else:
                     site.guards = {"root": g[0], "nonroot": g[1]}
+            if site.guards:
+                self._tidy_roles(site)
             if not site.guards:
                 site.rank = ""
                 self.buffers[(id(site), "any")] = self.op_buffers(site, "any")

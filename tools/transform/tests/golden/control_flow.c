@@ -94,7 +94,7 @@ again:
 
 int main(int argc, char **argv)
 {
-    MPI_Request nbcx_req[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Request nbcx_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     int rank, size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -117,15 +117,11 @@ int main(int argc, char **argv)
     results[n++] = seen;
     results[n++] = g_total + g_scratch;
     int sums[9];
-    MPI_Ireduce(results, sums, 9, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[2]);
+    MPI_Reduce(results, sums, 9, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-        MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
         for (int k = 0; k < 9; k++)
             printf("%d ", sums[k]);
         printf("\n");
-    }
-    if (rank != 0) {
-        MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
     }
     MPI_Finalize();
     return 0;
