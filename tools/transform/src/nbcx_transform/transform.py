@@ -746,9 +746,9 @@ class FileTransform:
         if loop.kind != CK.FOR_STMT or len(loop.children) != 4:
             return ""
         stepped: set[str] = set()
-        for n in loop.children[2].walk():
-            if n.kind == CK.DECL_REF_EXPR and n.ref:
-                stepped.add(n.ref)
+        for x in loop.children[2].walk():
+            if x.kind == CK.DECL_REF_EXPR and x.ref:
+                stepped.add(x.ref)
         if not stepped:
             return ""
         body = loop.children[-1]
