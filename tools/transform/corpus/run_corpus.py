@@ -185,6 +185,14 @@ def check_program(
     for n in MPIS["mpich"][3]:
         expected = run(orig, "mpich", n)
         runs.append((f"mpich -n {n}", run(new, "mpich", n, libs["mpich"]) == expected))
+    if "DEFS" in (src / "Makefile").read_text():
+        # the serial build (no -DDO_MPI): plain gcc, the transformed file must still compile
+        for d in (orig, new):
+            _sh(["make", "-s", "clean"], cwd=d)
+            flags = "-O1 -Wall -Wextra" + (" -Werror" if werror else "")
+            _sh(["make", "-s", "CC=gcc", "DEFS=", f"CFLAGS={flags}"], cwd=d)
+        same = _sh([str(orig / "app")]) == _sh([str(new / "app")])
+        runs.append(("serial build (gcc, no MPI)", same))
     out["runs"] = runs
     return out
 
