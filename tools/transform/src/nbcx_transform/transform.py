@@ -1519,7 +1519,10 @@ class FileTransform:
             post = self._render_lines(parts.get(1, []), inner)
             edits.append((end, end, 2, "\n" + post + owner_indent + "}"))
         for start, end, text in self.replaces:
-            edits.append((start, end, 1, text))
+            # applied before an insertion at the same offset (edits go from the end,
+            # higher order first), so that the insertion lands before the new text
+            # instead of inside the range it replaces
+            edits.append((start, end, 3, text))
         if self.need_ext_include:
             off = self._include_anchor()
             text = PERSISTENT_PRELUDE

@@ -38,6 +38,10 @@ int main(int argc, char **argv)
             acc = 0.0;
         }
         x = x * 1.01 + rank;
+        if (nbcx_flag[0]) {
+            MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
+            nbcx_flag[0] = 0;
+        }
 #if NBCX_PERSISTENT
         if (nbcx_req[1] == MPI_REQUEST_NULL) {
 #if NBCX_PERSISTENT == 4
@@ -49,10 +53,7 @@ int main(int argc, char **argv)
         MPI_Start(&nbcx_req[1]);
 #else
         MPI_Iallreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[1]);
-#endifTUS_IGNORE);
-            nbcx_flag[0] = 0;
-        }
-        MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+#endif
         z = z * 0.5 + 1.0;
         MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
         acc += y;

@@ -16,7 +16,8 @@ int main(int argc, char **argv)
     MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
     int x = buf[rank];
     int y = x * 2;
-    printf("rank %d: %d %d\n", rank, x, y);
+    if (rank == 0)
+        printf("rank %d: %d %d\n", rank, x, y);
     MPI_Free_mem(buf);
     MPI_Finalize();
     return 0;

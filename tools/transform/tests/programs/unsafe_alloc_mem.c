@@ -14,7 +14,8 @@ int main(int argc, char **argv)
     MPI_Allgather(&mine, 1, MPI_INT, buf, 1, MPI_INT, MPI_COMM_WORLD);
     int x = buf[rank];
     int y = x * 2;
-    printf("rank %d: %d %d\n", rank, x, y);
+    if (rank == 0)
+        printf("rank %d: %d %d\n", rank, x, y);
     MPI_Free_mem(buf);
     MPI_Finalize();
     return 0;
