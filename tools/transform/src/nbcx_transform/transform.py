@@ -1422,10 +1422,13 @@ class FileTransform:
         for (bid, idx), all_items in self.inserts.items():
             blk = self.blocks[bid]
             groups = [all_items]
+            prev_end = (
+                blk.units[idx - 1].end if idx > 0 else (blk.node.start + 1 if blk.node else 0)
+            )
             if (
                 blk.node is not None
-                and 0 < idx < len(blk.units)
-                and self.has_directive(blk.units[idx - 1].end, blk.units[idx].start)
+                and 0 <= idx < len(blk.units)
+                and self.has_directive(prev_end, blk.units[idx].start)
                 and not self.data[
                     self._line_start(blk.units[idx].start) : blk.units[idx].start
                 ].strip()

@@ -20,6 +20,24 @@ static double sum_all(double v)
     return out + a - b;
 }
 
+static double g_u, g_w;
+
+/* the loop is the first statement after the #ifdef: its init goes after it */
+static double loop_first(double s)
+{
+#ifdef USING_MPI
+    for (int k = 0; k < 3; k++) {
+        MPI_Allreduce(&s, &g_u, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        g_w = g_w * 0.5 + 1.0;
+        s += g_u;
+    }
+#else
+    g_u = s;
+    g_w = 1.0;
+#endif
+    return s + g_w + g_u;
+}
+
 int main(int argc, char **argv)
 {
     double local[8], global[8], s = 1.0, t = 0.0, w = 0.0, u = 0.0;
@@ -49,7 +67,7 @@ int main(int argc, char **argv)
         t += u;
     }
 #endif
-    double r = sum_all(t);
+    double r = sum_all(t) + loop_first(w);
     if (rank == 0)
         printf("%.6f %.6f %.6f %.1f\n", r, t, w, s + u);
 #ifdef USING_MPI
