@@ -149,3 +149,39 @@ def test_no_conversion_that_costs(tmp_path: Path) -> None:
     assert every["action"] == "persistent"
     assert "MPI_Barrier_init" not in res.text
     assert "MPIX_Barrier_init" not in res.text
+
+
+def test_preprocessor_conditions() -> None:
+    """The condition of each #if branch, as inserted lines are guarded with it."""
+    from nbcx_transform.transform import _cond_regions
+
+    src = (
+        b"int a;\n"
+        b"#ifdef DO_MPI\n"
+        b"int b;\n"
+        b"#if N > 2 /* comment */\n"
+        b"int c;\n"
+        b"#elif defined(X)\n"
+        b"int d;\n"
+        b"#else\n"
+        b"int e;\n"
+        b"#endif\n"
+        b"#else\n"
+        b"int f;\n"
+        b"#endif\n"
+        b"#ifndef SERIAL\n"
+        b"int g;\n"
+        b"#endif\n"
+    )
+
+    def conds(word: bytes) -> list[str]:
+        off = src.index(word)
+        return [c for s, e, _, c in sorted(_cond_regions(src)) if s <= off < e]
+
+    assert conds(b"int a") == []
+    assert conds(b"int b") == ["defined(DO_MPI)"]
+    assert conds(b"int c") == ["defined(DO_MPI)", "(N > 2)"]
+    assert conds(b"int d") == ["defined(DO_MPI)", "(!(N > 2) && (defined(X)))"]
+    assert conds(b"int e") == ["defined(DO_MPI)", "(!(N > 2) && !(defined(X)))"]
+    assert conds(b"int f") == ["(!defined(DO_MPI))"]
+    assert conds(b"int g") == ["!defined(SERIAL)"]

@@ -1553,8 +1553,9 @@ def _cond_regions(data: bytes) -> list[tuple[int, int, int, str]]:
     negation of the earlier conditions of the group for ``#else``, ..."""
     text = data.decode("utf-8", "replace")
     out: list[tuple[int, int, int, str]] = []
-    # stack of groups: [earlier conditions, current condition, branch start, branch id]
-    stack: list[tuple[list[str], str, int, int]] = []
+    # stack of groups: (tests of the earlier branches, this branch's test, its whole
+    # condition, branch start, branch id)
+    stack: list[tuple[list[str], str, str, int, int]] = []
     off = 0
     lines = text.split("\n")
     i = 0
@@ -1584,19 +1585,20 @@ def _cond_regions(data: bytes) -> list[tuple[int, int, int, str]]:
                 kind
             ]
             nid += 1
-            stack.append(([], cond, bend, nid))
+            stack.append(([], cond, cond, bend, nid))
             continue
         if not stack:
             continue
-        earlier, cur, bstart_branch, bid = stack.pop()
+        earlier, test, cur, bstart_branch, bid = stack.pop()
         out.append((bstart_branch, bstart, bid, cur))
-        earlier = [*earlier, cur]
+        earlier = [*earlier, test]
         if kind == "endif":
             continue
         neg = " && ".join(f"!{c}" if c.startswith(("(", "defined")) else f"!({c})" for c in earlier)
-        cond = neg if kind == "else" else f"{neg} && ({arg})"
+        test = f"({arg})"
+        cond = neg if kind == "else" else f"{neg} && {test}"
         nid += 1
-        stack.append((earlier, f"({cond})", bend, nid))
+        stack.append((earlier, test, f"({cond})", bend, nid))
     del off
     return out
 
