@@ -1,4 +1,4 @@
-"""Every example, original and transformed, compiled with -Wall -Werror against
+"""Every example, original and transformed, compiled with -Wall -Wextra -Werror against
 Open MPI and MPICH and run on 1-4 ranks (MPICH: 1-2, it busy-polls when
 oversubscribed): the outputs must be identical.
 
@@ -41,7 +41,19 @@ ENV = dict(
 
 
 def _compile(cc: str, src: Path, exe: Path, *defs: str) -> None:
-    cmd = [cc, "-Wall", "-Werror", "-O1", f"-I{PROGRAMS}", *defs, "-o", str(exe), str(src), "-lm"]
+    cmd = [
+        cc,
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-O1",
+        f"-I{PROGRAMS}",
+        *defs,
+        "-o",
+        str(exe),
+        str(src),
+        "-lm",
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr}"
 
