@@ -920,15 +920,15 @@ class FileTransform:
         oblk, oidx = self.where[id(owner)]
         if pb.block is not oblk or pb.index != oidx + 1:
             return
+        self.buffers[(id(site), "any")] = self.op_buffers(site, "any")
+        plan = self.place(site, "any")
+        if len(plan.points) != 1 or plan.points[0].block is not oblk or plan.points[0].flagged:
+            return  # keep the two waits
         site.guards = {}
+        site.plans = {"any": plan}
         site.notes.append(
             "root and non-root wait before the rank test (the others skip its branch)"
         )
-        self.buffers[(id(site), "any")] = self.op_buffers(site, "any")
-        site.plans = {"any": self.place(site, "any")}
-        if site.plans["any"].points and site.plans["any"].points[0].block is not oblk:
-            site.plans = {"root": a, "nonroot": b}
-            site.guards = {}
 
     def unknown_buffer(self, site: Site) -> str:
         """A buffer argument whose target the analysis cannot tell ("" if none)."""
