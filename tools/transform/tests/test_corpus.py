@@ -29,8 +29,7 @@ def test_corpus_program(name: str, tmp_path: Path) -> None:
             pytest.skip(f"no {tool}")
     if mpicc_for_parsing() is None:
         pytest.skip("no MPI compiler wrapper")
-    exe = shutil.which("nbcx-transform")
-    tool = [exe] if exe else [sys.executable, "-m", "nbcx_transform"]
+    tool = [sys.executable, "-m", "nbcx_transform"]  # the one this pytest imports
     res = run_corpus.check_program(name, tool, tmp_path)
     assert res["werror"], f"{name}: the original does not build with -Werror"
     assert all(ok for _, ok in res["runs"]), res["runs"]
