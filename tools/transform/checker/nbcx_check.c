@@ -345,14 +345,18 @@ int MPI_Wait(MPI_Request *req, MPI_Status *st)
 
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
-    struct op *found[64];
-    int k = n < 64 ? n : 64;
-    for (int i = 0; i < k; i++)
+    struct op *few[64];
+    struct op **found = n <= 64 ? few : malloc(sizeof(struct op *) * (size_t)n);
+    if (found == NULL)
+        return PMPI_Waitall(n, reqs, sts);
+    for (int i = 0; i < n; i++)
         found[i] = find(&reqs[i]);
     int rc = PMPI_Waitall(n, reqs, sts);
-    for (int i = 0; i < k; i++)
+    for (int i = 0; i < n; i++)
         if (found[i] != NULL)
             finish(found[i]);
+    if (found != few)
+        free(found);
     return rc;
 }
 
