@@ -9,7 +9,7 @@
  * checker verifies that the receive buffer still holds the poison (else: the
  * program wrote it while the operation was in flight) and that the send buffer
  * is unchanged since the start (else: the program wrote it), reports each
- * violation on stderr, then copies the result in.  MPI_Finalize prints a
+ * violation on stderr, then copies the result in (also at a successful MPI_Test).  MPI_Finalize prints a
  * summary and exits with status 3 if there was a violation.
  *
  * Persistent collectives are not interposed: build the transformed program with
@@ -339,6 +339,15 @@ int MPI_Wait(MPI_Request *req, MPI_Status *st)
     struct op *o = find(req);
     int rc = PMPI_Wait(req, st);
     if (o != NULL)
+        finish(o);
+    return rc;
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
+{
+    struct op *o = find(req);
+    int rc = PMPI_Test(req, flag, st);
+    if (o != NULL && rc == MPI_SUCCESS && *flag)
         finish(o);
     return rc;
 }
