@@ -9,8 +9,9 @@
  * checker verifies that the receive buffer still holds the poison (else: the
  * program wrote it while the operation was in flight) and that the send buffer
  * is unchanged since the start (else: the program wrote it), reports each
- * violation on stderr, then copies the result in (also at a successful MPI_Test).  MPI_Finalize prints a
- * summary and exits with status 3 if there was a violation.
+ * violation on stderr, then copies the result in (also at a successful
+ * MPI_Test).  MPI_Finalize prints a summary and exits with status 3 if there
+ * was a violation or an operation never completed.
  *
  * Persistent collectives are not interposed: build the transformed program with
  * -DNBCX_PERSISTENT=0 to check their nonblocking form.
