@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,3 +68,25 @@ def line_of(src: Path, needle: str) -> int:
         if needle in line:
             return i
     raise AssertionError(f"{needle!r} not in {src}")
+
+
+CHECKER = HERE.parent / "checker" / "nbcx_check.c"
+_checker_libs: dict[str, Path | None] = {}
+
+
+def checker_lib(cc: str, where: Path) -> Path | None:
+    """libnbcx_check.so built with the MPI compiler wrapper ``cc`` (once per session)."""
+    if cc not in _checker_libs:
+        lib = where / f"libnbcx_check_{Path(cc).name}.so"
+        cmd = [cc, "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror", "-o", str(lib)]
+        res = subprocess.run([*cmd, str(CHECKER)], capture_output=True, text=True, check=False)
+        assert res.returncode == 0, res.stderr
+        _checker_libs[cc] = lib
+    return _checker_libs[cc]
+
+
+def preload_args(launcher: str, lib: Path) -> list[str]:
+    """mpiexec options that preload ``lib`` into the ranks (not into mpiexec)."""
+    if "openmpi" in launcher:
+        return ["-x", f"LD_PRELOAD={lib}"]
+    return ["-genv", "LD_PRELOAD", str(lib)]

@@ -34,7 +34,7 @@ def test_in_place_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 def test_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = _copy(tmp_path, "fig09_bcast.c")
-    assert main(["--mpicc", str(CC), "--diff", str(src)]) == 0
+    assert main(["--mpicc", str(CC), "--min-overlap", "0", "--diff", str(src)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("--- a/")
     assert "-    MPI_Bcast(&mass, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);" in out
@@ -63,7 +63,8 @@ def test_defines_are_honoured(tmp_path: Path) -> None:
         "}\n"
     )
     rep = tmp_path / "r.json"
-    args = ["--mpicc", str(CC), "-n", "--report-format", "json", "--report-file", str(rep)]
+    args = ["--mpicc", str(CC), "-n", "--min-overlap", "0"]
+    args += ["--report-format", "json", "--report-file", str(rep)]
     # without the define the file does not parse: nothing is touched
     assert main([*args, str(src)]) == 2
     assert main([*args, "-D", "UPDATE=b", str(src)]) == 0
@@ -93,9 +94,8 @@ def test_compile_commands(tmp_path: Path) -> None:
     db = [{"directory": str(tmp_path), "file": "cc.c", "command": f"{CC} -Iinclude -c cc.c"}]
     (tmp_path / "compile_commands.json").write_text(json.dumps(db))
     rep = tmp_path / "r.json"
-    status = main(
-        ["-p", str(tmp_path), "-n", "--report-format", "json", "--report-file", str(rep), str(src)]
-    )
+    opts = ["-p", str(tmp_path), "-n", "--min-overlap", "0", "--report-format", "json"]
+    status = main([*opts, "--report-file", str(rep), str(src)])
     assert status == 0
     site = json.loads(rep.read_text())["collectives"][0]
     assert site["waits"][0]["line"] == 7

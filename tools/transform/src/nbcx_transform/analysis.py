@@ -110,13 +110,17 @@ class Summary:
     pwrites: frozenset[int]
     flags: frozenset[str]
     why: tuple[str, ...]
+    nparams: int = -1  # for summaries of other files' functions: further arguments are variadic
 
 
 class Analysis:
     """Points-to sets, escape information and function summaries of a unit."""
 
-    def __init__(self, unit: Unit) -> None:
+    def __init__(self, unit: Unit, external: dict[str, Summary] | None = None) -> None:
         self.unit = unit
+        # summaries of functions defined in other files of the program, by name
+        # (objects: "v:KEY" of globals with external linkage, else EXT)
+        self.external: dict[str, Summary] = external or {}
         self.decls: dict[str, DeclInfo] = unit.decls
         self.funcs: dict[str, Function] = unit.functions
         self.pts: dict[str, set[str]] = {}
@@ -360,7 +364,9 @@ class Analysis:
         out = set()
         for c in kids:
             out |= self.val(c)
-        if not kids and n.is_pointer:
+        if n.is_pointer and not out:
+            # A pointer the analysis does not model (C++ new, a statement expression,
+            # ...): it may point anywhere.
             return {ANY}
         return out
 
@@ -418,8 +424,23 @@ class Analysis:
                         src = self.load(self.val(args[1]))
                         for o in self.val(args[0]):
                             self._add(o, src)
+                    if spec.ret in ("alloc_out", "alloc_out0") and spec.args:
+                        # MPI_Alloc_mem(size, info, &ptr): ptr gets fresh memory
+                        k = len(spec.args) - 1 if spec.ret == "alloc_out" else 0
+                        if k < len(args):
+                            for o in self.val(args[k]):
+                                self._add(o, {f"h:{n.start}"})
                     continue
                 if n.callee.startswith(("MPI_", "PMPI_")):
+                    # MPI keeps no pointer the program could write through later, but
+                    # an unmodelled MPI call may store a pointer through ``&p``.
+                    for a in args:
+                        e = strip(a)
+                        if e.kind == CK.UNARY_OPERATOR and e.op == "&" and e.exprs():
+                            t = strip(e.exprs()[0])
+                            if t.is_pointer:
+                                for o in self.lv(t):
+                                    self._add(o, {ANY})
                     continue
                 for a in args:
                     self._escape(self.val(a))
@@ -685,7 +706,7 @@ class Analysis:
                     self._arg_access(a, "r", eff)
                 elif r in ("R", "B"):
                     self._arg_access(a, "rw", eff)
-            eff.flags.add("mpi")
+            eff.flag("mpi", f"{name} at line {n.line}")
             if name == "MPI_Barrier":
                 eff.flag("fence", f"MPI_Barrier at line {n.line}")
             return
@@ -714,6 +735,10 @@ class Analysis:
                 if text not in eff.why:
                     eff.why.append(text)
             return
+        ext = self.external.get(name) if not name.startswith(("MPI_", "PMPI_")) else None
+        if ext is not None and mpi.lookup(name) is None:
+            self._apply_external(n, ext, args, eff)
+            return
         spec = mpi.lookup(name)
         if spec is None:
             if name.startswith(("MPI_", "PMPI_")):
@@ -733,6 +758,62 @@ class Analysis:
             eff.flag("exits", f"{name} at line {n.line}")
         if spec.fence:
             eff.flag("fence", f"{name} at line {n.line}")
+
+    def _here(self, o: str) -> str:
+        """An object of another file's summary as an object of this file."""
+        if o.startswith("v:"):
+            d = self.decls.get(o[2:])
+            if d is not None and d.kind == "global" and not d.linkage_static:
+                return o
+        return EXT
+
+    def _apply_external(self, n: Node, s: Summary, args: list[Node], eff: Effects) -> None:
+        reads = {self._here(o) for o in s.reads}
+        writes = {self._here(o) for o in s.writes}
+        eff.reads |= reads
+        eff.sreads |= reads
+        eff.writes |= writes
+        eff.swrites |= writes
+        for i, a in enumerate(args):
+            if i in s.preads:
+                self._arg_access(a, "r", eff)
+            if i in s.pwrites:
+                self._arg_access(a, "w", eff)
+            if i >= s.nparams:
+                self._access(self._reach(self.val(a)), None, "rw", eff)
+        for fl in s.flags:
+            eff.flags.add(fl)
+        for w in s.why:
+            text = f"{w} (in {n.callee}(), called at line {n.line})" if "(in " not in w else w
+            if text not in eff.why:
+                eff.why.append(text)
+
+    def export(self) -> dict[str, Summary]:
+        """Summaries of this file's functions with external linkage, for other files."""
+        out: dict[str, Summary] = {}
+        for f in self.funcs.values():
+            if f.static or not f.in_main or f.name == "main":
+                continue
+            s = self.summaries.get(f.key)
+            if s is None:
+                continue
+            out[f.name] = Summary(
+                reads=frozenset(self._export_obj(o) for o in s.reads),
+                writes=frozenset(self._export_obj(o) for o in s.writes),
+                preads=s.preads,
+                pwrites=s.pwrites,
+                flags=s.flags,
+                why=tuple(w.replace("(not in this file)", "(not in the program)") for w in s.why),
+                nparams=len(f.params),
+            )
+        return out
+
+    def _export_obj(self, o: str) -> str:
+        if o.startswith("v:"):
+            d = self.decls.get(o[2:])
+            if d is not None and d.kind == "global" and not d.linkage_static:
+                return o
+        return EXT
 
     def _reach(self, objs: set[str]) -> set[str]:
         out = set(objs)

@@ -12,7 +12,8 @@ from typing import Any
 
 from nbcx_transform import __version__
 from nbcx_transform.clangast import parse
-from nbcx_transform.flags import clang_args
+from nbcx_transform.flags import clang_args, from_make
+from nbcx_transform.program import program_summaries
 from nbcx_transform.transform import FileTransform, Options, Site
 
 EXIT_USAGE = 2
@@ -70,21 +71,33 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="compile_commands.json, or the directory that holds it",
     )
+    p.add_argument(
+        "--from-make",
+        metavar="'make ...'",
+        help="write compile_commands.json from the compile commands this make command "
+        "would run (make -n -B; bear is used when installed), then use it as with -p",
+    )
+    p.add_argument(
+        "--no-whole-program",
+        action="store_true",
+        help="with -p: do not analyse the program's other files (calls into them stop waits)",
+    )
     p.add_argument("--mpicc", help="MPI compiler wrapper to ask for MPI's flags (default mpicc)")
     p.add_argument(
         "--min-overlap",
         type=int,
-        default=0,
+        default=1,
         metavar="N",
         help="leave a collective blocking when fewer than N statements would overlap it "
-        "(default 0: convert every safe one, as Petal does)",
+        "(default 1: a wait right after the call gains nothing; 0 converts every safe one, "
+        "as Petal does)",
     )
     p.add_argument("--no-persistent", action="store_true", help="never emit persistent collectives")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
 
 
-def site_record(path: str, s: Site, req_name: str) -> dict[str, Any]:
+def site_record(path: str, s: Site, req_name: str, in_loop: bool = False) -> dict[str, Any]:
     rec: dict[str, Any] = {
         "file": path,
         "line": s.line,
@@ -92,6 +105,7 @@ def site_record(path: str, s: Site, req_name: str) -> dict[str, Any]:
         "function": s.func.name,
         "call": s.name,
         "action": s.action,
+        "in_loop": in_loop,
     }
     if s.action == "blocking":
         rec["reason"] = s.reason
@@ -145,6 +159,22 @@ def format_text(recs: list[dict[str, Any]], notes: list[str]) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
+CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".cp", ".C", ".hpp", ".hh", ".hxx", ".ii")
+
+
+def cxx_reason(path: Path, extra: Sequence[str]) -> str:
+    """Why ``path`` is C++ ("" if it is C as far as the name and flags tell)."""
+    if path.suffix in CXX_SUFFIXES:
+        return f"a C++ source file ({path.suffix})"
+    words = list(extra)
+    for i, w in enumerate(words):
+        if w == "-x" and i + 1 < len(words) and words[i + 1].startswith("c++"):
+            return "parsed as C++ (-x c++)"
+        if w.startswith("-std=") and ("++" in w):
+            return f"parsed as C++ ({w})"
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
@@ -156,9 +186,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("nbcx-transform: -o needs exactly one input file", file=sys.stderr)
         return EXIT_USAGE
     opts = Options(min_overlap=args.min_overlap, persistent=not args.no_persistent)
+    notes: list[str] = []
+    if args.from_make:
+        db = from_make(args.from_make, Path.cwd())
+        if db is None:
+            print(
+                f"nbcx-transform: no compile command found in '{args.from_make}'", file=sys.stderr
+            )
+            return EXIT_USAGE
+        print(f"nbcx-transform: wrote {db}", file=sys.stderr)
+        args.compile_commands = db
+    if args.compile_commands is not None and not args.no_whole_program:
+        opts.external, pnotes = program_summaries(
+            args.compile_commands, args.defines, args.includes, args.mpicc, extra
+        )
+        notes += pnotes
     write = not (args.diff or args.check or args.dry_run)
     records: list[dict[str, Any]] = []
-    notes: list[str] = []
     status = 0
     convertible = 0
     for path in args.files:
@@ -168,6 +212,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         cargs = clang_args(
             path, args.defines, args.includes, args.mpicc, args.compile_commands, extra
         )
+        cxx = cxx_reason(path, cargs)
+        if cxx:
+            print(
+                f"nbcx-transform: {path}: {cxx}: C++ is not supported (new/delete, references, "
+                "containers and member buffers are not analysed); the file is left unchanged",
+                file=sys.stderr,
+            )
+            status = EXIT_USAGE
+            continue
         unit = parse(str(path), cargs)
         ft = FileTransform(unit, opts)
         new = ft.run()
@@ -177,7 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  {e}", file=sys.stderr)
             status = EXIT_USAGE
         notes += [f"{path}: {n}" for n in ft.file_notes]
-        recs = [site_record(str(path), s, ft.names["nbcx_req"]) for s in ft.sites]
+        recs = [
+            site_record(str(path), s, ft.names["nbcx_req"], ft.loop_of(s) is not None)
+            for s in ft.sites
+        ]
         records += recs
         convertible += sum(1 for s in ft.sites if s.action != "blocking")
         if args.diff and new != unit.data:

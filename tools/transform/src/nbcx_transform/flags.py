@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -124,3 +125,54 @@ def clang_args(
     args += [f"-I{i}" for i in includes]
     args += extra
     return args
+
+
+_COMPILER = re.compile(r"^(mpi)?(cc|gcc|clang|icc|icx|mpicc|mpiicc)([.-][\w.]+)?$")
+_ENTERING = re.compile(r"make(\[\d+\])?: Entering directory '([^']+)'")
+
+
+def from_make(cmd: str, cwd: Path) -> Path | None:
+    """Writes ``cwd/compile_commands.json`` from the C compile commands that the make
+    command would run (``make -n -B``: nothing is built) and returns its path
+    (None if there is none)."""
+    words = shlex.split(cmd)
+    if not words:
+        return None
+    try:
+        res = subprocess.run(
+            [*words, "-n", "-B"], cwd=cwd, capture_output=True, text=True, timeout=300, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    base = cwd
+    if "-C" in words and words.index("-C") + 1 < len(words):
+        base = (cwd / words[words.index("-C") + 1]).resolve()
+    entries: list[dict[str, object]] = []
+    text = res.stdout.replace("\\\n", " ")
+    for line in text.splitlines():
+        m = _ENTERING.search(line)
+        if m:
+            base = Path(m.group(2))
+            continue
+        here = base
+        for part in re.split(r"&&|;|\|\|", line):
+            try:
+                w = shlex.split(part)
+            except ValueError:
+                continue
+            if not w:
+                continue
+            if w[0] == "cd" and len(w) > 1:
+                here = (here / w[1]).resolve()
+                continue
+            if not _COMPILER.match(Path(w[0]).name):
+                continue
+            srcs = [x for x in w[1:] if x.endswith(".c") and not x.startswith("-")]
+            for s in srcs:
+                args = [w[0]] + [x for x in w[1:] if x not in srcs or x == s]
+                entries.append({"directory": str(here), "file": s, "arguments": args})
+    if not entries:
+        return None
+    out = cwd / "compile_commands.json"
+    out.write_text(json.dumps(entries, indent=2) + "\n")
+    return out

@@ -78,7 +78,9 @@ class FuncSpec:
 
     args: tuple[str, ...] = ()  # per argument: "R", "W", "RW" or "-"
     rest: str = "-"  # effect for further (variadic) arguments
-    ret: str = "none"  # "none", "arg0", "alloc", "extern"
+    # "none", "arg0", "alloc", "extern"; "alloc_out"/"alloc_out0": the last/first argument
+    # points to where fresh memory's address is stored (MPI_Alloc_mem, posix_memalign)
+    ret: str = "none"
     io: bool = False
     exits: bool = False
     fence: bool = False  # no collective may be in flight across this call
@@ -201,6 +203,50 @@ LIBC.update(
         "snprintf": FuncSpec(("W", "-", "R"), rest="R"),
         "sscanf": FuncSpec(("R", "R"), rest="W"),
         "__assert_fail": FuncSpec(("R", "R", "-", "R"), io=True),
+        # stdlib, string: more of what they read and write
+        "getenv": FuncSpec(("R",)),
+        "secure_getenv": FuncSpec(("R",)),
+        "atoll": FuncSpec(("R",)),
+        "strtoll": FuncSpec(("R", "W", "-")),
+        "strtoull": FuncSpec(("R", "W", "-")),
+        "strtof": FuncSpec(("R", "W")),
+        "memchr": FuncSpec(("R", "-", "-"), ret="arg0"),
+        "strspn": FuncSpec(("R", "R")),
+        "strcspn": FuncSpec(("R", "R")),
+        "strpbrk": FuncSpec(("R", "R"), ret="arg0"),
+        "strcasecmp": FuncSpec(("R", "R")),
+        "strncasecmp": FuncSpec(("R", "R", "-")),
+        "posix_memalign": FuncSpec(("W", "-", "-"), ret="alloc_out0"),
+        # math with pointer results
+        "frexp": FuncSpec(("-", "W")),
+        "modf": FuncSpec(("-", "W")),
+        "sincos": FuncSpec(("-", "W", "W")),
+        # time
+        "time": FuncSpec(("W",)),
+        "difftime": _PURE,
+        "gettimeofday": FuncSpec(("W", "W")),
+        "clock_gettime": FuncSpec(("-", "W")),
+        "sleep": _PURE,
+        "usleep": _PURE,
+        "nanosleep": FuncSpec(("R", "W")),
+        # stdio
+        "fopen": FuncSpec(("R", "R"), io=True),
+        "fclose": FuncSpec(("RW",), io=True),
+        "fread": FuncSpec(("W", "-", "-", "RW"), io=True),
+        "fwrite": FuncSpec(("R", "-", "-", "RW"), io=True),
+        "fgets": FuncSpec(("W", "-", "RW"), ret="arg0", io=True),
+        "fgetc": FuncSpec(("RW",), io=True),
+        "getc": FuncSpec(("RW",), io=True),
+        "fscanf": FuncSpec(("RW", "R"), rest="W", io=True),
+        "scanf": FuncSpec(("R",), rest="W", io=True),
+        "vfprintf": FuncSpec(("RW", "R", "R"), io=True),
+        "vprintf": FuncSpec(("R", "R"), io=True),
+        "perror": FuncSpec(("R",), io=True),
+        "feof": FuncSpec(("R",)),
+        "ferror": FuncSpec(("R",)),
+        "fseek": FuncSpec(("RW", "-", "-"), io=True),
+        "ftell": FuncSpec(("R",)),
+        "rewind": FuncSpec(("RW",), io=True),
         "exit": FuncSpec(("-",), exits=True),
         "abort": FuncSpec((), exits=True),
     }
@@ -211,6 +257,29 @@ MPI_FUNCS: dict[str, FuncSpec] = {
     "MPI_Comm_rank": FuncSpec(("-", "W")),
     "MPI_Comm_size": FuncSpec(("-", "W")),
     "MPI_Wtick": FuncSpec(()),
+    "MPI_Initialized": FuncSpec(("W",)),
+    "MPI_Finalized": FuncSpec(("W",)),
+    "MPI_Comm_dup": FuncSpec(("-", "W"), mpi=True),
+    "MPI_Comm_split": FuncSpec(("-", "-", "-", "W"), mpi=True),
+    "MPI_Comm_free": FuncSpec(("RW",), mpi=True),
+    "MPI_Comm_test_inter": FuncSpec(("-", "W")),
+    "MPI_Cart_create": FuncSpec(("-", "-", "R", "R", "-", "W"), mpi=True),
+    "MPI_Cart_coords": FuncSpec(("-", "-", "-", "W")),
+    "MPI_Cart_rank": FuncSpec(("-", "R", "W")),
+    "MPI_Cart_shift": FuncSpec(("-", "-", "-", "W", "W")),
+    "MPI_Cart_get": FuncSpec(("-", "-", "W", "W", "W")),
+    "MPI_Dims_create": FuncSpec(("-", "-", "RW")),
+    "MPI_Type_contiguous": FuncSpec(("-", "-", "W")),
+    "MPI_Type_vector": FuncSpec(("-", "-", "-", "-", "W")),
+    "MPI_Type_create_struct": FuncSpec(("-", "R", "R", "R", "W")),
+    "MPI_Type_create_resized": FuncSpec(("-", "-", "-", "W")),
+    "MPI_Type_commit": FuncSpec(("RW",)),
+    "MPI_Type_free": FuncSpec(("RW",)),
+    "MPI_Type_get_extent": FuncSpec(("-", "W", "W")),
+    "MPI_Op_create": FuncSpec(("-", "-", "W")),
+    "MPI_Op_free": FuncSpec(("RW",)),
+    "MPI_Alloc_mem": FuncSpec(("-", "-", "W"), ret="alloc_out", mpi=True),
+    "MPI_Free_mem": FuncSpec(("W",), mpi=True),
     "MPI_Type_size": FuncSpec(("-", "W")),
     "MPI_Get_count": FuncSpec(("R", "-", "W")),
     "MPI_Get_processor_name": FuncSpec(("W", "W")),

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from clang.cindex import CursorKind as CK  # noqa: N817
 
 from nbcx_transform import mpi
-from nbcx_transform.analysis import ANY, EXT, JUMPS, LOOPS, Analysis, Effects, strip
+from nbcx_transform.analysis import ANY, EXT, JUMPS, LOOPS, Analysis, Effects, Summary, strip
 from nbcx_transform.clangast import Function, Node, Unit
 
 DEF = "def"  # the operation is pending on every path that gets here
@@ -73,9 +73,11 @@ _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(\w+)", re.M)
 
 @dataclass
 class Options:
-    min_overlap: int = 0  # leave blocking when fewer statements overlap (and nothing else)
+    min_overlap: int = 1  # leave blocking when fewer statements overlap (0: convert all safe)
     persistent: bool = True
     nonblocking: bool = True
+    # summaries of the functions of the program's other files (whole-program analysis)
+    external: dict[str, Summary] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -158,7 +160,7 @@ class FileTransform:
         self.unit = unit
         self.data = unit.data
         self.opts = opts or Options()
-        self.an = Analysis(unit)
+        self.an = Analysis(unit, self.opts.external)
         self.blocks: list[Block] = []
         self.where: dict[int, tuple[Block, int]] = {}  # id(stmt) -> (block, unit index)
         self.block_of_node: dict[int, Block] = {}
@@ -167,6 +169,7 @@ class FileTransform:
         self.directives = [
             m.start() for m in _DIRECTIVE.finditer(self.data) if m.group(1) != b"pragma"
         ]
+        self.cond_regions = _cond_regions(self.data)
         self.sites: list[Site] = []
         self.file_notes: list[str] = []
         self.inserts: dict[tuple[int, int], list[tuple[int, list[str]]]] = {}
@@ -255,6 +258,29 @@ class FileTransform:
         if d[i : i + 1] == b";":
             return i + 1
         return n.end
+
+    def conds_at(self, off: int) -> list[tuple[int, str]]:
+        """(branch id, condition) of the conditional branches around ``off``, outermost first."""
+        return [(i, c) for s, e, i, c in sorted(self.cond_regions) if s <= off < e]
+
+    def decl_guard(self, f: Function) -> str:
+        """The condition under which the function's converted calls are compiled ("" if always)."""
+        base = {i for i, _ in self.conds_at(f.body.start)}
+        alts: list[str] = []
+        for s in self.sites:
+            if s.func is not f or s.action == "blocking" or s.existing_req:
+                continue
+            extra = [c for i, c in self.conds_at(s.call.start) if i not in base]
+            if not extra:
+                return ""
+            alt = " && ".join(extra)
+            if alt not in alts:
+                alts.append(alt)
+        if not alts:
+            return ""
+        if len(alts) == 1:
+            return alts[0]
+        return " || ".join(f"({a})" for a in alts)
 
     def has_directive(self, start: int, end: int) -> bool:
         return any(start <= d < end for d in self.directives)
@@ -487,6 +513,14 @@ class FileTransform:
             if len(u.stmts) == 1 and s.kind in JUMPS:
                 return NOFALL
             return DONE
+        if blk.units and state in (DEF, MAYBE):
+            close = blk.node.end - 1 if blk.node is not None else self.full_end(blk.stmts[-1])
+            if self.has_directive(blk.units[-1].end, close):
+                # "#endif" before the block's end: the wait stays on this side of it
+                why = "preprocessor directive"
+                plan.points.append(WaitPoint(blk, len(blk.units), state == MAYBE, imp, why))
+                plan.stop = plan.stop or why
+                return DONE
         return state
 
     def _unit_problem(self, blk: Block, i: int, site: Site, role: str) -> str:
@@ -706,6 +740,45 @@ class FileTransform:
                 return f"argument '{_norm(self.text(a))}' changes inside the loop{line}"
         return ""
 
+    def runs_once(self, site: Site, loop: Node) -> str:
+        """Why the call runs at most once per execution of the loop ("" if it may run more):
+        it sits under ``if (iter == K)`` where ``iter`` is what the loop steps."""
+        if loop.kind != CK.FOR_STMT or len(loop.children) != 4:
+            return ""
+        stepped: set[str] = set()
+        for x in loop.children[2].walk():
+            if x.kind == CK.DECL_REF_EXPR and x.ref:
+                stepped.add(x.ref)
+        if not stepped:
+            return ""
+        body = loop.children[-1]
+        n: Node | None = site.stmt
+        while n is not None and n is not body:
+            par = n.parent
+            if par is not None and par.kind == CK.IF_STMT and n is not par.children[0]:
+                then = len(par.children) >= 2 and n is par.children[1]
+                if then and self._tests_equal(par.children[0], stepped):
+                    cond = _norm(self.text(par.children[0]))
+                    return (
+                        f"runs at most once per loop ('if ({cond})' at line {par.line}): "
+                        "a persistent request would cost more than it saves"
+                    )
+            n = par
+        return ""
+
+    def _tests_equal(self, cond: Node, stepped: set[str]) -> bool:
+        c = strip(cond)
+        if c.kind == CK.BINARY_OPERATOR and c.op == "&&":
+            return any(self._tests_equal(x, stepped) for x in c.exprs())
+        if c.kind != CK.BINARY_OPERATOR or c.op != "==":
+            return False
+        a, b = (strip(x) for x in c.exprs())
+        for v, k in ((a, b), (b, a)):
+            if v.kind == CK.DECL_REF_EXPR and v.ref in stepped:
+                if not any(x.kind == CK.DECL_REF_EXPR and x.ref in stepped for x in k.walk()):
+                    return True
+        return False
+
     def _writer_line(self, loop: Node, reads: set[str], f: Function) -> str:
         for n in loop.walk():
             if n.kind in (
@@ -831,7 +904,52 @@ class FileTransform:
                     site.notes.append("intercommunicators in use: one wait for root and non-root")
                 site.action = "candidate"
 
+    def _tidy_roles(self, site: Site) -> None:
+        """``if (rank == root) { wait; ... } if (rank != root) wait;`` is one wait before
+        the ``if`` with what each rank executes: the others skip the branch anyway."""
+        a, b = site.plans["root"], site.plans["nonroot"]
+        if len(a.points) != 1 or len(b.points) != 1:
+            return
+        pa, pb = a.points[0], b.points[0]
+        blk = pa.block
+        if pa.flagged or pb.flagged or pa.index != 0 or blk.kind != "then" or blk.owner is None:
+            return
+        owner = blk.owner
+        if blk.bid not in a.implied or len(owner.children) >= 3 or id(owner) not in self.where:
+            return
+        oblk, oidx = self.where[id(owner)]
+        if pb.block is not oblk or pb.index != oidx + 1:
+            return
+        self.buffers[(id(site), "any")] = self.op_buffers(site, "any")
+        plan = self.place(site, "any")
+        if len(plan.points) != 1 or plan.points[0].block is not oblk or plan.points[0].flagged:
+            return  # keep the two waits
+        site.guards = {}
+        site.plans = {"any": plan}
+        site.notes.append(
+            "root and non-root wait before the rank test (the others skip its branch)"
+        )
+
+    def unknown_buffer(self, site: Site) -> str:
+        """A buffer argument whose target the analysis cannot tell ("" if none)."""
+        roles = mpi.COLLECTIVES[site.name]
+        for a, spec in zip(site.call.exprs()[1:], roles, strict=False):
+            if spec.partition("@")[0] not in ("S", "R", "B", "A"):
+                continue
+            uses_var = any(
+                n.kind == CK.DECL_REF_EXPR and n.ref_kind in (CK.VAR_DECL, CK.PARM_DECL)
+                for n in a.walk()
+            )
+            if uses_var and not self.an.val(a):
+                return f"cannot tell what buffer '{_norm(self.text(a))}' points to"
+        return ""
+
     def analyse_site(self, site: Site) -> None:
+        unknown = self.unknown_buffer(site)
+        if unknown:
+            site.action = "blocking"
+            site.reason = unknown
+            return
         rooted = mpi.is_rooted(site.name) and not site.notes
         if rooted:
             site.rank = self.rank_var(site)
@@ -851,6 +969,8 @@ class FileTransform:
                     )
                 else:
                     site.guards = {"root": g[0], "nonroot": g[1]}
+            if site.guards:
+                self._tidy_roles(site)
             if not site.guards:
                 site.rank = ""
                 self.buffers[(id(site), "any")] = self.op_buffers(site, "any")
@@ -858,7 +978,9 @@ class FileTransform:
         # persistent?
         loop = self.loop_of(site)
         if loop is not None and self.opts.persistent:
-            why = self.invariant_problem(site, loop, site.call.exprs()[1:])
+            why = self.invariant_problem(site, loop, site.call.exprs()[1:]) or self.runs_once(
+                site, loop
+            )
             if why:
                 site.notes.append("not persistent: " + why)
             elif not self.own_lines(site.stmt) or self.where[id(site.stmt)][0].node is None:
@@ -869,12 +991,21 @@ class FileTransform:
                 site.loop = loop
                 site.persistent = "hoisted" if self.hoistable(site, loop) else "lazy"
         overlap = max(p.overlap for p in site.plans.values())
-        if overlap < self.opts.min_overlap and not site.persistent:
+        if overlap < self.opts.min_overlap:
             site.action = "blocking"
-            site.reason = (
-                f"only {overlap} statement(s) could overlap "
-                f"(--min-overlap {self.opts.min_overlap}): " + next(iter(site.plans.values())).stop
-            )
+            site.loop = None
+            site.persistent = ""
+            stop = next(iter(site.plans.values())).stop
+            if overlap == 0:
+                site.reason = (
+                    "nothing to gain: the wait would come right after the call "
+                    f"(stopped by {stop}; --min-overlap 0 converts it anyway)"
+                )
+            else:
+                site.reason = (
+                    f"only {overlap} statement(s) could overlap "
+                    f"(--min-overlap {self.opts.min_overlap}): {stop}"
+                )
             return
         site.action = "persistent" if site.persistent else "nonblocking"
 
@@ -1118,6 +1249,9 @@ class FileTransform:
                     lines.append(f"MPI_Status {self.names['nbcx_stat']}[{n}];")
                 if f.key in flags_used:
                     lines.append(f"int {self.names['nbcx_flag']}[{n}] = {{0}};")
+                guard = self.decl_guard(f)
+                if guard:
+                    lines = [f"#if {guard}", *lines, "#endif"]
                 self.add_insert(fb, 0, 0, lines)
         return self.render()
 
@@ -1285,45 +1419,93 @@ class FileTransform:
     def render(self) -> bytes:
         edits: list[tuple[int, int, int, str]] = []  # (start, end, order, text)
         virtual: dict[int, dict[int, list[str]]] = {}
-        for (bid, idx), items in self.inserts.items():
+        for (bid, idx), all_items in self.inserts.items():
             blk = self.blocks[bid]
-            lines: list[str] = []
-            inits: list[list[str]] = []
-            frees: list[list[str]] = []
-            resets: list[str] = []
-            for _, ls in sorted(items, key=lambda t: t[0]):
-                if ls and ls[0] == "@reset":
-                    resets.extend(ls[1:])
-                elif ls and ls[0] == "@init":
-                    inits.append(ls)
-                elif ls and ls[0] == "@free":
-                    frees.append(ls)
-                else:
-                    lines.extend(ls)
-            if frees:
-                lines.append("#if NBCX_PERSISTENT")
-                for f in frees:
-                    lines.extend(f[1:])
-                lines.append("#endif")
-            if inits:
-                lines.append("#if NBCX_PERSISTENT == 4")
-                lines.extend(i[1] for i in inits)
-                lines.append("#elif NBCX_PERSISTENT")
-                lines.extend(i[2] for i in inits)
-                lines.append("#endif")
-            if resets:
-                lines += ["#if NBCX_PERSISTENT", *resets, "#endif"]
-            if not lines:
-                continue
-            if blk.node is not None:
-                off, indent = self._boundary_anchor(blk, idx)
-                if indent.startswith("\n"):
-                    text = "\n" + self._render_lines(lines, indent[1:]) + indent[1:]
-                else:
-                    text = self._render_lines(lines, indent)
-                edits.append((off, off, 1, text))
+            groups = [all_items]
+            prev_end = (
+                blk.units[idx - 1].end if idx > 0 else (blk.node.start + 1 if blk.node else 0)
+            )
+            if (
+                blk.node is not None
+                and 0 <= idx < len(blk.units)
+                and self.has_directive(prev_end, blk.units[idx].start)
+                and not self.data[
+                    self._line_start(blk.units[idx].start) : blk.units[idx].start
+                ].strip()
+            ):
+                # A directive between the two statements: what serves the next one
+                # (a persistent init before its loop) goes after the directive.
+                nxt = [it for it in all_items if it[1] and it[1][0] in ("@init", "@reset")]
+                groups = [[it for it in all_items if it not in nxt], nxt]
+            for gi, items in enumerate(groups):
+                self._render_group(blk, idx, items, gi == 1, edits, virtual)
+        self._render_rest(edits, virtual)
+        out = bytearray(self.data)
+        for start, end, _order, text in sorted(edits, key=lambda e: (e[0], e[2]), reverse=True):
+            out[start:end] = text.encode()
+        return bytes(out)
+
+    def _render_group(
+        self,
+        blk: Block,
+        idx: int,
+        items: list[tuple[int, list[str]]],
+        before_next: bool,
+        edits: list[tuple[int, int, int, str]],
+        virtual: dict[int, dict[int, list[str]]],
+    ) -> None:
+        bid = blk.bid
+        lines: list[str] = []
+        inits: list[list[str]] = []
+        frees: list[list[str]] = []
+        resets: list[str] = []
+        for _, ls in sorted(items, key=lambda t: t[0]):
+            if ls and ls[0] == "@reset":
+                resets.extend(ls[1:])
+            elif ls and ls[0] == "@init":
+                inits.append(ls)
+            elif ls and ls[0] == "@free":
+                frees.append(ls)
             else:
-                virtual.setdefault(bid, {})[idx] = lines
+                lines.extend(ls)
+        if frees:
+            lines.append("#if NBCX_PERSISTENT")
+            for f in frees:
+                lines.extend(f[1:])
+            lines.append("#endif")
+        if inits:
+            lines.append("#if NBCX_PERSISTENT == 4")
+            lines.extend(i[1] for i in inits)
+            lines.append("#elif NBCX_PERSISTENT")
+            lines.extend(i[2] for i in inits)
+            lines.append("#endif")
+        if resets:
+            lines += ["#if NBCX_PERSISTENT", *resets, "#endif"]
+        if not lines:
+            return
+        if blk.node is not None and before_next:
+            off = self._line_start(blk.units[idx].start)
+            edits.append((off, off, 1, self._render_lines(lines, self._line_indent(off))))
+        elif blk.node is not None:
+            off, indent = self._boundary_anchor(blk, idx)
+            if indent.startswith("\n") and not any(ln.startswith("#") for ln in lines):
+                # Code follows on the same line: the inserted statements join that
+                # line, so that its layout (and what -Wmisleading-indentation says
+                # about it) stays as it was.
+                text = " " + " ".join(ln.strip() for ln in lines)
+            elif indent.startswith("\n"):
+                text = "\n" + self._render_lines(lines, indent[1:]) + indent[1:]
+            else:
+                text = self._render_lines(lines, indent)
+            edits.append((off, off, 1, text))
+        else:
+            virtual.setdefault(bid, {})[idx] = lines
+
+    def _render_rest(
+        self,
+        edits: list[tuple[int, int, int, str]],
+        virtual: dict[int, dict[int, list[str]]],
+    ) -> None:
         for bid, parts in virtual.items():
             # A lone statement (no braces) that gets company: wrap it in braces.
             blk = self.blocks[bid]
@@ -1340,15 +1522,14 @@ class FileTransform:
             post = self._render_lines(parts.get(1, []), inner)
             edits.append((end, end, 2, "\n" + post + owner_indent + "}"))
         for start, end, text in self.replaces:
-            edits.append((start, end, 1, text))
+            # applied before an insertion at the same offset (edits go from the end,
+            # higher order first), so that the insertion lands before the new text
+            # instead of inside the range it replaces
+            edits.append((start, end, 3, text))
         if self.need_ext_include:
             off = self._include_anchor()
             text = PERSISTENT_PRELUDE
             edits.append((off, off, 0, text))
-        out = bytearray(self.data)
-        for start, end, _order, text in sorted(edits, key=lambda e: (e[0], e[2]), reverse=True):
-            out[start:end] = text.encode()
-        return bytes(out)
 
     def _include_anchor(self) -> int:
         incs = self.unit.includes
@@ -1361,6 +1542,67 @@ class FileTransform:
 
 
 # ---------------------------------------------------------------- helpers
+_COND = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+
+
+def _cond_regions(data: bytes) -> list[tuple[int, int, int, str]]:
+    """The conditional-compilation branches of a file: (start, end, id, condition).
+
+    ``condition`` is a C preprocessor expression true exactly when the branch is
+    compiled (given the same macros): ``defined(X)`` for ``#ifdef X``, the
+    negation of the earlier conditions of the group for ``#else``, ..."""
+    text = data.decode("utf-8", "replace")
+    out: list[tuple[int, int, int, str]] = []
+    # stack of groups: (tests of the earlier branches, this branch's test, its whole
+    # condition, branch start, branch id)
+    stack: list[tuple[list[str], str, str, int, int]] = []
+    off = 0
+    lines = text.split("\n")
+    i = 0
+    nid = 0
+    pos = 0
+    while i < len(lines):
+        line = lines[i]
+        start = pos
+        full = line
+        while full.endswith("\\") and i + 1 < len(lines):
+            pos += len(lines[i]) + 1
+            i += 1
+            full = full[:-1] + " " + lines[i]
+        pos += len(lines[i]) + 1
+        i += 1
+        m = _COND.match(full)
+        if not m:
+            continue
+        kind = m.group(1)
+        arg = re.sub(r"/\*.*?\*/", " ", m.group(2))
+        arg = re.sub(r"//.*", "", arg).strip()
+        # byte offsets: the text is decoded, so recompute from the line's bytes
+        bstart = len(text[:start].encode())
+        bend = len(text[:pos].encode())
+        if kind in ("if", "ifdef", "ifndef"):
+            cond = {"if": f"({arg})", "ifdef": f"defined({arg})", "ifndef": f"!defined({arg})"}[
+                kind
+            ]
+            nid += 1
+            stack.append(([], cond, cond, bend, nid))
+            continue
+        if not stack:
+            continue
+        earlier, test, cur, bstart_branch, bid = stack.pop()
+        out.append((bstart_branch, bstart, bid, cur))
+        earlier = [*earlier, test]
+        if kind == "endif":
+            continue
+        neg = " && ".join(f"!{c}" if c.startswith(("(", "defined")) else f"!({c})" for c in earlier)
+        test = f"({arg})"
+        cond = neg if kind == "else" else f"{neg} && {test}"
+        nid += 1
+        stack.append((earlier, test, f"({cond})", bend, nid))
+    del off
+    return out
+
+
 def _jump_name(n: Node) -> str:
     return {
         CK.RETURN_STMT: "return",

@@ -2,24 +2,6 @@
  * continue, goto, a collective in an unbraced loop body, results read in
  * nested branches, and globals written by a called function. */
 #include <mpi.h>
-/* nbcx-transform: NBCX_PERSISTENT selects the persistent collectives: 4 for the
- * MPI-4 names, 1 for Open MPI 4's MPIX_*_init (mpi-ext.h), 0 for the nonblocking
- * forms where there are none or they are unreliable (MPICH before 4.3 returns
- * stale data from some, e.g. MPI_Allgather_init, MPI_Gather_init). */
-#ifndef NBCX_PERSISTENT
-#if MPI_VERSION >= 4 && !(defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40300000)
-#define NBCX_PERSISTENT 4
-#elif defined(OPEN_MPI)
-#include <mpi-ext.h>
-#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define NBCX_PERSISTENT 1
-#else
-#define NBCX_PERSISTENT 0
-#endif
-#else
-#define NBCX_PERSISTENT 0
-#endif
-#endif
 #include <stdio.h>
 
 static int g_total;    /* receive buffer of a reduction */
@@ -72,19 +54,14 @@ static int chain(int rank, int mode)
 
 static int by_switch(int rank, int kind)
 {
-    MPI_Request nbcx_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     int x = rank, y = 0;
     switch (kind) {
-    case 0: {
-        MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[0]);
-        MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
-    }
+    case 0:
+        MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         x = 5;
         break;
-    case 1: {
-        MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &nbcx_req[1]);
-        MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
-    }
+    case 1:
+        MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         /* fall through */
     default:
         y += 1;
@@ -95,40 +72,20 @@ static int by_switch(int rank, int kind)
 
 static int loops(int rank)
 {
-    MPI_Request nbcx_req[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     int acc = 0, in = rank, out = 0, i = 0;
-#if NBCX_PERSISTENT == 4
-    MPI_Allreduce_init(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &nbcx_req[2]);
-#elif NBCX_PERSISTENT
-    MPIX_Allreduce_init(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &nbcx_req[2]);
-#endif
     do {
         i++;
-#if NBCX_PERSISTENT
-        MPI_Start(&nbcx_req[2]);
-#else
-        MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[2]);
-#endif
-        if (i % 2) {
-            MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
+        MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (i % 2)
             continue;
-        }
-        MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
         acc += out;
     } while (i < 5);
-#if NBCX_PERSISTENT
-    MPI_Request_free(&nbcx_req[2]);
-#endif
-    for (int k = 0; k < 3; k++) {
-        MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &nbcx_req[0]);
-        MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
-    }
+    for (int k = 0; k < 3; k++)
+        MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     acc += out;
     int j = 0;
-again: {
-    MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &nbcx_req[1]);
-    MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
-}
+again:
+    MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     j++;
     if (j < 3)
         goto again;
@@ -137,7 +94,7 @@ again: {
 
 int main(int argc, char **argv)
 {
-    MPI_Request nbcx_req[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Request nbcx_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     int rank, size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -160,15 +117,11 @@ int main(int argc, char **argv)
     results[n++] = seen;
     results[n++] = g_total + g_scratch;
     int sums[9];
-    MPI_Ireduce(results, sums, 9, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[2]);
+    MPI_Reduce(results, sums, 9, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-        MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
         for (int k = 0; k < 9; k++)
             printf("%d ", sums[k]);
         printf("\n");
-    }
-    if (rank != 0) {
-        MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
     }
     MPI_Finalize();
     return 0;

@@ -32,13 +32,9 @@ int main(int argc, char **argv)
     convert_units(&mass, &nrho, &drho);
     double local = mass * nrho * drho * (me + 1), total = 0.0;
     MPI_Ireduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[3]);
-    if (me == 0) {
-        MPI_Wait(&nbcx_req[3], MPI_STATUS_IGNORE);
+    MPI_Wait(&nbcx_req[3], MPI_STATUS_IGNORE);
+    if (me == 0)
         printf("mass %.8e nrho %d drho %.8e total %.8e\n", mass, nrho, drho, total);
-    }
-    if (me != 0) {
-        MPI_Wait(&nbcx_req[3], MPI_STATUS_IGNORE);
-    }
     MPI_Finalize();
     return 0;
 }

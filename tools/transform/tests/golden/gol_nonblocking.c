@@ -28,6 +28,7 @@
 int main(int argc, char **argv)
 {
     MPI_Request nbcx_req[1] = {MPI_REQUEST_NULL};
+    int nbcx_flag[1] = {0};
     int rank, size, k;
     MPI_Comm commgraph;
     MPI_Request reqs[2];
@@ -109,13 +110,20 @@ int main(int argc, char **argv)
     for (int i = myN; i < (myM + 1) * myN; i++)
         alive += life[i];
     MPI_Ireduce(&alive, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[0]);
-    MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
-    if (rank == 0)
+    nbcx_flag[0] = 1;
+    if (rank == 0) {
+        MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
+        nbcx_flag[0] = 0;
         printf("after %d steps: %d cells alive, last change count %d\n", k, total, gflag);
+    }
     MPI_Type_free(&row);
     MPI_Comm_free(&commgraph);
     free(life);
     free(temp);
+    if (nbcx_flag[0]) {
+        MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
+        nbcx_flag[0] = 0;
+    }
     MPI_Finalize();
     return 0;
 }

@@ -226,9 +226,7 @@ static int classify(double mean, double hi)
 /* Phase two: uneven source terms, their use, block sums and a numbering. */
 static void phase_two(double *u, int rows, int rank, int size, double mean, double hi)
 {
-    MPI_Request nbcx_req[6] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
-            MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    MPI_Status nbcx_stat[6];
+    MPI_Request nbcx_req[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     int counts[MAXRANKS], displs[MAXRANKS], total = 0;
     for (int r = 0; r < size; r++) {
         counts[r] = sources_of(r);
@@ -240,9 +238,8 @@ static void phase_two(double *u, int rows, int rank, int size, double mean, doub
         for (int k = 0; k < total; k++)
             all_src[k] = (k % 5 == 4) ? -1.0 : 0.5 * (k + 1);
     int mine = sources_of(rank);
-    MPI_Iscatterv(all_src, counts, displs, MPI_DOUBLE, my_src, mine, MPI_DOUBLE, 0,
-                 MPI_COMM_WORLD, &nbcx_req[0]);
-    MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
+    MPI_Scatterv(all_src, counts, displs, MPI_DOUBLE, my_src, mine, MPI_DOUBLE, 0,
+                 MPI_COMM_WORLD);
     int used = apply_sources(u, rows, my_src, mine);
 
     int all_used[MAXRANKS];
@@ -252,29 +249,28 @@ static void phase_two(double *u, int rows, int rank, int size, double mean, doub
         ones[r] = 1;
         offs[r] = r;
     }
-    MPI_Igatherv(one, 1, MPI_INT, all_used, ones, offs, MPI_INT, 0, MPI_COMM_WORLD, &nbcx_req[1]);
+    MPI_Igatherv(one, 1, MPI_INT, all_used, ones, offs, MPI_INT, 0, MPI_COMM_WORLD, &nbcx_req[0]);
 
     /* Block sums: every rank gets the sum over ranks of one block of 4 values. */
     double blocks[4 * MAXRANKS], myblock[4];
     for (int k = 0; k < 4 * size; k++)
         blocks[k] = u[NX + k % (rows * NX)] + (double)rank;
-    MPI_Ireduce_scatter_block(blocks, myblock, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[2]);
+    MPI_Ireduce_scatter_block(blocks, myblock, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[1]);
 
     int hot = 0, first_hot = 0;
     for (int i = NX; i < (rows + 1) * NX; i++)
         if (u[i] > mean)
             hot++;
-    MPI_Iscan(&hot, &first_hot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[3]);
-    MPI_Wait(&nbcx_req[3], MPI_STATUS_IGNORE);
+    MPI_Scan(&hot, &first_hot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     first_hot -= hot;
-    MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
+    MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
 
     double block_sum = myblock[0] + myblock[1] + myblock[2] + myblock[3], all_blocks = 0.0;
     int last_first = 0;
-    MPI_Ireduce(&block_sum, &all_blocks, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[4]);
-    MPI_Ireduce(&first_hot, &last_first, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD, &nbcx_req[5]);
-    MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
-    MPI_Waitall(2, &nbcx_req[4], &nbcx_stat[4]);
+    MPI_Ireduce(&block_sum, &all_blocks, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[2]);
+    MPI_Reduce(&first_hot, &last_first, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
+    MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
 
     if (rank == 0) {
         switch (classify(mean, hi)) {

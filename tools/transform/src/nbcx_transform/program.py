@@ -1,0 +1,85 @@
+"""Whole-program analysis: summaries of every function of the program.
+
+With ``-p build/`` (compile_commands.json) every C file of the build is parsed
+with its own flags and analysed; the summaries of its functions with external
+linkage (what they read, write and free, through which parameter, whether they
+call MPI, do I/O or end the process) are given to the analysis of the file being
+transformed, so that a wait moves past a call into another file that does not
+touch the operation's buffers.  Summaries that call into other files are
+recomputed with the others' summaries until nothing changes (at most a few
+rounds).  Objects private to another file become "memory outside this file",
+which aliases everything this file lets escape.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from nbcx_transform.analysis import Analysis, Summary
+from nbcx_transform.clangast import parse
+from nbcx_transform.flags import clang_args
+
+CXX = (".cpp", ".cc", ".cxx", ".c++", ".cp", ".C")
+
+
+def db_sources(db: Path) -> list[Path]:
+    """The C files named in a compile_commands.json (file or directory)."""
+    path = db / "compile_commands.json" if db.is_dir() else db
+    try:
+        entries = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return []
+    out: list[Path] = []
+    for e in entries:
+        d = Path(e.get("directory", "."))
+        f = Path(e.get("file", ""))
+        full = (f if f.is_absolute() else d / f).resolve()
+        words = e.get("arguments") or shlex.split(e.get("command", ""))
+        if full.suffix in CXX or "c++" in words or full.suffix != ".c":
+            continue
+        if full.is_file() and full not in out:
+            out.append(full)
+    return out
+
+
+def program_summaries(
+    db: Path,
+    defines: list[str],
+    includes: list[str],
+    mpicc: str | None,
+    extra: list[str],
+    rounds: int = 4,
+) -> tuple[dict[str, Summary], list[str]]:
+    """Summaries by function name of the program's C files, and notes."""
+    notes: list[str] = []
+    units = []
+    for src in db_sources(db):
+        unit = parse(str(src), clang_args(src, defines, includes, mpicc, db, extra))
+        if unit.errors:
+            notes.append(f"{src}: not summarised (does not parse: {unit.errors[0]})")
+            continue
+        units.append(unit)
+    summaries: dict[str, Summary] = {}
+    for _ in range(rounds):
+        new: dict[str, Summary] = {}
+        for unit in units:
+            for name, s in Analysis(unit, summaries).export().items():
+                if name in new:
+                    notes.append(f"{name}() is defined in more than one file: not summarised")
+                    new[name] = Summary(
+                        frozenset({"*"}),
+                        frozenset({"*"}),
+                        frozenset(),
+                        frozenset(),
+                        frozenset({"unknown"}),
+                        (f"call to {name}() (defined twice)",),
+                        0,
+                    )
+                else:
+                    new[name] = s
+        if new == summaries:
+            break
+        summaries = new
+    return summaries, notes

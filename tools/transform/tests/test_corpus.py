@@ -1,0 +1,46 @@
+"""The corpus (corpus/): each program transformed, built with -Wall -Wextra
+-Werror, run on 2 and 4 ranks (Open MPI) and 2 (MPICH) under the run-time
+checker, also in its nonblocking form, with the original's output."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import mpicc_for_parsing
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+sys.path.insert(0, str(CORPUS))
+
+import run_corpus  # noqa: E402
+
+pytestmark = pytest.mark.mpi
+
+PROGRAMS = sorted(p.name for p in CORPUS.iterdir() if (p / "Makefile").exists())
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_corpus_program(name: str, tmp_path: Path) -> None:
+    for tool in ("make", "mpicc.openmpi", "mpicc.mpich", "mpiexec.openmpi", "mpiexec.mpich"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"no {tool}")
+    if mpicc_for_parsing() is None:
+        pytest.skip("no MPI compiler wrapper")
+    tool = [sys.executable, "-m", "nbcx_transform"]  # the one this pytest imports
+    res = run_corpus.check_program(name, tool, tmp_path)
+    assert res["werror"], f"{name}: the original does not build with -Werror"
+    assert all(ok for _, ok in res["runs"]), res["runs"]
+    after = res["after"]
+    if name == "hpccg_like":
+        assert after["refused"] == ["make_local_matrix.cpp"]
+        assert after["found"] == 0
+    else:
+        assert after["found"] > 0
+        assert after["refused"] == []
+    if name == "prk_like":
+        assert after["persistent"] == 1  # the allreduce of every iteration, not the barrier
+    if name == "miniamr_like":
+        assert after["loop_max"] >= 5  # past calls into block.c and timer.c
