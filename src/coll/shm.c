@@ -95,6 +95,35 @@ enum { STEP_TICKET, STEP_ENTER, STEP_WORK, STEP_COLLECT, STEP_WAIT,
 /* Slots                                                               */
 /* ------------------------------------------------------------------ */
 
+/* The amount of data every rank of a correct program agrees on: the
+ * block each rank sends or receives, or the whole buffer. */
+static size_t agreed_bytes(const struct shm_op *o)
+{
+    const struct nbcxi_coll_args *a = &o->a;
+    switch (o->coll) {
+    case NBCXI_GATHER:
+    case NBCXI_ALLGATHER:
+    case NBCXI_ALLTOALL:
+        return (size_t)a->scount * a->stype->size;
+    case NBCXI_BARRIER:
+        return 0;
+    default: /* bcast, scatter, reduce, allreduce */
+        return (size_t)a->rcount * a->rtype->size;
+    }
+}
+
+/* Whether the operation this rank runs is the one the slot was set up
+ * for: ranks that disagree (an erroneous program) would copy between
+ * buffers of other sizes. */
+static bool agrees(const struct shm_op *o)
+{
+    const struct nbcxi_shm_slot *sl = o->slot;
+    bool rooted = o->coll == NBCXI_BCAST || o->coll == NBCXI_REDUCE ||
+                  o->coll == NBCXI_GATHER || o->coll == NBCXI_SCATTER;
+    return sl->coll == (int)o->coll && sl->bytes == agreed_bytes(o) &&
+           (!rooted || sl->root == o->a.root);
+}
+
 /* Takes (or joins) the slot of ticket o->ticket; false: not yet. */
 static bool slot_enter(struct shm_op *o)
 {
@@ -117,6 +146,9 @@ static bool slot_enter(struct shm_op *o)
         atomic_store_explicit(&sl->arrived, 0, memory_order_relaxed);
         atomic_store_explicit(&sl->published, 0, memory_order_relaxed);
         atomic_store_explicit(&sl->results, 0, memory_order_relaxed);
+        sl->coll = (int)o->coll;
+        sl->root = o->a.root;
+        sl->bytes = agreed_bytes(o);
         atomic_store_explicit(&sl->state, busy, memory_order_release);
     }
     o->slot = sl;
@@ -430,6 +462,19 @@ static int shm_poll(void *arg)
             return atomic_load_explicit(o->shm->failed, memory_order_relaxed)
                        ? -NBCX_ERR_TRANSPORT
                        : 0;
+        /* A disagreement fails the world, before any copy: the others'
+         * operations end with NBCX_ERR_TRANSPORT, as when a rank's body
+         * fails. */
+        if (!agrees(o)) {
+            atomic_store_explicit(o->shm->failed, true, memory_order_relaxed);
+            slot_leave(o);
+            o->step = STEP_DONE;
+            return -nbcxi_error(NBCX_ERR_ARG, "thread ranks started "
+                                "different collectives, roots or amounts "
+                                "of data as their shared-memory collective "
+                                "number %u; their world has failed",
+                                o->ticket + 1);
+        }
         o->ngot = 0;
         o->seen = 0;
         if (o->got)

@@ -31,6 +31,12 @@ struct nbcxi_shm_slot {
     atomic_int arrived; /* barrier: ranks that entered */
     atomic_int published; /* entries at stage 1 or more */
     atomic_int results;   /* entries at stage 2 (allreduce) */
+    /* What operation the first rank to arrive runs, which every other
+     * rank must run too (set before the state becomes BUSY): ranks that
+     * start different collectives, roots or amounts of data fail instead
+     * of reading each other's buffers wrongly (coll/shm.c). */
+    int coll, root;
+    size_t bytes;
     struct nbcxi_shm_entry *e; /* [nranks] */
 };
 

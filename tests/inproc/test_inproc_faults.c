@@ -13,7 +13,15 @@
  * persistent request served by them met another rank's different
  * operation; and with wrapped sequence numbers a persistent request's
  * tags used to be those of a later nonblocking one. Every message size
- * is small (slots would serve all three). Uses only the public API.
+ * is small (slots would serve all three).
+ *
+ * Then an erroneous program: thread ranks that start different
+ * collectives (or the same with other counts or roots) at the same
+ * point. The shared-memory slot algorithms used to copy between buffers
+ * of other sizes (heap corruption, seen from Java); now the rank that
+ * finds the mismatch fails with NBCX_ERR_ARG and the world's other
+ * operations with NBCX_ERR_TRANSPORT, and nothing is touched out of
+ * bounds (AddressSanitizer builds check it). Uses only the public API.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +92,35 @@ static int body(nbcx_comm comm, void *arg)
     return bad ? 103 : 0;
 }
 
+/* Rank 0 bcasts 64 ints from root 0; the others run what `variant`
+ * says: 1 an allreduce of 64 ints, 2 a bcast of 4096 ints, 3 a bcast
+ * from root 1. Every rank must get an error, none may crash. */
+static int mismatch_body(nbcx_comm comm, void *arg)
+{
+    int variant = *(const int *)arg, rank, size;
+    nbcx_comm_rank(comm, &rank);
+    nbcx_comm_size(comm, &size);
+    int *buf = calloc(4096, sizeof *buf), *out = calloc(4096, sizeof *out);
+    nbcx_request req;
+    int rc;
+    if (!buf || !out)
+        return 200;
+    if (rank == 0 || variant == 0)
+        rc = nbcx_ibcast(buf, 64, NBCX_INT32, 0, comm, &req);
+    else if (variant == 1)
+        rc = nbcx_iallreduce(buf, out, 64, NBCX_INT32, NBCX_SUM, comm, &req);
+    else if (variant == 2)
+        rc = nbcx_ibcast(buf, 4096, NBCX_INT32, 0, comm, &req);
+    else
+        rc = nbcx_ibcast(buf, 64, NBCX_INT32, size > 1 ? 1 : 0, comm, &req);
+    if (rc == NBCX_SUCCESS)
+        rc = nbcx_wait(&req);
+    free(buf);
+    free(out);
+    /* 0 when the expected happened (an error), 201 otherwise. */
+    return rc == NBCX_ERR_ARG || rc == NBCX_ERR_TRANSPORT ? 0 : 201;
+}
+
 int main(void)
 {
     const char *bits = getenv("NBCX_TAG_BITS");
@@ -99,6 +136,16 @@ int main(void)
             return 1;
         }
         printf("ok: %d thread ranks, %d rounds\n", p, ROUNDS);
+    }
+    for (int variant = 1; variant <= 3; variant++) {
+        int rc = nbcx_inproc_run(2, mismatch_body, &variant);
+        if (rc) {
+            fprintf(stderr, "FAIL: mismatched collectives (variant %d): "
+                    "a rank saw no error (%d)\n", variant, rc);
+            return 1;
+        }
+        printf("ok: mismatched collectives (variant %d) fail cleanly\n",
+               variant);
     }
     return 0;
 }
