@@ -264,7 +264,13 @@ int nbcxi_mpi_transport_create(MPI_Comm comm, nbcxi_transport **out)
     }
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, install_guard);
+    /* MPI_TAG_UB is an attribute of MPI_COMM_WORLD, valid for every
+     * communicator; Open MPI 4.1 does not copy it to communicators made
+     * by split, Cartesian or graph creation (without it nbcx had 8 tag
+     * slots there instead of 2^16). */
     MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag);
+    if (!flag || !ub)
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     st->comm = comm;
     t->ops = &mpi_ops;
     t->state = st;

@@ -31,6 +31,10 @@
  *      refused with NBCX_ERR_COMM / OP / TYPE / REQUEST and a detail that
  *      says it was freed; in the sanitizer builds, AddressSanitizer checks
  *      that no freed memory is read on the way.
+ *   8. The full tag space on a communicator made by MPI_Comm_split (Open
+ *      MPI does not give MPI_TAG_UB to such communicators; nbcx took the
+ *      MPI minimum, 8 slots): without NBCX_TAG_BITS, 16 allreduces in
+ *      flight on all ranks but the last (which joins later) must start.
  *   7. Each misuse of a request has its own message
  *      (nbcx_error_detail): NULL pointer, freed, not persistent, active
  *      (start, free), listed twice.
@@ -413,6 +417,43 @@ static void test_request_messages(void)
     mt_unwatch();
 }
 
+/* 8. */
+static void test_split_tag_space(void)
+{
+    if (mt_size < 2)
+        return;
+    enum { K = 16 };
+    int in[K], out[K];
+    nbcx_request reqs[K];
+    MPI_Comm split;
+    nbcx_comm c;
+    bool last = mt_rank == mt_size - 1;
+    mt_watch("8: tag space of a split communicator");
+    MT_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, mt_rank, &split));
+    char *bits = getenv("NBCX_TAG_BITS");
+    char saved[16];
+    snprintf(saved, sizeof saved, "%s", bits ? bits : "");
+    unsetenv("NBCX_TAG_BITS");
+    MT_OK(nbcx_comm_from_mpi(split, &c));
+    setenv("NBCX_TAG_BITS", saved, 1);
+    if (last)
+        MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    for (int k = 0; k < K; k++) {
+        in[k] = k + mt_rank;
+        MT_OK(nbcx_iallreduce(&in[k], &out[k], 1, NBCX_INT32, NBCX_SUM, c,
+                              &reqs[k]));
+    }
+    if (!last)
+        MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    MT_OK(nbcx_waitall(K, reqs));
+    for (int k = 0; k < K; k++)
+        if (out[k] != k * mt_size + mt_size * (mt_size - 1) / 2)
+            mt_fail("split communicator, allreduce %d: %d", k, out[k]);
+    MT_OK(nbcx_comm_free(&c));
+    MT_MPI(MPI_Comm_free(&split));
+    mt_unwatch();
+}
+
 int main(int argc, char **argv)
 {
     /* MPI_COMM_WORLD gets a handler of the program's, which returns (not
@@ -435,6 +476,7 @@ int main(int argc, char **argv)
     test_huge_reduction();
     test_stale_handles();
     test_request_messages();
+    test_split_tag_space();
     MT_OK(nbcx_comm_free(&comm));
     return mt_finish("test_faults", t0);
 }
