@@ -427,9 +427,13 @@ static inline int app_main(int argc, char **argv, const struct app_kernel *k)
                 mism = 1;
             }
         }
-        if (!mism)
+        if (!mism && res.nreal == 0)
             printf("CHECK %s variant=%s ranks=%d: same answer as blocking "
-                   "(integers exact, reals within %.0e)\n",
+                   "(integers, exactly)\n",
+                   k->name, app_variant_names[variant], size);
+        else if (!mism)
+            printf("CHECK %s variant=%s ranks=%d: same answer as blocking "
+                   "(integers exactly, reals within a relative %.0e)\n",
                    k->name, app_variant_names[variant], size, k->rtol);
         fail |= mism;
     }
