@@ -71,8 +71,10 @@ static inline void app_comm_make(MPI_Comm m, struct app_comm *c)
 {
     c->m = m;
     c->n = NBCX_COMM_NULL;
+    double t = MPI_Wtime(); /* a collective (MPI_Comm_dup): communication */
     if (app_variant == V_NBCX || app_variant == V_PERSISTENT)
         NB(nbcx_comm_from_mpi(m, &c->n));
+    app_comm_s += MPI_Wtime() - t;
 }
 static inline void app_comm_free(struct app_comm *c)
 {
