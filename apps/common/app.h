@@ -387,13 +387,18 @@ static inline int app_main(int argc, char **argv, const struct app_kernel *k)
         }
     }
     if (bad) {
-        if (rank == 0)
+        if (rank == 0) {
             fprintf(stderr,
                     "usage: %s [--variant blocking|native-nb|nbcx|persistent]"
                     " [--check] %s\n  --check: run the blocking variant "
-                    "first and compare (integers exactly, reals to a "
-                    "relative %.0e: %s)\n",
-                    k->name, k->usage, k->rtol, k->rtol_why);
+                    "first and compare ",
+                    k->name, k->usage);
+            if (k->rtol > 0)
+                fprintf(stderr, "(integers exactly, reals to a relative "
+                                "%.0e: %s)\n", k->rtol, k->rtol_why);
+            else
+                fprintf(stderr, "(exactly: %s)\n", k->rtol_why);
+        }
         MPI_Finalize();
         return 2;
     }
