@@ -1136,3 +1136,21 @@ int MPI_Cancel(MPI_Request *req)
         return PMPI_Cancel(req);
     return MPI_SUCCESS; /* collectives cannot be cancelled (MPI 5.12) */
 }
+
+/* For tests and tools (no header: find it with dlsym): this process's
+ * calls served by nbcx and sent to the native library so far. */
+int nbcx_pmpi_counts(long long *served, long long *native);
+int nbcx_pmpi_counts(long long *served, long long *native)
+{
+    long long s = 0, n = 0;
+    for (int i = 0; i < OP_COUNT; i++) {
+        s += atomic_load(&g_count[i][R_SERVED]);
+        for (int j = 1; j < R_COUNT; j++)
+            n += atomic_load(&g_count[i][j]);
+    }
+    if (served)
+        *served = s;
+    if (native)
+        *native = n;
+    return 0;
+}
