@@ -14,8 +14,9 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
         nbcx_request r = NBCX_REQUEST_NULL;
         {
             int e = nbcx_ibarrier(c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         }
     }
     return PMPI_Ibarrier(comm, request);
@@ -29,8 +30,9 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype)) {
             int e = nbcx_ibcast(SHIM_BUF(buffer), count, x_datatype, root, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -48,8 +50,9 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, &x_op)) {
             int e = nbcx_ireduce(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, root, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -67,8 +70,9 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, &x_op)) {
             int e = nbcx_iallreduce(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -86,8 +90,9 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_igather(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -105,8 +110,9 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_iscatter(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -124,8 +130,9 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_iallgather(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -143,8 +150,9 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_ialltoall(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -162,8 +170,9 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_igatherv(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, root, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -181,8 +190,9 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_iscatterv(SHIM_BUF(sendbuf), sendcounts, displs, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -200,8 +210,9 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_iallgatherv(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -219,8 +230,9 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_ialltoallv(SHIM_BUF(sendbuf), sendcounts, sdispls, x_sendtype, SHIM_BUF(recvbuf), recvcounts, rdispls, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -238,8 +250,9 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
         if (shim_types(&c, sendbuf == MPI_IN_PLACE ? 0 : shim_comm_size(&c), sendtypes, &x_sendtypes) &&
             shim_types(&c, shim_comm_size(&c), recvtypes, &x_recvtypes)) {
             int e = nbcx_ialltoallw(SHIM_BUF(sendbuf), sendcounts, sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), recvcounts, rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -257,8 +270,9 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, &x_op)) {
             int e = nbcx_ireduce_scatter(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcounts, x_datatype, x_op, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -276,8 +290,9 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, &x_op)) {
             int e = nbcx_ireduce_scatter_block(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -295,8 +310,9 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, &x_op)) {
             int e = nbcx_iscan(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -314,8 +330,9 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, &x_op)) {
             int e = nbcx_iexscan(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -333,8 +350,9 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_ineighbor_allgather(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -352,8 +370,9 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_ineighbor_allgatherv(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -371,8 +390,9 @@ int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_ineighbor_alltoall(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -390,8 +410,9 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_ineighbor_alltoallv(SHIM_BUF(sendbuf), sendcounts, sdispls, x_sendtype, SHIM_BUF(recvbuf), recvcounts, rdispls, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -411,8 +432,9 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
             shim_types(&c, sendbuf == MPI_IN_PLACE ? 0 : outdeg, sendtypes, &x_sendtypes) &&
             shim_types(&c, indeg, recvtypes, &x_recvtypes)) {
             int e = nbcx_ineighbor_alltoallw(SHIM_BUF(sendbuf), sendcounts, (const ptrdiff_t *)sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), recvcounts, (const ptrdiff_t *)rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -429,8 +451,9 @@ int PNAME(Barrier)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
         nbcx_request r = NBCX_REQUEST_NULL;
         {
             int e = nbcx_barrier_init(c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         }
     }
     return PPNAME(Barrier)(comm, info, request);
@@ -444,8 +467,9 @@ int PNAME(Bcast)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_C
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype)) {
             int e = nbcx_bcast_init(SHIM_BUF(buffer), count, x_datatype, root, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -463,8 +487,9 @@ int PNAME(Reduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, &x_op)) {
             int e = nbcx_reduce_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, root, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -482,8 +507,9 @@ int PNAME(Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, &x_op)) {
             int e = nbcx_allreduce_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -501,8 +527,9 @@ int PNAME(Gather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_gather_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -520,8 +547,9 @@ int PNAME(Scatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_scatter_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -539,8 +567,9 @@ int PNAME(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_allgather_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -558,8 +587,9 @@ int PNAME(Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_alltoall_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -577,8 +607,9 @@ int PNAME(Gatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_gatherv_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, root, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -596,8 +627,9 @@ int PNAME(Scatterv)(const void *sendbuf, const int sendcounts[], const int displ
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_scatterv_init(SHIM_BUF(sendbuf), sendcounts, displs, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -615,8 +647,9 @@ int PNAME(Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_allgatherv_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -634,8 +667,9 @@ int PNAME(Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdis
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_alltoallv_init(SHIM_BUF(sendbuf), sendcounts, sdispls, x_sendtype, SHIM_BUF(recvbuf), recvcounts, rdispls, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -653,8 +687,9 @@ int PNAME(Alltoallw)(const void *sendbuf, const int sendcounts[], const int sdis
         if (shim_types(&c, sendbuf == MPI_IN_PLACE ? 0 : shim_comm_size(&c), sendtypes, &x_sendtypes) &&
             shim_types(&c, shim_comm_size(&c), recvtypes, &x_recvtypes)) {
             int e = nbcx_alltoallw_init(SHIM_BUF(sendbuf), sendcounts, sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), recvcounts, rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -672,8 +707,9 @@ int PNAME(Reduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcoun
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, &x_op)) {
             int e = nbcx_reduce_scatter_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcounts, x_datatype, x_op, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -691,8 +727,9 @@ int PNAME(Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcoun
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, &x_op)) {
             int e = nbcx_reduce_scatter_block_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -710,8 +747,9 @@ int PNAME(Scan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, &x_op)) {
             int e = nbcx_scan_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -729,8 +767,9 @@ int PNAME(Exscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, &x_op)) {
             int e = nbcx_exscan_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -748,8 +787,9 @@ int PNAME(Neighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype s
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_neighbor_allgather_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -767,8 +807,9 @@ int PNAME(Neighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype 
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_neighbor_allgatherv_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -786,8 +827,9 @@ int PNAME(Neighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype se
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_neighbor_alltoall_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -805,8 +847,9 @@ int PNAME(Neighbor_alltoallv)(const void *sendbuf, const int sendcounts[], const
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
             int e = nbcx_neighbor_alltoallv_init(SHIM_BUF(sendbuf), sendcounts, sdispls, x_sendtype, SHIM_BUF(recvbuf), recvcounts, rdispls, x_recvtype, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }
@@ -826,8 +869,9 @@ int PNAME(Neighbor_alltoallw)(const void *sendbuf, const int sendcounts[], const
             shim_types(&c, sendbuf == MPI_IN_PLACE ? 0 : outdeg, sendtypes, &x_sendtypes) &&
             shim_types(&c, indeg, recvtypes, &x_recvtypes)) {
             int e = nbcx_neighbor_alltoallw_init(SHIM_BUF(sendbuf), sendcounts, (const ptrdiff_t *)sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), recvcounts, (const ptrdiff_t *)rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
-            if (shim_finish(&c, e, r, request))
-                return MPI_SUCCESS;
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
         } else {
             shim_native(&c);
         }

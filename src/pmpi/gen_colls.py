@@ -138,8 +138,9 @@ def wrapper(name, args, persistent):
         out.append("        {")
         ind = "            "
     out.append(ind + "int e = %s(%s);" % (nbcx, ", ".join(call)))
-    out.append(ind + "if (shim_finish(&c, e, r, request))")
-    out.append(ind + "    return MPI_SUCCESS;")
+    out.append(ind + "int rc = shim_finish(&c, e, r, request);")
+    out.append(ind + "if (rc >= 0)")
+    out.append(ind + "    return rc;")
     if conv:
         out.append("        } else {")
         out.append("            shim_native(&c);")

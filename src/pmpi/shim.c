@@ -116,6 +116,7 @@ struct shim_req {
     int pending;            /* nbcx has not completed the operation */
     int err;                /* MPI error code of the last completion */
     int detached;           /* freed by the program while pending */
+    int ready;              /* persistent: done, not yet reported */
     struct shim_comm *sc;
     nbcx_datatype *types;   /* persistent: kept for the request's life */
     int ntypes;
@@ -460,6 +461,15 @@ static int greq_cancel(void *extra, int complete)
 int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
                 MPI_Request *req)
 {
+    if (err == NBCX_ERR_COUNT || err == NBCX_ERR_ROOT) {
+        c->reason = R_ARGS;
+        shim_native(c); /* counted with the arguments refused */
+        int cls = nbcx_error_to_mpi(err);
+        if (req)
+            *req = MPI_REQUEST_NULL;
+        PMPI_Comm_call_errhandler(c->sc->comm, cls);
+        return cls;
+    }
     if (err != NBCX_SUCCESS) {
         c->reason = err == NBCX_ERR_TYPE ? R_TYPE
                     : err == NBCX_ERR_OP ? R_OP
@@ -468,7 +478,7 @@ int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
                         ? R_OTHER
                         : R_ARGS;
         shim_native(c);
-        return 0;
+        return -1;
     }
     struct shim_req *p = calloc(1, sizeof *p);
     int persistent = c->op >= OP_FIRST_PERSISTENT;
@@ -514,14 +524,14 @@ int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
         *req = MPI_REQUEST_NULL;
         count(c->op, R_SERVED);
         PMPI_Comm_call_errhandler(c->sc->comm, rc);
-        return 1;
+        return rc;
     }
     if (!persistent)
         atomic_fetch_add(&g_outstanding, 1);
     table_add(p);
     *req = p->handle;
     count(c->op, R_SERVED);
-    return 1;
+    return MPI_SUCCESS;
 }
 
 /* ---- completion ---- */
@@ -553,7 +563,7 @@ static int advance(struct shim_req *p, int blocking)
     p->pending = 0;
     atomic_fetch_sub(&g_outstanding, 1);
     if (p->persistent)
-        PMPI_Start(&p->handle); /* a receive from MPI_PROC_NULL: done */
+        p->ready = 1; /* the shim reports it (the token stays inactive) */
     else
         PMPI_Grequest_complete(p->handle);
     return 1;
@@ -599,8 +609,8 @@ static void reap_detached(int blocking)
         struct shim_req *p = list;
         list = p->dnext;
         if (advance(p, blocking)) {
-            /* The grequest was freed by the program: completing it
-             * freed it (greq_free ran). Nothing else to do. */
+            MPI_Request h = p->handle;
+            PMPI_Request_free(&h); /* greq_free releases p */
             continue;
         }
         p->dnext = keep;
@@ -619,28 +629,40 @@ static void reap_detached(int blocking)
     }
 }
 
-/* Scratch copy of a request array in which persistent requests still
- * pending in nbcx read as MPI_REQUEST_NULL (the native library sees
- * their token as inactive, hence complete). The errors of ours are
- * noted before the native call frees them. */
+/* The status of a completed collective (MPI_ERROR untouched). */
+static void empty_status(MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    st->MPI_SOURCE = MPI_ANY_SOURCE;
+    st->MPI_TAG = MPI_ANY_TAG;
+    PMPI_Status_set_elements(st, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(st, 0);
+}
+
+/* Scratch copy of a request array for the native call: the shim's
+ * persistent requests read as MPI_REQUEST_NULL there (their token is an
+ * inactive request the native library would report at once; the shim
+ * reports them itself when nbcx has completed them). The errors of ours
+ * are noted before the native call frees them. */
 struct reqs {
     MPI_Request *v;
     struct shim_req **p; /* ours per index, or NULL */
     int *err;
     struct shim_comm **sc; /* held (a reference) where err is set */
-    char *m;               /* masked: persistent, pending in nbcx */
+    char *m;               /* masked: one of our persistent requests */
     MPI_Request small_v[32];
     char small_m[32];
     struct shim_req *small_p[32];
     int small_err[32];
     struct shim_comm *small_sc[32];
-    int n, any_ours, masked;
+    int n, any_ours, pending; /* pending: ours persistent, running */
 };
 
 static int reqs_open(struct reqs *r, int n, MPI_Request *in)
 {
     r->n = n;
-    r->any_ours = r->masked = 0;
+    r->any_ours = r->pending = 0;
     r->v = r->small_v;
     r->p = r->small_p;
     r->err = r->small_err;
@@ -673,22 +695,28 @@ static int reqs_open(struct reqs *r, int n, MPI_Request *in)
     return 1;
 }
 
-/* Advances ours (nonblocking, or blocking) and masks what is pending. */
+/* Advances ours (nonblocking, or blocking) and masks our persistent
+ * requests; counts those still running. */
 static void reqs_advance(struct reqs *r, MPI_Request *in, int blocking)
 {
-    r->masked = 0;
+    r->pending = 0;
     for (int i = 0; i < r->n; i++) {
         struct shim_req *p = r->p[i];
         r->v[i] = in[i];
         r->m[i] = 0;
-        if (!p || r->sc[i])
+        if (!p)
             continue;
-        advance(p, blocking);
-        if (p->persistent && p->pending) {
+        if (p->persistent) {
             r->v[i] = MPI_REQUEST_NULL;
             r->m[i] = 1;
-            r->masked++;
-        } else if (p->err != MPI_SUCCESS) {
+        } else if (r->sc[i]) {
+            continue; /* done, its error noted */
+        }
+        advance(p, blocking);
+        if (p->persistent && p->pending)
+            r->pending++;
+        if ((p->persistent ? p->ready : !p->pending) &&
+            p->err != MPI_SUCCESS && !r->sc[i]) {
             r->err[i] = p->err;
             r->sc[i] = p->sc;
             atomic_fetch_add(&p->sc->refs, 1);
@@ -712,9 +740,9 @@ static void reqs_close(struct reqs *r, MPI_Request *out)
     }
 }
 
-/* Errors of our requests completed by this call (indices idx[0..nidx),
- * or 0..nidx when idx is NULL), written into the statuses; returns one
- * of them (and its communicator in *sc) or MPI_SUCCESS. */
+/* Errors of the requests completed by this call (indices idx[0..nidx),
+ * or 0..nidx when idx is NULL), written into the statuses when there is
+ * one; returns one of them (its communicator in *sc) or MPI_SUCCESS. */
 static int reqs_errors(struct reqs *r, const int *idx, int nidx,
                        MPI_Status *st, struct shim_comm **sc)
 {
@@ -843,15 +871,21 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
     }
     advance(p, 1);
     struct shim_comm *sc = p->sc;
-    int err = p->err;
-    if (err != MPI_SUCCESS)
-        atomic_fetch_add(&sc->refs, 1); /* p may go in PMPI_Wait */
-    int rc = PMPI_Wait(req, status);
+    int err = p->err, rc = MPI_SUCCESS;
+    if (p->persistent) {
+        p->ready = 0;
+        empty_status(status);
+    } else {
+        if (err != MPI_SUCCESS)
+            atomic_fetch_add(&sc->refs, 1); /* p goes in PMPI_Wait */
+        rc = PMPI_Wait(req, status);
+    }
     if (err != MPI_SUCCESS) {
         if (status != MPI_STATUS_IGNORE)
             status->MPI_ERROR = err;
         rc = raise_error(sc, err);
-        comm_release(sc);
+        if (!p->persistent)
+            comm_release(sc);
     }
     return rc;
 }
@@ -866,21 +900,26 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
     }
     if (!advance(p, 0)) {
         *flag = 0;
-        if (!p->persistent)
-            return PMPI_Test(req, flag, status); /* not complete: 0 */
         return MPI_SUCCESS;
     }
     struct shim_comm *sc = p->sc;
-    int err = p->err;
-    if (err != MPI_SUCCESS)
-        atomic_fetch_add(&sc->refs, 1);
-    int rc = PMPI_Test(req, flag, status);
+    int err = p->err, rc = MPI_SUCCESS, persistent = p->persistent;
+    if (persistent) {
+        p->ready = 0;
+        *flag = 1;
+        empty_status(status);
+    } else {
+        if (err != MPI_SUCCESS)
+            atomic_fetch_add(&sc->refs, 1);
+        rc = PMPI_Test(req, flag, status);
+    }
     if (err != MPI_SUCCESS) {
         if (*flag && status != MPI_STATUS_IGNORE)
             status->MPI_ERROR = err;
         if (*flag)
             rc = raise_error(sc, err);
-        comm_release(sc);
+        if (!persistent)
+            comm_release(sc);
     }
     return rc;
 }
@@ -897,10 +936,27 @@ int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
         *flag = 0;
         return MPI_SUCCESS;
     }
-    int rc = PMPI_Request_get_status(req, flag, status);
+    int rc = MPI_SUCCESS;
+    if (p->persistent) {
+        *flag = 1;
+        empty_status(status);
+    } else {
+        rc = PMPI_Request_get_status(req, flag, status);
+    }
     if (*flag && status != MPI_STATUS_IGNORE)
         status->MPI_ERROR = p->err;
     return rc;
+}
+
+/* Our persistent requests of the array, now complete: reported. */
+static void report_persistent(struct reqs *r, MPI_Status *st)
+{
+    for (int i = 0; i < r->n; i++)
+        if (r->m[i] && r->p[i]->ready) {
+            r->p[i]->ready = 0;
+            if (st != MPI_STATUSES_IGNORE)
+                empty_status(&st[i]);
+        }
 }
 
 int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
@@ -925,6 +981,7 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     } else {
         rc = PMPI_Waitall(count, r.v, statuses);
     }
+    report_persistent(&r, statuses);
     struct shim_comm *sc = NULL;
     if (reqs_errors(&r, NULL, count, statuses, &sc) != MPI_SUCCESS)
         rc = raise_error(sc, MPI_ERR_IN_STATUS);
@@ -945,16 +1002,18 @@ int MPI_Testall(int count, MPI_Request reqs[], int *flag,
         return PMPI_Testall(count, reqs, flag, statuses);
     }
     reqs_advance(&r, reqs, 0);
-    if (r.masked) { /* all or nothing: some of ours are not done */
+    if (r.pending) { /* all or nothing: some of ours are not done */
         reqs_close(&r, reqs);
         *flag = 0;
         return MPI_SUCCESS;
     }
     int rc = PMPI_Testall(count, r.v, flag, statuses);
     struct shim_comm *sc = NULL;
-    if (rc == MPI_SUCCESS && *flag &&
-        reqs_errors(&r, NULL, count, statuses, &sc) != MPI_SUCCESS)
-        rc = raise_error(sc, MPI_ERR_IN_STATUS);
+    if (rc == MPI_SUCCESS && *flag) {
+        report_persistent(&r, statuses);
+        if (reqs_errors(&r, NULL, count, statuses, &sc) != MPI_SUCCESS)
+            rc = raise_error(sc, MPI_ERR_IN_STATUS);
+    }
     reqs_close(&r, reqs);
     return rc;
 }
@@ -971,13 +1030,24 @@ static int any_common(int count, MPI_Request reqs[], int *index, int *flag,
         return blocking ? PMPI_Waitany(count, reqs, index, status)
                         : PMPI_Testany(count, reqs, index, flag, status);
     }
-    int rc, f = 0;
+    int rc = MPI_SUCCESS, f = 0;
     for (;;) {
         reqs_advance(&r, reqs, 0);
+        int i;
+        for (i = 0; i < count; i++)
+            if (r.m[i] && r.p[i]->ready)
+                break;
+        if (i < count) { /* one of our persistent requests is done */
+            r.p[i]->ready = 0;
+            empty_status(status);
+            *index = i;
+            f = 1;
+            break;
+        }
         rc = PMPI_Testany(count, r.v, index, &f, status);
         if (rc != MPI_SUCCESS)
             break;
-        if (f && *index == MPI_UNDEFINED && r.masked)
+        if (f && *index == MPI_UNDEFINED && r.pending)
             f = 0; /* only ours left, still running */
         if (f || !blocking)
             break;
@@ -1026,8 +1096,19 @@ static int some_common(int incount, MPI_Request reqs[], int *outcount,
         rc = PMPI_Testsome(incount, r.v, outcount, indices, statuses);
         if (rc != MPI_SUCCESS)
             break;
-        if (*outcount == MPI_UNDEFINED && r.masked)
-            *outcount = 0; /* only ours left, still running */
+        int ready = 0;
+        for (int i = 0; i < incount; i++)
+            if (r.m[i] && r.p[i]->ready)
+                ready++;
+        if (*outcount == MPI_UNDEFINED && (r.pending || ready))
+            *outcount = 0; /* ours are not all inactive */
+        for (int i = 0; i < incount && ready; i++)
+            if (r.m[i] && r.p[i]->ready) {
+                r.p[i]->ready = 0;
+                if (statuses != MPI_STATUSES_IGNORE)
+                    empty_status(&statuses[*outcount]);
+                indices[(*outcount)++] = i;
+            }
         if (*outcount != 0 || !blocking)
             break;
         poll_pause();
@@ -1062,6 +1143,7 @@ static int start_ours(struct shim_req *p)
     if (err != NBCX_SUCCESS)
         return to_mpi_error(err);
     p->pending = 1;
+    p->ready = 0;
     p->err = MPI_SUCCESS;
     atomic_fetch_add(&g_outstanding, 1);
     return MPI_SUCCESS;
@@ -1106,17 +1188,18 @@ int MPI_Request_free(MPI_Request *req)
     if (!p->persistent) {
         if (!p->pending)
             return PMPI_Request_free(req); /* greq_free releases p */
-        /* Freed while running: MPI frees the grequest once it is
-         * complete; the shim completes it later (any shim call, at the
-         * latest MPI_Finalize). */
-        int rc = PMPI_Request_free(req);
+        /* Freed while running: the shim keeps the grequest, completes
+         * it once nbcx is done (in any later shim call, at the latest in
+         * MPI_Finalize) and frees it then; the program's handle is
+         * MPI_REQUEST_NULL at once, as MPI wants. */
         pthread_mutex_lock(&g_lock);
         p->detached = 1;
         p->dnext = g_detached;
         g_detached = p;
         atomic_fetch_add(&g_ndetached, 1);
         pthread_mutex_unlock(&g_lock);
-        return rc;
+        *req = MPI_REQUEST_NULL;
+        return MPI_SUCCESS;
     }
     /* Freeing an active persistent request: the operation is completed
      * first (nbcx frees only inactive ones). */

@@ -92,7 +92,12 @@ int shim_types(struct shim_call *c, int n, const MPI_Datatype *t,
 int shim_op(struct shim_call *c, MPI_Op o, nbcx_op *out);
 /* err: the nbcx call's result. On success makes *req (a generalized
  * request, or for persistent operations an inactive persistent token)
- * and returns 1; otherwise counts the native fallback and returns 0. */
+ * and returns MPI_SUCCESS. Arguments that are erroneous for any MPI (a
+ * negative count, a root outside the communicator) are reported through
+ * the communicator's error handler, and the error is returned (MPI
+ * libraries built without argument checks, like Debian's MPICH, would
+ * crash on them). Otherwise counts the native fallback and returns -1:
+ * the caller then makes the native call. */
 int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
                 MPI_Request *req);
 /* Releases what shim_begin took when the call goes native before the

@@ -28,6 +28,10 @@ static MPI_Aint *adsp;
 static MPI_Comm ring;
 static MPI_Datatype pair; /* a derived type: 2 ints */
 static MPI_Op nc_op;      /* a non-commutative user operation */
+/* NBCX_TEST_SKIP_PERSISTENT=1: MPICH 4.0's own persistent gather,
+ * scatter and allgather return stale data on restart; the runs where
+ * they would be native skip the persistent part. */
+static int skip_persistent;
 
 /* Elements are pairs (m, c), the affine maps x -> m x + c (mod 2^32);
  * inout = in o inout: composition, associative, not commutative. */
@@ -85,7 +89,7 @@ static void compare(const char *name, int persistent)
             CHECK(rq == MPI_REQUEST_NULL);                            \
             compare(name, 0);                                         \
         }                                                             \
-        if (HAVE_P) {                                                 \
+        if (HAVE_P && !skip_persistent) {                             \
             MPI_Request rq = MPI_REQUEST_NULL;                        \
             {                                                         \
                 void *rb = got;                                       \
@@ -133,6 +137,8 @@ int main(int argc, char **argv)
 {
     t_init(&argc, &argv, -1);
     n = t_size;
+    const char *sp = getenv("NBCX_TEST_SKIP_PERSISTENT");
+    skip_persistent = sp && *sp == '1';
     int N = n * B * 2 + 2 * n;
     sb = calloc((size_t)N, sizeof(int));
     rbytes = (size_t)N * sizeof(int);
