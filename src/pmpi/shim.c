@@ -166,7 +166,9 @@ static void table_remove(struct shim_req *p)
 
 static struct shim_req *lookup(MPI_Request r)
 {
-    if (r == MPI_REQUEST_NULL ||
+    /* nbcx's own requests (its MPI transport calls MPI_Test/Testsome
+     * from inside the shim's nbcx calls) are never the shim's. */
+    if (r == MPI_REQUEST_NULL || shim_in_nbcx ||
         atomic_load_explicit(&g_nreqs, memory_order_acquire) == 0)
         return NULL;
     unsigned b = hash_req(r);
@@ -661,6 +663,11 @@ struct reqs {
 
 static int reqs_open(struct reqs *r, int n, MPI_Request *in)
 {
+    if (shim_in_nbcx ||
+        atomic_load_explicit(&g_nreqs, memory_order_acquire) == 0) {
+        if (!caller_progress_needed())
+            return 0; /* the native call, directly */
+    }
     r->n = n;
     r->any_ours = r->pending = 0;
     r->v = r->small_v;
