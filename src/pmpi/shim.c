@@ -11,11 +11,11 @@
  *     progress thread, the MPI handle is completed where the program
  *     looks at it;
  *   - a persistent collective cannot be a generalized request (those are
- *     never persistent): it is a real inactive persistent request, a
- *     receive from MPI_PROC_NULL (the "token"). MPI_Start starts the nbcx
- *     request, not the token; once nbcx completes the operation the shim
- *     starts the token, which completes at once, and the wrapped
- *     completion call returns it inactive, exactly as MPI wants.
+ *     never persistent): it is a real inactive persistent request (the
+ *     "token", a receive on a private communicator that is never
+ *     started). MPI_Start starts the nbcx request, not the token; the
+ *     wrapped completion calls report it complete once nbcx has
+ *     completed it, and it stays inactive, as MPI wants.
  * A table maps the MPI handle to the shim's state.
  */
 #define _GNU_SOURCE
@@ -460,6 +460,23 @@ static int greq_cancel(void *extra, int complete)
     return MPI_SUCCESS;
 }
 
+/* Persistent tokens are receives on a private duplicate of
+ * MPI_COMM_SELF, never started (so never matched). Not receives from
+ * MPI_PROC_NULL: in MPICH 4.0.2, freeing a never-started persistent
+ * receive from MPI_PROC_NULL makes later persistent collectives hang. */
+static MPI_Comm g_token_comm = MPI_COMM_NULL;
+
+static MPI_Comm token_comm(void)
+{
+    pthread_mutex_lock(&g_comm_lock);
+    if (g_token_comm == MPI_COMM_NULL &&
+        PMPI_Comm_dup(MPI_COMM_SELF, &g_token_comm) != MPI_SUCCESS)
+        g_token_comm = MPI_COMM_NULL;
+    MPI_Comm c = g_token_comm;
+    pthread_mutex_unlock(&g_comm_lock);
+    return c;
+}
+
 int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
                 MPI_Request *req)
 {
@@ -501,8 +518,11 @@ int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
                 p->nop = c->nop;
                 c->ntypes = 0;
                 c->nop = NBCX_OP_NULL;
-                rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0,
-                                    MPI_COMM_SELF, &p->handle);
+                MPI_Comm tc = token_comm();
+                rc = tc == MPI_COMM_NULL
+                         ? MPI_ERR_INTERN
+                         : PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, 0, tc,
+                                          &p->handle);
             }
         } else {
             rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, p,
@@ -860,6 +880,8 @@ int MPI_Finalize(void)
     }
     if (g_keyval != MPI_KEYVAL_INVALID)
         PMPI_Comm_free_keyval(&g_keyval);
+    if (g_token_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&g_token_comm);
     return PMPI_Finalize();
 }
 
