@@ -1,0 +1,111 @@
+/* shim.h - internals of libnbcx-pmpi, the PMPI profiling-interface shim
+ * that runs an unmodified MPI program's nonblocking and persistent
+ * collectives on nbcx. Built only on nbcx's public API (nbcx.h and
+ * nbcx_mpi.h). See README.md, "Unmodified MPI programs: libnbcx-pmpi".
+ */
+#ifndef NBCX_PMPI_SHIM_H
+#define NBCX_PMPI_SHIM_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+
+#include "nbcx_mpi.h"
+
+/* Open MPI 4.1 (MPI-3.1) has its persistent collectives as MPIX_*_init
+ * in mpi-ext.h; MPI-4 libraries (MPICH 4) as MPI_*_init. */
+#if MPI_VERSION >= 4
+#define SHIM_PERSISTENT 1
+#define PNAME(x) MPI_##x##_init
+#define PPNAME(x) PMPI_##x##_init
+#elif defined(OPEN_MPI)
+#include <mpi-ext.h>
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define SHIM_PERSISTENT 1
+#define PNAME(x) MPIX_##x##_init
+#define PPNAME(x) PMPIX_##x##_init
+#endif
+#endif
+#ifndef SHIM_PERSISTENT
+#define SHIM_PERSISTENT 0
+#endif
+
+/* Operations, in the order of shim_op_names (NBCX_PMPI_OPS names). */
+enum shim_op {
+    OP_IBARRIER, OP_IBCAST, OP_IREDUCE, OP_IALLREDUCE, OP_IGATHER,
+    OP_ISCATTER, OP_IALLGATHER, OP_IALLTOALL, OP_IGATHERV, OP_ISCATTERV,
+    OP_IALLGATHERV, OP_IALLTOALLV, OP_IALLTOALLW, OP_IREDUCE_SCATTER,
+    OP_IREDUCE_SCATTER_BLOCK, OP_ISCAN, OP_IEXSCAN, OP_INEIGHBOR_ALLGATHER,
+    OP_INEIGHBOR_ALLGATHERV, OP_INEIGHBOR_ALLTOALL, OP_INEIGHBOR_ALLTOALLV,
+    OP_INEIGHBOR_ALLTOALLW,
+    OP_FIRST_PERSISTENT,
+    OP_BARRIER_INIT = OP_FIRST_PERSISTENT, OP_BCAST_INIT, OP_REDUCE_INIT,
+    OP_ALLREDUCE_INIT, OP_GATHER_INIT, OP_SCATTER_INIT, OP_ALLGATHER_INIT,
+    OP_ALLTOALL_INIT, OP_GATHERV_INIT, OP_SCATTERV_INIT, OP_ALLGATHERV_INIT,
+    OP_ALLTOALLV_INIT, OP_ALLTOALLW_INIT, OP_REDUCE_SCATTER_INIT,
+    OP_REDUCE_SCATTER_BLOCK_INIT, OP_SCAN_INIT, OP_EXSCAN_INIT,
+    OP_NEIGHBOR_ALLGATHER_INIT, OP_NEIGHBOR_ALLGATHERV_INIT,
+    OP_NEIGHBOR_ALLTOALL_INIT, OP_NEIGHBOR_ALLTOALLV_INIT,
+    OP_NEIGHBOR_ALLTOALLW_INIT,
+    OP_COUNT
+};
+
+/* Why a call went to the native library (R_SERVED: it did not). */
+enum shim_reason {
+    R_SERVED, R_OFF, R_NOT_LISTED, R_NESTED, R_INTERCOMM, R_COMM_SETUP,
+    R_TYPE, R_OP, R_ARGS, R_OTHER, R_COUNT
+};
+
+/* One communicator's nbcx twin, cached as an attribute. */
+struct shim_comm {
+    nbcx_comm nc;          /* NBCX_COMM_NULL: nbcx cannot serve it */
+    int reason;            /* why not, when nc is null */
+    MPI_Comm comm;         /* the user's communicator (while alive) */
+    atomic_int refs;       /* the attribute + requests still holding it */
+    atomic_int alive;      /* 0 once the user freed the communicator */
+    struct shim_comm *next, *prev; /* every live entry, for MPI_Finalize */
+};
+
+/* A call being served: the communicator and the handles converted for
+ * it (released once the operation is started, or with a persistent
+ * request, which keeps them). */
+struct shim_call {
+    int op;
+    struct shim_comm *sc;
+    int ntypes;
+    nbcx_datatype *types; /* points at inline or to a heap array */
+    nbcx_datatype inline_types[4];
+    int cap;
+    nbcx_op nop;
+    void *arrays[2]; /* converted type arrays (shim_types) */
+    int narrays;
+    int reason; /* set on failure */
+};
+
+extern _Thread_local int shim_in_nbcx;
+
+int shim_begin(struct shim_call *c, int op, MPI_Comm comm);
+/* Converts an MPI datatype (MPI_DATATYPE_NULL -> NBCX_DATATYPE_NULL,
+ * which nbcx accepts where the argument is not significant). 0: refused. */
+int shim_type(struct shim_call *c, MPI_Datatype t, nbcx_datatype *out);
+int shim_types(struct shim_call *c, int n, const MPI_Datatype *t,
+               nbcx_datatype **out);
+int shim_op(struct shim_call *c, MPI_Op o, nbcx_op *out);
+/* err: the nbcx call's result. On success makes *req (a generalized
+ * request, or for persistent operations an inactive persistent token)
+ * and returns MPI_SUCCESS. Arguments that are erroneous for any MPI (a
+ * negative count, a root outside the communicator) are reported through
+ * the communicator's error handler, and the error is returned (MPI
+ * libraries built without argument checks, like Debian's MPICH, would
+ * crash on them). Otherwise counts the native fallback and returns -1:
+ * the caller then makes the native call. */
+int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
+                MPI_Request *req);
+/* Releases what shim_begin took when the call goes native before the
+ * nbcx call was made (reason already in c->reason). */
+void shim_native(struct shim_call *c);
+int shim_neighbor_degrees(struct shim_call *c, int *in, int *out);
+int shim_comm_size(struct shim_call *c);
+
+#define SHIM_BUF(b) ((b) == MPI_IN_PLACE ? NBCX_IN_PLACE : (void *)(b))
+
+#endif
