@@ -54,6 +54,12 @@ extern NBCX_HIDDEN struct nbcxi_pool nbcxi_comm_pool, nbcxi_op_pool,
  * nbcx_error_detail(code) returns it (api/errors.c). */
 NBCX_HIDDEN int nbcxi_error(int code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Records why handle h of a pooled kind (a "communicator", freed by
+ * `freed_by`) is not live, from its magic: freed (0 or NBCXI_DEAD_MAGIC)
+ * or never one of ours; returns code. */
+NBCX_HIDDEN int nbcxi_bad_handle(int code, const char *kind,
+                                 const char *freed_by, uint32_t magic,
+                                 const void *h);
 
 /* Built-in datatype ids are the small constants of nbcx.h (1..17). */
 enum { NBCXI_TYPE_FIRST = 1, NBCXI_TYPE_LAST = 17 };

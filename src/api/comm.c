@@ -93,20 +93,12 @@ struct nbcx_comm_s *nbcxi_comm(nbcx_comm h)
         nbcxi_error(NBCX_ERR_COMM, "NULL communicator (NBCX_COMM_NULL)");
         return NULL;
     }
-    if ((uintptr_t)h <= 4096) { /* never an address of ours */
-        nbcxi_error(NBCX_ERR_COMM, "%p is not a communicator handle",
-                    (void *)h);
-        return NULL;
-    }
-    if (h->magic == NBCXI_COMM_MAGIC)
+    bool ours = (uintptr_t)h > 4096; /* small values are never read */
+    if (ours && h->magic == NBCXI_COMM_MAGIC)
         return h;
-    if (h->magic == 0 || h->magic == NBCXI_DEAD_MAGIC)
-        nbcxi_error(NBCX_ERR_COMM, "communicator %p was freed "
-                    "(nbcx_comm_free); this is a stale copy of its handle",
-                    (void *)h);
-    else
-        nbcxi_error(NBCX_ERR_COMM, "%p is not a communicator handle",
-                    (void *)h);
+    /* (a small value reports as "not a communicator handle") */
+    nbcxi_bad_handle(NBCX_ERR_COMM, "communicator", "nbcx_comm_free",
+                     ours ? h->magic : NBCXI_COMM_MAGIC, h);
     return NULL;
 }
 

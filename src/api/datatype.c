@@ -82,12 +82,8 @@ struct nbcx_datatype_s *nbcxi_type(nbcx_datatype h)
     struct nbcx_datatype_s *t = h;
     if (t->magic == NBCXI_TYPE_MAGIC)
         return t;
-    nbcxi_error(NBCX_ERR_TYPE, t->magic == NBCXI_DEAD_MAGIC || t->magic == 0
-                                   ? "datatype %p was freed "
-                                     "(nbcx_datatype_free); this is a "
-                                     "stale copy of its handle"
-                                   : "%p is not a datatype handle",
-                (void *)t);
+    nbcxi_bad_handle(NBCX_ERR_TYPE, "datatype", "nbcx_datatype_free",
+                     t->magic, t);
     return NULL;
 }
 

@@ -2,6 +2,7 @@
  * detail of the last error that had one. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../core.h"
 
@@ -57,6 +58,16 @@ int nbcxi_error(int code, const char *fmt, ...)
     va_end(ap);
     detail_code = code;
     return code;
+}
+
+int nbcxi_bad_handle(int code, const char *kind, const char *freed_by,
+                     uint32_t magic, const void *h)
+{
+    if (magic == 0 || magic == NBCXI_DEAD_MAGIC)
+        return nbcxi_error(code, "%s %p was freed (%s); this is a stale "
+                           "copy of its handle", kind, h, freed_by);
+    return nbcxi_error(code, "%p is not a%s %s handle", h,
+                       strchr("aeiou", kind[0]) ? "n" : "", kind);
 }
 
 const char *nbcx_error_detail(int err)

@@ -25,11 +25,7 @@ struct nbcx_op_s *nbcxi_op(nbcx_op h)
     struct nbcx_op_s *op = h;
     if (op->magic == NBCXI_OP_MAGIC)
         return op;
-    nbcxi_error(NBCX_ERR_OP, op->magic == NBCXI_DEAD_MAGIC || op->magic == 0
-                                 ? "operation %p was freed (nbcx_op_free); "
-                                   "this is a stale copy of its handle"
-                                 : "%p is not an operation handle",
-                (void *)op);
+    nbcxi_bad_handle(NBCX_ERR_OP, "operation", "nbcx_op_free", op->magic, op);
     return NULL;
 }
 

@@ -266,7 +266,7 @@ static struct nbcx_request_s *new_request(struct nbcx_sched_s *s,
     *err = nbcxi_sched_prepare(s);
     struct nbcx_request_s *r = *err ? NULL
                                     : nbcxi_pool_alloc(&nbcxi_request_pool);
-    int broken = atomic_load(&s->comm->broken);
+    int broken = nbcxi_comm_broken(s->comm);
     if (r && broken) {
         *err = broken;
     } else if (r) {
@@ -459,7 +459,7 @@ static int check_startable(const char *fn, nbcx_request r)
         return nbcxi_error(NBCX_ERR_REQUEST, "%s: request %p is already "
                            "active (started and not yet completed by a "
                            "wait or test)", fn, (void *)r);
-    return atomic_load(&r->sched->comm->broken);
+    return nbcxi_comm_broken(r->sched->comm);
 }
 
 int nbcx_start(nbcx_request *req)
