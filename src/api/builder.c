@@ -1,7 +1,7 @@
 /* builder.c - the public schedule builder: checks arguments, then uses
  * the same helpers as nbcx's own algorithms (sched/schedule.c). A bad
  * argument returns an error and leaves the schedule as it was. */
-#include "../core.h"
+#include "../progress/request.h"
 
 #define TRY(expr)                                                             \
     do {                                                                      \

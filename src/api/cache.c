@@ -25,7 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../coll/coll.h"
+#include "../progress/request.h"
+#include "cache.h"
 
 struct nbcxi_cache_key {
     enum nbcxi_coll coll;
@@ -45,6 +46,7 @@ struct entry {
 };
 
 struct nbcxi_cache {
+    struct nbcxi_comm_ext ext; /* freed with the communicator */
     pthread_mutex_t lock;
     int n, cap;
     unsigned long clock;
@@ -54,8 +56,19 @@ struct nbcxi_cache {
 
 static atomic_ulong hits, misses;
 
-struct nbcxi_cache *nbcxi_cache_new(void)
+static void cache_free(struct nbcxi_comm_ext *ext)
 {
+    struct nbcxi_cache *c = (struct nbcxi_cache *)ext;
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* comm's cache, made on first use; NULL if out of memory. */
+static struct nbcxi_cache *cache_of(struct nbcx_comm_s *comm)
+{
+    struct nbcxi_comm_ext *have = atomic_load(&comm->cache);
+    if (have)
+        return (struct nbcxi_cache *)have;
     int cap = (int)nbcxi_env_size("NBCX_SCHED_CACHE", 16);
     if (cap > 1024)
         cap = 1024;
@@ -63,17 +76,13 @@ struct nbcxi_cache *nbcxi_cache_new(void)
                                                (size_t)cap);
     if (!c)
         return NULL;
+    c->ext.free = cache_free;
     pthread_mutex_init(&c->lock, NULL);
     c->cap = cap;
-    return c;
-}
-
-void nbcxi_cache_free(struct nbcxi_cache *c)
-{
-    if (!c)
-        return;
-    pthread_mutex_destroy(&c->lock);
-    free(c);
+    if (atomic_compare_exchange_strong(&comm->cache, &have, &c->ext))
+        return c;
+    cache_free(&c->ext); /* another thread made it first */
+    return (struct nbcxi_cache *)have;
 }
 
 static void key_free(struct nbcxi_cache_key *k)
@@ -89,11 +98,14 @@ static void key_free(struct nbcxi_cache_key *k)
     free(k);
 }
 
-void nbcxi_cache_forget(struct nbcx_sched_s *s)
+static void forget(struct nbcx_sched_s *s)
 {
-    key_free(s->cache_key);
-    s->cache_key = NULL;
+    key_free(s->keep_key);
+    s->keep_key = NULL;
+    s->keeper = NULL;
 }
+
+static void put(struct nbcx_sched_s *s, int err);
 
 static bool cacheable(enum nbcxi_coll coll)
 {
@@ -115,14 +127,17 @@ static void key_fill(struct nbcxi_cache_key *k, enum nbcxi_coll coll,
     k->rtype = a->rtype;
     k->op = a->op;
     nbcxi_coll_selection(coll, &k->sel);
+    k->sel.mode = nbcxi_progress_mode_id();
 }
 
 struct nbcx_sched_s *nbcxi_cache_take(struct nbcx_comm_s *comm,
                                       enum nbcxi_coll coll,
                                       const struct nbcxi_coll_args *a)
 {
-    struct nbcxi_cache *c = comm->cache;
-    if (!c || !c->cap || !cacheable(coll))
+    if (!cacheable(coll))
+        return NULL;
+    struct nbcxi_cache *c = cache_of(comm);
+    if (!c || !c->cap)
         return NULL;
     struct nbcxi_cache_key k;
     key_fill(&k, coll, a);
@@ -143,8 +158,10 @@ struct nbcx_sched_s *nbcxi_cache_take(struct nbcx_comm_s *comm,
 int nbcxi_cache_label(struct nbcx_sched_s *s, enum nbcxi_coll coll,
                       const struct nbcxi_coll_args *a)
 {
-    struct nbcxi_cache *c = s->comm->cache;
-    if (!c || !c->cap || !cacheable(coll))
+    if (!cacheable(coll))
+        return NBCX_SUCCESS;
+    struct nbcxi_cache *c = cache_of(s->comm);
+    if (!c || !c->cap)
         return NBCX_SUCCESS;
     struct nbcxi_cache_key *k = malloc(sizeof *k);
     if (!k)
@@ -156,14 +173,18 @@ int nbcxi_cache_label(struct nbcx_sched_s *s, enum nbcxi_coll coll,
         nbcxi_type_retain(k->rtype);
     if (k->op)
         nbcxi_op_retain(k->op);
-    s->cache_key = k;
+    static const struct nbcxi_sched_keeper keeper = { put, forget };
+    s->keeper = &keeper;
+    s->keep_key = k;
     return NBCX_SUCCESS;
 }
 
-void nbcxi_cache_put(struct nbcx_sched_s *s, int err)
+/* A labelled schedule whose operation is over: kept if it succeeded. */
+static void put(struct nbcx_sched_s *s, int err)
 {
-    struct nbcxi_cache *c = s->comm->cache;
-    if (!s->cache_key || err != NBCX_SUCCESS || !c) {
+    struct nbcxi_cache *c =
+        (struct nbcxi_cache *)atomic_load(&s->comm->cache);
+    if (err != NBCX_SUCCESS || !c) {
         nbcxi_sched_destroy(s);
         return;
     }
@@ -180,7 +201,7 @@ void nbcxi_cache_put(struct nbcx_sched_s *s, int err)
             evicted = c->e[lru].s;
             c->e[lru] = c->e[--c->n];
         }
-        c->e[c->n++] = (struct entry){ s->cache_key, s, ++c->clock };
+        c->e[c->n++] = (struct entry){ s->keep_key, s, ++c->clock };
     }
     pthread_mutex_unlock(&c->lock);
     nbcxi_sched_destroy(evicted);
@@ -188,7 +209,7 @@ void nbcxi_cache_put(struct nbcx_sched_s *s, int err)
 
 void nbcxi_cache_close(struct nbcx_comm_s *comm)
 {
-    struct nbcxi_cache *c = comm->cache;
+    struct nbcxi_cache *c = (struct nbcxi_cache *)atomic_load(&comm->cache);
     if (!c)
         return;
     for (;;) {

@@ -9,7 +9,8 @@
 #include <limits.h>
 #include <unistd.h>
 
-#include "../coll/coll.h"
+#include "../progress/request.h"
+#include "cache.h"
 
 /* Shared checks of a (buffer, count, type) triple. IN_PLACE is not a
  * NULL buffer; callers decide where it is allowed. */
@@ -81,8 +82,8 @@ static int run(enum nbcxi_coll coll, struct nbcx_comm_s *c,
     int err = nbcxi_sched_new(c, &s);
     if (err != NBCX_SUCCESS)
         return err;
-    s->persistent = planning; /* builders may choose by it (coll/shm.c) */
-    err = nbcxi_coll_build(coll, s, a);
+    s->persistent = planning; /* builders may choose by it (transport/inproc/slots.c) */
+    err = nbcxi_coll_build(coll, s, a, nbcxi_progress_algorithm(coll));
     if (err == NBCX_SUCCESS && !planning)
         err = nbcxi_cache_label(s, coll, a);
     if (err != NBCX_SUCCESS) {

@@ -265,15 +265,7 @@ static int run(struct ck_job *J, nbcx_check_result *res)
 
 const char *nbcx_check_collective_name(int i)
 {
-    const struct nbcxi_algorithm *algs;
-    int nalgs;
-    for (int c = 0, k = 0;; c++) {
-        const char *name = nbcxi_coll_table(c, &algs, &nalgs);
-        if (c >= NBCXI_NCOLL)
-            return NULL;
-        if (name && k++ == i)
-            return name;
-    }
+    return nbcxi_coll_name(i);
 }
 
 /* A non-commutative operation for the reductions; it never runs. */
@@ -300,18 +292,16 @@ int nbcx_check_collective(const char *coll, const char *alg, int size,
         memset(res, 0, sizeof *res);
     if (!coll || !alg)
         return NBCX_ERR_ARG;
-    const struct nbcxi_algorithm *algs = NULL;
-    int nalgs = 0, c;
-    for (c = 0; c < NBCXI_NCOLL; c++) {
-        const char *name = nbcxi_coll_table(c, &algs, &nalgs);
-        if (name && strcmp(name, coll) == 0)
+    int c;
+    for (c = 0; c < NBCXI_NCOLL; c++)
+        if (strcmp(nbcxi_coll_name(c), coll) == 0)
             break;
-    }
     if (c == NBCXI_NCOLL)
         return NBCX_ERR_ALGORITHM;
-    for (int i = 0; i < nalgs && !J.alg; i++)
-        if (strcmp(algs[i].name, alg) == 0)
-            J.alg = &algs[i];
+    const struct nbcxi_algorithm *a;
+    for (int i = 0; (a = nbcxi_coll_algorithm(c, i)) && !J.alg; i++)
+        if (strcmp(a->name, alg) == 0)
+            J.alg = a;
     if (!J.alg)
         return NBCX_ERR_ALGORITHM;
     if (size < 1)

@@ -132,13 +132,6 @@ struct ck_job {
     int silent;      /* > 0: rank analysis for a report: no errors */
 };
 
-/* coll/select.c (its tables are static there): collective c's name
- * (NULL for a c out of range or without a table), algorithms and their
- * number. */
-NBCX_HIDDEN const char *nbcxi_coll_table(int c,
-                                         const struct nbcxi_algorithm **algs,
-                                         int *nalgs);
-
 /* check.c */
 NBCX_HIDDEN void ck_error(struct ck_job *J, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -80,7 +80,7 @@ static bool own_block_only(struct nbcx_sched_s *s,
     return s->size == 1;
 }
 
-int nbcx_build_allgather_bruck(struct nbcx_sched_s *s,
+int nbcxi_build_allgather_bruck(struct nbcx_sched_s *s,
                                const struct nbcxi_coll_args *a)
 {
     const int p = s->size, rank = s->rank;
@@ -119,7 +119,7 @@ int nbcx_build_allgather_bruck(struct nbcx_sched_s *s,
     return s->err;
 }
 
-int nbcx_build_allgather_ring(struct nbcx_sched_s *s,
+int nbcxi_build_allgather_ring(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a)
 {
     const int p = s->size, rank = s->rank;

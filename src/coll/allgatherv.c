@@ -41,7 +41,7 @@ static void copy_own(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a)
         nbcxi_copy_block(s, own, nbcxi_rblock(a, s->rank));
 }
 
-int nbcx_build_allgatherv_linear(struct nbcx_sched_s *s,
+int nbcxi_build_allgatherv_linear(struct nbcx_sched_s *s,
                                  const struct nbcxi_coll_args *a)
 {
     const int p = s->size, rank = s->rank;
@@ -59,7 +59,7 @@ int nbcx_build_allgatherv_linear(struct nbcx_sched_s *s,
     return s->err;
 }
 
-int nbcx_build_allgatherv_ring(struct nbcx_sched_s *s,
+int nbcxi_build_allgatherv_ring(struct nbcx_sched_s *s,
                                const struct nbcxi_coll_args *a)
 {
     const int p = s->size, rank = s->rank;

@@ -124,7 +124,7 @@ static nbcx_node rd_reduce_higher(struct nbcx_sched_s *s,
     return cp;
 }
 
-int nbcx_build_allreduce_recursive_doubling(struct nbcx_sched_s *s,
+int nbcxi_build_allreduce_recursive_doubling(struct nbcx_sched_s *s,
                                             const struct nbcxi_coll_args *a)
 {
     const int p = s->size, rank = s->rank, count = a->rcount;
@@ -412,7 +412,7 @@ static void ring_emit(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
     }
 }
 
-int nbcx_build_allreduce_ring(struct nbcx_sched_s *s,
+int nbcxi_build_allreduce_ring(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a)
 {
     const int p = s->size, count = a->rcount;
@@ -486,14 +486,14 @@ static bool has_successor(const struct nbcx_sched_s *s, int nedges,
  * reduce part reads sbuf == rbuf (its sends and reductions); otherwise
  * the reduce part never touches rbuf off rank 0, and the receive is
  * posted at start. */
-int nbcx_build_allreduce_reduce_bcast(struct nbcx_sched_s *s,
+int nbcxi_build_allreduce_reduce_bcast(struct nbcx_sched_s *s,
                                       const struct nbcxi_coll_args *a)
 {
     struct nbcxi_coll_args r = *a;
     r.root = 0;
-    nbcx_build_reduce_binomial(s, &r);
+    nbcxi_build_reduce_binomial(s, &r);
     int mid = s->nnodes;
-    nbcx_build_bcast_binomial(s, &r);
+    nbcxi_build_bcast_binomial(s, &r);
     if (s->err)
         return s->err;
 

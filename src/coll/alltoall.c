@@ -132,13 +132,13 @@ static int build_direct(struct nbcx_sched_s *s,
     return s->err;
 }
 
-int nbcx_build_alltoall_linear(struct nbcx_sched_s *s,
+int nbcxi_build_alltoall_linear(struct nbcx_sched_s *s,
                                const struct nbcxi_coll_args *a)
 {
     return build_direct(s, a, false);
 }
 
-int nbcx_build_alltoall_pairwise(struct nbcx_sched_s *s,
+int nbcxi_build_alltoall_pairwise(struct nbcx_sched_s *s,
                                  const struct nbcxi_coll_args *a)
 {
     return build_direct(s, a, true);
@@ -209,7 +209,7 @@ static void bruck_emit(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
     }
 }
 
-int nbcx_build_alltoall_bruck(struct nbcx_sched_s *s,
+int nbcxi_build_alltoall_bruck(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a)
 {
     const int p = s->size, rank = s->rank;

@@ -100,13 +100,13 @@ static int build(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
     return err ? err : s->err;
 }
 
-int nbcx_build_alltoallv_linear(struct nbcx_sched_s *s,
+int nbcxi_build_alltoallv_linear(struct nbcx_sched_s *s,
                                 const struct nbcxi_coll_args *a)
 {
     return build(s, a, false);
 }
 
-int nbcx_build_alltoallv_pairwise(struct nbcx_sched_s *s,
+int nbcxi_build_alltoallv_pairwise(struct nbcx_sched_s *s,
                                   const struct nbcxi_coll_args *a)
 {
     return build(s, a, true);

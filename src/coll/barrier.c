@@ -15,7 +15,7 @@
 
 #include "coll.h"
 
-int nbcx_build_barrier_dissemination(struct nbcx_sched_s *s,
+int nbcxi_build_barrier_dissemination(struct nbcx_sched_s *s,
                                      const struct nbcxi_coll_args *a)
 {
     (void)a;

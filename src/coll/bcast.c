@@ -6,7 +6,7 @@
  *   children, largest subtree first (the child with the most ranks below
  *   it gets the data first). Every send depends on the receive only; the
  *   root's sends have no predecessor at all. Every send and receive is
- *   annotated with its tree level for split-tree progress (core.h): the
+ *   annotated with its tree level for split-tree progress (sched/sched.h): the
  *   edge to child vr + m is level log2(m) + 1, data flowing down.
  *
  *       recv(parent) --+--> send(child with the largest subtree)
@@ -40,7 +40,7 @@
 /* Binomial tree                                                       */
 /* ------------------------------------------------------------------ */
 
-int nbcx_build_bcast_binomial(struct nbcx_sched_s *s,
+int nbcxi_build_bcast_binomial(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a)
 {
     struct nbcx_datatype_s *t = a->rtype;
@@ -150,7 +150,7 @@ static void pack_nodes(struct nbcx_sched_s *s, bool pack, void *buf,
     }
 }
 
-int nbcx_build_bcast_chain(struct nbcx_sched_s *s,
+int nbcxi_build_bcast_chain(struct nbcx_sched_s *s,
                            const struct nbcxi_coll_args *a)
 {
     if (s->size == 1 || a->rcount == 0 || a->rtype->size == 0)

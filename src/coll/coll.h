@@ -3,7 +3,7 @@
  *
  * A builder turns (rank, size, arguments) into one rank's DAG: it never
  * sends, never blocks, keeps no global state. It emits nodes with
- * nbcxi_send/recv/reduce_node/copy/call and edges with nbcxi_dep (core.h),
+ * nbcxi_send/recv/reduce_node/copy/call and edges with nbcxi_dep (sched/sched.h),
  * and returns s->err (the builder helpers record the first failure and
  * ignore later calls, so checking once at the end is enough).
  *
@@ -28,7 +28,7 @@
 #ifndef NBCX_COLL_H
 #define NBCX_COLL_H
 
-#include "../core.h"
+#include "../sched/sched.h"
 
 enum nbcxi_coll {
     NBCXI_BARRIER, NBCXI_BCAST, NBCXI_REDUCE, NBCXI_ALLREDUCE, NBCXI_GATHER,
@@ -173,9 +173,12 @@ static inline nbcx_node nbcxi_copy_block(struct nbcx_sched_s *s,
 typedef int nbcxi_builder(struct nbcx_sched_s *s,
                           const struct nbcxi_coll_args *a);
 
-/* One entry per algorithm: name, builder, and whether it can serve a call
- * (NULL: always). */
+/* One entry per algorithm: the collective (enum nbcxi_coll) it serves,
+ * its name, its builder, and whether it can serve a call (NULL: always).
+ * The core table is in select.c; a backend may add its own (struct
+ * nbcxi_transport_ops, algorithms). */
 struct nbcxi_algorithm {
+    int coll;
     const char *name;
     nbcxi_builder *build;
     bool (*usable)(const struct nbcx_sched_s *s,
@@ -183,93 +186,79 @@ struct nbcxi_algorithm {
 };
 
 /* barrier.c */
-nbcxi_builder nbcx_build_barrier_dissemination;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_barrier_dissemination;
 /* bcast.c */
-nbcxi_builder nbcx_build_bcast_binomial;
-nbcxi_builder nbcx_build_bcast_chain;     /* pipelined, segsize fragments */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_binomial;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_chain;     /* pipelined, segsize fragments */
 /* reduce.c */
-nbcxi_builder nbcx_build_reduce_binomial; /* any op, MPI order kept */
-nbcxi_builder nbcx_build_reduce_chain;    /* pipelined; commutative ops */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_binomial; /* any op, MPI order kept */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_chain;    /* pipelined; commutative ops */
 /* allreduce.c */
-nbcxi_builder nbcx_build_allreduce_recursive_doubling; /* any op */
-nbcxi_builder nbcx_build_allreduce_ring;  /* reduce-scatter + allgather
+NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_recursive_doubling; /* any op */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_ring;  /* reduce-scatter + allgather
                                              ring; commutative ops */
-nbcxi_builder nbcx_build_allreduce_reduce_bcast; /* binomial reduce to 0,
+NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_reduce_bcast; /* binomial reduce to 0,
                                                     then bcast; any op */
 /* gather.c */
-nbcxi_builder nbcx_build_gather_binomial;
-nbcxi_builder nbcx_build_gather_linear;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_gather_binomial;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_gather_linear;
 /* scatter.c */
-nbcxi_builder nbcx_build_scatter_binomial;
-nbcxi_builder nbcx_build_scatter_linear;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_scatter_binomial;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_scatter_linear;
 /* allgather.c */
-nbcxi_builder nbcx_build_allgather_bruck;
-nbcxi_builder nbcx_build_allgather_ring;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_allgather_bruck;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_allgather_ring;
 /* alltoall.c */
-nbcxi_builder nbcx_build_alltoall_linear;   /* everything posted at once */
-nbcxi_builder nbcx_build_alltoall_pairwise; /* sends in pairwise order */
-nbcxi_builder nbcx_build_alltoall_bruck;    /* log p rounds, small blocks */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_alltoall_linear;   /* everything posted at once */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_alltoall_pairwise; /* sends in pairwise order */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_alltoall_bruck;    /* log p rounds, small blocks */
 
 /* gatherv.c */
-nbcxi_builder nbcx_build_gatherv_linear;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_gatherv_linear;
 /* scatterv.c */
-nbcxi_builder nbcx_build_scatterv_linear;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_scatterv_linear;
 /* allgatherv.c */
-nbcxi_builder nbcx_build_allgatherv_linear; /* everything posted at once */
-nbcxi_builder nbcx_build_allgatherv_ring;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_allgatherv_linear; /* everything posted at once */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_allgatherv_ring;
 /* alltoallv.c: alltoallv and alltoallw (sv/rv describe both) */
-nbcxi_builder nbcx_build_alltoallv_linear;
-nbcxi_builder nbcx_build_alltoallv_pairwise;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_alltoallv_linear;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_alltoallv_pairwise;
 /* reduce_scatter.c: reduce_scatter and reduce_scatter_block */
-nbcxi_builder nbcx_build_reduce_scatter_pairwise; /* any op */
-nbcxi_builder nbcx_build_reduce_scatter_reduce_scatterv; /* any op */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_scatter_pairwise; /* any op */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_scatter_reduce_scatterv; /* any op */
 /* scan.c: scan and exscan; any op, rank order kept */
-nbcxi_builder nbcx_build_scan_linear;
-nbcxi_builder nbcx_build_scan_recursive_doubling;
-nbcxi_builder nbcx_build_exscan_linear;
-nbcxi_builder nbcx_build_exscan_recursive_doubling;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_scan_linear;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_scan_recursive_doubling;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_exscan_linear;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_exscan_recursive_doubling;
 /* neighbor.c */
-nbcxi_builder nbcx_build_neighbor_allgather_linear;  /* and allgatherv */
-nbcxi_builder nbcx_build_neighbor_alltoall_linear;   /* and v, w */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_neighbor_allgather_linear;  /* and allgatherv */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_neighbor_alltoall_linear;   /* and v, w */
 
 /* What, besides its arguments, decides the schedule of a call: the
- * forced algorithm (0: automatic), the fragment size, the progress mode
- * (split mode picks tree algorithms). */
+ * forced algorithm's name (NULL: automatic), the fragment size, the
+ * progress mode (split mode picks tree algorithms; set by the caller). */
 struct nbcxi_selection {
-    int forced;
+    const char *forced;
     size_t segsize;
     int mode;
 };
 NBCX_HIDDEN void nbcxi_coll_selection(enum nbcxi_coll coll,
                                       struct nbcxi_selection *sel);
 
-/* api/cache.c: an idle cached schedule for this call (the caller owns
- * it), or NULL; labels a newly built schedule so that it can be cached
- * when it completes. */
-NBCX_HIDDEN struct nbcx_sched_s *
-nbcxi_cache_take(struct nbcx_comm_s *comm, enum nbcxi_coll coll,
-                 const struct nbcxi_coll_args *a);
-NBCX_HIDDEN int nbcxi_cache_label(struct nbcx_sched_s *s,
-                                  enum nbcxi_coll coll,
-                                  const struct nbcxi_coll_args *a);
-
-/* shm.c: the "slots" algorithms, on inproc communicators only (alltoall
- * not in place) */
-nbcxi_builder nbcx_build_barrier_slots;
-nbcxi_builder nbcx_build_bcast_slots;
-nbcxi_builder nbcx_build_reduce_slots;
-nbcxi_builder nbcx_build_allreduce_slots;
-nbcxi_builder nbcx_build_gather_slots;
-nbcxi_builder nbcx_build_scatter_slots;
-nbcxi_builder nbcx_build_allgather_slots;
-nbcxi_builder nbcx_build_alltoall_slots;
-NBCX_HIDDEN bool nbcxi_shm_usable(const struct nbcx_sched_s *s,
-                                  const struct nbcxi_coll_args *a);
-
-/* select.c: builds the schedule of collective `coll` with the forced or
- * automatic algorithm. */
+/* select.c: builds the schedule of collective `coll` with the forced
+ * algorithm, else the one the progress mode prefers (`prefer`, NULL for
+ * none), else the automatic choice. */
 NBCX_HIDDEN int nbcxi_coll_build(enum nbcxi_coll coll,
                                  struct nbcx_sched_s *s,
-                                 struct nbcxi_coll_args *a);
+                                 struct nbcxi_coll_args *a,
+                                 const char *prefer);
+/* The name of collective c ("bcast"; NULL out of range), and its i-th
+ * algorithm (core ones first, then the backends'; NULL past the last):
+ * the schedule checker (check/) walks them. */
+NBCX_HIDDEN const char *nbcxi_coll_name(int c);
+NBCX_HIDDEN const struct nbcxi_algorithm *nbcxi_coll_algorithm(int c, int i);
+/* " segsize=65536 barrier=auto ..." for nbcx_info. */
+NBCX_HIDDEN int nbcxi_coll_describe(char *buf, size_t len);
 
 #endif /* NBCX_COLL_H */

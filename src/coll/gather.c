@@ -22,7 +22,7 @@
  *   stype sends straight from sbuf.
  *   Blocks travel as bytes because a rank forwards blocks of other ranks,
  *   whose datatypes it does not know (only the type signatures match).
- *   For split-tree progress (core.h) the messages between v and v + m
+ *   For split-tree progress (sched/sched.h) the messages between v and v + m
  *   are on tree level log2(m) + 1, data flowing up; packing and
  *   unpacking belong to no level.
  *
@@ -97,7 +97,7 @@ static nbcx_node root_recv_range(struct nbcx_sched_s *s,
     return recv;
 }
 
-int nbcx_build_gather_binomial(struct nbcx_sched_s *s,
+int nbcxi_build_gather_binomial(struct nbcx_sched_s *s,
                                const struct nbcxi_coll_args *a)
 {
     int size = s->size;
@@ -106,7 +106,7 @@ int nbcx_build_gather_binomial(struct nbcx_sched_s *s,
         return s->err;
     /* Packed subtrees are sent with an int byte count. */
     if (nb > (size_t)INT_MAX / (size_t)size)
-        return nbcx_build_gather_linear(s, a);
+        return nbcxi_build_gather_linear(s, a);
 
     nbcxi_sched_tree(s, nbcxi_edge_level(nbcxi_binomial_top_mask(0, size)));
     int vr = nbcxi_rel_rank(s->rank, a->root, size);
@@ -153,7 +153,7 @@ int nbcx_build_gather_binomial(struct nbcx_sched_s *s,
 /* Linear                                                              */
 /* ------------------------------------------------------------------ */
 
-int nbcx_build_gather_linear(struct nbcx_sched_s *s,
+int nbcxi_build_gather_linear(struct nbcx_sched_s *s,
                              const struct nbcxi_coll_args *a)
 {
     if (block_bytes(s, a) == 0)

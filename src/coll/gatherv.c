@@ -12,7 +12,7 @@
  */
 #include "coll.h"
 
-int nbcx_build_gatherv_linear(struct nbcx_sched_s *s,
+int nbcxi_build_gatherv_linear(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a)
 {
     if (s->rank != a->root) {

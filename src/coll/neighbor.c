@@ -1,5 +1,5 @@
 /*
- * neighbor.c - neighbourhood collectives over a topology (api/topo.c):
+ * neighbor.c - neighbourhood collectives over a topology (base/topo.c):
  * receive block i comes from sources[i], send block j goes to
  * destinations[j]; NBCX_PROC_NULL neighbours exchange nothing and their
  * blocks are left alone.
@@ -68,13 +68,13 @@ static int exchange(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
     return s->err;
 }
 
-int nbcx_build_neighbor_allgather_linear(struct nbcx_sched_s *s,
+int nbcxi_build_neighbor_allgather_linear(struct nbcx_sched_s *s,
                                          const struct nbcxi_coll_args *a)
 {
     return exchange(s, a, true);
 }
 
-int nbcx_build_neighbor_alltoall_linear(struct nbcx_sched_s *s,
+int nbcxi_build_neighbor_alltoall_linear(struct nbcx_sched_s *s,
                                         const struct nbcxi_coll_args *a)
 {
     return exchange(s, a, false);

@@ -23,7 +23,7 @@
  *           |           |           |
  *        red(v+1) -> red(v+2) -> red(v+4) -> send(parent)
  *
- *   For split-tree progress (core.h) the receive and the reduction of
+ *   For split-tree progress (sched/sched.h) the receive and the reduction of
  *   child v + m are on tree level log2(m) + 1 and the send to the parent
  *   on the level of v's lowest set bit, data flowing up; the result hop
  *   to a non-zero root and the final copy belong to no level.
@@ -76,7 +76,7 @@ static int reduce_self(struct nbcx_sched_s *s,
  * TAG_RESULT. */
 enum { TAG_TREE = 0, TAG_RESULT = 1 };
 
-int nbcx_build_reduce_binomial(struct nbcx_sched_s *s,
+int nbcxi_build_reduce_binomial(struct nbcx_sched_s *s,
                                const struct nbcxi_coll_args *a)
 {
     int size = s->size, count = a->rcount;
@@ -154,14 +154,14 @@ int nbcx_build_reduce_binomial(struct nbcx_sched_s *s,
 /* Pipelined chain                                                     */
 /* ------------------------------------------------------------------ */
 
-int nbcx_build_reduce_chain(struct nbcx_sched_s *s,
+int nbcxi_build_reduce_chain(struct nbcx_sched_s *s,
                             const struct nbcxi_coll_args *a)
 {
     int size = s->size, count = a->rcount;
     struct nbcx_datatype_s *t = a->rtype;
     struct nbcx_op_s *op = a->op;
     if (!op->commutative && a->root != 0)
-        return nbcx_build_reduce_binomial(s, a);
+        return nbcxi_build_reduce_binomial(s, a);
     if (count == 0 || t->size == 0)
         return s->err;
     if (size == 1)

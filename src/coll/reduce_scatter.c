@@ -70,7 +70,7 @@ static int mod(long x, int p)
 /* Pairwise                                                            */
 /* ------------------------------------------------------------------ */
 
-int nbcx_build_reduce_scatter_pairwise(struct nbcx_sched_s *s,
+int nbcxi_build_reduce_scatter_pairwise(struct nbcx_sched_s *s,
                                        const struct nbcxi_coll_args *a)
 {
     const int p = s->size, me = s->rank;
@@ -166,7 +166,7 @@ int nbcx_build_reduce_scatter_pairwise(struct nbcx_sched_s *s,
 /* Binomial reduce to rank 0, then a linear scatter                    */
 /* ------------------------------------------------------------------ */
 
-int nbcx_build_reduce_scatter_reduce_scatterv(struct nbcx_sched_s *s,
+int nbcxi_build_reduce_scatter_reduce_scatterv(struct nbcx_sched_s *s,
                                               const struct nbcxi_coll_args *a)
 {
     const int p = s->size, me = s->rank;
@@ -178,7 +178,7 @@ int nbcx_build_reduce_scatter_reduce_scatterv(struct nbcx_sched_s *s,
     const int total = off[p];
     if (total == 0 || p == 1) {
         free(off);
-        return nbcx_build_reduce_scatter_pairwise(s, a);
+        return nbcxi_build_reduce_scatter_pairwise(s, a);
     }
 
     /* The reduction: every rank's vector (sbuf, or rbuf in place) to a
@@ -192,7 +192,7 @@ int nbcx_build_reduce_scatter_reduce_scatterv(struct nbcx_sched_s *s,
         free(off);
         return s->err;
     }
-    nbcx_build_reduce_binomial(s, &r);
+    nbcxi_build_reduce_binomial(s, &r);
     const int mid = s->nnodes;
     /* Sinks of the reduction part: nodes with no successor. */
     bool *has_succ = calloc((size_t)(mid > 0 ? mid : 1), sizeof(bool));

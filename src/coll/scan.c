@@ -100,13 +100,13 @@ static int build_linear(struct nbcx_sched_s *s,
     return s->err;
 }
 
-int nbcx_build_scan_linear(struct nbcx_sched_s *s,
+int nbcxi_build_scan_linear(struct nbcx_sched_s *s,
                            const struct nbcxi_coll_args *a)
 {
     return build_linear(s, a, false);
 }
 
-int nbcx_build_exscan_linear(struct nbcx_sched_s *s,
+int nbcxi_build_exscan_linear(struct nbcx_sched_s *s,
                              const struct nbcxi_coll_args *a)
 {
     return build_linear(s, a, true);
@@ -185,13 +185,13 @@ static int build_rd(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
     return s->err;
 }
 
-int nbcx_build_scan_recursive_doubling(struct nbcx_sched_s *s,
+int nbcxi_build_scan_recursive_doubling(struct nbcx_sched_s *s,
                                        const struct nbcxi_coll_args *a)
 {
     return build_rd(s, a, false);
 }
 
-int nbcx_build_exscan_recursive_doubling(struct nbcx_sched_s *s,
+int nbcxi_build_exscan_recursive_doubling(struct nbcx_sched_s *s,
                                          const struct nbcxi_coll_args *a)
 {
     return build_rd(s, a, true);

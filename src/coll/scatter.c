@@ -18,7 +18,7 @@
  *   A leaf with a contiguous rtype receives straight into rbuf.
  *   Blocks travel as bytes because a rank forwards blocks of other ranks,
  *   whose datatypes it does not know (only the type signatures match).
- *   For split-tree progress (core.h) the messages between v and v + m
+ *   For split-tree progress (sched/sched.h) the messages between v and v + m
  *   are on tree level log2(m) + 1, data flowing down; packing and
  *   unpacking belong to no level.
  *
@@ -93,7 +93,7 @@ static nbcx_node root_send_range(struct nbcx_sched_s *s,
     return send;
 }
 
-int nbcx_build_scatter_binomial(struct nbcx_sched_s *s,
+int nbcxi_build_scatter_binomial(struct nbcx_sched_s *s,
                                 const struct nbcxi_coll_args *a)
 {
     int size = s->size;
@@ -102,7 +102,7 @@ int nbcx_build_scatter_binomial(struct nbcx_sched_s *s,
         return s->err;
     /* Packed subtrees are sent with an int byte count. */
     if (nb > (size_t)INT_MAX / (size_t)size)
-        return nbcx_build_scatter_linear(s, a);
+        return nbcxi_build_scatter_linear(s, a);
 
     nbcxi_sched_tree(s, nbcxi_edge_level(nbcxi_binomial_top_mask(0, size)));
     int vr = nbcxi_rel_rank(s->rank, a->root, size);
@@ -149,7 +149,7 @@ int nbcx_build_scatter_binomial(struct nbcx_sched_s *s,
 /* Linear                                                              */
 /* ------------------------------------------------------------------ */
 
-int nbcx_build_scatter_linear(struct nbcx_sched_s *s,
+int nbcxi_build_scatter_linear(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a)
 {
     if (block_bytes(s, a) == 0)

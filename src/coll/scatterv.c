@@ -9,7 +9,7 @@
  */
 #include "coll.h"
 
-int nbcx_build_scatterv_linear(struct nbcx_sched_s *s,
+int nbcxi_build_scatterv_linear(struct nbcx_sched_s *s,
                                const struct nbcxi_coll_args *a)
 {
     if (s->rank != a->root) {

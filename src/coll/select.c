@@ -1,25 +1,26 @@
-/* select.c - the algorithm tables and the automatic choice.
+/* select.c - the algorithm table and the automatic choice.
  *
- * Each collective has a table of algorithms. The automatic choice looks
- * at the message size in bytes, the communicator size and, for
- * reductions, commutativity. nbcx_algorithm_set() or NBCX_<COLL>_ALG
- * forces an algorithm; one that cannot serve a call falls back to the
- * automatic choice, so forcing never changes a result.
+ * One table lists every algorithm of every collective by name; the names
+ * nbcx_algorithm_names gives are made from it, followed by the
+ * algorithms of the backends built in (nbcxi_backends), which serve only
+ * their own communicators. The automatic choice looks at the message size
+ * in bytes, the communicator size and, for reductions, commutativity,
+ * and names the algorithm it wants; the progress mode may name one too
+ * (split mode: the binomial trees it splits). A backend's native
+ * algorithm (inproc: "slots", transport/inproc/slots.c) is preferred on
+ * its communicators up to the size the backend gives (native_max: the
+ * whole buffer, or one block for gather, scatter, allgather and
+ * alltoall), in every progress mode. nbcx_algorithm_set() or
+ * NBCX_<COLL>_ALG forces an algorithm; one that cannot serve a call falls
+ * back to the automatic choice, so forcing never changes a result.
  *
- * Every table ends with "slots" (coll/shm.c), which only communicators of
- * the inproc transport can use: on them the automatic choice takes it for
- * messages up to NBCX_INPROC_SLOT_MAX bytes (the whole buffer; one block
- * for gather, scatter, allgather and alltoall; 0: never; default: no
- * limit), in every progress mode (split included: slot operations have
- * no tree to split), and the point-to-point algorithms above that.
- * Elsewhere forcing "slots" falls back to the automatic choice.
+ * Adding an algorithm: its builder (coll.h) and one line in the table.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "../transport/inproc.h"
 #include "coll.h"
 
 static bool commutative(const struct nbcx_sched_s *s,
@@ -29,141 +30,139 @@ static bool commutative(const struct nbcx_sched_s *s,
     return a->op->commutative;
 }
 
-static const struct nbcxi_algorithm barrier_algs[] = {
-    { "dissemination", nbcx_build_barrier_dissemination, NULL },
-    { "slots", nbcx_build_barrier_slots, nbcxi_shm_usable },
-};
-static const struct nbcxi_algorithm bcast_algs[] = {
-    { "binomial", nbcx_build_bcast_binomial, NULL },
-    { "chain", nbcx_build_bcast_chain, NULL },
-    { "slots", nbcx_build_bcast_slots, nbcxi_shm_usable },
-};
-static const struct nbcxi_algorithm reduce_algs[] = {
-    { "binomial", nbcx_build_reduce_binomial, NULL },
-    { "chain", nbcx_build_reduce_chain, commutative },
-    { "slots", nbcx_build_reduce_slots, nbcxi_shm_usable },
-};
-static const struct nbcxi_algorithm allreduce_algs[] = {
-    { "recursive_doubling", nbcx_build_allreduce_recursive_doubling, NULL },
-    { "ring", nbcx_build_allreduce_ring, commutative },
-    { "reduce_bcast", nbcx_build_allreduce_reduce_bcast, NULL },
-    { "slots", nbcx_build_allreduce_slots, nbcxi_shm_usable },
-};
-static const struct nbcxi_algorithm gather_algs[] = {
-    { "binomial", nbcx_build_gather_binomial, NULL },
-    { "linear", nbcx_build_gather_linear, NULL },
-    { "slots", nbcx_build_gather_slots, nbcxi_shm_usable },
-};
-static const struct nbcxi_algorithm scatter_algs[] = {
-    { "binomial", nbcx_build_scatter_binomial, NULL },
-    { "linear", nbcx_build_scatter_linear, NULL },
-    { "slots", nbcx_build_scatter_slots, nbcxi_shm_usable },
-};
-static const struct nbcxi_algorithm allgather_algs[] = {
-    { "bruck", nbcx_build_allgather_bruck, NULL },
-    { "ring", nbcx_build_allgather_ring, NULL },
-    { "slots", nbcx_build_allgather_slots, nbcxi_shm_usable },
-};
-static const struct nbcxi_algorithm alltoall_algs[] = {
-    { "linear", nbcx_build_alltoall_linear, NULL },
-    { "pairwise", nbcx_build_alltoall_pairwise, NULL },
-    { "bruck", nbcx_build_alltoall_bruck, NULL },
-    { "slots", nbcx_build_alltoall_slots, nbcxi_shm_usable },
-};
-
-static const struct nbcxi_algorithm gatherv_algs[] = {
-    { "linear", nbcx_build_gatherv_linear, NULL },
-};
-static const struct nbcxi_algorithm scatterv_algs[] = {
-    { "linear", nbcx_build_scatterv_linear, NULL },
-};
-static const struct nbcxi_algorithm allgatherv_algs[] = {
-    { "linear", nbcx_build_allgatherv_linear, NULL },
-    { "ring", nbcx_build_allgatherv_ring, NULL },
-};
-static const struct nbcxi_algorithm alltoallv_algs[] = {
-    { "linear", nbcx_build_alltoallv_linear, NULL },
-    { "pairwise", nbcx_build_alltoallv_pairwise, NULL },
-};
-static const struct nbcxi_algorithm reduce_scatter_algs[] = {
-    { "pairwise", nbcx_build_reduce_scatter_pairwise, NULL },
-    { "reduce_scatterv", nbcx_build_reduce_scatter_reduce_scatterv, NULL },
-};
-static const struct nbcxi_algorithm scan_algs[] = {
-    { "recursive_doubling", nbcx_build_scan_recursive_doubling, NULL },
-    { "linear", nbcx_build_scan_linear, NULL },
-};
-static const struct nbcxi_algorithm exscan_algs[] = {
-    { "recursive_doubling", nbcx_build_exscan_recursive_doubling, NULL },
-    { "linear", nbcx_build_exscan_linear, NULL },
-};
-static const struct nbcxi_algorithm neighbor_allgather_algs[] = {
-    { "linear", nbcx_build_neighbor_allgather_linear, NULL },
-};
-static const struct nbcxi_algorithm neighbor_alltoall_algs[] = {
-    { "linear", nbcx_build_neighbor_alltoall_linear, NULL },
+/* Every algorithm of every collective: one line each, in the order
+ * nbcx_algorithm_names lists them (a builder that serves several
+ * collectives, alltoallv's for alltoallw say, has a line for each). The
+ * algorithms a backend serves natively follow, from its own table
+ * (struct nbcxi_transport_ops, algorithms). */
+static const struct nbcxi_algorithm algorithms[] = {
+    { NBCXI_BARRIER, "dissemination", nbcxi_build_barrier_dissemination, NULL },
+    { NBCXI_BCAST, "binomial", nbcxi_build_bcast_binomial, NULL },
+    { NBCXI_BCAST, "chain", nbcxi_build_bcast_chain, NULL },
+    { NBCXI_REDUCE, "binomial", nbcxi_build_reduce_binomial, NULL },
+    { NBCXI_REDUCE, "chain", nbcxi_build_reduce_chain, commutative },
+    { NBCXI_ALLREDUCE, "recursive_doubling",
+      nbcxi_build_allreduce_recursive_doubling, NULL },
+    { NBCXI_ALLREDUCE, "ring", nbcxi_build_allreduce_ring, commutative },
+    { NBCXI_ALLREDUCE, "reduce_bcast", nbcxi_build_allreduce_reduce_bcast,
+      NULL },
+    { NBCXI_GATHER, "binomial", nbcxi_build_gather_binomial, NULL },
+    { NBCXI_GATHER, "linear", nbcxi_build_gather_linear, NULL },
+    { NBCXI_SCATTER, "binomial", nbcxi_build_scatter_binomial, NULL },
+    { NBCXI_SCATTER, "linear", nbcxi_build_scatter_linear, NULL },
+    { NBCXI_ALLGATHER, "bruck", nbcxi_build_allgather_bruck, NULL },
+    { NBCXI_ALLGATHER, "ring", nbcxi_build_allgather_ring, NULL },
+    { NBCXI_ALLTOALL, "linear", nbcxi_build_alltoall_linear, NULL },
+    { NBCXI_ALLTOALL, "pairwise", nbcxi_build_alltoall_pairwise, NULL },
+    { NBCXI_ALLTOALL, "bruck", nbcxi_build_alltoall_bruck, NULL },
+    { NBCXI_GATHERV, "linear", nbcxi_build_gatherv_linear, NULL },
+    { NBCXI_SCATTERV, "linear", nbcxi_build_scatterv_linear, NULL },
+    { NBCXI_ALLGATHERV, "linear", nbcxi_build_allgatherv_linear, NULL },
+    { NBCXI_ALLGATHERV, "ring", nbcxi_build_allgatherv_ring, NULL },
+    { NBCXI_ALLTOALLV, "linear", nbcxi_build_alltoallv_linear, NULL },
+    { NBCXI_ALLTOALLV, "pairwise", nbcxi_build_alltoallv_pairwise, NULL },
+    { NBCXI_ALLTOALLW, "linear", nbcxi_build_alltoallv_linear, NULL },
+    { NBCXI_ALLTOALLW, "pairwise", nbcxi_build_alltoallv_pairwise, NULL },
+    { NBCXI_REDUCE_SCATTER, "pairwise", nbcxi_build_reduce_scatter_pairwise,
+      NULL },
+    { NBCXI_REDUCE_SCATTER, "reduce_scatterv",
+      nbcxi_build_reduce_scatter_reduce_scatterv, NULL },
+    { NBCXI_REDUCE_SCATTER_BLOCK, "pairwise",
+      nbcxi_build_reduce_scatter_pairwise, NULL },
+    { NBCXI_REDUCE_SCATTER_BLOCK, "reduce_scatterv",
+      nbcxi_build_reduce_scatter_reduce_scatterv, NULL },
+    { NBCXI_SCAN, "recursive_doubling", nbcxi_build_scan_recursive_doubling,
+      NULL },
+    { NBCXI_SCAN, "linear", nbcxi_build_scan_linear, NULL },
+    { NBCXI_EXSCAN, "recursive_doubling",
+      nbcxi_build_exscan_recursive_doubling, NULL },
+    { NBCXI_EXSCAN, "linear", nbcxi_build_exscan_linear, NULL },
+    { NBCXI_NEIGHBOR_ALLGATHER, "linear",
+      nbcxi_build_neighbor_allgather_linear, NULL },
+    { NBCXI_NEIGHBOR_ALLGATHERV, "linear",
+      nbcxi_build_neighbor_allgather_linear, NULL },
+    { NBCXI_NEIGHBOR_ALLTOALL, "linear", nbcxi_build_neighbor_alltoall_linear,
+      NULL },
+    { NBCXI_NEIGHBOR_ALLTOALLV, "linear",
+      nbcxi_build_neighbor_alltoall_linear, NULL },
+    { NBCXI_NEIGHBOR_ALLTOALLW, "linear",
+      nbcxi_build_neighbor_alltoall_linear, NULL },
+    { 0, NULL, NULL, NULL }
 };
 
-#define TABLE(name, algs, list)                                               \
-    { name, algs, sizeof(algs) / sizeof(algs[0]), list }
-
-static const struct coll_table {
-    const char *name;
-    const struct nbcxi_algorithm *algs;
-    int nalgs;
-    const char *names; /* for nbcx_algorithm_names */
-} tables[NBCXI_NCOLL] = {
-    [NBCXI_BARRIER] = TABLE("barrier", barrier_algs, "dissemination slots"),
-    [NBCXI_BCAST] = TABLE("bcast", bcast_algs, "binomial chain slots"),
-    [NBCXI_REDUCE] = TABLE("reduce", reduce_algs, "binomial chain slots"),
-    [NBCXI_ALLREDUCE] = TABLE("allreduce", allreduce_algs,
-                              "recursive_doubling ring reduce_bcast slots"),
-    [NBCXI_GATHER] = TABLE("gather", gather_algs, "binomial linear slots"),
-    [NBCXI_SCATTER] = TABLE("scatter", scatter_algs,
-                            "binomial linear slots"),
-    [NBCXI_ALLGATHER] = TABLE("allgather", allgather_algs,
-                              "bruck ring slots"),
-    [NBCXI_ALLTOALL] = TABLE("alltoall", alltoall_algs,
-                             "linear pairwise bruck slots"),
-    [NBCXI_GATHERV] = TABLE("gatherv", gatherv_algs, "linear"),
-    [NBCXI_SCATTERV] = TABLE("scatterv", scatterv_algs, "linear"),
-    [NBCXI_ALLGATHERV] = TABLE("allgatherv", allgatherv_algs,
-                               "linear ring"),
-    [NBCXI_ALLTOALLV] = TABLE("alltoallv", alltoallv_algs,
-                              "linear pairwise"),
-    [NBCXI_ALLTOALLW] = TABLE("alltoallw", alltoallv_algs,
-                              "linear pairwise"),
-    [NBCXI_REDUCE_SCATTER] = TABLE("reduce_scatter", reduce_scatter_algs,
-                                   "pairwise reduce_scatterv"),
-    [NBCXI_REDUCE_SCATTER_BLOCK] = TABLE("reduce_scatter_block",
-                                         reduce_scatter_algs,
-                                         "pairwise reduce_scatterv"),
-    [NBCXI_SCAN] = TABLE("scan", scan_algs, "recursive_doubling linear"),
-    [NBCXI_EXSCAN] = TABLE("exscan", exscan_algs,
-                           "recursive_doubling linear"),
-    [NBCXI_NEIGHBOR_ALLGATHER] = TABLE("neighbor_allgather",
-                                       neighbor_allgather_algs, "linear"),
-    [NBCXI_NEIGHBOR_ALLGATHERV] = TABLE("neighbor_allgatherv",
-                                        neighbor_allgather_algs, "linear"),
-    [NBCXI_NEIGHBOR_ALLTOALL] = TABLE("neighbor_alltoall",
-                                      neighbor_alltoall_algs, "linear"),
-    [NBCXI_NEIGHBOR_ALLTOALLV] = TABLE("neighbor_alltoallv",
-                                       neighbor_alltoall_algs, "linear"),
-    [NBCXI_NEIGHBOR_ALLTOALLW] = TABLE("neighbor_alltoallw",
-                                       neighbor_alltoall_algs, "linear"),
+static const char *const coll_names[NBCXI_NCOLL] = {
+    [NBCXI_BARRIER] = "barrier", [NBCXI_BCAST] = "bcast",
+    [NBCXI_REDUCE] = "reduce", [NBCXI_ALLREDUCE] = "allreduce",
+    [NBCXI_GATHER] = "gather", [NBCXI_SCATTER] = "scatter",
+    [NBCXI_ALLGATHER] = "allgather", [NBCXI_ALLTOALL] = "alltoall",
+    [NBCXI_GATHERV] = "gatherv", [NBCXI_SCATTERV] = "scatterv",
+    [NBCXI_ALLGATHERV] = "allgatherv", [NBCXI_ALLTOALLV] = "alltoallv",
+    [NBCXI_ALLTOALLW] = "alltoallw", [NBCXI_REDUCE_SCATTER] = "reduce_scatter",
+    [NBCXI_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
+    [NBCXI_SCAN] = "scan", [NBCXI_EXSCAN] = "exscan",
+    [NBCXI_NEIGHBOR_ALLGATHER] = "neighbor_allgather",
+    [NBCXI_NEIGHBOR_ALLGATHERV] = "neighbor_allgatherv",
+    [NBCXI_NEIGHBOR_ALLTOALL] = "neighbor_alltoall",
+    [NBCXI_NEIGHBOR_ALLTOALLV] = "neighbor_alltoallv",
+    [NBCXI_NEIGHBOR_ALLTOALLW] = "neighbor_alltoallw",
 };
+
+const char *nbcxi_coll_name(int c)
+{
+    return c >= 0 && c < NBCXI_NCOLL ? coll_names[c] : NULL;
+}
+
+/* The entry of `table` (ended by a NULL name) for coll and name (NULL
+ * name: its first for coll), or NULL. */
+static const struct nbcxi_algorithm *
+lookup(const struct nbcxi_algorithm *table, enum nbcxi_coll coll,
+       const char *name)
+{
+    for (const struct nbcxi_algorithm *a = table; a && a->name; a++)
+        if (a->coll == (int)coll && (!name || strcasecmp(a->name, name) == 0))
+            return a;
+    return NULL;
+}
+
+const struct nbcxi_algorithm *nbcxi_coll_algorithm(int c, int i)
+{
+    for (const struct nbcxi_algorithm *a = algorithms; a->name; a++)
+        if ((int)a->coll == c && i-- == 0)
+            return a;
+    for (int b = 0; nbcxi_backends[b]; b++)
+        for (const struct nbcxi_algorithm *a = nbcxi_backends[b]->algorithms;
+             a && a->name; a++)
+            if ((int)a->coll == c && i-- == 0)
+                return a;
+    return NULL;
+}
+
+/* Algorithm `name` of coll, among the core ones and those of any backend
+ * built in (whether a communicator can use it is decided per call). */
+static const struct nbcxi_algorithm *registered(enum nbcxi_coll coll,
+                                                const char *name)
+{
+    const struct nbcxi_algorithm *a;
+    for (int i = 0; (a = nbcxi_coll_algorithm((int)coll, i)); i++)
+        if (strcasecmp(a->name, name) == 0)
+            return a;
+    return NULL;
+}
 
 /* ---- tunables: forced algorithms and the fragment size ---- */
 
-static _Atomic int forced[NBCXI_NCOLL]; /* index + 1; 0 = automatic */
+/* The forced algorithm's name (a registered entry's), NULL: automatic */
+static _Atomic(const char *) forced[NBCXI_NCOLL];
 static _Atomic size_t segsize;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int env_error; /* first bad NBCX_<COLL>_ALG, reported at each call */
+/* nbcx_algorithm_names: the names of each collective's algorithms */
+static char names[NBCXI_NCOLL][128];
 
 static int find_coll(const char *name)
 {
     for (int c = 0; c < NBCXI_NCOLL; c++)
-        if (name && strcasecmp(name, tables[c].name) == 0)
+        if (name && strcasecmp(name, coll_names[c]) == 0)
             return c;
     return -1;
 }
@@ -171,31 +170,36 @@ static int find_coll(const char *name)
 static int set_alg(int c, const char *alg)
 {
     if (!alg || strcasecmp(alg, "auto") == 0) {
-        forced[c] = 0;
+        forced[c] = NULL;
         return NBCX_SUCCESS;
     }
-    for (int i = 0; i < tables[c].nalgs; i++) {
-        if (strcasecmp(alg, tables[c].algs[i].name) == 0) {
-            forced[c] = i + 1;
-            return NBCX_SUCCESS;
-        }
-    }
-    return NBCX_ERR_ALGORITHM;
+    const struct nbcxi_algorithm *a = registered((enum nbcxi_coll)c, alg);
+    if (!a)
+        return NBCX_ERR_ALGORITHM;
+    forced[c] = a->name;
+    return NBCX_SUCCESS;
 }
 
 static void read_env(void)
 {
+    for (int c = 0; c < NBCXI_NCOLL; c++) {
+        const struct nbcxi_algorithm *a;
+        size_t n = 0;
+        for (int i = 0; (a = nbcxi_coll_algorithm(c, i)); i++)
+            n += (size_t)snprintf(names[c] + n, sizeof names[c] - n, "%s%s",
+                                  i ? " " : "", a->name);
+    }
     segsize = nbcxi_env_size("NBCX_SEGSIZE", 65536);
     for (int c = 0; c < NBCXI_NCOLL; c++) {
         char var[64];
-        snprintf(var, sizeof var, "NBCX_%s_ALG", tables[c].name);
+        snprintf(var, sizeof var, "NBCX_%s_ALG", coll_names[c]);
         for (char *p = var; *p; p++)
             if (*p >= 'a' && *p <= 'z')
                 *p = (char)(*p - 'a' + 'A');
         const char *v = nbcxi_getenv(var);
         if (v && set_alg(c, v) != NBCX_SUCCESS && !env_error) {
             fprintf(stderr, "nbcx: %s=%s names no %s algorithm (have: %s)\n",
-                    var, v, tables[c].name, tables[c].names);
+                    var, v, coll_names[c], names[c]);
             env_error = NBCX_ERR_ALGORITHM;
         }
     }
@@ -208,14 +212,15 @@ int nbcx_algorithm_set(const char *coll, const char *alg)
     return c < 0 ? NBCX_ERR_ALGORITHM : set_alg(c, alg);
 }
 
-int nbcx_algorithm_names(const char *coll, const char **names)
+int nbcx_algorithm_names(const char *coll, const char **list)
 {
+    pthread_once(&env_once, read_env);
     int c = find_coll(coll);
     if (c < 0)
         return NBCX_ERR_ALGORITHM;
-    if (!names)
+    if (!list)
         return NBCX_ERR_ARG;
-    *names = tables[c].names;
+    *list = names[c];
     return NBCX_SUCCESS;
 }
 
@@ -251,152 +256,112 @@ static size_t message_bytes(const struct nbcxi_coll_args *a)
     return rbytes > sbytes ? rbytes : sbytes;
 }
 
-static int automatic(enum nbcxi_coll coll, const struct nbcx_sched_s *s,
-                     const struct nbcxi_coll_args *a)
+/* The automatic choice's algorithm for a call (NULL: the collective's
+ * first). */
+static const char *automatic(enum nbcxi_coll coll,
+                             const struct nbcx_sched_s *s,
+                             const struct nbcxi_coll_args *a)
 {
     int p = s->size;
     size_t rbytes = a->rtype ? (size_t)a->rcount * a->rtype->size : 0;
     size_t block = message_bytes(a);
     switch (coll) {
     case NBCXI_BCAST:
-        return (rbytes < SMALL || p <= 2) ? 0 : 1;
+        return (rbytes < SMALL || p <= 2) ? "binomial" : "chain";
     case NBCXI_REDUCE:
-        return (rbytes < SMALL || p <= 2 || !a->op->commutative) ? 0 : 1;
+        return (rbytes < SMALL || p <= 2 || !a->op->commutative) ? "binomial"
+                                                                 : "chain";
     case NBCXI_ALLREDUCE:
-        return (rbytes < SMALL || !a->op->commutative || a->rcount < p) ? 0
-                                                                       : 1;
+        return (rbytes < SMALL || !a->op->commutative || a->rcount < p)
+                   ? "recursive_doubling"
+                   : "ring";
     case NBCXI_GATHER:
     case NBCXI_SCATTER:
-        return block <= 2048 ? 0 : 1;
+        return block <= 2048 ? "binomial" : "linear";
     case NBCXI_ALLGATHER:
-        return block * (size_t)p < 65536 ? 0 : 1;
+        return block * (size_t)p < 65536 ? "bruck" : "ring";
     case NBCXI_ALLTOALL:
-        return (block <= 256 && p >= 4) ? 2 : p <= 8 ? 0 : 1;
+        return (block <= 256 && p >= 4) ? "bruck"
+               : p <= 8                 ? "linear"
+                                        : "pairwise";
     case NBCXI_ALLGATHERV:
+        /* everything at once on few ranks, else ring / pairwise */
+        return p <= 8 ? "linear" : "ring";
     case NBCXI_ALLTOALLV:
     case NBCXI_ALLTOALLW:
-        /* everything at once on few ranks, else ring / pairwise */
-        return p <= 8 ? 0 : 1;
+        return p <= 8 ? "linear" : "pairwise";
     case NBCXI_REDUCE_SCATTER:
     case NBCXI_REDUCE_SCATTER_BLOCK:
         /* few hops through rank 0 for small vectors on many ranks */
-        return (p > 8 && vector_bytes(s, a) < 16384) ? 1 : 0;
+        return (p > 8 && vector_bytes(s, a) < 16384) ? "reduce_scatterv"
+                                                     : "pairwise";
     case NBCXI_SCAN:
     case NBCXI_EXSCAN:
         /* the pipelined chain for long vectors on few ranks */
-        return (rbytes >= SMALL && p <= 16) ? 1 : 0;
+        return (rbytes >= SMALL && p <= 16) ? "linear" : "recursive_doubling";
     default:
-        return 0;
-    }
-}
-
-/* The binomial-tree algorithm of a collective in split mode (allreduce:
- * reduce + bcast), or `dflt` for those without one. */
-static int split_tree(enum nbcxi_coll coll, int dflt)
-{
-    switch (coll) {
-    case NBCXI_BCAST:
-    case NBCXI_REDUCE:
-    case NBCXI_GATHER:
-    case NBCXI_SCATTER:
-        return 0; /* binomial */
-    case NBCXI_ALLREDUCE:
-        return 2; /* reduce_bcast */
-    default:
-        return dflt;
-    }
-}
-
-/* The "slots" builder of a collective, NULL for those without one. */
-static nbcxi_builder *slots_builder(enum nbcxi_coll coll)
-{
-    switch (coll) {
-    case NBCXI_BARRIER: return nbcx_build_barrier_slots;
-    case NBCXI_BCAST: return nbcx_build_bcast_slots;
-    case NBCXI_REDUCE: return nbcx_build_reduce_slots;
-    case NBCXI_ALLREDUCE: return nbcx_build_allreduce_slots;
-    case NBCXI_GATHER: return nbcx_build_gather_slots;
-    case NBCXI_SCATTER: return nbcx_build_scatter_slots;
-    case NBCXI_ALLGATHER: return nbcx_build_allgather_slots;
-    case NBCXI_ALLTOALL: return nbcx_build_alltoall_slots;
-    default: return NULL;
+        return NULL;
     }
 }
 
 void nbcxi_coll_selection(enum nbcxi_coll coll, struct nbcxi_selection *sel)
 {
     pthread_once(&env_once, read_env);
-    nbcx_progress_mode mode = NBCX_PROGRESS_CALLER;
-    nbcx_progress_get(&mode);
     sel->forced = forced[coll];
     sel->segsize = segsize;
-    sel->mode = (int)mode;
+}
+
+static bool can_serve(const struct nbcxi_algorithm *alg,
+                      const struct nbcx_sched_s *s,
+                      const struct nbcxi_coll_args *a)
+{
+    return alg && (!alg->usable || alg->usable(s, a));
 }
 
 int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
-                     struct nbcxi_coll_args *a)
+                     struct nbcxi_coll_args *a, const char *prefer)
 {
     pthread_once(&env_once, read_env);
     if (env_error)
         return env_error;
     a->segsize = segsize;
-    const struct coll_table *t = &tables[coll];
-    int i = forced[coll] - 1;
-    if (i < 0 || (t->algs[i].usable && !t->algs[i].usable(s, a))) {
-        i = automatic(coll, s, a);
-        /* Split progress splits binomial trees: unless an algorithm is
-         * forced, tree-shaped operations use theirs. */
-        nbcx_progress_mode mode;
-        if (forced[coll] == 0 && nbcx_progress_get(&mode) == NBCX_SUCCESS &&
-            mode == NBCX_PROGRESS_SPLIT)
-            i = split_tree(coll, i);
-        /* Ranks that share memory: slots, up to NBCX_INPROC_SLOT_MAX, for
-         * the collectives that have them (the last algorithm of their
-         * table). */
-        const struct nbcxi_shm *shm = nbcxi_inproc_shm(s->comm);
-        int slots = t->nalgs - 1;
-        if (shm && shm->slot_max > 0 && message_bytes(a) <= shm->slot_max &&
-            t->algs[slots].build == slots_builder(coll) &&
-            t->algs[slots].usable(s, a))
-            i = slots;
+    const struct nbcxi_transport_ops *tp = s->comm->tp->ops;
+    const char *force = forced[coll];
+    const struct nbcxi_algorithm *alg = NULL;
+    if (force) { /* a backend's algorithm serves only its communicators */
+        alg = lookup(algorithms, coll, force);
+        if (!alg)
+            alg = lookup(tp->algorithms, coll, force);
     }
-    s->op_name = t->name; /* for diagnoses (progress/watchdog.c) */
-    s->alg_name = t->algs[i].name;
-    int err = t->algs[i].build(s, a);
+    if (!can_serve(alg, s, a)) {
+        /* The progress mode's preference (split mode: the binomial trees
+         * it splits) unless an algorithm is forced, else by size. */
+        const char *name = !force && prefer ? prefer : automatic(coll, s, a);
+        alg = lookup(algorithms, coll, name);
+        /* What the backend serves natively (inproc: shared-memory
+         * slots), up to the size it says (NBCX_INPROC_SLOT_MAX). */
+        const struct nbcxi_algorithm *native = lookup(tp->algorithms, coll,
+                                                      NULL);
+        size_t max = native && tp->native_max ? tp->native_max(s->comm->tp)
+                                              : 0;
+        if (max > 0 && message_bytes(a) <= max && can_serve(native, s, a))
+            alg = native;
+    }
+    s->op_name = coll_names[coll]; /* for diagnoses (progress/watchdog.c) */
+    s->alg_name = alg->name;
+    int err = alg->build(s, a);
     return err ? err : s->err;
 }
 
-int nbcx_info(char *buf, size_t len)
+/* The selection for nbcx_info: " segsize=... barrier=auto ...". */
+int nbcxi_coll_describe(char *buf, size_t len)
 {
-    if (!buf || len == 0)
-        return NBCX_ERR_ARG;
     pthread_once(&env_once, read_env);
-    char progress[192];
-    nbcxi_progress_describe(progress, sizeof progress);
-    size_t n = (size_t)snprintf(buf, len, "nbcx %d.%d.%d: %s segsize=%zu",
-                                NBCX_VERSION_MAJOR, NBCX_VERSION_MINOR,
-                                NBCX_VERSION_PATCH, progress,
-                                (size_t)segsize);
-    for (int c = 0; c < NBCXI_NCOLL && n < len; c++)
-        n += (size_t)snprintf(buf + n, len - n, " %s=%s", tables[c].name,
-                              forced[c] ? tables[c].algs[forced[c] - 1].name
-                                        : "auto");
-    unsigned long hits, misses;
-    nbcxi_cache_stats(&hits, &misses);
-    if (n < len)
-        snprintf(buf + n, len - n, " cache_hits=%lu cache_misses=%lu", hits,
-                 misses);
-    return NBCX_SUCCESS;
-}
-
-/* The schedule checker (check/) walks these tables: collective c's name
- * (NULL when c is out of range), its algorithms and their number. */
-const char *nbcxi_coll_table(int c, const struct nbcxi_algorithm **algs,
-                             int *nalgs)
-{
-    if (c < 0 || c >= NBCXI_NCOLL)
-        return NULL;
-    *algs = tables[c].algs;
-    *nalgs = tables[c].nalgs;
-    return tables[c].name;
+    size_t n = (size_t)snprintf(buf, len, " segsize=%zu", (size_t)segsize);
+    for (int c = 0; c < NBCXI_NCOLL && n < len; c++) {
+        const char *f = forced[c];
+        n += (size_t)snprintf(buf + n, len - n, " %s=%s", coll_names[c],
+                              f ? f : "auto");
+    }
+    return (int)n;
 }

@@ -21,7 +21,7 @@
 #ifndef NBCX_COLL_TREE_H
 #define NBCX_COLL_TREE_H
 
-#include "../core.h"
+#include "../sched/sched.h"
 
 /* Relative rank of `rank` when `root` is renumbered 0. */
 static inline int nbcxi_rel_rank(int rank, int root, int size)

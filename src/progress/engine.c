@@ -1,4 +1,4 @@
-/* engine.c - requests, the progress mode, and test/wait in every mode.
+/* engine.c - requests, the list of active operations, and test/wait.
  *
  * Every started operation is on one process-wide list. Whoever makes
  * progress advances all of them, not just the one asked about: a rank
@@ -6,15 +6,11 @@
  * waiting for different collectives would deadlock. One mutex guards the
  * list and every executor call.
  *
- * caller  test/wait/nbcx_progress drive the list themselves.
- * thread  the progress thread (thread.c) drives it; test only looks, and
- *         wait sleeps on nbcxi_done_cv until the thread announces a
- *         completion.
- * split   as thread, but some nodes belong to the application thread
- *         (split.c marks them): the progress thread sets them aside and
- *         announces it; the application runs them inside the start call
- *         (tree levels that come first, as in reduce) or inside wait
- *         (levels that come last, as in bcast), then sleeps again.
+ * What differs between the progress modes (who drives the list, how a
+ * wait waits, what a start does besides posting) is in each mode's table
+ * (struct nbcxi_progress_mode): caller.c, thread_mode.c, split.c; mode.c
+ * says which one is in force. The engine calls the table and names no
+ * mode.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <sched.h>
@@ -30,112 +26,6 @@ pthread_cond_t nbcxi_done_cv = PTHREAD_COND_INITIALIZER;
 int nbcxi_waiters;
 
 static struct nbcx_request_s *active; /* doubly linked, under the lock */
-
-int64_t nbcxi_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* ------------------------------------------------------------------ */
-/* The mode                                                            */
-/* ------------------------------------------------------------------ */
-
-static pthread_once_t mode_once = PTHREAD_ONCE_INIT;
-static _Atomic int mode;          /* nbcx_progress_mode */
-static _Atomic bool threads_ok = true;
-
-static const char *mode_name(int m)
-{
-    return m == NBCX_PROGRESS_THREAD  ? "thread"
-           : m == NBCX_PROGRESS_SPLIT ? "split"
-                                      : "caller";
-}
-
-static void read_mode(void)
-{
-    const char *v = nbcxi_getenv("NBCX_PROGRESS");
-    int m = NBCX_PROGRESS_THREAD;
-    if (v) {
-        if (!strcmp(v, "caller"))
-            m = NBCX_PROGRESS_CALLER;
-        else if (!strcmp(v, "split"))
-            m = NBCX_PROGRESS_SPLIT;
-        else if (strcmp(v, "thread"))
-            fprintf(stderr, "nbcx: NBCX_PROGRESS=%s is not caller, thread "
-                            "or split; using thread\n", v);
-    }
-    /* A face may have refused threads before the first read. */
-    if (m != NBCX_PROGRESS_CALLER && !atomic_load(&threads_ok))
-        m = NBCX_PROGRESS_CALLER;
-    atomic_store(&mode, m);
-}
-
-static int current_mode(void)
-{
-    pthread_once(&mode_once, read_mode);
-    return atomic_load(&mode);
-}
-
-void nbcxi_progress_threads_allowed(bool allowed, const char *why)
-{
-    if (allowed)
-        return;
-    pthread_once(&mode_once, read_mode);
-    static atomic_flag warned = ATOMIC_FLAG_INIT;
-    atomic_store(&threads_ok, false);
-    int m = atomic_exchange(&mode, NBCX_PROGRESS_CALLER);
-    if (m != NBCX_PROGRESS_CALLER && !atomic_flag_test_and_set(&warned))
-        fprintf(stderr, "nbcx: warning: %s progress needs %s; using caller "
-                        "progress (operations advance only inside nbcx "
-                        "test/wait calls)\n", mode_name(m), why);
-}
-
-int nbcx_progress_set(nbcx_progress_mode m)
-{
-    if (m != NBCX_PROGRESS_CALLER && m != NBCX_PROGRESS_THREAD &&
-        m != NBCX_PROGRESS_SPLIT)
-        return NBCX_ERR_ARG;
-    pthread_once(&mode_once, read_mode);
-    if (m != NBCX_PROGRESS_CALLER && !atomic_load(&threads_ok))
-        return NBCX_ERR_TRANSPORT;
-    pthread_mutex_lock(&nbcxi_engine_lock);
-    int err = active ? nbcxi_error(NBCX_ERR_REQUEST, "nbcx_progress_set: "
-                                   "operations are outstanding; the mode "
-                                   "changes only when none is")
-                     : NBCX_SUCCESS;
-    if (!err)
-        atomic_store(&mode, (int)m);
-    pthread_mutex_unlock(&nbcxi_engine_lock);
-    if (!err && m == NBCX_PROGRESS_CALLER)
-        nbcxi_thread_stop();
-    return err;
-}
-
-int nbcx_progress_get(nbcx_progress_mode *m)
-{
-    if (!m)
-        return NBCX_ERR_ARG;
-    *m = (nbcx_progress_mode)current_mode();
-    return NBCX_SUCCESS;
-}
-
-void nbcxi_progress_shutdown(void)
-{
-    nbcxi_thread_stop();
-}
-
-int nbcxi_progress_describe(char *buf, size_t len)
-{
-    int m = current_mode();
-    char where[128] = "";
-    if (m != NBCX_PROGRESS_CALLER && nbcxi_thread_ensure() == NBCX_SUCCESS)
-        nbcxi_thread_describe(where, sizeof where);
-    int n = snprintf(buf, len, "progress=%s%s%s", mode_name(m),
-                     *where ? " " : "", where);
-    return n < 0 ? 0 : n;
-}
 
 /* ------------------------------------------------------------------ */
 /* The active list                                                     */
@@ -163,7 +53,7 @@ static void finish(struct nbcx_request_s *r, int err)
     atomic_store_explicit(&r->complete, true, memory_order_release);
 }
 
-static bool is_complete(nbcx_request r)
+bool nbcxi_request_done(nbcx_request r)
 {
     return atomic_load_explicit(&r->complete, memory_order_acquire);
 }
@@ -242,7 +132,7 @@ int64_t nbcxi_engine_next_due_locked(void)
  * operation, not only in those the caller is blocked on: another rank may
  * need our part of an earlier operation before it can reach the one we
  * wait for. Returns whether there was any. Lock held. */
-static bool serve_deferred_locked(void)
+bool nbcxi_serve_deferred_locked(void)
 {
     bool any = false, wake = false;
     for (struct nbcx_request_s *r = active, *next; r; r = next) {
@@ -336,18 +226,18 @@ static void activate(struct nbcx_request_s *r)
     r->err = NBCX_SUCCESS;
     atomic_store_explicit(&r->complete, false, memory_order_relaxed);
 
-    int m = current_mode();
-    if (m != NBCX_PROGRESS_CALLER && nbcxi_thread_ensure() != NBCX_SUCCESS) {
+    const struct nbcxi_progress_mode *m = nbcxi_mode();
+    if (m->thread && nbcxi_thread_ensure() != NBCX_SUCCESS) {
         /* No thread to rely on: waits must drive progress themselves. */
         nbcxi_progress_threads_allowed(false, "a progress thread, which "
                                               "could not be created");
-        m = NBCX_PROGRESS_CALLER;
+        m = &nbcxi_caller_mode;
     }
     for (int i = 0; i < s->nnodes; i++)
         s->nodes[i].app = false;
     s->app_up_left = s->app_down_left = 0;
-    if (m == NBCX_PROGRESS_SPLIT)
-        nbcxi_split_mark(s);
+    if (m->prepare)
+        m->prepare(s);
 
     bool done, wake = false;
     pthread_mutex_lock(&nbcxi_engine_lock);
@@ -367,39 +257,17 @@ static void activate(struct nbcx_request_s *r)
         /* In-process peers: this start (a message sent, a buffer
          * published or read) may have completed other ranks' operations,
          * whose waiters need not wait for the progress thread's poll. */
-        bool local = s->comm->tp->ops->in_process;
-        if (local)
+        if (s->comm->tp->ops->in_process)
             nbcxi_progress_all_locked(false);
-        /* Wake a sleeping progress thread, unless the operation waits for
-         * nothing but other ranks of this process (shared-memory slots,
-         * no message in flight) and they have cores enough to poll: their
-         * own calls (start, test, wait) move it, and waking a thread for
-         * it would cost more than the operation. A wait that finds it
-         * unfinished wakes the thread anyway. */
-        bool self_moving = local && s->nactive == 0 && !nbcxi_inproc_crowded();
-        if (m != NBCX_PROGRESS_CALLER && !self_moving &&
-            nbcxi_thread_kick_locked(false))
-            wake = true;
-        /* Split: the tree levels that come first (reduce, gather) are
-         * done here, on the application thread, before returning. */
-        if (!is_complete(r) && s->app_up_left > 0) {
-            if (wake) { /* the thread must poll while we wait */
-                nbcxi_thread_wake();
-                wake = false;
-            }
-            nbcxi_waiters++;
-            while (!is_complete(r) && s->app_up_left > 0)
-                if (!serve_deferred_locked())
-                    pthread_cond_wait(&nbcxi_done_cv, &nbcxi_engine_lock);
-            nbcxi_waiters--;
-        }
+        if (m->started_locked)
+            m->started_locked(r, &wake);
     }
     pthread_mutex_unlock(&nbcxi_engine_lock);
     if (wake)
         nbcxi_thread_wake();
 }
 
-/* Requests live in this pool (api/pool.c): a stale handle (a copy kept
+/* Requests live in this pool (base/pool.c): a stale handle (a copy kept
  * after the request was completed and released) reads valid memory
  * marked dead. */
 struct nbcxi_pool nbcxi_request_pool = NBCXI_POOL_INIT(struct nbcx_request_s);
@@ -503,7 +371,7 @@ int nbcx_request_free(nbcx_request *req)
         return err;
     /* An operation in flight cannot be abandoned: its buffers are in use
      * and its peers expect it. Wait for it first. */
-    if (r->persistent ? r->started : !is_complete(r))
+    if (r->persistent ? r->started : !nbcxi_request_done(r))
         return nbcxi_error(NBCX_ERR_REQUEST, "nbcx_request_free: request "
                            "%p is active (its operation is in flight): "
                            "complete it with a wait or test first",
@@ -536,7 +404,7 @@ static int retire(nbcx_request *req)
         r->started = false;
         return err;
     }
-    nbcxi_cache_put(r->sched, err);
+    nbcxi_sched_retire(r->sched, err);
     nbcxi_pool_free(&nbcxi_request_pool, r, NBCXI_DEAD_MAGIC);
     *req = NBCX_REQUEST_NULL;
     return err;
@@ -544,7 +412,7 @@ static int retire(nbcx_request *req)
 
 /* Requests that count as complete with nothing to report: NULL, and
  * inactive persistent ones (MPI's "inactive" requests). */
-static bool is_idle(nbcx_request r)
+bool nbcxi_request_idle(nbcx_request r)
 {
     return !r || (r->persistent && !r->started);
 }
@@ -553,7 +421,7 @@ static bool is_idle(nbcx_request r)
  * making one (it progresses our operations too): waiting threads then
  * do not queue up on the lock, only to find nothing left to do. Returns
  * whether it made the pass; *advanced gets the nodes it finished. */
-static bool progress_unless_busy(long *advanced)
+bool nbcxi_progress_unless_busy(long *advanced)
 {
     *advanced = 0;
     if (pthread_mutex_trylock(&nbcxi_engine_lock) != 0)
@@ -563,46 +431,26 @@ static bool progress_unless_busy(long *advanced)
     return true;
 }
 
-/* Whether any of reqs (not complete) runs on an in-process transport
- * whose rank threads have cores enough to poll. */
-static bool any_local(int count, nbcx_request reqs[])
+/* Whether any of reqs (not complete) runs on a transport whose peers are
+ * threads of this process with cores enough to poll for each other. */
+bool nbcxi_any_local(int count, nbcx_request reqs[])
 {
-    if (nbcxi_inproc_crowded())
-        return false;
     for (int i = 0; i < count; i++)
-        if (!is_idle(reqs[i]) && !is_complete(reqs[i]) &&
-            reqs[i]->sched->comm->tp->ops->in_process)
+        if (!nbcxi_request_idle(reqs[i]) && !nbcxi_request_done(reqs[i]) &&
+            nbcxi_peers_poll(reqs[i]->sched->comm))
             return true;
     return false;
 }
 
-/* Caller mode: one sweep over every operation. Thread modes: only the
- * application work set aside (split); but a sweep as well when one of
- * reqs runs between ranks of this process (inproc) that have cores
- * enough: such operations are moved by the ranks' own calls, their
- * starts do not wake the progress thread (nbcxi_start), and a rank may
- * test rather than wait. */
-static void poke(int count, nbcx_request reqs[])
-{
-    long advanced;
-    if (current_mode() == NBCX_PROGRESS_CALLER || any_local(count, reqs)) {
-        progress_unless_busy(&advanced);
-        return;
-    }
-    pthread_mutex_lock(&nbcxi_engine_lock);
-    serve_deferred_locked();
-    pthread_mutex_unlock(&nbcxi_engine_lock);
-}
-
 /* Index of a complete request among reqs, -1 if none, -2 if all are
  * NBCX_REQUEST_NULL. */
-static int find_complete(int count, nbcx_request reqs[])
+int nbcxi_find_complete(int count, nbcx_request reqs[])
 {
     bool any = false;
     for (int i = 0; i < count; i++) {
-        if (is_idle(reqs[i]))
+        if (nbcxi_request_idle(reqs[i]))
             continue;
-        if (is_complete(reqs[i]))
+        if (nbcxi_request_done(reqs[i]))
             return i;
         any = true;
     }
@@ -610,62 +458,11 @@ static int find_complete(int count, nbcx_request reqs[])
 }
 
 /* Waits until one of reqs is complete (or all are NULL); returns
- * find_complete's answer. Caller mode polls, yielding the core when
- * polling finds nothing several times in a row (ranks often outnumber
- * cores); thread modes poll for at most WAIT_POLL_NS, then sleep until
- * the progress thread announces a completion or work set aside for us.
- * Operations between ranks of this process (inproc) are completed by the
- * other ranks' calls, typically sooner than a sleeping thread would wake
- * up: their waiters poll as in caller mode (yielding the core after 64
- * polls that moved nothing) for up to WAIT_POLL_LOCAL_NS before they
- * sleep, unless the rank threads crowd the cores (nbcxi_inproc_crowded):
- * polling waiters would then take the cores from the ranks that have
- * work to do. */
-enum { WAIT_POLL_NS = 20000, WAIT_POLL_LOCAL_NS = 1000000 };
-
+ * nbcxi_find_complete's answer. How it waits is the mode's. */
 static int wait_some(int count, nbcx_request reqs[])
 {
-    int i = find_complete(count, reqs);
-    if (i != -1)
-        return i;
-    if (current_mode() == NBCX_PROGRESS_CALLER) {
-        for (int idle = 0; (i = find_complete(count, reqs)) == -1;) {
-            long advanced = 0;
-            if (!progress_unless_busy(&advanced))
-                sched_yield(); /* the thread that progresses needs a core */
-            else if (advanced)
-                idle = 0;
-            else if (++idle > 64)
-                sched_yield();
-        }
-        return i;
-    }
-    /* Spin, then block: a short operation is over within a few polls,
-     * sooner than two thread switches would take. */
-    bool local = any_local(count, reqs);
-    int64_t now = nbcxi_now_ns();
-    int64_t until = now + (local ? WAIT_POLL_LOCAL_NS : WAIT_POLL_NS);
-    for (unsigned k = 1, idle = 0;; k++) {
-        long advanced;
-        bool busy = !progress_unless_busy(&advanced);
-        if ((i = find_complete(count, reqs)) != -1)
-            return i;
-        idle = advanced ? 0 : idle + 1;
-        if (busy || (local && idle > 64)) /* as in caller mode */
-            sched_yield();
-        if (k % 8 == 0 && (now = nbcxi_now_ns()) >= until)
-            break; /* (the clock costs more than a poll) */
-    }
-    pthread_mutex_lock(&nbcxi_engine_lock);
-    nbcxi_waiters++;
-    if (nbcxi_thread_kick_locked(true)) /* a waiter: poll closer */
-        nbcxi_thread_wake();
-    while ((i = find_complete(count, reqs)) == -1)
-        if (!serve_deferred_locked())
-            pthread_cond_wait(&nbcxi_done_cv, &nbcxi_engine_lock);
-    nbcxi_waiters--;
-    pthread_mutex_unlock(&nbcxi_engine_lock);
-    return i;
+    int i = nbcxi_find_complete(count, reqs);
+    return i != -1 ? i : nbcxi_mode()->wait_some(count, reqs);
 }
 
 int nbcx_test(nbcx_request *req, int *flag)
@@ -678,13 +475,13 @@ int nbcx_test(nbcx_request *req, int *flag)
     int err = check_request("nbcx_test", *req, true);
     if (err != NBCX_SUCCESS)
         return err;
-    if (is_idle(*req)) {
+    if (nbcxi_request_idle(*req)) {
         *flag = 1;
         return NBCX_SUCCESS;
     }
-    if (!is_complete(*req))
-        poke(1, req);
-    if (!is_complete(*req))
+    if (!nbcxi_request_done(*req))
+        nbcxi_mode()->poke(1, req);
+    if (!nbcxi_request_done(*req))
         return NBCX_SUCCESS;
     *flag = 1;
     return retire(req);
@@ -697,7 +494,7 @@ int nbcx_wait(nbcx_request *req)
     int err = check_request("nbcx_wait", *req, true);
     if (err != NBCX_SUCCESS)
         return err;
-    if (is_idle(*req))
+    if (nbcxi_request_idle(*req))
         return NBCX_SUCCESS;
     wait_some(1, req);
     return retire(req);
@@ -712,13 +509,13 @@ int nbcx_testall(int count, nbcx_request reqs[], int *flag)
     int err = check_requests("nbcx_testall", count, reqs);
     if (err != NBCX_SUCCESS)
         return err;
-    poke(count, reqs);
+    nbcxi_mode()->poke(count, reqs);
     for (int i = 0; i < count; i++)
-        if (!is_idle(reqs[i]) && !is_complete(reqs[i]))
+        if (!nbcxi_request_idle(reqs[i]) && !nbcxi_request_done(reqs[i]))
             return NBCX_SUCCESS;
     /* All complete: release them all (MPI_Testall semantics). */
     for (int i = 0; i < count; i++) {
-        if (!is_idle(reqs[i])) {
+        if (!nbcxi_request_idle(reqs[i])) {
             int e = retire(&reqs[i]);
             if (err == NBCX_SUCCESS)
                 err = e;

@@ -2,12 +2,16 @@
  * progress.h - the progress layer's internal interface.
  *
  *   engine.c     requests, the process-wide list of active operations,
- *                test/wait in every mode, the mode itself
+ *                start, test and wait
+ *   mode.c       which progress mode is in force (NBCX_PROGRESS,
+ *                nbcx_progress_set)
+ *   caller.c     the caller mode's table
+ *   thread_mode.c  the thread mode's table
+ *   split.c      the split mode's table, the split-tree cost model and
+ *                the choice of S
  *   thread.c     the progress thread: sleeps while nothing is active,
  *                otherwise polls with an adaptive, predicted back-off
- *   pace.c       bandwidth measured at run time, predicted completions
  *   placement.c  where the progress thread runs (hwloc)
- *   split.c      the split-tree cost model and the choice of S
  *   watchdog.c   timeouts (NBCX_TIMEOUT) and the dump (NBCX_DEBUG_DUMP)
  *
  * One mutex (nbcxi_engine_lock) guards the active list and every
@@ -18,7 +22,47 @@
 
 #include <pthread.h>
 
-#include "../core.h"
+#include "request.h"
+
+/* ---- the progress modes ---- */
+/* A progress mode is a table (one file each). The engine calls it at a
+ * start and when a test or a wait finds its requests unfinished. */
+struct nbcxi_progress_mode {
+    const char *name;          /* as in NBCX_PROGRESS */
+    nbcx_progress_mode id;
+    bool thread;               /* runs the progress thread */
+    /* Optional: a schedule about to start (split: marks the nodes the
+     * application thread runs). */
+    void (*prepare)(struct nbcx_sched_s *s);
+    /* Optional: r's schedule has started and is on the active list (lock
+     * held); sets *wake to wake the progress thread once the lock is
+     * released. */
+    void (*started_locked)(struct nbcx_request_s *r, bool *wake);
+    /* A test or testall found reqs unfinished: move what this thread
+     * should (never blocks). */
+    void (*poke)(int count, nbcx_request reqs[]);
+    /* A wait found none of reqs complete: waits until one is, returns
+     * nbcxi_find_complete's answer. */
+    int (*wait_some)(int count, nbcx_request reqs[]);
+    /* Optional: the algorithm the mode wants for collective coll when
+     * none is forced (NULL: no preference). */
+    const char *(*algorithm)(int coll);
+};
+extern NBCX_HIDDEN const struct nbcxi_progress_mode nbcxi_caller_mode,
+    nbcxi_thread_mode, nbcxi_split_mode;
+/* The mode in force (mode.c). */
+NBCX_HIDDEN const struct nbcxi_progress_mode *nbcxi_mode(void);
+
+/* Split mode (split.c), for a schedule about to start: chooses S (model
+ * or NBCX_SPLIT_LEVELS), marks the nodes with 1 <= |level| <= S as
+ * application nodes and counts them in app_up_left/app_down_left. */
+NBCX_HIDDEN void nbcxi_split_mark(struct nbcx_sched_s *s);
+
+/* Thread and split modes share these (thread_mode.c). */
+NBCX_HIDDEN void nbcxi_thread_started_locked(struct nbcx_request_s *r,
+                                             bool *wake);
+NBCX_HIDDEN void nbcxi_thread_poke(int count, nbcx_request reqs[]);
+NBCX_HIDDEN int nbcxi_thread_wait_some(int count, nbcx_request reqs[]);
 
 /* ---- engine.c ---- */
 extern pthread_mutex_t nbcxi_engine_lock;
@@ -35,6 +79,31 @@ NBCX_HIDDEN long nbcxi_progress_all_locked(bool app);
  * their requests (0: none predicted). Need the lock. */
 NBCX_HIDDEN bool nbcxi_engine_busy_locked(void);
 NBCX_HIDDEN int64_t nbcxi_engine_next_due_locked(void);
+/* For the modes: whether r is complete; whether it counts as complete
+ * with nothing to report (NULL, or persistent and inactive); the index
+ * of a complete request among reqs (-1: none, -2: all idle). */
+NBCX_HIDDEN bool nbcxi_request_done(nbcx_request r);
+NBCX_HIDDEN bool nbcxi_request_idle(nbcx_request r);
+NBCX_HIDDEN int nbcxi_find_complete(int count, nbcx_request reqs[]);
+/* One progress pass as the application thread, unless another thread is
+ * making one (it progresses our operations too): waiting threads then do
+ * not queue up on the lock, only to find nothing left to do. Returns
+ * whether it made the pass; *advanced gets the nodes it finished. */
+NBCX_HIDDEN bool nbcxi_progress_unless_busy(long *advanced);
+/* Split mode: runs the application work set aside in every active
+ * operation; returns whether there was any. Lock held. */
+NBCX_HIDDEN bool nbcxi_serve_deferred_locked(void);
+/* Whether any of reqs (not complete) runs between peers that are threads
+ * of this process with cores enough to poll for each other. */
+NBCX_HIDDEN bool nbcxi_any_local(int count, nbcx_request reqs[]);
+
+/* Whether c's peers are threads of this process that now have cores
+ * enough to poll for each other (the transport says, transport.h). */
+static inline bool nbcxi_peers_poll(const struct nbcx_comm_s *c)
+{
+    const struct nbcxi_transport_ops *ops = c->tp->ops;
+    return ops->in_process && ops->peers_poll && ops->peers_poll();
+}
 
 /* ---- thread.c ---- */
 /* Starts the progress thread if it is not running. */
@@ -78,12 +147,6 @@ NBCX_HIDDEN int nbcxi_watchdog_verdict_locked(struct nbcx_sched_s *s,
  * processes of this node (MPI: MPI_Comm_split_type SHARED) tells which
  * cores their application threads are bound to, so "auto" can find an
  * idle core; without that, only this process's own binding is known. */
-/* The calling process's binding as an hwloc list string ("0", "0-3"). */
-NBCX_HIDDEN int nbcxi_placement_self(char *buf, size_t len);
-/* The bindings of the node's processes (lists as above, ours included)
- * and our index among them. */
-NBCX_HIDDEN void nbcxi_placement_node(const char *const *lists, int n,
-                                      int me);
 /* Binds the calling thread (the progress thread) as NBCX_PROGRESS_CPUS
  * says: a core list ("2", "0,2-3"), or "auto"/unset: an idle core (one no
  * process of the node is bound to; the node's processes take them in
@@ -97,10 +160,5 @@ NBCX_HIDDEN void nbcxi_placement_bind_self(char *desc, size_t len);
  * the application's). Valid after nbcxi_placement_bind_self(). */
 NBCX_HIDDEN void nbcxi_placement_cores(int *app_cores, int *progress_cores);
 
-/* ---- split.c ---- */
-/* For a schedule about to start in split mode: chooses S (model or
- * NBCX_SPLIT_LEVELS), marks the nodes with 1 <= |level| <= S as
- * application nodes and counts them in app_up_left/app_down_left. */
-NBCX_HIDDEN void nbcxi_split_mark(struct nbcx_sched_s *s);
 
 #endif /* NBCX_PROGRESS_H */

@@ -59,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../coll/coll.h"
 #include "progress.h"
 
 /* The progress thread's CPU time per transfer, as a fraction of the
@@ -196,3 +197,56 @@ void nbcxi_split_mark(struct nbcx_sched_s *s)
         }
     }
 }
+
+/* ------------------------------------------------------------------ */
+/* The split mode's table                                              */
+/* ------------------------------------------------------------------ */
+
+/* As the thread mode; then the tree levels that come first (reduce,
+ * gather) are done here, on the application thread, before the start
+ * returns. */
+static void split_started_locked(struct nbcx_request_s *r, bool *wake)
+{
+    nbcxi_thread_started_locked(r, wake);
+    struct nbcx_sched_s *s = r->sched;
+    if (nbcxi_request_done(r) || s->app_up_left <= 0)
+        return;
+    if (*wake) { /* the thread must poll while we wait */
+        nbcxi_thread_wake();
+        *wake = false;
+    }
+    nbcxi_waiters++;
+    while (!nbcxi_request_done(r) && s->app_up_left > 0)
+        if (!nbcxi_serve_deferred_locked())
+            pthread_cond_wait(&nbcxi_done_cv, &nbcxi_engine_lock);
+    nbcxi_waiters--;
+}
+
+/* Split progress splits binomial trees: unless an algorithm is forced,
+ * tree-shaped collectives use theirs (allreduce: a reduce, then a
+ * bcast). */
+static const char *split_algorithm(int coll)
+{
+    switch (coll) {
+    case NBCXI_BCAST:
+    case NBCXI_REDUCE:
+    case NBCXI_GATHER:
+    case NBCXI_SCATTER:
+        return "binomial";
+    case NBCXI_ALLREDUCE:
+        return "reduce_bcast";
+    default:
+        return NULL;
+    }
+}
+
+const struct nbcxi_progress_mode nbcxi_split_mode = {
+    .name = "split",
+    .id = NBCX_PROGRESS_SPLIT,
+    .thread = true,
+    .prepare = nbcxi_split_mark,
+    .started_locked = split_started_locked,
+    .poke = nbcxi_thread_poke,
+    .wait_some = nbcxi_thread_wait_some,
+    .algorithm = split_algorithm,
+};

@@ -15,7 +15,7 @@
  * together (MPI_Startall). Nothing is allocated per start.
  *
  * POLL nodes wait for conditions no transport request stands for (the
- * shared-memory slots of coll/shm.c): a ready POLL node's function is
+ * shared-memory slots of transport/inproc/slots.c): a ready POLL node's function is
  * called at once; if it answers "not yet" the node joins the list
  * s->polls, whose functions are called again at every progress pass,
  * right after the transport requests are tested. A progress pass thus
@@ -29,12 +29,12 @@
  * The executor is not thread-safe by itself: the progress engine calls it
  * under its lock, from whichever thread makes progress. It also records
  * when each request was posted, which feeds the progress thread's pacing
- * (progress/pace.c).
+ * (sched/pace.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core.h"
+#include "sched.h"
 
 /* Successor lists in CSR form, and a check that the graph is acyclic
  * (Kahn's algorithm); on a cycle nothing is posted. */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core.h"
+#include "sched.h"
 
 int nbcxi_sched_new(struct nbcx_comm_s *comm, struct nbcx_sched_s **out)
 {
@@ -58,7 +58,8 @@ void nbcxi_sched_destroy(struct nbcx_sched_s *s)
     if (!s)
         return;
     nbcxi_sched_release_requests(s);
-    nbcxi_cache_forget(s);
+    if (s->keeper)
+        s->keeper->forget(s);
     if (s->holds_slot) /* a persistent request, or an error path */
         nbcxi_slot_release(s->comm, s->slot);
     for (int i = 0; i < s->nnodes; i++)
@@ -78,6 +79,14 @@ void nbcxi_sched_destroy(struct nbcx_sched_s *s)
     free(s->polls);
     nbcxi_comm_release(s->comm);
     free(s);
+}
+
+void nbcxi_sched_retire(struct nbcx_sched_s *s, int err)
+{
+    if (s->keeper)
+        s->keeper->done(s, err);
+    else
+        nbcxi_sched_destroy(s);
 }
 
 /* Grows *arr (of *cap elements of size elem) to hold need elements. */

@@ -52,10 +52,10 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "core.h"
+#include "progress/request.h"
 #include "harness.h"
 #include "matrix_op.h"
-#include "transport/inproc.h"
+#include "transport/inproc/inproc.h"
 
 enum { MAXP = 64 };
 

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "base/base.h"
 #include "loopback.h"
 
 enum lb_state { LB_POSTED, LB_MATCHED, LB_DONE };

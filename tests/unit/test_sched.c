@@ -13,7 +13,7 @@
  */
 #include <stdint.h>
 
-#include "core.h"
+#include "progress/request.h"
 #include "harness.h"
 #include "matrix_op.h"
 #include "loopback.h"

@@ -24,7 +24,7 @@
 
 #include "coll/coll.h"
 #include "coll/tree.h"
-#include "core.h"
+#include "progress/request.h"
 #include "harness.h"
 #include "loopback.h"
 #include "matrix_op.h"
@@ -195,9 +195,9 @@ static const char *const kind_names[NKINDS] = {
     "bcast", "reduce", "gather", "scatter", "allreduce/reduce_bcast",
 };
 static nbcxi_builder *const builders[NKINDS] = {
-    nbcx_build_bcast_binomial, nbcx_build_reduce_binomial,
-    nbcx_build_gather_binomial, nbcx_build_scatter_binomial,
-    nbcx_build_allreduce_reduce_bcast,
+    nbcxi_build_bcast_binomial, nbcxi_build_reduce_binomial,
+    nbcxi_build_gather_binomial, nbcxi_build_scatter_binomial,
+    nbcxi_build_allreduce_reduce_bcast,
 };
 
 /* Level of the edge between a rank and its parent: its lowest set bit. */
@@ -482,7 +482,7 @@ static void test_mark(void)
     struct nbcxi_coll_args a = { .sbuf = sbuf, .rbuf = rbuf, .scount = 1,
                                  .rcount = 1, .stype = t, .rtype = t,
                                  .root = 0, .segsize = 100 };
-    CHECK_OK(nbcx_build_gather_linear(s, &a));
+    CHECK_OK(nbcxi_build_gather_linear(s, &a));
     CHECK_INT(s->tree_height, 0);
     snprintf(ctxbuf, sizeof ctxbuf, "gather linear");
     check_mark(s, "3", 0);

@@ -50,7 +50,8 @@
 
 #include <stdint.h>
 
-#include "core.h"
+#include "coll/coll.h"
+#include "progress/request.h"
 #include "harness.h"
 #include "matrix_op.h"
 

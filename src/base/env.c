@@ -1,7 +1,7 @@
 /* env.c - environment variables. */
 #include <stdlib.h>
 
-#include "../core.h"
+#include "base.h"
 
 const char *nbcxi_getenv(const char *name)
 {

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core.h"
+#include "base.h"
 
 #define BUILTIN(ID, NAME, CTYPE)                                              \
     [ID] = { .magic = NBCXI_TYPE_MAGIC, .id = ID, .name = NAME,               \
@@ -87,7 +87,7 @@ struct nbcx_datatype_s *nbcxi_type(nbcx_datatype h)
     return NULL;
 }
 
-/* Face datatypes live in this pool (api/pool.c): a stale handle reads
+/* Face datatypes live in this pool (base/pool.c): a stale handle reads
  * valid memory marked dead. */
 struct nbcxi_pool nbcxi_type_pool = NBCXI_POOL_INIT(struct nbcx_datatype_s);
 

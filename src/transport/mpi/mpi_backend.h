@@ -4,7 +4,7 @@
 
 #include <mpi.h>
 
-#include "../core.h"
+#include "../../base/base.h"
 
 /* The MPI datatype that moves elements of t (built-in or from MPI). */
 NBCX_HIDDEN MPI_Datatype nbcxi_mpi_type(const struct nbcx_datatype_s *t);

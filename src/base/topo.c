@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core.h"
+#include "base.h"
 
 enum { NTAGS = NBCX_SCHED_TAG_MAX + 1 };
 
@@ -71,7 +71,7 @@ static struct nbcxi_topo *topo_alloc(int indegree, int outdegree)
 }
 
 /* Attaches t to c (the previous topology is kept for the collectives
- * that may be reading it; see core.h). */
+ * that may be reading it; see base/base.h). */
 static void topo_attach(struct nbcx_comm_s *c, struct nbcxi_topo *t)
 {
     t->older = atomic_load(&c->topo);

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../transport/mpi.h"
-#include "../progress/progress.h"
+#include "mpi_backend.h"
+#include "../../progress/request.h"
 #include "nbcx_mpi.h"
 
 static bool mpi_ready(void)

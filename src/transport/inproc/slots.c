@@ -60,15 +60,14 @@
  * Each operation is one POLL node (sched/executor.c) whose function is
  * the state machine below, called until it answers done. It never
  * blocks; when the world has failed (a rank's body returned an error,
- * transport/inproc.c) a waiting operation fails with NBCX_ERR_TRANSPORT.
+ * transport/inproc/transport.c) a waiting operation fails with NBCX_ERR_TRANSPORT.
  * There are no tree levels: in split progress mode these run as in
  * thread mode.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../transport/inproc.h"
-#include "coll.h"
+#include "inproc.h"
 
 struct shm_op {
     struct nbcx_sched_s *s;
@@ -572,8 +571,8 @@ static int build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
     return s->err;
 }
 
-bool nbcxi_shm_usable(const struct nbcx_sched_s *s,
-                      const struct nbcxi_coll_args *a)
+static bool usable(const struct nbcx_sched_s *s,
+                   const struct nbcxi_coll_args *a)
 {
     /* Not for persistent requests: tickets are taken in start order,
      * and the starts of persistent requests may come in any order (their
@@ -582,17 +581,31 @@ bool nbcxi_shm_usable(const struct nbcx_sched_s *s,
            !s->persistent;
 }
 
-#define SHM_BUILDER(op, COLL)                                                 \
-    int nbcx_build_##op##_slots(struct nbcx_sched_s *s,                       \
-                                const struct nbcxi_coll_args *a)              \
+#define SLOTS_BUILDER(op, COLL)                                               \
+    static int build_##op(struct nbcx_sched_s *s,                             \
+                          const struct nbcxi_coll_args *a)                    \
     {                                                                         \
         return build(COLL, s, a);                                             \
     }
-SHM_BUILDER(barrier, NBCXI_BARRIER)
-SHM_BUILDER(bcast, NBCXI_BCAST)
-SHM_BUILDER(reduce, NBCXI_REDUCE)
-SHM_BUILDER(allreduce, NBCXI_ALLREDUCE)
-SHM_BUILDER(gather, NBCXI_GATHER)
-SHM_BUILDER(scatter, NBCXI_SCATTER)
-SHM_BUILDER(allgather, NBCXI_ALLGATHER)
-SHM_BUILDER(alltoall, NBCXI_ALLTOALL)
+SLOTS_BUILDER(barrier, NBCXI_BARRIER)
+SLOTS_BUILDER(bcast, NBCXI_BCAST)
+SLOTS_BUILDER(reduce, NBCXI_REDUCE)
+SLOTS_BUILDER(allreduce, NBCXI_ALLREDUCE)
+SLOTS_BUILDER(gather, NBCXI_GATHER)
+SLOTS_BUILDER(scatter, NBCXI_SCATTER)
+SLOTS_BUILDER(allgather, NBCXI_ALLGATHER)
+SLOTS_BUILDER(alltoall, NBCXI_ALLTOALL)
+
+/* The algorithms the inproc backend serves natively (its table's
+ * `algorithms`, coll/select.c): alltoall not in place. */
+const struct nbcxi_algorithm nbcxi_inproc_algorithms[] = {
+    { NBCXI_BARRIER, "slots", build_barrier, usable },
+    { NBCXI_BCAST, "slots", build_bcast, usable },
+    { NBCXI_REDUCE, "slots", build_reduce, usable },
+    { NBCXI_ALLREDUCE, "slots", build_allreduce, usable },
+    { NBCXI_GATHER, "slots", build_gather, usable },
+    { NBCXI_SCATTER, "slots", build_scatter, usable },
+    { NBCXI_ALLGATHER, "slots", build_allgather, usable },
+    { NBCXI_ALLTOALL, "slots", build_alltoall, usable },
+    { 0, NULL, NULL, NULL }
+};

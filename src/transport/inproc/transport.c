@@ -1,4 +1,4 @@
-/* inproc.c - the in-process transport: ranks are threads of one process
+/* transport.c - the in-process transport: ranks are threads of one process
  * (nbcx_inproc_run), messages move through shared memory. After the
  * shared-memory device of FastMPJ (smdev, Ramos et al., paper 000,
  * Section 3.1).
@@ -41,7 +41,7 @@
  *
  * Failure. When a rank's body returns an error (nbcx_inproc_run), the
  * world is marked failed: requests still pending, and slot collectives
- * (coll/shm.c), then fail with NBCX_ERR_TRANSPORT instead of waiting for
+ * (slots.c), then fail with NBCX_ERR_TRANSPORT instead of waiting for
  * a rank that is gone.
  */
 #define _GNU_SOURCE /* sched_getaffinity */
@@ -102,7 +102,7 @@ struct ip_endpoint {
 /* ip_done[e]: a request complete with error e, needing no record. */
 static const char ip_done[NBCX_ERR_LASTCODE];
 
-static const struct nbcxi_transport_ops ip_ops;
+extern const struct nbcxi_transport_ops nbcxi_inproc_ops;
 
 /* ------------------------------------------------------------------ */
 /* Slots and records                                                   */
@@ -275,7 +275,7 @@ static void complete(struct ip_req *r, int err)
 /* The transport functions                                             */
 /* ------------------------------------------------------------------ */
 
-static struct ip_endpoint *ep_of(nbcxi_transport *t)
+static struct ip_endpoint *ep_of(const nbcxi_transport *t)
 {
     return t->state;
 }
@@ -405,7 +405,7 @@ static int ip_testsome(nbcxi_transport *t, int n, void *reqs, int *ndone,
     bool failed = atomic_load_explicit(&w->failed, memory_order_relaxed);
     int out = 0, err = NBCX_SUCCESS;
     for (int i = 0; i < n; i++) {
-        void *slot = (char *)reqs + (size_t)i * ip_ops.req_size;
+        void *slot = (char *)reqs + (size_t)i * nbcxi_inproc_ops.req_size;
         struct ip_req *r = slot_get(slot);
         int e = done_err(r);
         if (e < 0) {
@@ -564,7 +564,14 @@ static void ip_destroy(nbcxi_transport *t)
     free(t);
 }
 
-static const struct nbcxi_transport_ops ip_ops = {
+static bool ip_peers_poll(void);
+
+static size_t ip_native_max(const nbcxi_transport *t)
+{
+    return ep_of(t)->w->shm.slot_max;
+}
+
+const struct nbcxi_transport_ops nbcxi_inproc_ops = {
     .name = "inproc",
     .req_size = sizeof(void *),
     .isend = ip_isend,
@@ -573,6 +580,9 @@ static const struct nbcxi_transport_ops ip_ops = {
     .cancel = ip_cancel,
     .destroy = ip_destroy,
     .in_process = true,
+    .peers_poll = ip_peers_poll,
+    .algorithms = nbcxi_inproc_algorithms,
+    .native_max = ip_native_max,
 };
 
 /* Rank `rank`'s communicator on w (which gains a reference). */
@@ -588,7 +598,7 @@ static int comm_new(struct ip_world *w, int rank, nbcx_comm *out)
     ep->w = w;
     ep->rank = rank;
     atomic_fetch_add_explicit(&w->refs, 1, memory_order_relaxed);
-    t->ops = &ip_ops;
+    t->ops = &nbcxi_inproc_ops;
     t->state = ep;
     t->tag_ub = INT_MAX;
     return nbcxi_comm_create(rank, w->nranks, t, out); /* owns t */
@@ -596,7 +606,7 @@ static int comm_new(struct ip_world *w, int rank, nbcx_comm *out)
 
 struct nbcxi_shm *nbcxi_inproc_shm(const struct nbcx_comm_s *c)
 {
-    if (c->tp->ops != &ip_ops)
+    if (c->tp->ops != &nbcxi_inproc_ops)
         return NULL;
     return &((struct ip_endpoint *)c->tp->state)->w->shm;
 }
@@ -652,11 +662,17 @@ static void count_cores(void)
     cores = cores > 0 ? cores : 1;
 }
 
-bool nbcxi_inproc_crowded(void)
+static bool crowded(void)
 {
     pthread_once(&cores_once, count_cores);
     return atomic_load_explicit(&running_ranks, memory_order_relaxed) >
            CROWDED * cores;
+}
+
+/* Whether the rank threads have cores enough to poll for each other. */
+static bool ip_peers_poll(void)
+{
+    return !crowded();
 }
 
 /* The threads wait at a gate until all of them exist: if one cannot be

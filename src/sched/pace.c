@@ -15,7 +15,7 @@
  *
  * All of this runs under the engine lock (the executor's callers hold it).
  */
-#include "progress.h"
+#include "sched.h"
 
 enum { PACE_MIN_BYTES = 32768 };
 

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "mpi.h"
+#include "mpi_backend.h"
 
 _Static_assert(sizeof(MPI_Request) <= 16, "MPI_Request fits a slot");
 

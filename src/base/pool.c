@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core.h"
+#include "base.h"
 
 struct free_obj {
     uint32_t magic;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core.h"
+#include "base.h"
 
 static const char *const messages[NBCX_ERR_LASTCODE] = {
     [NBCX_SUCCESS] = "success",

@@ -1,7 +1,7 @@
 /* op.c - reduction operations: built-in kernels and user operations. */
 #include <stdlib.h>
 
-#include "../core.h"
+#include "base.h"
 
 /* ---- built-in operations, indexed by the constants of nbcx.h ---- */
 
@@ -29,7 +29,7 @@ struct nbcx_op_s *nbcxi_op(nbcx_op h)
     return NULL;
 }
 
-/* User operations live in this pool (api/pool.c): a stale handle reads
+/* User operations live in this pool (base/pool.c): a stale handle reads
  * valid memory marked dead. */
 struct nbcxi_pool nbcxi_op_pool = NBCXI_POOL_INIT(struct nbcx_op_s);
 

@@ -1,0 +1,25 @@
+/* info.c - nbcx_info: the version, the progress mode, the algorithm
+ * selection and the schedule cache's counts, in one line. */
+#include <stdio.h>
+
+#include "../progress/request.h"
+#include "cache.h"
+
+int nbcx_info(char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return NBCX_ERR_ARG;
+    char progress[192];
+    nbcxi_progress_describe(progress, sizeof progress);
+    size_t n = (size_t)snprintf(buf, len, "nbcx %d.%d.%d: %s",
+                                NBCX_VERSION_MAJOR, NBCX_VERSION_MINOR,
+                                NBCX_VERSION_PATCH, progress);
+    if (n < len)
+        n += (size_t)nbcxi_coll_describe(buf + n, len - n);
+    unsigned long hits, misses;
+    nbcxi_cache_stats(&hits, &misses);
+    if (n < len)
+        snprintf(buf + n, len - n, " cache_hits=%lu cache_misses=%lu", hits,
+                 misses);
+    return NBCX_SUCCESS;
+}

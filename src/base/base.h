@@ -1,0 +1,259 @@
+/*
+ * base.h - the objects every layer of libnbcx uses, at the bottom floor:
+ * datatypes (datatype.c), operations (op.c), communicators and their tag
+ * slots (comm.c), neighbourhood topologies (topo.c), the handle pools
+ * (pool.c), error details (errors.c), environment variables (env.c) and
+ * the clock (clock.c). Nothing here includes mpi.h or calls a layer
+ * above; a communicator holds its transport through the table of
+ * transport/transport.h only.
+ */
+#ifndef NBCX_BASE_H
+#define NBCX_BASE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nbcx.h"
+#include "../transport/transport.h"
+
+#if defined(__GNUC__)
+#define NBCX_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define NBCX_HIDDEN
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Handles, pools, errors, datatypes, operations                       */
+/* ------------------------------------------------------------------ */
+
+enum { NBCXI_TYPE_MAGIC = 0x6e627479u, NBCXI_OP_MAGIC = 0x6e626f70u,
+       NBCXI_COMM_MAGIC = 0x6e62636du, NBCXI_REQUEST_MAGIC = 0x6e627271u,
+       /* an object released through its handle (base/pool.c) */
+       NBCXI_DEAD_MAGIC = 0x64656164u };
+
+/* Memory of objects reached through handles, kept for reuse by the same
+ * kind instead of being freed, so that stale handles can be detected
+ * (base/pool.c). Every such object starts with its uint32_t magic. */
+struct nbcxi_pool {
+    pthread_mutex_t lock;
+    void *free;
+    size_t size;
+};
+#define NBCXI_POOL_INIT(type) { PTHREAD_MUTEX_INITIALIZER, NULL, sizeof(type) }
+/* A zeroed object (NULL: out of memory). */
+NBCX_HIDDEN void *nbcxi_pool_alloc(struct nbcxi_pool *p);
+/* Zeroes obj, marks it dead_magic and keeps it for reuse. */
+NBCX_HIDDEN void nbcxi_pool_free(struct nbcxi_pool *p, void *obj,
+                                 uint32_t dead_magic);
+extern NBCX_HIDDEN struct nbcxi_pool nbcxi_comm_pool, nbcxi_op_pool,
+    nbcxi_type_pool, nbcxi_request_pool;
+
+/* Returns code after recording, for this thread, a message that says
+ * more than nbcx_error_string(code) (which handle, which misuse);
+ * nbcx_error_detail(code) returns it (base/errors.c). */
+NBCX_HIDDEN int nbcxi_error(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Records why handle h of a pooled kind (a "communicator", freed by
+ * `freed_by`) is not live, from its magic: freed (0 or NBCXI_DEAD_MAGIC)
+ * or never one of ours; returns code. */
+NBCX_HIDDEN int nbcxi_bad_handle(int code, const char *kind,
+                                 const char *freed_by, uint32_t magic,
+                                 const void *h);
+
+/* Built-in datatype ids are the small constants of nbcx.h (1..17). */
+enum { NBCXI_TYPE_FIRST = 1, NBCXI_TYPE_LAST = 17 };
+/* Built-in operation ids are the small constants of nbcx.h (1..12). */
+enum { NBCXI_OP_FIRST = 1, NBCXI_OP_LAST = 12 };
+
+struct nbcx_datatype_s;
+
+/* How a face (e.g. MPI) moves and combines elements of a derived type. */
+struct nbcxi_type_face {
+    /* typed layout -> count*size contiguous bytes */
+    int (*pack)(const void *src, int count, struct nbcx_datatype_s *t,
+                void *dst);
+    /* count*size contiguous bytes -> typed layout */
+    int (*unpack)(const void *src, int count, struct nbcx_datatype_s *t,
+                  void *dst);
+    /* inout = in op inout for a built-in operation id */
+    int (*reduce)(const void *in, void *inout, int count,
+                  struct nbcx_datatype_s *t, int op_id);
+    void (*release)(struct nbcx_datatype_s *t);
+};
+
+struct nbcx_datatype_s {
+    uint32_t magic;
+    int id;               /* built-in id, or 0 for a face's derived type */
+    const char *name;
+    size_t size;          /* bytes of data per element                 */
+    ptrdiff_t extent;     /* stride between consecutive elements       */
+    ptrdiff_t true_lb;    /* first byte touched, relative to buffer    */
+    ptrdiff_t true_extent;/* bytes spanned by one element              */
+    bool contiguous;      /* elements are size bytes, back to back     */
+    const struct nbcxi_type_face *face; /* NULL for built-ins           */
+    void *handle;         /* the face's own handle (e.g. MPI_Datatype) */
+    atomic_int refs;      /* user reference + operations in flight     */
+};
+
+/* Resolves a handle; NULL if it is not a valid, live datatype. */
+NBCX_HIDDEN struct nbcx_datatype_s *nbcxi_type(nbcx_datatype h);
+NBCX_HIDDEN void nbcxi_type_retain(struct nbcx_datatype_s *t);
+NBCX_HIDDEN void nbcxi_type_release(struct nbcx_datatype_s *t);
+/* Bytes to allocate for count elements laid out as the type, and the
+ * offset to add to the allocation to get the buffer pointer. */
+NBCX_HIDDEN size_t nbcxi_type_span(const struct nbcx_datatype_s *t,
+                                   int count, ptrdiff_t *shift);
+/* Copies count elements between two buffers of the same type. */
+NBCX_HIDDEN int nbcxi_type_copy(const void *src, void *dst, int count,
+                                struct nbcx_datatype_s *t);
+NBCX_HIDDEN int nbcxi_type_pack(const void *src, int count,
+                                struct nbcx_datatype_s *t, void *dst);
+NBCX_HIDDEN int nbcxi_type_unpack(const void *src, int count,
+                                  struct nbcx_datatype_s *t, void *dst);
+/* Moves scount elements of stype into dcount elements of dtype, which
+ * hold the same bytes of data (matching type signatures). */
+NBCX_HIDDEN int nbcxi_type_move(const void *src, int scount,
+                                struct nbcx_datatype_s *stype, void *dst,
+                                int dcount, struct nbcx_datatype_s *dtype);
+
+/* ------------------------------------------------------------------ */
+/* Operations                                                          */
+/* ------------------------------------------------------------------ */
+
+struct nbcx_op_s {
+    uint32_t magic;
+    int id;                /* built-in id, or 0 for a user operation */
+    bool commutative;
+    nbcx_user_fn *fn;      /* user operations only */
+    void *ctx;
+    void (*release)(struct nbcx_op_s *op); /* frees ctx, if any */
+    atomic_int refs;
+};
+
+NBCX_HIDDEN struct nbcx_op_s *nbcxi_op(nbcx_op h);
+NBCX_HIDDEN void nbcxi_op_retain(struct nbcx_op_s *op);
+NBCX_HIDDEN void nbcxi_op_release(struct nbcx_op_s *op);
+/* NBCX_SUCCESS if op is defined on type (always for user operations). */
+NBCX_HIDDEN int nbcxi_op_check(const struct nbcx_op_s *op,
+                               const struct nbcx_datatype_s *t);
+/* inout[i] = in[i] op inout[i] */
+NBCX_HIDDEN int nbcxi_reduce(const void *in, void *inout, int count,
+                             struct nbcx_datatype_s *t, struct nbcx_op_s *op);
+
+/* ------------------------------------------------------------------ */
+/* Communicators and topologies                                        */
+/* ------------------------------------------------------------------ */
+
+/* A neighbourhood topology (base/topo.c): this rank's neighbours in
+ * buffer-block order (NBCX_PROC_NULL: none), and the schedule tag of each
+ * edge, which makes the i-th receive meet the right send when a pair of
+ * ranks shares several edges. Immutable once attached; a replaced one
+ * stays allocated (linked by `older`) until the communicator dies, so a
+ * collective being built on another thread never sees it freed. */
+struct nbcxi_topo {
+    int indegree, outdegree;
+    int *sources, *destinations;
+    int *rtags, *stags;
+    int ndims;                 /* Cartesian: dimensions; -1: a graph */
+    int *dims, *periods;
+    struct nbcxi_topo *older;
+};
+
+/* Embedded first in an object an upper layer attaches to a communicator
+ * (struct nbcx_comm_s's cache): the communicator calls free when it dies,
+ * without knowing the object. */
+struct nbcxi_comm_ext {
+    void (*free)(struct nbcxi_comm_ext *self);
+};
+
+struct nbcx_comm_s {
+    uint32_t magic;
+    int rank, size;
+    nbcxi_transport *tp;
+    /* Tag space (base/comm.c): slot k owns the transport tags
+     * [k << 12, (k + 1) << 12). Persistent requests take slots
+     * [0, npers) in the order they are planned, from pseq; nonblocking
+     * operations take [npers, nslots) in the order they start, from seq.
+     * A slot is held (bit set in `held`) from start to completion, or
+     * from plan to free; a start whose slot is still held fails with
+     * NBCX_ERR_EXHAUSTED, so no tag is ever given to two operations that
+     * can be in flight at once. */
+    atomic_uint seq;       /* sequence number of the next nonblocking op */
+    atomic_uint pseq;      /* sequence number of the next persistent one */
+    unsigned nslots, npers;
+    _Atomic uint64_t *held; /* nslots bits */
+    /* 0, or the error that broke the communicator: a start whose tag
+     * slot was held (NBCX_ERR_EXHAUSTED) may have succeeded on other
+     * ranks, whose messages this rank would then meet in a later
+     * operation of the same slot; every later start and plan on it fails
+     * with this error instead. A timeout (progress/watchdog.c) breaks it
+     * with NBCX_ERR_TIMEOUT, which also ends its operations in flight. */
+    atomic_int broken;
+    atomic_int refs;       /* user reference + operations in flight */
+    /* What an upper layer keeps on the communicator and frees with it:
+     * the schedule cache (api/cache.c), made on first use. */
+    _Atomic(struct nbcxi_comm_ext *) cache;
+    _Atomic(struct nbcxi_topo *) topo; /* neighbours, or NULL */
+    /* Watchdog (progress/watchdog.c): the no-progress timeout in ns (0:
+     * NBCX_TIMEOUT's, < 0: off; nbcx_comm_set_timeout), and whether the
+     * diagnosis of a timeout was printed. */
+    _Atomic int64_t timeout_ns;
+    atomic_bool diagnosed;
+};
+
+/* Takes ownership of tp; on failure tp is destroyed. */
+NBCX_HIDDEN int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp,
+                                  nbcx_comm *out);
+NBCX_HIDDEN struct nbcx_comm_s *nbcxi_comm(nbcx_comm h);
+NBCX_HIDDEN void nbcxi_comm_retain(struct nbcx_comm_s *c);
+NBCX_HIDDEN void nbcxi_comm_release(struct nbcx_comm_s *c);
+/* Frees a topology and every older one it links to (base/topo.c). */
+NBCX_HIDDEN void nbcxi_topo_free(struct nbcxi_topo *t);
+
+/* 0, or the error that broke c (NBCX_ERR_EXHAUSTED, NBCX_ERR_TIMEOUT). */
+static inline int nbcxi_comm_broken(struct nbcx_comm_s *c)
+{
+    return atomic_load_explicit(&c->broken, memory_order_acquire);
+}
+
+/* Transport tag of schedule tag `tag` of the operation in tag slot
+ * `slot`. */
+static inline int nbcxi_tag(unsigned slot, int tag)
+{
+    return (int)((slot << 12) | (unsigned)tag);
+}
+
+/* Takes the tag slot of the next operation of comm, persistent or not;
+ * *seq gets its sequence number (of its kind). NBCX_ERR_EXHAUSTED when
+ * the slot is still held by an operation that has not completed (or a
+ * persistent request not freed): the sequence number is used up all the
+ * same, as it is on the other ranks. */
+NBCX_HIDDEN int nbcxi_slot_take(struct nbcx_comm_s *c, bool persistent,
+                                unsigned *seq, unsigned *slot);
+NBCX_HIDDEN void nbcxi_slot_release(struct nbcx_comm_s *c, unsigned slot);
+
+/* ------------------------------------------------------------------ */
+/* Clock, environment, small utilities                                 */
+/* ------------------------------------------------------------------ */
+
+/* Monotonic clock in nanoseconds (base/clock.c). */
+NBCX_HIDDEN int64_t nbcxi_now_ns(void);
+
+#define NBCXI_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define NBCXI_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Address of element block i (each block of count elements of t). */
+static inline void *nbcxi_at(const void *buf, ptrdiff_t i, int count,
+                             const struct nbcx_datatype_s *t)
+{
+    return (char *)(uintptr_t)buf + i * (ptrdiff_t)count * t->extent;
+}
+
+/* Reads an environment variable once per call site; NULL if unset/empty */
+NBCX_HIDDEN const char *nbcxi_getenv(const char *name);
+NBCX_HIDDEN size_t nbcxi_env_size(const char *name, size_t dflt);
+
+#endif /* NBCX_BASE_H */

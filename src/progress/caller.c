@@ -1,0 +1,37 @@
+/* caller.c - the caller progress mode: no thread; operations advance
+ * only inside the application's nbcx calls (start, test, wait,
+ * nbcx_progress), each of which sweeps every active operation. */
+#include <sched.h>
+
+#include "progress.h"
+
+static void caller_poke(int count, nbcx_request reqs[])
+{
+    (void)count, (void)reqs;
+    long advanced;
+    nbcxi_progress_unless_busy(&advanced);
+}
+
+/* Polls, yielding the core when polling finds nothing several times in a
+ * row (ranks often outnumber cores). */
+static int caller_wait_some(int count, nbcx_request reqs[])
+{
+    int i;
+    for (int idle = 0; (i = nbcxi_find_complete(count, reqs)) == -1;) {
+        long advanced = 0;
+        if (!nbcxi_progress_unless_busy(&advanced))
+            sched_yield(); /* the thread that progresses needs a core */
+        else if (advanced)
+            idle = 0;
+        else if (++idle > 64)
+            sched_yield();
+    }
+    return i;
+}
+
+const struct nbcxi_progress_mode nbcxi_caller_mode = {
+    .name = "caller",
+    .id = NBCX_PROGRESS_CALLER,
+    .poke = caller_poke,
+    .wait_some = caller_wait_some,
+};

@@ -1,0 +1,122 @@
+/* mode.c - which progress mode is in force: NBCX_PROGRESS (read once),
+ * nbcx_progress_set, and a face's refusal of threads (MPI without
+ * MPI_THREAD_MULTIPLE), which leaves the caller mode. The modes
+ * themselves are tables (caller.c, thread_mode.c, split.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "progress.h"
+
+/* Indexed by nbcx_progress_mode. */
+static const struct nbcxi_progress_mode *const modes[] = {
+    [NBCX_PROGRESS_CALLER] = &nbcxi_caller_mode,
+    [NBCX_PROGRESS_THREAD] = &nbcxi_thread_mode,
+    [NBCX_PROGRESS_SPLIT] = &nbcxi_split_mode,
+};
+enum { NMODES = sizeof modes / sizeof modes[0] };
+
+static pthread_once_t mode_once = PTHREAD_ONCE_INIT;
+static _Atomic int mode;          /* nbcx_progress_mode */
+static _Atomic bool threads_ok = true;
+
+static bool known(int m)
+{
+    return m >= 0 && m < NMODES && modes[m];
+}
+
+static void read_mode(void)
+{
+    const char *v = nbcxi_getenv("NBCX_PROGRESS");
+    int m = NBCX_PROGRESS_THREAD;
+    if (v) {
+        int k = 0;
+        while (k < NMODES && !(modes[k] && strcmp(v, modes[k]->name) == 0))
+            k++;
+        if (k < NMODES)
+            m = k;
+        else
+            fprintf(stderr, "nbcx: NBCX_PROGRESS=%s is not caller, thread "
+                            "or split; using thread\n", v);
+    }
+    /* A face may have refused threads before the first read. */
+    if (modes[m]->thread && !atomic_load(&threads_ok))
+        m = NBCX_PROGRESS_CALLER;
+    atomic_store(&mode, m);
+}
+
+const struct nbcxi_progress_mode *nbcxi_mode(void)
+{
+    pthread_once(&mode_once, read_mode);
+    return modes[atomic_load(&mode)];
+}
+
+int nbcxi_progress_mode_id(void)
+{
+    return (int)nbcxi_mode()->id;
+}
+
+const char *nbcxi_progress_algorithm(int coll)
+{
+    const struct nbcxi_progress_mode *m = nbcxi_mode();
+    return m->algorithm ? m->algorithm(coll) : NULL;
+}
+
+void nbcxi_progress_threads_allowed(bool allowed, const char *why)
+{
+    if (allowed)
+        return;
+    pthread_once(&mode_once, read_mode);
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    atomic_store(&threads_ok, false);
+    int m = atomic_exchange(&mode, NBCX_PROGRESS_CALLER);
+    if (modes[m]->thread && !atomic_flag_test_and_set(&warned))
+        fprintf(stderr, "nbcx: warning: %s progress needs %s; using caller "
+                        "progress (operations advance only inside nbcx "
+                        "test/wait calls)\n", modes[m]->name, why);
+}
+
+int nbcx_progress_set(nbcx_progress_mode m)
+{
+    if (!known((int)m))
+        return NBCX_ERR_ARG;
+    pthread_once(&mode_once, read_mode);
+    if (modes[m]->thread && !atomic_load(&threads_ok))
+        return NBCX_ERR_TRANSPORT;
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    int err = nbcxi_engine_busy_locked()
+                  ? nbcxi_error(NBCX_ERR_REQUEST, "nbcx_progress_set: "
+                                "operations are outstanding; the mode "
+                                "changes only when none is")
+                  : NBCX_SUCCESS;
+    if (!err)
+        atomic_store(&mode, (int)m);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    if (!err && !modes[m]->thread)
+        nbcxi_thread_stop();
+    return err;
+}
+
+int nbcx_progress_get(nbcx_progress_mode *m)
+{
+    if (!m)
+        return NBCX_ERR_ARG;
+    *m = nbcxi_mode()->id;
+    return NBCX_SUCCESS;
+}
+
+void nbcxi_progress_shutdown(void)
+{
+    nbcxi_thread_stop();
+}
+
+int nbcxi_progress_describe(char *buf, size_t len)
+{
+    const struct nbcxi_progress_mode *m = nbcxi_mode();
+    char where[128] = "";
+    if (m->thread && nbcxi_thread_ensure() == NBCX_SUCCESS)
+        nbcxi_thread_describe(where, sizeof where);
+    int n = snprintf(buf, len, "progress=%s%s%s", m->name, *where ? " " : "",
+                     where);
+    return n < 0 ? 0 : n;
+}

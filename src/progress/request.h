@@ -1,0 +1,61 @@
+/*
+ * request.h - requests and what the progress layer offers the layers
+ * around it: the API starts and plans schedules (nbcxi_start,
+ * nbcxi_plan), faces (transport/mpi/face.c) say whether threads may call
+ * their library and stop the thread before it shuts down.
+ */
+#ifndef NBCX_REQUEST_H
+#define NBCX_REQUEST_H
+
+#include "../sched/sched.h"
+
+struct nbcx_request_s {
+    uint32_t magic;          /* NBCXI_REQUEST_MAGIC while the handle lives */
+    struct nbcx_sched_s *sched;
+    atomic_bool complete;
+    int err;
+    /* Persistent (nbcx_<op>_init): kept after completion; started is
+     * whether it has been started since it last completed and was
+     * reported (owner thread only). */
+    bool persistent, started;
+    struct nbcx_request_s *prev, *next; /* in the engine's active list */
+};
+
+/* Starts a built schedule; on success *req owns it, on failure it is
+ * destroyed. */
+NBCX_HIDDEN int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req);
+/* Plans a built schedule as an inactive persistent request (reserves its
+ * sequence number, prepares transport requests); on failure the schedule
+ * is destroyed. */
+NBCX_HIDDEN int nbcxi_plan(struct nbcx_sched_s *s, nbcx_request *req);
+
+
+/* Faces tell the engine whether the communication library may be called
+ * from a progress thread (MPI: MPI_THREAD_MULTIPLE); `why` explains a
+ * refusal in the one-time warning. */
+NBCX_HIDDEN void nbcxi_progress_threads_allowed(bool allowed,
+                                                const char *why);
+/* Stops the progress thread, if any (a face calls it before its library
+ * shuts down, e.g. at MPI_Finalize). */
+NBCX_HIDDEN void nbcxi_progress_shutdown(void);
+/* The progress description for nbcx_info ("progress=thread cpus=..."). */
+NBCX_HIDDEN int nbcxi_progress_describe(char *buf, size_t len);
+
+
+/* Where the progress thread runs (placement.c): a face that knows the
+ * other processes of this node (MPI: MPI_Comm_split_type SHARED) tells
+ * which cores their application threads are bound to, so that an idle
+ * core can be found. */
+/* The calling process's binding as an hwloc list string ("0", "0-3"). */
+NBCX_HIDDEN int nbcxi_placement_self(char *buf, size_t len);
+/* The bindings of the node's processes (lists as above, ours included)
+ * and our index among them. */
+NBCX_HIDDEN void nbcxi_placement_node(const char *const *lists, int n,
+                                      int me);
+/* The progress mode in force (NBCX_PROGRESS_*), and the algorithm it
+ * wants for collective `coll` (enum nbcxi_coll) when none is forced
+ * (split mode: the binomial trees it splits), NULL for no preference. */
+NBCX_HIDDEN int nbcxi_progress_mode_id(void);
+NBCX_HIDDEN const char *nbcxi_progress_algorithm(int coll);
+
+#endif /* NBCX_REQUEST_H */

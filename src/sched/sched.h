@@ -1,0 +1,211 @@
+/*
+ * sched.h - schedules: a DAG of point-to-point, local and poll nodes that
+ * one rank runs for one operation (schedule.c builds it, executor.c runs
+ * it over a transport, pace.c predicts when its requests complete).
+ *
+ * Builders (coll/) create nodes and edges with the helpers below; the
+ * progress layer (progress/) calls the executor under its lock. A
+ * schedule knows nothing of requests, progress modes or the cache: the
+ * cache labels schedules it keeps through struct nbcxi_sched_keeper.
+ */
+#ifndef NBCX_SCHED_H
+#define NBCX_SCHED_H
+
+#include "../base/base.h"
+
+enum nbcxi_node_kind { NBCXI_NODE_SEND, NBCXI_NODE_RECV, NBCXI_NODE_REDUCE,
+                       NBCXI_NODE_COPY, NBCXI_NODE_CALL, NBCXI_NODE_POLL };
+
+/* A POLL node waits for a condition that no transport request stands for
+ * (a shared-memory slot to free up, another rank to publish a buffer) and
+ * does the work that goes with it. Its function returns 1 when the node is
+ * done, 0 for "not yet" (the executor calls it again at every progress
+ * pass, as it tests transport requests), or a negative nbcx error code
+ * (-NBCX_ERR_...). It must never block: whatever it waits for may need
+ * this very thread to progress another operation first. */
+typedef int nbcxi_poll_fn(void *arg);
+
+struct nbcxi_node {
+    uint8_t kind;
+    /* Split-tree progress (progress/split.c): the node's level in a
+     * binomial tree, counted from the leaves (1 = the leaf level), with
+     * its direction: > 0 for data flowing towards the root (reduce,
+     * gather: leaf levels come first), < 0 for data flowing from it
+     * (bcast, scatter: leaf levels come last), 0 for no level. */
+    int8_t level;
+    bool app;      /* run only by the application thread (split mode) */
+    int npred;     /* predecessors */
+    int pending;   /* predecessors not yet done (run time) */
+    int succ;      /* first successor in sched->succ (CSR) */
+    int nsucc;
+    union {
+        struct { void *buf; int count; struct nbcx_datatype_s *type;
+                 int peer, tag; } p2p;
+        struct { const void *in; void *inout; int count;
+                 struct nbcx_datatype_s *type; struct nbcx_op_s *op; } red;
+        struct { const void *src; void *dst; int scount, dcount;
+                 struct nbcx_datatype_s *stype, *dtype; } copy;
+        struct { nbcx_sched_fn *fn; void *arg; } call;
+        /* type/type2/op (each may be NULL) are kept alive for fn */
+        struct { nbcxi_poll_fn *fn; void *arg;
+                 struct nbcx_datatype_s *type, *type2;
+                 struct nbcx_op_s *op; } poll;
+    } u;
+};
+
+struct nbcxi_edge { int from, to; };
+
+struct nbcx_sched_s;
+/* An upper layer that keeps completed schedules for reuse (the schedule
+ * cache) labels one with itself (s->keeper, s->keep_key). done() is
+ * handed the schedule when its operation is over (nbcxi_sched_retire);
+ * forget() drops the label when the schedule is destroyed. */
+struct nbcxi_sched_keeper {
+    void (*done)(struct nbcx_sched_s *s, int err);
+    void (*forget)(struct nbcx_sched_s *s);
+};
+
+struct nbcx_sched_s {
+    struct nbcx_comm_s *comm; /* retained */
+    int rank, size;
+    struct nbcxi_node *nodes;
+    int nnodes, nodes_cap;
+    struct nbcxi_edge *edges;
+    int nedges, edges_cap;
+    void **tmps;              /* scratch buffers owned by the schedule */
+    int ntmps, tmps_cap;
+    int err;                  /* first error met while building */
+
+    /* execution state, set up by nbcxi_sched_begin */
+    int *succ;                /* CSR successor lists */
+    int *ready;               /* FIFO of nodes ready to run */
+    int ready_head, ready_tail;
+    unsigned char *reqs;      /* active transport requests (slots) */
+    int *req_node;            /* node of each active slot */
+    int *done_idx;            /* scratch for testsome */
+    int nactive;
+    int *polls;               /* POLL nodes started and not yet done */
+    int npolls;
+    int ndone;
+    unsigned seq;             /* sequence number of this operation */
+    unsigned slot;            /* its tag slot (struct nbcx_comm_s) */
+    bool holds_slot;          /* slot taken and not yet released */
+    bool persistent;          /* planned by an nbcx_<op>_init */
+
+    /* progress pacing: when each active slot was posted, and the
+     * earliest predicted completion of the active requests (ns, 0 if
+     * none can be predicted), see sched/pace.c */
+    int64_t *req_t0;
+    int64_t next_due;
+
+    /* persistent operations: the transport's prepared request of every
+     * send and receive node (NULL: post with isend/irecv), and how many
+     * of the last slots are copies of prepared requests not yet started
+     * (they are started together, MPI_Startall) */
+    unsigned char *prepared;
+    int unstarted;
+    int failed;   /* a persistent run failed: the error every start gives */
+
+    /* who keeps the schedule for reuse once it completes (the schedule
+     * cache, api/cache.c), and the key it keeps it under; NULL: nobody,
+     * it is destroyed */
+    const struct nbcxi_sched_keeper *keeper;
+    void *keep_key;
+
+    /* split-tree progress (progress/split.c) */
+    int tree_height;          /* levels of the binomial tree, 0: none   */
+    int *deferred;            /* ready application nodes not yet run    */
+    int ndeferred;
+    int app_up_left;          /* application nodes not done, by side    */
+    int app_down_left;
+
+    /* diagnoses (progress/watchdog.c): the collective and algorithm
+     * (coll/select.c; NULL: a user schedule), and the watchdog's view:
+     * ndone when it last looked, and since when it has not changed (ns,
+     * 0: not looked at since the start) */
+    const char *op_name, *alg_name;
+    int wd_ndone;
+    int64_t wd_since;
+};
+
+/* Builder-side helpers used by coll/ (all set sched->err on failure and
+ * return it; later calls then do nothing, so a builder may check once). */
+NBCX_HIDDEN int nbcxi_sched_new(struct nbcx_comm_s *comm,
+                                struct nbcx_sched_s **out);
+NBCX_HIDDEN void nbcxi_sched_destroy(struct nbcx_sched_s *s);
+/* A completed nonblocking operation's schedule: to its keeper if it has
+ * one, else destroyed. */
+NBCX_HIDDEN void nbcxi_sched_retire(struct nbcx_sched_s *s, int err);
+/* Scratch buffer able to hold count elements of type (typed layout). */
+NBCX_HIDDEN void *nbcxi_sched_tmp_typed(struct nbcx_sched_s *s, int count,
+                                        struct nbcx_datatype_s *type);
+NBCX_HIDDEN void *nbcxi_sched_tmp(struct nbcx_sched_s *s, size_t bytes);
+NBCX_HIDDEN nbcx_node nbcxi_send(struct nbcx_sched_s *s, const void *buf,
+                                 int count, struct nbcx_datatype_s *type,
+                                 int peer, int tag);
+NBCX_HIDDEN nbcx_node nbcxi_recv(struct nbcx_sched_s *s, void *buf,
+                                 int count, struct nbcx_datatype_s *type,
+                                 int peer, int tag);
+NBCX_HIDDEN nbcx_node nbcxi_reduce_node(struct nbcx_sched_s *s,
+                                        const void *in, void *inout,
+                                        int count,
+                                        struct nbcx_datatype_s *type,
+                                        struct nbcx_op_s *op);
+NBCX_HIDDEN nbcx_node nbcxi_copy(struct nbcx_sched_s *s, const void *src,
+                                 int scount, struct nbcx_datatype_s *stype,
+                                 void *dst, int dcount,
+                                 struct nbcx_datatype_s *dtype);
+NBCX_HIDDEN nbcx_node nbcxi_call(struct nbcx_sched_s *s, nbcx_sched_fn *fn,
+                                 void *arg);
+/* A POLL node (see nbcxi_poll_fn); the schedule retains type, type2 and
+ * op (any may be NULL) until it is destroyed. */
+NBCX_HIDDEN nbcx_node nbcxi_poll(struct nbcx_sched_s *s, nbcxi_poll_fn *fn,
+                                 void *arg, struct nbcx_datatype_s *type,
+                                 struct nbcx_datatype_s *type2,
+                                 struct nbcx_op_s *op);
+/* Edge before -> after; a negative node (none) is ignored. */
+NBCX_HIDDEN void nbcxi_dep(struct nbcx_sched_s *s, nbcx_node before,
+                           nbcx_node after);
+/* Split-tree annotations for binomial-tree builders: the schedule's tree
+ * has `height` levels; node n is on `level` (1 = leaves, see struct
+ * nbcxi_node), going up (towards the root) or down. A negative node is
+ * ignored. Without annotations a schedule runs wholly on the progress
+ * thread in split mode. */
+enum nbcxi_tree_dir { NBCXI_TREE_UP = 1, NBCXI_TREE_DOWN = -1 };
+NBCX_HIDDEN void nbcxi_sched_tree(struct nbcx_sched_s *s, int height);
+NBCX_HIDDEN void nbcxi_level(struct nbcx_sched_s *s, nbcx_node n, int level,
+                             enum nbcxi_tree_dir dir);
+
+/* Executor (sched/executor.c). begin() prepares and posts the first
+ * nodes; progress() advances; both set *done when every node is done.
+ * They return the first error met (the schedule is then finished, with
+ * everything cancelled). Not thread-safe: the progress engine serialises
+ * calls. begin() runs on the application thread; progress() says with
+ * `app` whether it does: nodes marked app are only run when it does, and
+ * are otherwise kept in s->deferred until it does. */
+/* Builds successor lists and checks the graph is acyclic (NBCX_ERR_NODE
+ * otherwise); posts nothing. Idempotent. */
+NBCX_HIDDEN int nbcxi_sched_prepare(struct nbcx_sched_s *s);
+NBCX_HIDDEN int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done);
+NBCX_HIDDEN int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app,
+                                     bool *done);
+/* Ends a running schedule with err (the watchdog's timeout): cancels
+ * what it posted, as on a transport error. */
+NBCX_HIDDEN void nbcxi_sched_abort(struct nbcx_sched_s *s, int err);
+/* Persistent operations: after prepare() and once s->seq is set, creates
+ * the transport's prepared request of every send and receive (when the
+ * transport has them), so that begin() allocates nothing and only starts
+ * them. On failure everything prepared is released. */
+NBCX_HIDDEN int nbcxi_sched_prepare_requests(struct nbcx_sched_s *s);
+/* Releases what nbcxi_sched_prepare_requests made (destroy does too). */
+NBCX_HIDDEN void nbcxi_sched_release_requests(struct nbcx_sched_s *s);
+
+
+/* Pacing (pace.c), called by the executor under the engine lock: a p2p
+ * request of `bytes` posted at t0 completed (seen) at now; the predicted
+ * completion time of a request of `bytes` posted at t0 (0: no prediction
+ * yet). The progress thread sleeps until the earliest (s->next_due). */
+NBCX_HIDDEN void nbcxi_pace_sample(size_t bytes, int64_t t0, int64_t now);
+NBCX_HIDDEN int64_t nbcxi_pace_due(size_t bytes, int64_t t0);
+
+#endif /* NBCX_SCHED_H */
