@@ -571,6 +571,13 @@ NBCX_API int nbcx_progress(void);
  *           last, as in bcast and scatter) and the others on the progress
  *           thread. S comes from the cost model (nbcx_split_model) or
  *           NBCX_SPLIT_LEVELS.
+ *   AUTO    per operation: a small one (under NBCX_AUTO_THREAD_BYTES of
+ *           sends, default 64 KiB) is left to the application's own
+ *           calls, as in CALLER, and never wakes the thread, which only
+ *           looks at it once a millisecond (so a program that blocks
+ *           elsewhere still sees it finish); a large one wakes the
+ *           thread, as in THREAD. A wait drives progress itself rather
+ *           than sleeping, and the thread stays out of its way.
  * The initial mode is NBCX_PROGRESS (caller, thread or split); unset, it
  * is THREAD where the communication library allows calls from another
  * thread (MPI_THREAD_MULTIPLE), else CALLER with a one-time warning.
@@ -581,7 +588,8 @@ NBCX_API int nbcx_progress(void);
 typedef enum nbcx_progress_mode {
     NBCX_PROGRESS_CALLER = 1,
     NBCX_PROGRESS_THREAD = 2,
-    NBCX_PROGRESS_SPLIT = 3
+    NBCX_PROGRESS_SPLIT = 3,
+    NBCX_PROGRESS_AUTO = 4
 } nbcx_progress_mode;
 
 /* Changes the mode; only while no operation is outstanding (else

@@ -113,6 +113,14 @@ bool nbcxi_engine_busy_locked(void)
     return active != NULL;
 }
 
+bool nbcxi_engine_urgent_locked(void)
+{
+    for (struct nbcx_request_s *r = active; r; r = r->next)
+        if (!r->lazy)
+            return true;
+    return false;
+}
+
 int64_t nbcxi_engine_next_due_locked(void)
 {
     int64_t due = 0;
@@ -223,6 +231,7 @@ static void activate(struct nbcx_request_s *r)
     int err;
     nbcxi_watchdog_init(); /* NBCX_TIMEOUT, NBCX_DEBUG_DUMP (once) */
     r->started = true;
+    r->lazy = false;
     r->err = NBCX_SUCCESS;
     atomic_store_explicit(&r->complete, false, memory_order_relaxed);
 

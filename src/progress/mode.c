@@ -13,6 +13,7 @@ static const struct nbcxi_progress_mode *const modes[] = {
     [NBCX_PROGRESS_CALLER] = &nbcxi_caller_mode,
     [NBCX_PROGRESS_THREAD] = &nbcxi_thread_mode,
     [NBCX_PROGRESS_SPLIT] = &nbcxi_split_mode,
+    [NBCX_PROGRESS_AUTO] = &nbcxi_auto_mode,
 };
 enum { NMODES = sizeof modes / sizeof modes[0] };
 
@@ -36,8 +37,8 @@ static void read_mode(void)
         if (k < NMODES)
             m = k;
         else
-            fprintf(stderr, "nbcx: NBCX_PROGRESS=%s is not caller, thread "
-                            "or split; using thread\n", v);
+            fprintf(stderr, "nbcx: NBCX_PROGRESS=%s is not caller, thread, "
+                            "split or auto; using thread\n", v);
     }
     /* A face may have refused threads before the first read. */
     if (modes[m]->thread && !atomic_load(&threads_ok))

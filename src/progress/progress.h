@@ -7,6 +7,8 @@
  *                nbcx_progress_set)
  *   caller.c     the caller mode's table
  *   thread_mode.c  the thread mode's table
+ *   auto.c       the auto mode's table (small operations: caller;
+ *                large ones: thread)
  *   split.c      the split mode's table, the split-tree cost model and
  *                the choice of S
  *   thread.c     the progress thread: sleeps while nothing is active,
@@ -49,7 +51,7 @@ struct nbcxi_progress_mode {
     const char *(*algorithm)(int coll);
 };
 extern NBCX_HIDDEN const struct nbcxi_progress_mode nbcxi_caller_mode,
-    nbcxi_thread_mode, nbcxi_split_mode;
+    nbcxi_thread_mode, nbcxi_split_mode, nbcxi_auto_mode;
 /* The mode in force (mode.c). */
 NBCX_HIDDEN const struct nbcxi_progress_mode *nbcxi_mode(void);
 
@@ -79,6 +81,12 @@ NBCX_HIDDEN long nbcxi_progress_all_locked(bool app);
  * their requests (0: none predicted). Need the lock. */
 NBCX_HIDDEN bool nbcxi_engine_busy_locked(void);
 NBCX_HIDDEN int64_t nbcxi_engine_next_due_locked(void);
+/* Whether an active operation wants the progress thread to poll it now:
+ * any that is not lazy (auto mode). Needs the lock. */
+NBCX_HIDDEN bool nbcxi_engine_urgent_locked(void);
+/* Application threads now driving progress themselves inside a wait
+ * (auto mode): the progress thread then stays out of their way. */
+extern atomic_int nbcxi_drivers;
 /* For the modes: whether r is complete; whether it counts as complete
  * with nothing to report (NULL, or persistent and inactive); the index
  * of a complete request among reqs (-1: none, -2: all idle). */
@@ -115,6 +123,11 @@ NBCX_HIDDEN int nbcxi_thread_ensure(void);
  * thread only to block it on the lock we hold. */
 NBCX_HIDDEN bool nbcxi_thread_kick_locked(bool urgent);
 NBCX_HIDDEN void nbcxi_thread_wake(void);
+/* Auto mode: a lazy operation started (lock held). The thread looks at
+ * lazy work once per watch period, and keeps doing so for a while after
+ * the last lazy start, so that a run of small operations never wakes it;
+ * returns whether it must be woken now (it sleeps with no time-out). */
+NBCX_HIDDEN bool nbcxi_thread_watch_locked(void);
 /* Stops and joins the thread (lock not held); idempotent. */
 NBCX_HIDDEN void nbcxi_thread_stop(void);
 /* Writes where the thread runs, e.g. "cpus=1 (idle core)", or "" when

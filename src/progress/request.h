@@ -18,6 +18,10 @@ struct nbcx_request_s {
      * whether it has been started since it last completed and was
      * reported (owner thread only). */
     bool persistent, started;
+    /* Auto mode (auto.c): a small operation left to the application's
+     * own calls; the progress thread looks at it only once per watch
+     * period (thread.c). Reset at every start. */
+    bool lazy;
     struct nbcx_request_s *prev, *next; /* in the engine's active list */
 };
 

@@ -16,6 +16,13 @@
  *     SPIN_POLLS idle polls only yield the core (sched_yield) instead of
  *     sleeping, so a short operation completes with the latency of a
  *     poll rather than of a timer; then the pauses grow as above.
+ *   auto mode: operations the application drives itself (lazy ones,
+ *     auto.c) and operations some application thread is driving in a
+ *     wait do not make the thread poll: it looks at them once per
+ *     WATCH_NS, and keeps watching so for LINGER_NS after the last lazy
+ *     start, so that a run of small operations never wakes it, while a
+ *     program that blocks elsewhere (say in MPI_Recv) still sees them
+ *     finish.
  * Timer slack is set to 1 us so the kernel honours short pauses.
  */
 #define _GNU_SOURCE
@@ -33,9 +40,12 @@ enum {
     POLL_MIN_NS = 2000,          /* right after progress              */
     POLL_MAX_NS = 500000,        /* idle, nobody waiting              */
     POLL_MAX_WAITING_NS = 100000,/* idle, a thread waits              */
-    SPIN_POLLS = 64              /* idle polls that only yield, while
+    SPIN_POLLS = 64,             /* idle polls that only yield, while
                                     a thread waits                     */
+    WATCH_NS = 1000000,          /* auto mode: a look at lazy work     */
 };
+static const int64_t LINGER_NS = 100000000; /* watching after the last
+                                               lazy start (100 ms)     */
 
 static pthread_t thread;
 static bool running;             /* under the engine lock */
@@ -43,6 +53,9 @@ static bool stopping;            /* under the engine lock */
 static bool kicked;              /* under the engine lock */
 static bool ready;               /* placed, under the engine lock */
 static bool idle_sleep;          /* waiting for work, under the lock */
+static bool watching;            /* in a WATCH_NS sleep, under the lock */
+static int64_t lazy_seen;        /* last lazy start (ns), under the lock */
+atomic_int nbcxi_drivers;
 static pthread_cond_t work_cv;   /* CLOCK_MONOTONIC */
 static pthread_once_t cv_once = PTHREAD_ONCE_INIT;
 static char where[96];           /* placement, under the engine lock */
@@ -95,7 +108,22 @@ static void *main_loop(void *arg)
     int64_t pause = POLL_MIN_NS;
     int idle = 0;
     while (!stopping) {
-        if (!nbcxi_engine_busy_locked()) {
+        bool busy = nbcxi_engine_busy_locked();
+        if ((busy && !nbcxi_engine_urgent_locked()) ||
+            (busy && atomic_load_explicit(&nbcxi_drivers,
+                                          memory_order_relaxed)) ||
+            (!busy && lazy_seen && nbcxi_now_ns() - lazy_seen < LINGER_NS)) {
+            /* Auto mode: only work the application drives itself. */
+            if (busy)
+                nbcxi_progress_all_locked(false);
+            watching = idle_sleep = true;
+            sleep_until_locked(nbcxi_now_ns() + WATCH_NS);
+            watching = idle_sleep = false;
+            pause = POLL_MIN_NS;
+            idle = 0;
+            continue;
+        }
+        if (!busy) {
             idle_sleep = true;
             pthread_cond_wait(&work_cv, &nbcxi_engine_lock);
             idle_sleep = false;
@@ -154,6 +182,14 @@ bool nbcxi_thread_kick_locked(bool urgent)
         return false;
     kicked = true;
     return true;
+}
+
+bool nbcxi_thread_watch_locked(void)
+{
+    lazy_seen = nbcxi_now_ns();
+    /* Polling, or in a watch sleep: it will look. Asleep for lack of
+     * work: it must be woken. */
+    return running && idle_sleep && !watching;
 }
 
 void nbcxi_thread_wake(void)

@@ -73,7 +73,11 @@ int nbcxi_sched_prepare(struct nbcx_sched_s *s)
 
     /* Kahn: every node must be reachable in topological order. */
     int head = 0, tail = 0;
+    s->send_bytes = 0;
     for (int i = 0; i < n; i++) {
+        if (s->nodes[i].kind == NBCXI_NODE_SEND)
+            s->send_bytes += (size_t)s->nodes[i].u.p2p.count *
+                             s->nodes[i].u.p2p.type->size;
         s->nodes[i].pending = s->nodes[i].npred;
         if (s->nodes[i].npred == 0)
             s->ready[tail++] = i;

@@ -75,6 +75,7 @@ struct nbcx_sched_s {
     void **tmps;              /* scratch buffers owned by the schedule */
     int ntmps, tmps_cap;
     int err;                  /* first error met while building */
+    size_t send_bytes;        /* bytes of all send nodes (prepare) */
 
     /* execution state, set up by nbcxi_sched_begin */
     int *succ;                /* CSR successor lists */

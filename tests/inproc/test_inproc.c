@@ -1610,6 +1610,7 @@ static void check_mode(void)
         return;
     const char *got = m == NBCX_PROGRESS_CALLER   ? "caller"
                       : m == NBCX_PROGRESS_SPLIT ? "split"
+                      : m == NBCX_PROGRESS_AUTO  ? "auto"
                                                   : "thread";
     if (strcmp(want, got) != 0) {
         fprintf(stderr, "NBCX_PROGRESS=%s but the mode is %s\n", want, got);

@@ -503,6 +503,7 @@ int main(int argc, char **argv)
     if (want && nbcx_progress_get(&m) == NBCX_SUCCESS &&
         strcmp(want, m == NBCX_PROGRESS_CALLER  ? "caller"
                      : m == NBCX_PROGRESS_SPLIT ? "split"
+                     : m == NBCX_PROGRESS_AUTO  ? "auto"
                                                 : "thread") != 0) {
         fprintf(stderr, "NBCX_PROGRESS=%s is not the mode in effect\n",
                 want);

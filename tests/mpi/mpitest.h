@@ -161,6 +161,7 @@ static const char *mt_mode_name(nbcx_progress_mode m)
     return m == NBCX_PROGRESS_CALLER   ? "caller"
            : m == NBCX_PROGRESS_THREAD ? "thread"
            : m == NBCX_PROGRESS_SPLIT  ? "split"
+           : m == NBCX_PROGRESS_AUTO   ? "auto"
                                        : "(invalid)";
 }
 
@@ -178,6 +179,8 @@ static void mt_check_mode(void)
         want = NBCX_PROGRESS_CALLER;
     else if (env && strcmp(env, "split") == 0)
         want = NBCX_PROGRESS_SPLIT;
+    else if (env && strcmp(env, "auto") == 0)
+        want = NBCX_PROGRESS_AUTO;
     if (mt_thread_level != MPI_THREAD_MULTIPLE)
         want = NBCX_PROGRESS_CALLER;
     MT_OK(nbcx_comm_from_mpi(MPI_COMM_WORLD, &c));

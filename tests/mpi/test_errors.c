@@ -185,7 +185,7 @@ static void mode_works(nbcx_comm comm, nbcx_progress_mode m)
 static void refuse_while_outstanding(nbcx_progress_mode mode,
                                      const char *when)
 {
-    for (int m = NBCX_PROGRESS_CALLER; m <= NBCX_PROGRESS_SPLIT; m++) {
+    for (int m = NBCX_PROGRESS_CALLER; m <= NBCX_PROGRESS_AUTO; m++) {
         int rc = nbcx_progress_set((nbcx_progress_mode)m);
         if (rc != NBCX_ERR_REQUEST)
             mt_fail("%s: nbcx_progress_set(%s) returned %d (%s), expected "
@@ -215,7 +215,7 @@ static void test_progress_modes(nbcx_comm comm)
 {
     const nbcx_progress_mode env_mode = mt_mode;
     const bool multiple = mt_thread_level == MPI_THREAD_MULTIPLE;
-    const int bogus[] = {0, -1, NBCX_PROGRESS_SPLIT + 1, 1000};
+    const int bogus[] = {0, -1, NBCX_PROGRESS_AUTO + 1, 1000};
     nbcx_progress_mode m;
     nbcx_request reqs[2] = {NBCX_REQUEST_NULL, NBCX_REQUEST_NULL};
     int rc;
@@ -254,11 +254,13 @@ static void test_progress_modes(nbcx_comm comm)
     }
 
     /* Every mode in turn, from every mode (caller -> thread -> split ->
-     * caller -> split -> thread -> caller), then back to the initial one. */
+     * caller -> split -> thread -> auto -> caller -> auto -> split -> auto
+     * -> thread), then back to the initial one. */
     static const nbcx_progress_mode order[] = {
         NBCX_PROGRESS_CALLER, NBCX_PROGRESS_THREAD, NBCX_PROGRESS_SPLIT,
         NBCX_PROGRESS_CALLER, NBCX_PROGRESS_SPLIT, NBCX_PROGRESS_THREAD,
-        NBCX_PROGRESS_CALLER};
+        NBCX_PROGRESS_AUTO, NBCX_PROGRESS_CALLER, NBCX_PROGRESS_AUTO,
+        NBCX_PROGRESS_SPLIT, NBCX_PROGRESS_AUTO, NBCX_PROGRESS_THREAD};
     m = NBCX_PROGRESS_CALLER;
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
         mt_watch("progress modes: switching to %s", mt_mode_name(order[i]));

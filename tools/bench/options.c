@@ -123,6 +123,7 @@ const char *bench_progress_name(int mode)
     case NBCX_PROGRESS_CALLER: return "caller";
     case NBCX_PROGRESS_THREAD: return "thread";
     case NBCX_PROGRESS_SPLIT: return "split";
+    case NBCX_PROGRESS_AUTO: return "auto";
     default: return "same";
     }
 }

@@ -1,0 +1,104 @@
+/* auto.c - the auto progress mode: per operation, whoever is cheapest.
+ *
+ * A short operation (its sends under NBCX_AUTO_THREAD_BYTES bytes,
+ * default 64 KiB, or predicted by the measured bandwidth to take less
+ * than LAZY_NS: sched/pace.c) is over soon once its peers arrive:
+ * waking the progress thread for it costs more than the operation, and
+ * on a busy node the thread takes a core from the application. So it is
+ * left to the application's own calls, as in caller mode (the start
+ * posts what is ready, a test or wait drives it), and marked lazy: the
+ * progress thread looks at lazy work only once per millisecond (thread.c),
+ * enough for a program that blocks elsewhere to see it finish, and is
+ * not woken for it while it watches. A long operation wakes the thread,
+ * as in thread mode, so that it moves while the application computes:
+ * on a network, where a wake-up costs little beside the transfer, and
+ * where the native library gives no overlap either.
+ *
+ * A wait drives progress itself, as in caller mode, instead of sleeping
+ * until the thread announces a completion: the waiting thread has
+ * nothing else to do, and a completion seen by the thread costs a
+ * wake-up. While it drives, the thread stays out of its way (it counts
+ * in nbcxi_drivers). Only ranks that are threads of this process and
+ * outnumber the cores (the transport's peers_poll says no) wait as in
+ * thread mode: their polling would take the cores from the ranks that
+ * have work to do.
+ */
+#include <stdlib.h>
+
+#include "progress.h"
+
+static size_t thread_bytes(void)
+{
+    static _Atomic size_t bytes; /* 0: not read yet */
+    size_t b = atomic_load_explicit(&bytes, memory_order_relaxed);
+    if (b == 0) {
+        b = nbcxi_env_size("NBCX_AUTO_THREAD_BYTES", 65536);
+        b = b ? b : 1;
+        atomic_store_explicit(&bytes, b, memory_order_relaxed);
+    }
+    return b;
+}
+
+/* Below this predicted duration an operation is left to the caller. */
+enum { LAZY_NS = 250000 };
+
+/* Whether s is short: few bytes, or a predicted end within LAZY_NS. */
+static bool short_op(const struct nbcx_sched_s *s)
+{
+    if (s->send_bytes < thread_bytes())
+        return true;
+    int64_t now = nbcxi_now_ns(), due = nbcxi_pace_due(s->send_bytes, now);
+    return due > 0 && due - now < LAZY_NS;
+}
+
+static void auto_started_locked(struct nbcx_request_s *r, bool *wake)
+{
+    struct nbcx_sched_s *s = r->sched;
+    const struct nbcx_comm_s *c = s->comm;
+    bool crowded = c->tp->ops->in_process && !nbcxi_peers_poll(c);
+    if (crowded || !short_op(s)) {
+        nbcxi_thread_started_locked(r, wake);
+        return;
+    }
+    r->lazy = true;
+    if (nbcxi_thread_watch_locked() && nbcxi_thread_kick_locked(false))
+        *wake = true;
+}
+
+static void auto_poke(int count, nbcx_request reqs[])
+{
+    nbcxi_caller_mode.poke(count, reqs);
+}
+
+/* Whether one of reqs runs between threads of this process too many for
+ * the cores to poll for each other. */
+static bool crowded(int count, nbcx_request reqs[])
+{
+    for (int i = 0; i < count; i++) {
+        if (nbcxi_request_idle(reqs[i]) || nbcxi_request_done(reqs[i]))
+            continue;
+        const struct nbcx_comm_s *c = reqs[i]->sched->comm;
+        if (c->tp->ops->in_process && !nbcxi_peers_poll(c))
+            return true;
+    }
+    return false;
+}
+
+static int auto_wait_some(int count, nbcx_request reqs[])
+{
+    if (crowded(count, reqs))
+        return nbcxi_thread_wait_some(count, reqs);
+    atomic_fetch_add_explicit(&nbcxi_drivers, 1, memory_order_relaxed);
+    int i = nbcxi_caller_mode.wait_some(count, reqs);
+    atomic_fetch_sub_explicit(&nbcxi_drivers, 1, memory_order_relaxed);
+    return i;
+}
+
+const struct nbcxi_progress_mode nbcxi_auto_mode = {
+    .name = "auto",
+    .id = NBCX_PROGRESS_AUTO,
+    .thread = true,
+    .started_locked = auto_started_locked,
+    .poke = auto_poke,
+    .wait_some = auto_wait_some,
+};
