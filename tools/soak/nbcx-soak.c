@@ -895,6 +895,7 @@ int main(int argc, char **argv)
     const char *mode_name = mode == NBCX_PROGRESS_CALLER   ? "caller"
                             : mode == NBCX_PROGRESS_THREAD ? "thread"
                             : mode == NBCX_PROGRESS_SPLIT  ? "split"
+                            : mode == NBCX_PROGRESS_AUTO   ? "auto"
                                                            : "unknown";
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int liblen = 0;

@@ -7,7 +7,9 @@ public enum Progress {
     /** nbcx's progress thread (the default for thread ranks). */
     THREAD(2),
     /** THREAD plus the split tree for binomial-tree operations. */
-    SPLIT(3);
+    SPLIT(3),
+    /** Per operation: short ones CALLER, long ones THREAD. */
+    AUTO(4);
 
     final int code;
 
