@@ -288,8 +288,8 @@ int bench_mpi_main(int argc, char **argv)
                  o.persistent ? bench_native_persistent : "none");
         if (o.pmpi) {
             meta.has_shim = 1;
-            snprintf(meta.shim_library, sizeof meta.shim_library, "%s",
-                     shim_path);
+            snprintf(meta.shim_library, sizeof meta.shim_library, "%.*s",
+                     (int)sizeof meta.shim_library - 1, shim_path);
             snprintf(meta.shim_persistent, sizeof meta.shim_persistent, "%s",
                      o.persistent ? bench_shim_persistent : "none");
         }
