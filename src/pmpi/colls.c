@@ -7,7 +7,7 @@
 _Static_assert(sizeof(MPI_Aint) == sizeof(ptrdiff_t),
                "MPI_Aint displacements passed as ptrdiff_t");
 
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+static int wrap_barrier(MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IBARRIER, comm)) {
@@ -22,7 +22,12 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     return PMPI_Ibarrier(comm, request);
 }
 
-int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_barrier(comm, request);
+}
+
+static int wrap_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IBCAST, comm)) {
@@ -40,7 +45,12 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 }
 
-int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_bcast(buffer, count, datatype, root, comm, request);
+}
+
+static int wrap_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IREDUCE, comm)) {
@@ -60,7 +70,12 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
-int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+
+static int wrap_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IALLREDUCE, comm)) {
@@ -80,7 +95,12 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+static int wrap_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IGATHER, comm)) {
@@ -100,7 +120,12 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
-int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+static int wrap_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_ISCATTER, comm)) {
@@ -120,7 +145,12 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
-int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+static int wrap_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IALLGATHER, comm)) {
@@ -140,7 +170,12 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
-int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static int wrap_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IALLTOALL, comm)) {
@@ -160,7 +195,12 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
-int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static int wrap_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IGATHERV, comm)) {
@@ -180,7 +220,12 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 }
 
-int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+}
+
+static int wrap_scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_ISCATTERV, comm)) {
@@ -200,7 +245,12 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
     return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
-int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+static int wrap_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IALLGATHERV, comm)) {
@@ -220,7 +270,12 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
-int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+}
+
+static int wrap_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IALLTOALLV, comm)) {
@@ -240,7 +295,12 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
-int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+}
+
+static int wrap_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IALLTOALLW, comm)) {
@@ -260,7 +320,12 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
-int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+}
+
+static int wrap_reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IREDUCE_SCATTER, comm)) {
@@ -280,7 +345,12 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
-int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+}
+
+static int wrap_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IREDUCE_SCATTER_BLOCK, comm)) {
@@ -300,7 +370,12 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
-int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+}
+
+static int wrap_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_ISCAN, comm)) {
@@ -320,7 +395,12 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
     return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_scan(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+static int wrap_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_IEXSCAN, comm)) {
@@ -340,7 +420,12 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_exscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+static int wrap_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_INEIGHBOR_ALLGATHER, comm)) {
@@ -360,7 +445,12 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
     return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
-int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static int wrap_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_INEIGHBOR_ALLGATHERV, comm)) {
@@ -380,7 +470,12 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
     return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
-int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+}
+
+static int wrap_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_INEIGHBOR_ALLTOALL, comm)) {
@@ -400,7 +495,12 @@ int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
     return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
-int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static int wrap_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_INEIGHBOR_ALLTOALLV, comm)) {
@@ -420,7 +520,12 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
     return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
-int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+}
+
+static int wrap_neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_INEIGHBOR_ALLTOALLW, comm)) {
@@ -442,9 +547,14 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
     return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
+int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    return wrap_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+}
+
 #if SHIM_PERSISTENT
 
-int PNAME(Barrier)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_BARRIER_INIT, comm)) {
@@ -459,7 +569,12 @@ int PNAME(Barrier)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
     return PPNAME(Barrier)(comm, info, request);
 }
 
-int PNAME(Bcast)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Barrier)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_barrier_init(comm, info, request);
+}
+
+static int wrap_bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_BCAST_INIT, comm)) {
@@ -477,7 +592,12 @@ int PNAME(Bcast)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_C
     return PPNAME(Bcast)(buffer, count, datatype, root, comm, info, request);
 }
 
-int PNAME(Reduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Bcast)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_bcast_init(buffer, count, datatype, root, comm, info, request);
+}
+
+static int wrap_reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_REDUCE_INIT, comm)) {
@@ -497,7 +617,12 @@ int PNAME(Reduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     return PPNAME(Reduce)(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
-int PNAME(Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Reduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+}
+
+static int wrap_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_ALLREDUCE_INIT, comm)) {
@@ -517,7 +642,12 @@ int PNAME(Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     return PPNAME(Allreduce)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-int PNAME(Gather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+static int wrap_gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_GATHER_INIT, comm)) {
@@ -537,7 +667,12 @@ int PNAME(Gather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     return PPNAME(Gather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
-int PNAME(Scatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Gather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+static int wrap_scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_SCATTER_INIT, comm)) {
@@ -557,7 +692,12 @@ int PNAME(Scatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     return PPNAME(Scatter)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
-int PNAME(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Scatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+static int wrap_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_ALLGATHER_INIT, comm)) {
@@ -577,7 +717,12 @@ int PNAME(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     return PPNAME(Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-int PNAME(Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static int wrap_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_ALLTOALL_INIT, comm)) {
@@ -597,7 +742,12 @@ int PNAME(Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     return PPNAME(Alltoall)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-int PNAME(Gatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static int wrap_gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_GATHERV_INIT, comm)) {
@@ -617,7 +767,12 @@ int PNAME(Gatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     return PPNAME(Gatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 }
 
-int PNAME(Scatterv)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Gatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+}
+
+static int wrap_scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_SCATTERV_INIT, comm)) {
@@ -637,7 +792,12 @@ int PNAME(Scatterv)(const void *sendbuf, const int sendcounts[], const int displ
     return PPNAME(Scatterv)(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
-int PNAME(Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Scatterv)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+static int wrap_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_ALLGATHERV_INIT, comm)) {
@@ -657,7 +817,12 @@ int PNAME(Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     return PPNAME(Allgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
-int PNAME(Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+}
+
+static int wrap_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_ALLTOALLV_INIT, comm)) {
@@ -677,7 +842,12 @@ int PNAME(Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdis
     return PPNAME(Alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
-int PNAME(Alltoallw)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+
+static int wrap_alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_ALLTOALLW_INIT, comm)) {
@@ -697,7 +867,12 @@ int PNAME(Alltoallw)(const void *sendbuf, const int sendcounts[], const int sdis
     return PPNAME(Alltoallw)(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
-int PNAME(Reduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Alltoallw)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+}
+
+static int wrap_reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_REDUCE_SCATTER_INIT, comm)) {
@@ -717,7 +892,12 @@ int PNAME(Reduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcoun
     return PPNAME(Reduce_scatter)(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 }
 
-int PNAME(Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Reduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+}
+
+static int wrap_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_REDUCE_SCATTER_BLOCK_INIT, comm)) {
@@ -737,7 +917,12 @@ int PNAME(Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcoun
     return PPNAME(Reduce_scatter_block)(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 }
 
-int PNAME(Scan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+}
+
+static int wrap_scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_SCAN_INIT, comm)) {
@@ -757,7 +942,12 @@ int PNAME(Scan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     return PPNAME(Scan)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-int PNAME(Exscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Scan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+static int wrap_exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_EXSCAN_INIT, comm)) {
@@ -777,7 +967,12 @@ int PNAME(Exscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     return PPNAME(Exscan)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-int PNAME(Neighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Exscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+static int wrap_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_NEIGHBOR_ALLGATHER_INIT, comm)) {
@@ -797,7 +992,12 @@ int PNAME(Neighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype s
     return PPNAME(Neighbor_allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-int PNAME(Neighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Neighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static int wrap_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_NEIGHBOR_ALLGATHERV_INIT, comm)) {
@@ -817,7 +1017,12 @@ int PNAME(Neighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype 
     return PPNAME(Neighbor_allgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
-int PNAME(Neighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Neighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+}
+
+static int wrap_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_NEIGHBOR_ALLTOALL_INIT, comm)) {
@@ -837,7 +1042,12 @@ int PNAME(Neighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype se
     return PPNAME(Neighbor_alltoall)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
-int PNAME(Neighbor_alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Neighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static int wrap_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_NEIGHBOR_ALLTOALLV_INIT, comm)) {
@@ -857,7 +1067,12 @@ int PNAME(Neighbor_alltoallv)(const void *sendbuf, const int sendcounts[], const
     return PPNAME(Neighbor_alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
-int PNAME(Neighbor_alltoallw)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PNAME(Neighbor_alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+
+static int wrap_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_call c;
     if (shim_begin(&c, OP_NEIGHBOR_ALLTOALLW_INIT, comm)) {
@@ -879,4 +1094,697 @@ int PNAME(Neighbor_alltoallw)(const void *sendbuf, const int sendcounts[], const
     return PPNAME(Neighbor_alltoallw)(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
+int PNAME(Neighbor_alltoallw)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return wrap_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+}
+
 #endif /* SHIM_PERSISTENT */
+
+#if SHIM_LARGE_COUNT
+
+int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_IBCAST, comm, SHIM_CONV_NONE);
+    int x_count;
+    if (!why && shim_conv_count(count, 1, &x_count)) {
+        int rc = wrap_bcast(buffer, x_count, datatype, root, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_IBCAST, why);
+    return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+}
+
+int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_IREDUCE, comm, SHIM_CONV_NONE);
+    int x_count;
+    if (!why && shim_conv_count(count, 1, &x_count)) {
+        int rc = wrap_reduce(sendbuf, recvbuf, x_count, datatype, op, root, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_IREDUCE, why);
+    return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+
+int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_IALLREDUCE, comm, SHIM_CONV_NONE);
+    int x_count;
+    if (!why && shim_conv_count(count, 1, &x_count)) {
+        int rc = wrap_allreduce(sendbuf, recvbuf, x_count, datatype, op, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_IALLREDUCE, why);
+    return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_IGATHER, comm, SHIM_CONV_RANK);
+    int x_sendcount;
+    int x_recvcount;
+    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE), &x_sendcount) &&
+        shim_conv_count(recvcount, k.rank == root, &x_recvcount)) {
+        int rc = wrap_gather(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_IGATHER, why);
+    return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_ISCATTER, comm, SHIM_CONV_RANK);
+    int x_sendcount;
+    int x_recvcount;
+    if (!why && shim_conv_count(sendcount, k.rank == root, &x_sendcount) &&
+        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE), &x_recvcount)) {
+        int rc = wrap_scatter(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_ISCATTER, why);
+    return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_IALLGATHER, comm, SHIM_CONV_RANK);
+    int x_sendcount;
+    int x_recvcount;
+    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
+        shim_conv_count(recvcount, 1, &x_recvcount)) {
+        int rc = wrap_allgather(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_IALLGATHER, why);
+    return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_IALLTOALL, comm, SHIM_CONV_RANK);
+    int x_sendcount;
+    int x_recvcount;
+    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
+        shim_conv_count(recvcount, 1, &x_recvcount)) {
+        int rc = wrap_alltoall(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_IALLTOALL, why);
+    return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_IGATHERV, comm, SHIM_CONV_RANK);
+    int x_sendcount;
+    int *x_recvcounts;
+    int *x_displs;
+    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE), &x_sendcount) &&
+        shim_conv_counts(&k, (k.rank == root ? k.size : 0), recvcounts, &x_recvcounts) &&
+        shim_conv_aints(&k, (k.rank == root ? k.size : 0), displs, &x_displs)) {
+        int rc = wrap_gatherv(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, root, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_IGATHERV, why);
+    return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+}
+
+int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_ISCATTERV, comm, SHIM_CONV_RANK);
+    int *x_sendcounts;
+    int *x_displs;
+    int x_recvcount;
+    if (!why && shim_conv_counts(&k, (k.rank == root ? k.size : 0), sendcounts, &x_sendcounts) &&
+        shim_conv_aints(&k, (k.rank == root ? k.size : 0), displs, &x_displs) &&
+        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE), &x_recvcount)) {
+        int rc = wrap_scatterv(sendbuf, x_sendcounts, x_displs, sendtype, recvbuf, x_recvcount, recvtype, root, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_ISCATTERV, why);
+    return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_IALLGATHERV, comm, SHIM_CONV_RANK);
+    int x_sendcount;
+    int *x_recvcounts;
+    int *x_displs;
+    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
+        shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
+        shim_conv_aints(&k, k.size, displs, &x_displs)) {
+        int rc = wrap_allgatherv(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_IALLGATHERV, why);
+    return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+}
+
+int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_IALLTOALLV, comm, SHIM_CONV_RANK);
+    int *x_sendcounts;
+    int *x_sdispls;
+    int *x_recvcounts;
+    int *x_rdispls;
+    if (!why && shim_conv_counts(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts, &x_sendcounts) &&
+        shim_conv_aints(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sdispls, &x_sdispls) &&
+        shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
+        shim_conv_aints(&k, k.size, rdispls, &x_rdispls)) {
+        int rc = wrap_alltoallv(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_IALLTOALLV, why);
+    return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+}
+
+int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_IALLTOALLW, comm, SHIM_CONV_RANK);
+    int *x_sendcounts;
+    int *x_sdispls;
+    int *x_recvcounts;
+    int *x_rdispls;
+    if (!why && shim_conv_counts(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts, &x_sendcounts) &&
+        shim_conv_aints(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sdispls, &x_sdispls) &&
+        shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
+        shim_conv_aints(&k, k.size, rdispls, &x_rdispls)) {
+        int rc = wrap_alltoallw(sendbuf, x_sendcounts, x_sdispls, sendtypes, recvbuf, x_recvcounts, x_rdispls, recvtypes, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_IALLTOALLW, why);
+    return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+}
+
+int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_IREDUCE_SCATTER, comm, SHIM_CONV_RANK);
+    int *x_recvcounts;
+    if (!why && shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts)) {
+        int rc = wrap_reduce_scatter(sendbuf, recvbuf, x_recvcounts, datatype, op, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_IREDUCE_SCATTER, why);
+    return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+}
+
+int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_IREDUCE_SCATTER_BLOCK, comm, SHIM_CONV_NONE);
+    int x_recvcount;
+    if (!why && shim_conv_count(recvcount, 1, &x_recvcount)) {
+        int rc = wrap_reduce_scatter_block(sendbuf, recvbuf, x_recvcount, datatype, op, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_IREDUCE_SCATTER_BLOCK, why);
+    return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+}
+
+int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_ISCAN, comm, SHIM_CONV_NONE);
+    int x_count;
+    if (!why && shim_conv_count(count, 1, &x_count)) {
+        int rc = wrap_scan(sendbuf, recvbuf, x_count, datatype, op, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_ISCAN, why);
+    return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_IEXSCAN, comm, SHIM_CONV_NONE);
+    int x_count;
+    if (!why && shim_conv_count(count, 1, &x_count)) {
+        int rc = wrap_exscan(sendbuf, recvbuf, x_count, datatype, op, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_IEXSCAN, why);
+    return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLGATHER, comm, SHIM_CONV_NONE);
+    int x_sendcount;
+    int x_recvcount;
+    if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
+        shim_conv_count(recvcount, 1, &x_recvcount)) {
+        int rc = wrap_neighbor_allgather(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_INEIGHBOR_ALLGATHER, why);
+    return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLGATHERV, comm, SHIM_CONV_NEIGHBORS);
+    int x_sendcount;
+    int *x_recvcounts;
+    int *x_displs;
+    if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
+        shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts) &&
+        shim_conv_aints(&k, k.indeg, displs, &x_displs)) {
+        int rc = wrap_neighbor_allgatherv(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_INEIGHBOR_ALLGATHERV, why);
+    return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+}
+
+int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLTOALL, comm, SHIM_CONV_NONE);
+    int x_sendcount;
+    int x_recvcount;
+    if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
+        shim_conv_count(recvcount, 1, &x_recvcount)) {
+        int rc = wrap_neighbor_alltoall(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_INEIGHBOR_ALLTOALL, why);
+    return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLTOALLV, comm, SHIM_CONV_NEIGHBORS);
+    int *x_sendcounts;
+    int *x_sdispls;
+    int *x_recvcounts;
+    int *x_rdispls;
+    if (!why && shim_conv_counts(&k, k.outdeg, sendcounts, &x_sendcounts) &&
+        shim_conv_aints(&k, k.outdeg, sdispls, &x_sdispls) &&
+        shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts) &&
+        shim_conv_aints(&k, k.indeg, rdispls, &x_rdispls)) {
+        int rc = wrap_neighbor_alltoallv(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_INEIGHBOR_ALLTOALLV, why);
+    return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+}
+
+int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLTOALLW, comm, SHIM_CONV_NEIGHBORS);
+    int *x_sendcounts;
+    int *x_recvcounts;
+    if (!why && shim_conv_counts(&k, k.outdeg, sendcounts, &x_sendcounts) &&
+        shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts)) {
+        int rc = wrap_neighbor_alltoallw(sendbuf, x_sendcounts, sdispls, sendtypes, recvbuf, x_recvcounts, rdispls, recvtypes, comm, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_INEIGHBOR_ALLTOALLW, why);
+    return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+}
+
+int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_BCAST_INIT, comm, SHIM_CONV_NONE);
+    int x_count;
+    if (!why && shim_conv_count(count, 1, &x_count)) {
+        int rc = wrap_bcast_init(buffer, x_count, datatype, root, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_BCAST_INIT, why);
+    return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
+}
+
+int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_REDUCE_INIT, comm, SHIM_CONV_NONE);
+    int x_count;
+    if (!why && shim_conv_count(count, 1, &x_count)) {
+        int rc = wrap_reduce_init(sendbuf, recvbuf, x_count, datatype, op, root, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_REDUCE_INIT, why);
+    return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+}
+
+int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_ALLREDUCE_INIT, comm, SHIM_CONV_NONE);
+    int x_count;
+    if (!why && shim_conv_count(count, 1, &x_count)) {
+        int rc = wrap_allreduce_init(sendbuf, recvbuf, x_count, datatype, op, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_ALLREDUCE_INIT, why);
+    return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_GATHER_INIT, comm, SHIM_CONV_RANK);
+    int x_sendcount;
+    int x_recvcount;
+    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE), &x_sendcount) &&
+        shim_conv_count(recvcount, k.rank == root, &x_recvcount)) {
+        int rc = wrap_gather_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_GATHER_INIT, why);
+    return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_SCATTER_INIT, comm, SHIM_CONV_RANK);
+    int x_sendcount;
+    int x_recvcount;
+    if (!why && shim_conv_count(sendcount, k.rank == root, &x_sendcount) &&
+        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE), &x_recvcount)) {
+        int rc = wrap_scatter_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_SCATTER_INIT, why);
+    return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_ALLGATHER_INIT, comm, SHIM_CONV_RANK);
+    int x_sendcount;
+    int x_recvcount;
+    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
+        shim_conv_count(recvcount, 1, &x_recvcount)) {
+        int rc = wrap_allgather_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_ALLGATHER_INIT, why);
+    return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_ALLTOALL_INIT, comm, SHIM_CONV_RANK);
+    int x_sendcount;
+    int x_recvcount;
+    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
+        shim_conv_count(recvcount, 1, &x_recvcount)) {
+        int rc = wrap_alltoall_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_ALLTOALL_INIT, why);
+    return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_GATHERV_INIT, comm, SHIM_CONV_RANK);
+    int x_sendcount;
+    int *x_recvcounts;
+    int *x_displs;
+    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE), &x_sendcount) &&
+        shim_conv_counts(&k, (k.rank == root ? k.size : 0), recvcounts, &x_recvcounts) &&
+        shim_conv_aints(&k, (k.rank == root ? k.size : 0), displs, &x_displs)) {
+        int rc = wrap_gatherv_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, root, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_GATHERV_INIT, why);
+    return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+}
+
+int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_SCATTERV_INIT, comm, SHIM_CONV_RANK);
+    int *x_sendcounts;
+    int *x_displs;
+    int x_recvcount;
+    if (!why && shim_conv_counts(&k, (k.rank == root ? k.size : 0), sendcounts, &x_sendcounts) &&
+        shim_conv_aints(&k, (k.rank == root ? k.size : 0), displs, &x_displs) &&
+        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE), &x_recvcount)) {
+        int rc = wrap_scatterv_init(sendbuf, x_sendcounts, x_displs, sendtype, recvbuf, x_recvcount, recvtype, root, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_SCATTERV_INIT, why);
+    return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_ALLGATHERV_INIT, comm, SHIM_CONV_RANK);
+    int x_sendcount;
+    int *x_recvcounts;
+    int *x_displs;
+    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
+        shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
+        shim_conv_aints(&k, k.size, displs, &x_displs)) {
+        int rc = wrap_allgatherv_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_ALLGATHERV_INIT, why);
+    return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+}
+
+int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_ALLTOALLV_INIT, comm, SHIM_CONV_RANK);
+    int *x_sendcounts;
+    int *x_sdispls;
+    int *x_recvcounts;
+    int *x_rdispls;
+    if (!why && shim_conv_counts(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts, &x_sendcounts) &&
+        shim_conv_aints(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sdispls, &x_sdispls) &&
+        shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
+        shim_conv_aints(&k, k.size, rdispls, &x_rdispls)) {
+        int rc = wrap_alltoallv_init(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_ALLTOALLV_INIT, why);
+    return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+
+int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_ALLTOALLW_INIT, comm, SHIM_CONV_RANK);
+    int *x_sendcounts;
+    int *x_sdispls;
+    int *x_recvcounts;
+    int *x_rdispls;
+    if (!why && shim_conv_counts(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts, &x_sendcounts) &&
+        shim_conv_aints(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sdispls, &x_sdispls) &&
+        shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
+        shim_conv_aints(&k, k.size, rdispls, &x_rdispls)) {
+        int rc = wrap_alltoallw_init(sendbuf, x_sendcounts, x_sdispls, sendtypes, recvbuf, x_recvcounts, x_rdispls, recvtypes, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_ALLTOALLW_INIT, why);
+    return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+}
+
+int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_REDUCE_SCATTER_INIT, comm, SHIM_CONV_RANK);
+    int *x_recvcounts;
+    if (!why && shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts)) {
+        int rc = wrap_reduce_scatter_init(sendbuf, recvbuf, x_recvcounts, datatype, op, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_REDUCE_SCATTER_INIT, why);
+    return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+}
+
+int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_REDUCE_SCATTER_BLOCK_INIT, comm, SHIM_CONV_NONE);
+    int x_recvcount;
+    if (!why && shim_conv_count(recvcount, 1, &x_recvcount)) {
+        int rc = wrap_reduce_scatter_block_init(sendbuf, recvbuf, x_recvcount, datatype, op, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_REDUCE_SCATTER_BLOCK_INIT, why);
+    return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+}
+
+int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_SCAN_INIT, comm, SHIM_CONV_NONE);
+    int x_count;
+    if (!why && shim_conv_count(count, 1, &x_count)) {
+        int rc = wrap_scan_init(sendbuf, recvbuf, x_count, datatype, op, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_SCAN_INIT, why);
+    return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_EXSCAN_INIT, comm, SHIM_CONV_NONE);
+    int x_count;
+    if (!why && shim_conv_count(count, 1, &x_count)) {
+        int rc = wrap_exscan_init(sendbuf, recvbuf, x_count, datatype, op, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_EXSCAN_INIT, why);
+    return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLGATHER_INIT, comm, SHIM_CONV_NONE);
+    int x_sendcount;
+    int x_recvcount;
+    if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
+        shim_conv_count(recvcount, 1, &x_recvcount)) {
+        int rc = wrap_neighbor_allgather_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_NEIGHBOR_ALLGATHER_INIT, why);
+    return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLGATHERV_INIT, comm, SHIM_CONV_NEIGHBORS);
+    int x_sendcount;
+    int *x_recvcounts;
+    int *x_displs;
+    if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
+        shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts) &&
+        shim_conv_aints(&k, k.indeg, displs, &x_displs)) {
+        int rc = wrap_neighbor_allgatherv_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_NEIGHBOR_ALLGATHERV_INIT, why);
+    return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+}
+
+int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLTOALL_INIT, comm, SHIM_CONV_NONE);
+    int x_sendcount;
+    int x_recvcount;
+    if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
+        shim_conv_count(recvcount, 1, &x_recvcount)) {
+        int rc = wrap_neighbor_alltoall_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_NEIGHBOR_ALLTOALL_INIT, why);
+    return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLTOALLV_INIT, comm, SHIM_CONV_NEIGHBORS);
+    int *x_sendcounts;
+    int *x_sdispls;
+    int *x_recvcounts;
+    int *x_rdispls;
+    if (!why && shim_conv_counts(&k, k.outdeg, sendcounts, &x_sendcounts) &&
+        shim_conv_aints(&k, k.outdeg, sdispls, &x_sdispls) &&
+        shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts) &&
+        shim_conv_aints(&k, k.indeg, rdispls, &x_rdispls)) {
+        int rc = wrap_neighbor_alltoallv_init(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_NEIGHBOR_ALLTOALLV_INIT, why);
+    return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+
+int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct shim_conv k;
+    int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLTOALLW_INIT, comm, SHIM_CONV_NEIGHBORS);
+    int *x_sendcounts;
+    int *x_recvcounts;
+    if (!why && shim_conv_counts(&k, k.outdeg, sendcounts, &x_sendcounts) &&
+        shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts)) {
+        int rc = wrap_neighbor_alltoallw_init(sendbuf, x_sendcounts, sdispls, sendtypes, recvbuf, x_recvcounts, rdispls, recvtypes, comm, info, request);
+        shim_conv_end(&k);
+        return rc;
+    }
+    shim_conv_native(&k, OP_NEIGHBOR_ALLTOALLW_INIT, why);
+    return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+}
+
+#endif /* SHIM_LARGE_COUNT */

@@ -2,6 +2,14 @@
 """Writes colls.c, the collective wrappers of libnbcx-pmpi, from the table
 below (one entry per collective: its MPI arguments and their kinds). Run
 it after changing the table: python3 src/pmpi/gen_colls.py > src/pmpi/colls.c
+
+Every collective gets its wrapper (MPI_I<op>, and the persistent
+MPI_<op>_init / MPIX_<op>_init) as a static function wrap_<name> behind the
+public name, and on MPI-4 libraries a large-count wrapper (MPI_I<op>_c,
+MPI_<op>_init_c): MPI_Count counts and MPI_Aint displacements. When every
+count and displacement that matters on this rank fits an int, it converts
+them and calls wrap_<name> (nbcx, or the int native call when nbcx refuses);
+otherwise it makes the native _c call.
 """
 
 SB = ("const void *", "sendbuf", "sbuf")
@@ -12,8 +20,19 @@ def i(n):
     return ("int ", n, "plain")
 
 
+def c(n):
+    """A count: int, MPI_Count in the _c variants."""
+    return ("int ", n, "count")
+
+
 def ia(n):
-    return ("const int ", n + "[]", "plain")
+    """A count array (int, MPI_Count in the _c variants)."""
+    return ("const int ", n + "[]", "counts")
+
+
+def da(n):
+    """A displacement array (int, MPI_Aint in the _c variants)."""
+    return ("const int ", n + "[]", "displs")
 
 
 def t(n):
@@ -21,16 +40,16 @@ def t(n):
 
 
 OPARG = ("MPI_Op ", "op", "op")
-V = [SB, i("sendcount"), t("sendtype"), RB, i("recvcount"), t("recvtype")]
-VV = [SB, i("sendcount"), t("sendtype"), RB, ia("recvcounts"), ia("displs"),
+V = [SB, c("sendcount"), t("sendtype"), RB, c("recvcount"), t("recvtype")]
+VV = [SB, c("sendcount"), t("sendtype"), RB, ia("recvcounts"), da("displs"),
       t("recvtype")]
-AV = [SB, ia("sendcounts"), ia("sdispls"), t("sendtype"), RB,
-      ia("recvcounts"), ia("rdispls"), t("recvtype")]
-RED = [SB, RB, i("count"), t("datatype"), OPARG]
+AV = [SB, ia("sendcounts"), da("sdispls"), t("sendtype"), RB,
+      ia("recvcounts"), da("rdispls"), t("recvtype")]
+RED = [SB, RB, c("count"), t("datatype"), OPARG]
 
 OPS = [
     ("barrier", []),
-    ("bcast", [("void *", "buffer", "buf"), i("count"), t("datatype"),
+    ("bcast", [("void *", "buffer", "buf"), c("count"), t("datatype"),
                i("root")]),
     ("reduce", RED + [i("root")]),
     ("allreduce", RED),
@@ -39,16 +58,16 @@ OPS = [
     ("allgather", V),
     ("alltoall", V),
     ("gatherv", VV + [i("root")]),
-    ("scatterv", [SB, ia("sendcounts"), ia("displs"), t("sendtype"), RB,
-                  i("recvcount"), t("recvtype"), i("root")]),
+    ("scatterv", [SB, ia("sendcounts"), da("displs"), t("sendtype"), RB,
+                  c("recvcount"), t("recvtype"), i("root")]),
     ("allgatherv", VV),
     ("alltoallv", AV),
-    ("alltoallw", [SB, ia("sendcounts"), ia("sdispls"),
+    ("alltoallw", [SB, ia("sendcounts"), da("sdispls"),
                    ("const MPI_Datatype ", "sendtypes[]", "stypes_size"), RB,
-                   ia("recvcounts"), ia("rdispls"),
+                   ia("recvcounts"), da("rdispls"),
                    ("const MPI_Datatype ", "recvtypes[]", "rtypes_size")]),
     ("reduce_scatter", [SB, RB, ia("recvcounts"), t("datatype"), OPARG]),
-    ("reduce_scatter_block", [SB, RB, i("recvcount"), t("datatype"), OPARG]),
+    ("reduce_scatter_block", [SB, RB, c("recvcount"), t("datatype"), OPARG]),
     ("scan", RED),
     ("exscan", RED),
     ("neighbor_allgather", V),
@@ -61,6 +80,40 @@ OPS = [
         ia("recvcounts"), ("const MPI_Aint ", "rdispls[]", "aint"),
         ("const MPI_Datatype ", "recvtypes[]", "rtypes_in")]),
 ]
+
+# Large-count wrappers: where a count or displacement is not significant on
+# this rank (MPI ignores it, so it may hold anything), it does not decide
+# between nbcx and native; the others must fit an int. Conditions use k
+# (struct shim_conv: size, rank, indeg, outdeg) and the arguments.
+AT_ROOT = "k.rank == root"
+NOT_INPLACE_ROOT_S = "!(k.rank == root && sendbuf == MPI_IN_PLACE)"
+NOT_INPLACE_ROOT_R = "!(k.rank == root && recvbuf == MPI_IN_PLACE)"
+NOT_INPLACE_S = "sendbuf != MPI_IN_PLACE"
+SIGNIFICANT = {
+    ("gather", "sendcount"): NOT_INPLACE_ROOT_S,
+    ("gather", "recvcount"): AT_ROOT,
+    ("gatherv", "sendcount"): NOT_INPLACE_ROOT_S,
+    ("scatter", "sendcount"): AT_ROOT,
+    ("scatter", "recvcount"): NOT_INPLACE_ROOT_R,
+    ("scatterv", "recvcount"): NOT_INPLACE_ROOT_R,
+    ("allgather", "sendcount"): NOT_INPLACE_S,
+    ("allgatherv", "sendcount"): NOT_INPLACE_S,
+    ("alltoall", "sendcount"): NOT_INPLACE_S,
+}
+
+
+def array_length(name, arg):
+    """How many entries of a count or displacement array are significant
+    on this rank (a C expression)."""
+    if name.startswith("neighbor_"):
+        return "k.outdeg" if arg.startswith(("send", "sdispls")) \
+            else "k.indeg"
+    if name == "gatherv" or name == "scatterv":
+        return "(%s ? k.size : 0)" % AT_ROOT
+    if name in ("alltoallv", "alltoallw") and \
+            arg.startswith(("send", "sdispls")):
+        return "(sendbuf == MPI_IN_PLACE ? 0 : k.size)"
+    return "k.size"
 
 
 def cap(name):
@@ -91,7 +144,9 @@ def wrapper(name, args, persistent):
         natargs.append("info")
     natargs.append("request")
     out = []
-    out.append("int %s(%s)" % (fn, ", ".join(params)))
+    out.append("static int wrap_%s(%s)" % (name if not persistent
+                                           else name + "_init",
+                                           ", ".join(params)))
     out.append("{")
     out.append("    struct shim_call c;")
     out.append("    if (shim_begin(&c, %s, comm)) {" % enum)
@@ -150,7 +205,86 @@ def wrapper(name, args, persistent):
     out.append("    }")
     out.append("    return %s(%s);" % (native, ", ".join(natargs)))
     out.append("}")
+    out.append("")
+    out.append("int %s(%s)" % (fn, ", ".join(params)))
+    out.append("{")
+    out.append("    return wrap_%s(%s);" % (name if not persistent
+                                            else name + "_init",
+                                            ", ".join(natargs)))
+    out.append("}")
     return "\n".join(out) + "\n"
+
+
+def wrapper_c(name, args, persistent):
+    """The large-count (MPI-4 _c) wrapper of a collective with counts."""
+    enum = ("OP_" + name.upper() + "_INIT") if persistent else \
+        ("OP_I" + name.upper())
+    if persistent:
+        fn = "MPI_%s_init_c" % cap(name)
+        native = "PMPI_%s_init_c" % cap(name)
+        core = "wrap_%s_init" % name
+    else:
+        fn = "MPI_I%s_c" % name
+        native = "PMPI_I%s_c" % name
+        core = "wrap_" + name
+    params, natargs, conv, decl, call = [], [], [], [], []
+    info = "SHIM_CONV_NONE"
+    for a in args:
+        n = bare(a[1])
+        k = a[2]
+        if k == "count":
+            params.append("MPI_Count " + n)
+            decl.append("int x_%s;" % n)
+            sig = SIGNIFICANT.get((name, n), "1")
+            if sig != "1":
+                info = "SHIM_CONV_RANK"
+            conv.append("shim_conv_count(%s, %s, &x_%s)" % (n, sig, n))
+            call.append("x_" + n)
+        elif k in ("counts", "displs"):
+            ctype = "MPI_Count" if k == "counts" else "MPI_Aint"
+            params.append("const %s %s" % (ctype, a[1]))
+            decl.append("int *x_%s;" % n)
+            conv.append("shim_conv_%s(&k, %s, %s, &x_%s)" % (
+                "counts" if k == "counts" else "aints",
+                array_length(name, n), n, n))
+            call.append("x_" + n)
+            info = "SHIM_CONV_NEIGHBORS" if name.startswith("neighbor_") \
+                else "SHIM_CONV_RANK"
+        else:
+            params.append(a[0] + a[1])
+            call.append(n)
+        natargs.append(n)
+    params.append("MPI_Comm comm")
+    natargs.append("comm")
+    call.append("comm")
+    if persistent:
+        params.append("MPI_Info info")
+        natargs.append("info")
+        call.append("info")
+    params.append("MPI_Request *request")
+    natargs.append("request")
+    call.append("request")
+    out = []
+    out.append("int %s(%s)" % (fn, ", ".join(params)))
+    out.append("{")
+    out.append("    struct shim_conv k;")
+    out.append("    int why = shim_conv_begin(&k, %s, comm, %s);" %
+               (enum, info))
+    for d in decl:
+        out.append("    " + d)
+    out.append("    if (!why && " + " &&\n        ".join(conv) + ") {")
+    out.append("        int rc = %s(%s);" % (core, ", ".join(call)))
+    out.append("        shim_conv_end(&k);")
+    out.append("        return rc;")
+    out.append("    }")
+    out.append("    shim_conv_native(&k, %s, why);" % enum)
+    out.append("    return %s(%s);" % (native, ", ".join(natargs)))
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def has_counts(args):
+    return any(a[2] in ("count", "counts", "displs") for a in args)
 
 
 def main():
@@ -165,7 +299,15 @@ def main():
     print("#if SHIM_PERSISTENT\n")
     for name, args in OPS:
         print(wrapper(name, args, True))
-    print("#endif /* SHIM_PERSISTENT */")
+    print("#endif /* SHIM_PERSISTENT */\n")
+    print("#if SHIM_LARGE_COUNT\n")
+    for name, args in OPS:
+        if has_counts(args):
+            print(wrapper_c(name, args, False))
+    for name, args in OPS:
+        if has_counts(args):
+            print(wrapper_c(name, args, True))
+    print("#endif /* SHIM_LARGE_COUNT */")
 
 
 main()

@@ -19,6 +19,7 @@
  * A table maps the MPI handle to the shim's state.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -48,7 +49,8 @@ static const char *const reason_names[R_COUNT] = {
     "served", "NBCX_PMPI=off", "not in NBCX_PMPI_OPS",
     "called from inside nbcx", "intercommunicator",
     "nbcx communicator setup failed", "datatype refused",
-    "operation refused", "arguments refused", "other",
+    "operation refused", "arguments refused",
+    "count beyond int (large-count call)", "other",
 };
 
 /* ---- configuration and counters ---- */
@@ -419,6 +421,122 @@ int shim_comm_size(struct shim_call *c)
     int n = 0;
     nbcx_comm_size(c->sc->nc, &n);
     return n;
+}
+
+/* ---- large-count calls (MPI_I<op>_c, MPI_<op>_init_c) ---- */
+
+int shim_conv_begin(struct shim_conv *k, int op, MPI_Comm comm, int info)
+{
+    k->size = k->rank = k->indeg = k->outdeg = 0;
+    k->nbufs = 0;
+    configure();
+    if (!g_enabled)
+        return R_OFF;
+    if (!g_allowed[op])
+        return R_NOT_LISTED;
+    if (shim_in_nbcx)
+        return R_NESTED;
+    if (info == SHIM_CONV_NONE)
+        return 0; /* the int wrapper checks the communicator */
+    int inter = 0;
+    if (comm == MPI_COMM_NULL ||
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+        return R_OTHER; /* let MPI report the bad communicator */
+    if (inter)
+        return R_INTERCOMM;
+    if (PMPI_Comm_size(comm, &k->size) != MPI_SUCCESS ||
+        PMPI_Comm_rank(comm, &k->rank) != MPI_SUCCESS)
+        return R_OTHER;
+    if (info != SHIM_CONV_NEIGHBORS)
+        return 0;
+    int topo = MPI_UNDEFINED;
+    if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS)
+        return R_OTHER;
+    if (topo == MPI_CART) {
+        int ndims = 0;
+        if (PMPI_Cartdim_get(comm, &ndims) != MPI_SUCCESS)
+            return R_OTHER;
+        k->indeg = k->outdeg = 2 * ndims;
+    } else if (topo == MPI_GRAPH) {
+        int n = 0;
+        if (PMPI_Graph_neighbors_count(comm, k->rank, &n) != MPI_SUCCESS)
+            return R_OTHER;
+        k->indeg = k->outdeg = n;
+    } else if (topo == MPI_DIST_GRAPH) {
+        int weighted = 0;
+        if (PMPI_Dist_graph_neighbors_count(comm, &k->indeg, &k->outdeg,
+                                            &weighted) != MPI_SUCCESS)
+            return R_OTHER;
+    } else {
+        return R_OTHER; /* no topology: MPI reports it */
+    }
+    return 0;
+}
+
+int shim_conv_count(MPI_Count v, int significant, int *out)
+{
+    int fits = v >= INT_MIN && v <= INT_MAX;
+    *out = fits ? (int)v : 0;
+    return fits || !significant;
+}
+
+static int *conv_buf(struct shim_conv *k, int n)
+{
+    if (k->nbufs == (int)(sizeof k->bufs / sizeof k->bufs[0]))
+        return NULL;
+    int *b = malloc(sizeof *b * (size_t)n);
+    if (b)
+        k->bufs[k->nbufs++] = b;
+    return b;
+}
+
+int shim_conv_counts(struct shim_conv *k, int n, const MPI_Count *in,
+                     int **out)
+{
+    *out = NULL;
+    if (n <= 0 || !in)
+        return 1; /* nothing significant: nbcx reads nothing either */
+    int *b = conv_buf(k, n);
+    if (!b)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        if (in[i] < INT_MIN || in[i] > INT_MAX)
+            return 0;
+        b[i] = (int)in[i];
+    }
+    *out = b;
+    return 1;
+}
+
+int shim_conv_aints(struct shim_conv *k, int n, const MPI_Aint *in,
+                    int **out)
+{
+    *out = NULL;
+    if (n <= 0 || !in)
+        return 1;
+    int *b = conv_buf(k, n);
+    if (!b)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        if (in[i] < INT_MIN || in[i] > INT_MAX)
+            return 0;
+        b[i] = (int)in[i];
+    }
+    *out = b;
+    return 1;
+}
+
+void shim_conv_end(struct shim_conv *k)
+{
+    for (int i = 0; i < k->nbufs; i++)
+        free(k->bufs[i]);
+    k->nbufs = 0;
+}
+
+void shim_conv_native(struct shim_conv *k, int op, int why)
+{
+    shim_conv_end(k);
+    count(op, why ? why : R_LARGE_COUNT);
 }
 
 /* Generalized-request callbacks. The status of a completed collective:

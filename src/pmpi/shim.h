@@ -29,6 +29,14 @@
 #define SHIM_PERSISTENT 0
 #endif
 
+/* MPI-4's large-count variants (MPI_I<op>_c, MPI_<op>_init_c): MPICH 4.
+ * Open MPI 4.1 (MPI-3.1) has none. */
+#if MPI_VERSION >= 4
+#define SHIM_LARGE_COUNT 1
+#else
+#define SHIM_LARGE_COUNT 0
+#endif
+
 /* Operations, in the order of shim_op_names (NBCX_PMPI_OPS names). */
 enum shim_op {
     OP_IBARRIER, OP_IBCAST, OP_IREDUCE, OP_IALLREDUCE, OP_IGATHER,
@@ -52,7 +60,7 @@ enum shim_op {
 /* Why a call went to the native library (R_SERVED: it did not). */
 enum shim_reason {
     R_SERVED, R_OFF, R_NOT_LISTED, R_NESTED, R_INTERCOMM, R_COMM_SETUP,
-    R_TYPE, R_OP, R_ARGS, R_OTHER, R_COUNT
+    R_TYPE, R_OP, R_ARGS, R_LARGE_COUNT, R_OTHER, R_COUNT
 };
 
 /* One communicator's nbcx twin, cached as an attribute. */
@@ -105,6 +113,36 @@ int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
 void shim_native(struct shim_call *c);
 int shim_neighbor_degrees(struct shim_call *c, int *in, int *out);
 int shim_comm_size(struct shim_call *c);
+
+/* The large-count wrappers (colls.c, SHIM_LARGE_COUNT): their MPI_Count
+ * counts and MPI_Aint displacements converted to int for the int
+ * wrappers, which they then call. */
+enum shim_conv_info {
+    SHIM_CONV_NONE,      /* scalar counts only, all significant */
+    SHIM_CONV_RANK,      /* needs k.size and k.rank */
+    SHIM_CONV_NEIGHBORS, /* needs k.indeg and k.outdeg (topology) */
+};
+struct shim_conv {
+    int size, rank, indeg, outdeg;
+    int *bufs[4]; /* converted arrays, freed by shim_conv_end */
+    int nbufs;
+};
+/* 0 when the call may be converted (the shim is on for op, comm is an
+ * intracommunicator where info needs one, its size, rank or degrees
+ * known), else the reason to go native. */
+int shim_conv_begin(struct shim_conv *k, int op, MPI_Comm comm, int info);
+/* *out = v when v fits an int (returns 1), else 0; a count that is not
+ * significant on this rank gives 1 and 0 or v. */
+int shim_conv_count(MPI_Count v, int significant, int *out);
+/* n entries (0: *out is NULL, nothing read) converted into an array
+ * held by k; 0 when one does not fit an int (or no memory). */
+int shim_conv_counts(struct shim_conv *k, int n, const MPI_Count *in,
+                     int **out);
+int shim_conv_aints(struct shim_conv *k, int n, const MPI_Aint *in,
+                    int **out);
+void shim_conv_end(struct shim_conv *k);
+/* Ends k and counts a native call (why, or R_LARGE_COUNT when 0). */
+void shim_conv_native(struct shim_conv *k, int op, int why);
 
 #define SHIM_BUF(b) ((b) == MPI_IN_PLACE ? NBCX_IN_PLACE : (void *)(b))
 

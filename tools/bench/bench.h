@@ -16,7 +16,8 @@
  *                    input patterns, the result and its sequential
  *                    reference
  *   ops_mpi.c        the MPI library's blocking and nonblocking
- *                    collectives on the same buffers
+ *                    collectives on the same buffers, and (--pmpi) the
+ *                    same calls through libnbcx-pmpi, loaded with dlopen
  *   options.c        command line
  *   cpu.c            the synthetic computation and the CPU time of the
  *                    process's other threads
@@ -72,6 +73,7 @@ struct bench_buf {
      * persistent collectives */
     nbcx_request *npers;
     void *native_pers;
+    void *shim_pers; /* --pmpi: the shim's persistent request, likewise */
 };
 
 struct bench_op {
@@ -146,6 +148,7 @@ struct bench_options {
     enum bench_compute compute;
     int persistent; /* --persistent: nbcx_<op>_init once per size, then
                        nbcx_start + wait per run (native likewise) */
+    int pmpi;       /* --pmpi: the MPI_I... calls also through the shim */
     enum bench_transport transport;
     int ranks;     /* inproc: thread ranks                           */
     /* inproc: progress mode of the blocking variant (an
@@ -206,8 +209,9 @@ pid_t cpu_thread_id(void);
 /* ------------------------------------------------------------------ */
 
 /* The nonblocking implementations: the MPI library's own (MPI_I...,
- * --transport mpi only) and nbcx. */
-enum bench_impl { IMPL_NATIVE, IMPL_NBCX, IMPL_COUNT };
+ * --transport mpi only), nbcx, and with --pmpi the same MPI_I... calls
+ * through libnbcx-pmpi (the shim, on nbcx). */
+enum bench_impl { IMPL_NATIVE, IMPL_NBCX, IMPL_SHIM, IMPL_COUNT };
 
 /* Per-repetition figures, each already the maximum over ranks. */
 struct bench_impl_result {
@@ -220,7 +224,8 @@ struct bench_result {
     int count;
     int reps;
     double *t_block;
-    struct bench_impl_result impl[IMPL_COUNT]; /* NATIVE: MPI only */
+    struct bench_impl_result impl[IMPL_COUNT]; /* NATIVE: MPI only;
+                                                  SHIM: --pmpi only */
 };
 
 struct bench_stat {
@@ -249,6 +254,13 @@ struct bench_meta {
      * (MPI_<op>_init), "MPIX" (Open MPI 4's MPIX_<op>_init) or "none"
      * (the native runs keep the nonblocking call) */
     char native_persistent[8];
+    /* --pmpi: the shim runs next to the native library (IMPL_SHIM) */
+    int has_shim;
+    char shim_library[512];    /* the file loaded */
+    char shim_persistent[8];   /* like native_persistent, for the shim */
+    long long shim_served;     /* the shim's calls served by nbcx and   */
+    long long shim_native;     /* sent to the native library (all ranks,
+                                  updated by the driver before reports) */
 };
 
 /* Copies src into dst (size len), cut at the first newline. */
@@ -264,6 +276,9 @@ extern const char *const bench_columns[];
 extern const int bench_ncolumns;
 extern const char *const bench_columns_inproc[];
 extern const int bench_ncolumns_inproc;
+/* With --pmpi: every figure for native, shim and nbcx side by side. */
+extern const char *const bench_columns_pmpi[];
+extern const int bench_ncolumns_pmpi;
 
 void table_header(FILE *f, const struct bench_meta *m,
                   const struct bench_options *o, const struct bench_op *op);
@@ -281,6 +296,22 @@ int json_write(const char *path, const struct bench_meta *m,
 /* ------------------------------------------------------------------ */
 
 struct bench;
+
+/* An MPI-style nonblocking implementation (the native library's, or the
+ * shim's): req points to BENCH_NATIVE_REQ bytes. */
+struct bench_calls {
+    int (*start)(const struct bench *c, const struct bench_op *op,
+                 const struct bench_buf *b, void *req);
+    void (*test)(void *req);
+    void (*wait)(void *req);
+    /* --persistent, optional: makes the persistent request of op on b in
+     * req (returns 1), or returns 0 when there is none; starts and frees
+     * one. Test and wait are test/wait. */
+    int (*pinit)(const struct bench *c, const struct bench_op *op,
+                 const struct bench_buf *b, void *req);
+    void (*pstart)(void *req);
+    void (*pfree)(void *req);
+};
 
 /* What a transport provides to the harness. Every function is called by
  * every rank at the same point (collectively), except wtime and die. */
@@ -305,19 +336,8 @@ struct bench_driver {
                  const struct bench_buf *b);
     void (*block_end)(const struct bench *c, const struct bench_op *op,
                       const struct bench_buf *b);
-    /* The native nonblocking implementation, or NULL (inproc). req
-     * points to BENCH_NATIVE_REQ bytes. */
-    int (*native_start)(const struct bench *c, const struct bench_op *op,
-                        const struct bench_buf *b, void *req);
-    void (*native_test)(void *req);
-    void (*native_wait)(void *req);
-    /* --persistent, optional: makes the native persistent request of op
-     * on b in req (returns 1), or returns 0 when the library has none;
-     * starts and frees one. Test and wait are native_test/native_wait. */
-    int (*native_pinit)(const struct bench *c, const struct bench_op *op,
-                        const struct bench_buf *b, void *req);
-    void (*native_pstart)(void *req);
-    void (*native_pfree)(void *req);
+    /* The native nonblocking implementation, or NULL (inproc). */
+    const struct bench_calls *native;
     /* The name of the reference results are checked against, for the
      * message when they differ: "MPI's" or "the sequential reference". */
     const char *reference;
@@ -335,6 +355,9 @@ struct bench {
     double rate;        /* units of cpu_work per second on this rank  */
     const pid_t *skip;  /* threads whose CPU is not progress          */
     int nskip;          /* (inproc: the rank threads)                 */
+    const struct bench_calls *shim; /* --pmpi: the shim's, else NULL  */
+    /* --pmpi: refreshes meta's shim counts (collective), or NULL */
+    void (*shim_counts)(const struct bench *c, struct bench_meta *m);
 };
 
 /* A failure in the middle of a collective: prints "nbcx-bench: ..." and
@@ -352,7 +375,7 @@ int bench_json_writable(const char *path);
 /* Runs every operation at every size on this rank; rank 0 prints the
  * table and writes the JSON (meta is rank 0's). Measures c->rate first.
  * Returns 0, or 1 when a result was wrong. */
-int bench_run(struct bench *c, const struct bench_meta *meta);
+int bench_run(struct bench *c, struct bench_meta *meta);
 
 #if NBCX_BENCH_MPI
 /* --transport mpi: the whole program (MPI_Init to MPI_Finalize). */

@@ -7,6 +7,7 @@
  *
  *   mpiexec -n 4 nbcx-bench --op iallreduce,ialltoall --sizes 64k,1M
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,6 +133,74 @@ static void mpi_native_pfree(void *req)
     MPI_Request_free(req);
 }
 
+static const struct bench_calls mpi_native = {
+    .start = mpi_native_start,
+    .test = mpi_native_test,
+    .wait = mpi_native_wait,
+    .pinit = mpi_native_pinit,
+    .pstart = mpi_native_pstart,
+    .pfree = mpi_native_pfree,
+};
+
+/* --pmpi: the same calls through the shim's entry points. */
+static int mpi_shim_start(const struct bench *c, const struct bench_op *op,
+                          const struct bench_buf *b, void *req)
+{
+    (void)c;
+    return mpi_op(op)->shim(b, MPI_COMM_WORLD, req);
+}
+
+static void mpi_shim_test(void *req)
+{
+    bench_shim_test(req);
+}
+
+static void mpi_shim_wait(void *req)
+{
+    bench_shim_wait(req);
+}
+
+static int mpi_shim_pinit(const struct bench *c, const struct bench_op *op,
+                          const struct bench_buf *b, void *req)
+{
+    (void)c;
+    if (!mpi_op(op)->shim_pinit)
+        return 0;
+    mpi_op(op)->shim_pinit(b, MPI_COMM_WORLD, req);
+    return 1;
+}
+
+static void mpi_shim_pstart(void *req)
+{
+    bench_shim_start(req);
+}
+
+static void mpi_shim_pfree(void *req)
+{
+    bench_shim_request_free(req);
+}
+
+static const struct bench_calls mpi_shim = {
+    .start = mpi_shim_start,
+    .test = mpi_shim_test,
+    .wait = mpi_shim_wait,
+    .pinit = mpi_shim_pinit,
+    .pstart = mpi_shim_pstart,
+    .pfree = mpi_shim_pfree,
+};
+
+/* The shim's counts summed over ranks, into rank 0's meta. */
+static void mpi_shim_counts(const struct bench *c, struct bench_meta *m)
+{
+    long long v[2], sum[2] = { 0, 0 };
+    bench_shim_counts(&v[0], &v[1]);
+    MPI_Reduce(v, sum, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (c->rank == 0) {
+        m->shim_served = sum[0];
+        m->shim_native = sum[1];
+    }
+}
+
 static const struct bench_driver mpi_driver = {
     .barrier = mpi_barrier,
     .max_doubles = mpi_max_doubles,
@@ -139,12 +208,7 @@ static const struct bench_driver mpi_driver = {
     .wtime = mpi_wtime,
     .die = mpi_die,
     .block = mpi_block,
-    .native_start = mpi_native_start,
-    .native_test = mpi_native_test,
-    .native_wait = mpi_native_wait,
-    .native_pinit = mpi_native_pinit,
-    .native_pstart = mpi_native_pstart,
-    .native_pfree = mpi_native_pfree,
+    .native = &mpi_native,
     .reference = "MPI's",
 };
 
@@ -183,6 +247,21 @@ int bench_mpi_main(int argc, char **argv)
             bad = 1;
         }
     }
+    char shim_path[PATH_MAX] = "";
+    if (!bad && o.pmpi) {
+        /* Every rank loads it; any failure fails the run everywhere. */
+        char why[512];
+        int failed = bench_shim_load(shim_path, sizeof shim_path, why,
+                                     sizeof why) != 0;
+        int any = 0;
+        MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (any) {
+            snprintf(err, sizeof err, "%s",
+                     failed ? why : "--pmpi: another rank cannot load "
+                                    "libnbcx-pmpi");
+            bad = 1;
+        }
+    }
     if (bad) {
         if (rank == 0)
             fprintf(stderr, "nbcx-bench: %s\n", err);
@@ -193,6 +272,10 @@ int bench_mpi_main(int argc, char **argv)
 
     struct bench c = { .o = &o, .d = &mpi_driver, .rank = rank,
                        .ranks = ranks };
+    if (o.pmpi) {
+        c.shim = &mpi_shim;
+        c.shim_counts = mpi_shim_counts;
+    }
     int e = nbcx_comm_from_mpi(MPI_COMM_WORLD, &c.ncomm);
     if (e != NBCX_SUCCESS)
         bench_die(&c, "nbcx_comm_from_mpi: %s", nbcx_error_string(e));
@@ -203,10 +286,21 @@ int bench_mpi_main(int argc, char **argv)
         meta.has_native = 1;
         snprintf(meta.native_persistent, sizeof meta.native_persistent, "%s",
                  o.persistent ? bench_native_persistent : "none");
+        if (o.pmpi) {
+            meta.has_shim = 1;
+            snprintf(meta.shim_library, sizeof meta.shim_library, "%.*s",
+                     (int)sizeof meta.shim_library - 1, shim_path);
+            snprintf(meta.shim_persistent, sizeof meta.shim_persistent, "%s",
+                     o.persistent ? bench_shim_persistent : "none");
+        }
     }
     int status = bench_run(&c, &meta);
     nbcx_comm_free(&c.ncomm);
     options_free(&o);
-    MPI_Finalize();
+    /* The shim's MPI_Finalize releases its nbcx communicators first. */
+    if (o.pmpi)
+        bench_shim_finalize();
+    else
+        MPI_Finalize();
     return status;
 }

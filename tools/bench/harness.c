@@ -7,7 +7,8 @@
  * paper 000's Fig. 6 (blocking, nbc, nbc+overlap). For one operation at
  * one size:
  *   1. check: with MPI, run native MPI and nbcx once on the same inputs,
- *      nbcx's result must equal MPI's bit for bit; on the inproc
+ *      nbcx's result (and with --pmpi the shim's) must equal MPI's bit
+ *      for bit; on the inproc
  *      transport, the blocking variant and nbcx's nonblocking run must
  *      both equal the sequential reference (else exit 1);
  *   2. warm-up runs (discarded), which also time one iteration so the
@@ -15,7 +16,8 @@
  *   3. t_block (the blocking reference: the MPI library's blocking
  *      collective, or nbcx's blocking-style call path on inproc) and
  *      t_pure (start, wait at once) of each nonblocking implementation
- *      (native MPI and nbcx, or nbcx alone);
+ *      (native MPI and nbcx, or nbcx alone; with --pmpi also the same
+ *      MPI calls through libnbcx-pmpi, the shim);
  *   4. t_cpu of each implementation: the synthetic computation, sized on
  *      each rank to last that implementation's median t_pure, or with
  *      --compute block the median t_block (its rate measured once at
@@ -71,35 +73,62 @@ static void check(const struct bench *c, int err, const struct bench_op *op,
 /* The first implementation measured: native MPI where there is one. */
 static int first_impl(const struct bench *c)
 {
-    return c->d->native_start ? IMPL_NATIVE : IMPL_NBCX;
+    return c->d->native ? IMPL_NATIVE : IMPL_NBCX;
 }
 
-/* ---- one request of either implementation ----------------------------- */
+/* The MPI-style calls of an implementation: the native library's, the
+ * shim's (--pmpi), NULL for nbcx's own API. */
+static const struct bench_calls *impl_calls(const struct bench *c, int impl)
+{
+    return impl == IMPL_NATIVE ? c->d->native
+           : impl == IMPL_SHIM ? c->shim
+                               : NULL;
+}
+
+/* Whether implementation i runs: nbcx always, the others when present. */
+static int impl_on(const struct bench *c, int i)
+{
+    return i == IMPL_NBCX || impl_calls(c, i) != NULL;
+}
+
+/* Every implementation that runs, in enum order from first_impl. */
+#define FOR_IMPL(c, i)                                                       \
+    for (int i = first_impl(c); i < IMPL_COUNT; i++)                         \
+        if (impl_on(c, i))
+
+/* ---- one request of any implementation --------------------------------- */
 
 /* With --persistent, nbcx and native point at the buffers' persistent
- * requests (b->npers, b->native_pers), which op_start starts and op_wait
- * completes, leaving them inactive for the next run; else at the
- * request's own, made afresh by every start. */
+ * requests (b->npers, b->native_pers or b->shim_pers), which op_start
+ * starts and op_wait completes, leaving them inactive for the next run;
+ * else at the request's own, made afresh by every start. */
 struct request {
     enum bench_impl impl;
     const struct bench_op *op;
+    const struct bench_calls *calls; /* NULL: nbcx's API */
     nbcx_request own_nbcx, *nbcx;
     _Alignas(max_align_t) unsigned char own_native[BENCH_NATIVE_REQ];
     void *native;
 };
 
-/* The native library's errors are fatal there (MPI_ERRORS_ARE_FATAL), so
+static void *persistent_of(const struct bench_buf *b, int impl)
+{
+    return impl == IMPL_SHIM ? b->shim_pers : b->native_pers;
+}
+
+/* The MPI libraries' errors are fatal there (MPI_ERRORS_ARE_FATAL), so
  * only nbcx's codes are checked. */
 static void op_start(const struct bench *c, struct request *r,
                      const struct bench_buf *b)
 {
     r->nbcx = &r->own_nbcx;
     r->native = r->own_native;
-    if (r->impl == IMPL_NATIVE && b->native_pers) {
-        r->native = b->native_pers;
-        c->d->native_pstart(r->native);
-    } else if (r->impl == IMPL_NATIVE) {
-        c->d->native_start(c, r->op, b, r->native);
+    r->calls = impl_calls(c, r->impl);
+    if (r->calls && persistent_of(b, r->impl)) {
+        r->native = persistent_of(b, r->impl);
+        r->calls->pstart(r->native);
+    } else if (r->calls) {
+        r->calls->start(c, r->op, b, r->native);
     } else if (b->npers) {
         r->nbcx = b->npers;
         check(c, nbcx_start(r->nbcx), r->op, "nbcx_start");
@@ -111,16 +140,16 @@ static void op_start(const struct bench *c, struct request *r,
 static void op_test(const struct bench *c, struct request *r)
 {
     int flag;
-    if (r->impl == IMPL_NATIVE)
-        c->d->native_test(r->native);
+    if (r->calls)
+        r->calls->test(r->native);
     else
         check(c, nbcx_test(r->nbcx, &flag), r->op, "nbcx_test");
 }
 
 static void op_wait(const struct bench *c, struct request *r)
 {
-    if (r->impl == IMPL_NATIVE)
-        c->d->native_wait(r->native);
+    if (r->calls)
+        r->calls->wait(r->native);
     else
         check(c, nbcx_wait(r->nbcx), r->op, "nbcx_wait");
 }
@@ -131,6 +160,7 @@ static void op_wait(const struct bench *c, struct request *r)
 struct persistent {
     nbcx_request nbcx;
     _Alignas(max_align_t) unsigned char native[BENCH_NATIVE_REQ];
+    _Alignas(max_align_t) unsigned char shim[BENCH_NATIVE_REQ];
 };
 
 static void persistent_init(const struct bench *c, const struct bench_op *op,
@@ -139,19 +169,25 @@ static void persistent_init(const struct bench *c, const struct bench_op *op,
     p->nbcx = NBCX_REQUEST_NULL;
     check(c, op->nbcx_init(b, &p->nbcx), op, "nbcx persistent init");
     b->npers = &p->nbcx;
-    if (c->d->native_pinit && c->d->native_pinit(c, op, b, p->native))
+    const struct bench_calls *n = c->d->native;
+    if (n && n->pinit && n->pinit(c, op, b, p->native))
         b->native_pers = p->native;
+    if (c->shim && c->shim->pinit && c->shim->pinit(c, op, b, p->shim))
+        b->shim_pers = p->shim;
 }
 
 static void persistent_free(const struct bench *c, const struct bench_op *op,
                             struct bench_buf *b)
 {
     if (b->native_pers)
-        c->d->native_pfree(b->native_pers);
+        c->d->native->pfree(b->native_pers);
+    if (b->shim_pers)
+        c->shim->pfree(b->shim_pers);
     if (b->npers)
         check(c, nbcx_request_free(b->npers), op, "nbcx_request_free");
     b->npers = NULL;
     b->native_pers = NULL;
+    b->shim_pers = NULL;
 }
 
 /* ---- the measurements, one function each ------------------------------- */
@@ -250,11 +286,11 @@ static void series_pure(const struct bench *c, const struct bench_op *op,
 {
     for (int k = 0; k < r->reps; k++) {
         r->t_block[k] = measure_block(c, op, b);
-        for (int i = first_impl(c); i < IMPL_COUNT; i++)
+        FOR_IMPL(c, i)
             r->impl[i].t_pure[k] = measure_pure(c, op, b, (enum bench_impl)i);
     }
     max_over_ranks(c, r->t_block, r->reps);
-    for (int i = first_impl(c); i < IMPL_COUNT; i++)
+    FOR_IMPL(c, i)
         max_over_ranks(c, r->impl[i].t_pure, r->reps);
 }
 
@@ -310,7 +346,7 @@ static void series_ovrl(const struct bench *c, const struct bench_op *op,
                         struct bench_result *r)
 {
     for (int k = 0; k < r->reps; k++) {
-        for (int i = first_impl(c); i < IMPL_COUNT; i++) {
+        FOR_IMPL(c, i) {
             struct bench_impl_result *x = &r->impl[i];
             x->t_cpu[k] = measure_cpu(c, units[i]);
             struct ovrl o = measure_ovrl(c, op, b, (enum bench_impl)i,
@@ -320,7 +356,7 @@ static void series_ovrl(const struct bench *c, const struct bench_op *op,
             x->cpu_progress[k] = o.cpu;
         }
     }
-    for (int i = first_impl(c); i < IMPL_COUNT; i++) {
+    FOR_IMPL(c, i) {
         struct bench_impl_result *x = &r->impl[i];
         max_over_ranks(c, x->t_cpu, r->reps);
         max_over_ranks(c, x->t_ovrl, r->reps);
@@ -351,8 +387,9 @@ static double verify(const struct bench *c, const struct bench_op *op,
         bench_die(c, "%s: out of memory (%zu bytes)", op->name, n);
 
     double t;
-    int bad = 0; /* 1: the blocking variant's result, 2: nbcx's */
-    if (c->d->native_start) {
+    /* 1: the blocking variant's result, 2: nbcx's, 4: the shim's */
+    int bad = 0;
+    if (c->d->native) {
         t = measure_pure(c, op, b, IMPL_NATIVE);
         if (n)
             memcpy(ref, res, n);
@@ -365,6 +402,12 @@ static double verify(const struct bench *c, const struct bench_op *op,
     t = fmax(t, measure_pure(c, op, b, IMPL_NBCX));
     if (n && memcmp(ref, res, n) != 0)
         bad |= 2;
+    if (c->shim) {
+        bench_poison(op, b);
+        t = fmax(t, measure_pure(c, op, b, IMPL_SHIM));
+        if (n && memcmp(ref, res, n) != 0)
+            bad |= 4;
+    }
     free(ref);
 
     /* The first rank with a wrong result, and what was wrong anywhere. */
@@ -377,7 +420,9 @@ static double verify(const struct bench *c, const struct bench_op *op,
                     "nbcx-bench: %s of %zu bytes on %d ranks: %s result "
                     "differs from %s (first on rank %d)\n",
                     op->name, (size_t)b->count * b->elem, c->ranks,
-                    bad & 1 ? "the blocking variant's" : "nbcx's",
+                    bad & 1   ? "the blocking variant's"
+                    : bad & 2 ? "nbcx's"
+                              : "the shim's (--pmpi)",
                     c->d->reference, first_bad);
         return -1;
     }
@@ -392,7 +437,7 @@ static double warm_up(const struct bench *c, const struct bench_op *op,
     double t = t_verify;
     for (int w = 0; w < c->o->warmup; w++) {
         t = measure_block(c, op, b);
-        for (int i = first_impl(c); i < IMPL_COUNT; i++)
+        FOR_IMPL(c, i)
             t = fmax(t, measure_pure(c, op, b, (enum bench_impl)i));
     }
     max_over_ranks(c, &t, 1);
@@ -472,7 +517,7 @@ static int run_one(const struct bench *c, const struct bench_op *op,
     series_pure(c, op, &b, r);
     long units[IMPL_COUNT] = { 0 };
     double block = bench_stat_of(r->t_block, r->reps).median;
-    for (int i = first_impl(c); i < IMPL_COUNT; i++) {
+    FOR_IMPL(c, i) {
         double target = c->o->compute == COMPUTE_BLOCK
                             ? block
                             : bench_stat_of(r->impl[i].t_pure, r->reps).median;
@@ -533,7 +578,7 @@ int bench_json_writable(const char *path)
 
 /* ---- the whole run ------------------------------------------------------ */
 
-int bench_run(struct bench *c, const struct bench_meta *meta)
+int bench_run(struct bench *c, struct bench_meta *meta)
 {
     const struct bench_options *o = c->o;
     c->rate = cpu_calibrate(c->d->wtime);
@@ -571,7 +616,13 @@ int bench_run(struct bench *c, const struct bench_meta *meta)
                 fflush(stdout);
             }
         }
+        if (c->shim_counts)
+            c->shim_counts(c, meta); /* collective: every rank */
         if (c->rank == 0) {
+            if (meta->has_shim)
+                printf("# shim: %lld calls served by nbcx, %lld sent to the "
+                       "native library (all ranks, so far)\n",
+                       meta->shim_served, meta->shim_native);
             putchar('\n');
             fflush(stdout);
             /* After every operation, so a long run that is cut short

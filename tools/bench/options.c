@@ -91,6 +91,13 @@ void options_usage(FILE *f)
 "                    the size); the native side likewise with MPI_<op>_init\n"
 "                    (MPI-4) or MPIX_<op>_init (Open MPI 4), or the\n"
 "                    nonblocking call where MPI has no reliable ones\n"
+"  --pmpi            with MPI: the same MPI_I... calls (and, with\n"
+"                    --persistent, MPI_<op>_init) also through libnbcx-pmpi,\n"
+"                    the PMPI shim, loaded into this run: native, shim and\n"
+"                    nbcx side by side ('shim' columns; JSON 'shim' and\n"
+"                    'pmpi'). The shim is the libnbcx-pmpi.so next to the\n"
+"                    libnbcx this program runs with (install tree: the same\n"
+"                    directory), or in the build tree, or NBCX_BENCH_PMPI_LIB\n"
 "  --json FILE       write every figure as JSON (schema nbcx-bench/1 with\n"
 "                    MPI, nbcx-bench/1.1 inproc)\n"
 "  --verbose         every rank reports the calibration of t_cpu on stderr\n"
@@ -298,7 +305,7 @@ static void filter_sizes(struct bench_options *o, size_t min, size_t max)
 enum opt_id {
     OPT_OP, OPT_SIZES, OPT_MIN, OPT_MAX, OPT_REPS, OPT_BUDGET, OPT_WARMUP,
     OPT_TESTS, OPT_COMPUTE, OPT_TRANSPORT, OPT_RANKS, OPT_BLOCK_PROGRESS,
-    OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_PERSISTENT
+    OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_PERSISTENT, OPT_PMPI
 };
 
 static const struct {
@@ -314,7 +321,7 @@ static const struct {
     { "ranks", OPT_RANKS, 1 },   { "block-progress", OPT_BLOCK_PROGRESS, 1 },
     { "json", OPT_JSON, 1 },
     { "verbose", OPT_VERBOSE, 0 }, { "help", OPT_HELP, 0 },
-    { "persistent", OPT_PERSISTENT, 0 },
+    { "persistent", OPT_PERSISTENT, 0 }, { "pmpi", OPT_PMPI, 0 },
 };
 
 int options_parse(int argc, char **argv, struct bench_options *o, char *err,
@@ -466,6 +473,9 @@ int options_parse(int argc, char **argv, struct bench_options *o, char *err,
         case OPT_PERSISTENT:
             o->persistent = 1;
             break;
+        case OPT_PMPI:
+            o->pmpi = 1;
+            break;
         case OPT_HELP:
             o->help = 1;
             break;
@@ -481,6 +491,9 @@ int options_parse(int argc, char **argv, struct bench_options *o, char *err,
         return fail(err, errlen, "--block-progress is for --transport inproc "
                                  "(with MPI the blocking reference is MPI's "
                                  "own collective)");
+    if (o->transport != TRANSPORT_MPI && o->pmpi)
+        return fail(err, errlen, "--pmpi is for --transport mpi (the shim "
+                                 "runs MPI's calls on nbcx)");
     if (min > max)
         return fail(err, errlen, "--min-size is larger than --max-size");
     if (sizes) {

@@ -76,6 +76,7 @@ void meta_collect(struct bench_meta *m, nbcx_comm comm, int ranks)
 {
     memset(m, 0, sizeof *m);
     snprintf(m->native_persistent, sizeof m->native_persistent, "none");
+    snprintf(m->shim_persistent, sizeof m->shim_persistent, "none");
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
@@ -143,6 +144,18 @@ const char *const bench_columns[] = {
 const int bench_ncolumns =
     (int)(sizeof bench_columns / sizeof bench_columns[0]);
 
+/* --pmpi: native, shim and nbcx side by side for every figure. */
+const char *const bench_columns_pmpi[] = {
+    "size",              "t_block(us)",      "native_pure(us)",
+    "shim_pure(us)",     "nbcx_pure(us)",    "native_ovrl(us)",
+    "shim_ovrl(us)",     "nbcx_ovrl(us)",    "native_overlap(%)",
+    "shim_overlap(%)",   "nbcx_overlap(%)",  "native_ovh(us)",
+    "shim_ovh(us)",      "nbcx_ovh(us)",     "native_cpu(%)",
+    "shim_cpu(%)",       "nbcx_cpu(%)",
+};
+const int bench_ncolumns_pmpi =
+    (int)(sizeof bench_columns_pmpi / sizeof bench_columns_pmpi[0]);
+
 /* Paper 000's variants (Fig. 6): blocking, nbc (start, wait at once) and
  * nbc+overlap (start, computation, wait), whose communication time (comm:
  * inside start, test and wait) is compared with the blocking time. */
@@ -192,8 +205,17 @@ void table_header(FILE *f, const struct bench_meta *m,
                 : strcmp(m->native_persistent, "MPI-4") == 0
                     ? "MPI_<op>_init (MPI-4)"
                     : "none, the nonblocking call");
-    const char *const *cols = bench_columns;
-    int ncols = bench_ncolumns;
+    if (m->has_shim)
+        fprintf(f, "# shim: the same MPI_I... calls through %s (--pmpi)%s%s\n",
+                m->shim_library, o->persistent ? "; persistent: " : "",
+                !o->persistent ? ""
+                : strcmp(m->shim_persistent, "MPIX") == 0
+                    ? "MPIX_<op>_init"
+                : strcmp(m->shim_persistent, "MPI-4") == 0
+                    ? "MPI_<op>_init"
+                    : "none, the nonblocking call");
+    const char *const *cols = m->has_shim ? bench_columns_pmpi : bench_columns;
+    int ncols = m->has_shim ? bench_ncolumns_pmpi : bench_ncolumns;
     if (!m->has_native) {
         fprintf(f,
                 "# block: start + wait at once in %s progress; nbc: start + "
@@ -255,6 +277,29 @@ void table_row(FILE *f, const struct bench_meta *m,
             median(x->cpu_progress, k) * 100,
         };
         row(f, r->bytes, bench_columns_inproc, bench_ncolumns_inproc, v);
+        return;
+    }
+    if (m->has_shim) {
+        const struct bench_impl_result *s = &r->impl[IMPL_SHIM];
+        const double v[] = {
+            median(r->t_block, k) * 1e6,
+            median(n->t_pure, k) * 1e6,
+            median(s->t_pure, k) * 1e6,
+            median(x->t_pure, k) * 1e6,
+            median(n->t_ovrl, k) * 1e6,
+            median(s->t_ovrl, k) * 1e6,
+            median(x->t_ovrl, k) * 1e6,
+            median(n->overlap, k) * 100,
+            median(s->overlap, k) * 100,
+            median(x->overlap, k) * 100,
+            median(n->overhead, k) * 1e6,
+            median(s->overhead, k) * 1e6,
+            median(x->overhead, k) * 1e6,
+            median(n->cpu_progress, k) * 100,
+            median(s->cpu_progress, k) * 100,
+            median(x->cpu_progress, k) * 100,
+        };
+        row(f, r->bytes, bench_columns_pmpi, bench_ncolumns_pmpi, v);
         return;
     }
     const double v[] = {
@@ -330,7 +375,8 @@ static const char *const impl_fields[] = { "t_pure", "t_cpu", "t_ovrl",
                                            "overhead", "cpu_progress",
                                            "overlap" };
 enum { NFIELDS = sizeof impl_fields / sizeof impl_fields[0] };
-static const char *const impl_names[IMPL_COUNT] = { "native", "nbcx" };
+static const char *const impl_names[IMPL_COUNT] = { "native", "nbcx",
+                                                    "shim" };
 
 static const double *impl_field(const struct bench_impl_result *r, int i)
 {
@@ -354,10 +400,13 @@ static void json_impl(FILE *f, const struct bench_impl_result *r, int reps,
     fputc('}', f);
 }
 
-/* Without a native implementation (inproc) only nbcx's figures. */
-static void json_result(FILE *f, const struct bench_result *r, int has_native)
+/* Without a native implementation (inproc) only nbcx's figures; the
+ * shim's with --pmpi only. */
+static void json_result(FILE *f, const struct bench_result *r, int has_native,
+                        int has_shim)
 {
     const int first = has_native ? IMPL_NATIVE : IMPL_NBCX;
+    const int end = has_shim ? IMPL_COUNT : IMPL_SHIM;
     fputs("    {\"op\": ", f);
     json_string(f, r->op->name);
     fprintf(f, ", \"bytes\": %zu, \"count\": %d, \"datatype\": ", r->bytes,
@@ -365,13 +414,13 @@ static void json_result(FILE *f, const struct bench_result *r, int has_native)
     json_string(f, bench_op_datatype(r->op));
     fprintf(f, ", \"reps\": %d,\n     \"t_block\": ", r->reps);
     json_stat(f, r->t_block, r->reps);
-    for (int i = first; i < IMPL_COUNT; i++) {
+    for (int i = first; i < end; i++) {
         fprintf(f, ",\n     \"%s\": ", impl_names[i]);
         json_impl(f, &r->impl[i], r->reps, 0);
     }
     fputs(",\n     \"raw\": {\"t_block\": ", f);
     json_array(f, r->t_block, r->reps);
-    for (int i = first; i < IMPL_COUNT; i++) {
+    for (int i = first; i < end; i++) {
         fprintf(f, ",\n             \"%s\": ", impl_names[i]);
         json_impl(f, &r->impl[i], r->reps, 1);
     }
@@ -436,11 +485,18 @@ static void json_document(FILE *f, const struct bench_meta *m,
                 m->block_progress ? bench_progress_name(m->block_progress)
                                   : m->progress);
     fputs("},\n", f);
+    if (m->has_shim) {
+        fputs("  \"pmpi\": {\"library\": ", f);
+        json_string(f, m->shim_library);
+        fprintf(f, ", \"persistent\": \"%s\", \"served\": %lld, "
+                   "\"native\": %lld},\n",
+                m->shim_persistent, m->shim_served, m->shim_native);
+    }
 
     fputs("  \"results\": [", f);
     for (int i = 0; i < nresults; i++) {
         fputs(i ? ",\n" : "\n", f);
-        json_result(f, &r[i], m->has_native);
+        json_result(f, &r[i], m->has_native, m->has_shim);
     }
     fputs(nresults ? "\n  ]\n}\n" : "]\n}\n", f);
 }
