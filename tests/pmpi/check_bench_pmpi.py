@@ -28,19 +28,31 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import check_bench  # noqa: E402  (tests/bench/check_bench.py)
+import check_bench
 
 COLUMNS_PMPI = [
-    "size", "t_block(us)",
-    "native_pure(us)", "shim_pure(us)", "nbcx_pure(us)",
-    "native_ovrl(us)", "shim_ovrl(us)", "nbcx_ovrl(us)",
-    "native_overlap(%)", "shim_overlap(%)", "nbcx_overlap(%)",
-    "native_ovh(us)", "shim_ovh(us)", "nbcx_ovh(us)",
-    "native_cpu(%)", "shim_cpu(%)", "nbcx_cpu(%)",
+    "size",
+    "t_block(us)",
+    "native_pure(us)",
+    "shim_pure(us)",
+    "nbcx_pure(us)",
+    "native_ovrl(us)",
+    "shim_ovrl(us)",
+    "nbcx_ovrl(us)",
+    "native_overlap(%)",
+    "shim_overlap(%)",
+    "nbcx_overlap(%)",
+    "native_ovh(us)",
+    "shim_ovh(us)",
+    "nbcx_ovh(us)",
+    "native_cpu(%)",
+    "shim_cpu(%)",
+    "nbcx_cpu(%)",
 ]
 STATS = ["t_pure", "t_cpu", "t_ovrl", "overhead", "cpu_progress", "overlap"]
 COUNT_LINE = re.compile(
-    r"^# shim: (\d+) calls served by nbcx, (\d+) sent to the native library")
+    r"^# shim: (\d+) calls served by nbcx, (\d+) sent to the native library"
+)
 
 
 class Fail(Exception):
@@ -54,8 +66,10 @@ def check_doc(doc: dict, persistent: bool) -> None:
     if "libnbcx-pmpi" not in pm.get("library", ""):
         raise Fail(f"pmpi.library is {pm.get('library')!r}")
     if not pm.get("served", 0) > 0 or pm.get("native") != 0:
-        raise Fail(f"pmpi: served {pm.get('served')}, native "
-                   f"{pm.get('native')}: want served > 0, native 0")
+        raise Fail(
+            f"pmpi: served {pm.get('served')}, native "
+            f"{pm.get('native')}: want served > 0, native 0"
+        )
     if persistent != (pm.get("persistent") != "none"):
         raise Fail(f"pmpi.persistent is {pm.get('persistent')!r}")
     if not doc["results"]:
@@ -91,35 +105,39 @@ def check_table(text: str, doc: dict) -> None:
             rows.append([float(x) for x in line.split()])
     nops = len(doc["config"]["ops"])
     if cols != nops or counts != nops:
-        raise Fail(f"table: {cols} column lines and {counts} '# shim:' "
-                   f"lines for {nops} operations")
+        raise Fail(
+            f"table: {cols} column lines and {counts} '# shim:' "
+            f"lines for {nops} operations"
+        )
     if len(rows) != len(doc["results"]):
         raise Fail(f"table: {len(rows)} rows, JSON {len(doc['results'])}")
     for row, r in zip(rows, doc["results"]):
         if len(row) != len(COLUMNS_PMPI) or int(row[0]) != r["bytes"]:
             raise Fail(f"table row {row[:2]}... does not match {r['op']}")
-        for impl, col in (("native", "native_pure(us)"),
-                          ("shim", "shim_pure(us)")):
+        for impl, col in (("native", "native_pure(us)"), ("shim", "shim_pure(us)")):
             want = r[impl]["t_pure"]["median"] * 1e6
             got = row[COLUMNS_PMPI.index(col)]
             if abs(got - want) > 0.006 + 1e-6 * want:
-                raise Fail(f"table: {r['op']} {r['bytes']}: {col} {got}, "
-                           f"JSON median {want:.3f}")
+                raise Fail(
+                    f"table: {r['op']} {r['bytes']}: {col} {got}, "
+                    f"JSON median {want:.3f}"
+                )
 
 
 def main(argv: list[str]) -> int:
     cmd: list[str] = []
     if "--" in argv:
         i = argv.index("--")
-        argv, cmd = argv[:i], argv[i + 1:]
+        argv, cmd = argv[:i], argv[i + 1 :]
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--schema", required=True)
     ap.add_argument("--json", required=True)
     ap.add_argument("--persistent", action="store_true")
     args = ap.parse_args(argv)
     try:
-        p = subprocess.run(cmd, check=False, capture_output=True, text=True,
-                           timeout=240)
+        p = subprocess.run(
+            cmd, check=False, capture_output=True, text=True, timeout=240
+        )
         sys.stdout.write(p.stdout)
         sys.stderr.write(p.stderr)
         if p.returncode != 0:
@@ -130,13 +148,22 @@ def main(argv: list[str]) -> int:
         check_bench.check_consistency(doc)
         check_doc(doc, args.persistent)
         check_table(p.stdout, doc)
-    except (Fail, check_bench.CheckError, OSError, ValueError, KeyError,
-            TypeError, subprocess.TimeoutExpired) as e:
+    except (
+        Fail,
+        check_bench.CheckError,
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+        subprocess.TimeoutExpired,
+    ) as e:
         print(f"check_bench_pmpi: FAIL: {e}", file=sys.stderr)
         return 1
-    print(f"check_bench_pmpi: {len(doc['results'])} results, native, shim "
-          f"and nbcx agree; shim served {doc['pmpi']['served']} calls, "
-          f"native {doc['pmpi']['native']}")
+    print(
+        f"check_bench_pmpi: {len(doc['results'])} results, native, shim "
+        f"and nbcx agree; shim served {doc['pmpi']['served']} calls, "
+        f"native {doc['pmpi']['native']}"
+    )
     return 0
 
 
