@@ -1,25 +1,17 @@
 /* builder.c - the public schedule builder: checks arguments, then uses
  * the same helpers as nbcx's own algorithms (sched/schedule.c). A bad
  * argument returns an error and leaves the schedule as it was. */
-#include "../progress/request.h"
+#include "args.h"
 
-#define TRY(expr)                                                             \
-    do {                                                                      \
-        int err_ = (expr);                                                    \
-        if (err_ != NBCX_SUCCESS)                                             \
-            return err_;                                                      \
-    } while (0)
-
+/* A buffer of a node: as nbcxi_check_buf, and never IN_PLACE
+ * (NBCX_ERR_BUFFER when count > 0). */
 static int check_typed(const void *buf, int count, nbcx_datatype h,
                        struct nbcx_datatype_s **t)
 {
-    if (count < 0)
-        return NBCX_ERR_COUNT;
-    if (!(*t = nbcxi_type(h)))
-        return NBCX_ERR_TYPE;
-    if (count > 0 && (!buf || buf == NBCX_IN_PLACE))
+    int err = nbcxi_check_buf(buf, count, h, t);
+    if (err == NBCX_SUCCESS && count > 0 && buf == NBCX_IN_PLACE)
         return NBCX_ERR_BUFFER;
-    return NBCX_SUCCESS;
+    return err;
 }
 
 /* Reports the new node (or the schedule's pending error). */

@@ -9,22 +9,8 @@
 #include <limits.h>
 #include <unistd.h>
 
-#include "../progress/request.h"
+#include "args.h"
 #include "cache.h"
-
-/* Shared checks of a (buffer, count, type) triple. IN_PLACE is not a
- * NULL buffer; callers decide where it is allowed. */
-static int check_buf(const void *buf, int count, nbcx_datatype h,
-                     struct nbcx_datatype_s **t)
-{
-    if (count < 0)
-        return NBCX_ERR_COUNT;
-    if (!(*t = nbcxi_type(h)))
-        return NBCX_ERR_TYPE;
-    if (count > 0 && !buf)
-        return NBCX_ERR_BUFFER;
-    return NBCX_SUCCESS;
-}
 
 static int check_op(nbcx_op h, const struct nbcx_datatype_s *t,
                     struct nbcx_op_s **op)
@@ -68,6 +54,16 @@ static int begin(nbcx_request *req, nbcx_comm h, struct nbcx_comm_s **c)
     return nbcxi_comm_broken(*c); /* NBCX_ERR_TIMEOUT after a timeout */
 }
 
+/* Prologue of gather(v) and scatter(v): begin(), then the root. */
+static int rooted_begin(nbcx_request *req, nbcx_comm h, int root,
+                        struct nbcx_comm_s **c)
+{
+    TRY(begin(req, h, c));
+    if (root < 0 || root >= (*c)->size)
+        return NBCX_ERR_ROOT;
+    return NBCX_SUCCESS;
+}
+
 /* Set by an nbcx_<op>_init for the duration of its nbcx_i<op> call, so
  * that persistent and nonblocking calls share one argument check: run()
  * then plans the operation instead of starting it. */
@@ -102,13 +98,6 @@ static int run(enum nbcxi_coll coll, struct nbcx_comm_s *c,
         return err_;                                                          \
     } while (0)
 
-#define TRY(expr)                                                             \
-    do {                                                                      \
-        int err_ = (expr);                                                    \
-        if (err_ != NBCX_SUCCESS)                                             \
-            return err_;                                                      \
-    } while (0)
-
 int nbcx_ibarrier(nbcx_comm comm, nbcx_request *req)
 {
     struct nbcx_comm_s *c;
@@ -123,7 +112,7 @@ int nbcx_ibcast(void *buf, int count, nbcx_datatype type, int root,
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { .rbuf = buf, .rcount = count, .root = root };
     TRY(begin(req, comm, &c));
-    TRY(check_buf(buf, count, type, &a.rtype));
+    TRY(nbcxi_check_buf(buf, count, type, &a.rtype));
     if (buf == NBCX_IN_PLACE)
         return NBCX_ERR_IN_PLACE;
     if (root < 0 || root >= c->size)
@@ -142,11 +131,11 @@ static int reduce_args(const void *sendbuf, void *recvbuf, int count,
     a->root = all ? 0 : root;
     if (!all && root >= c->size)
         return NBCX_ERR_ROOT;
-    TRY(check_buf(sendbuf, count, type, &a->rtype));
+    TRY(nbcxi_check_buf(sendbuf, count, type, &a->rtype));
     TRY(check_op(op, a->rtype, &a->op));
     TRY(check_scratch(count, a->rtype));
     if (at_root) {
-        TRY(check_buf(recvbuf, count, type, &a->rtype));
+        TRY(nbcxi_check_buf(recvbuf, count, type, &a->rtype));
         if (recvbuf == NBCX_IN_PLACE)
             return NBCX_ERR_IN_PLACE;
     }
@@ -173,19 +162,29 @@ int nbcx_ireduce(const void *sendbuf, void *recvbuf, int count,
     return run(NBCXI_REDUCE, c, &a, req);
 }
 
-int nbcx_iallreduce(const void *sendbuf, void *recvbuf, int count,
-                    nbcx_datatype type, nbcx_op op, nbcx_comm comm,
-                    nbcx_request *req)
+/* allreduce, scan and exscan: the same checks on every rank. */
+static int reduce_all(enum nbcxi_coll coll, const void *sendbuf,
+                      void *recvbuf, int count, nbcx_datatype type,
+                      nbcx_op op, nbcx_comm comm, nbcx_request *req)
 {
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(begin(req, comm, &c));
     TRY(reduce_args(sendbuf, recvbuf, count, type, op, -1, c, &a));
-    return run(NBCXI_ALLREDUCE, c, &a, req);
+    return run(coll, c, &a, req);
+}
+
+int nbcx_iallreduce(const void *sendbuf, void *recvbuf, int count,
+                    nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                    nbcx_request *req)
+{
+    return reduce_all(NBCXI_ALLREDUCE, sendbuf, recvbuf, count, type, op,
+                      comm, req);
 }
 
 /* The "send side" and "receive side" of gather/scatter/allgather/alltoall:
- * which of them are significant and which may be IN_PLACE. */
+ * which of them are significant and which may be IN_PLACE. An ignored
+ * side is left empty (NULL, 0). */
 enum side { IGNORED, REQUIRED, IN_PLACE_OK };
 
 static int vector_args(const void *sendbuf, int sendcount,
@@ -193,17 +192,17 @@ static int vector_args(const void *sendbuf, int sendcount,
                        nbcx_datatype recvtype, enum side send,
                        enum side recv, struct nbcxi_coll_args *a)
 {
-    a->sbuf = sendbuf;
-    a->scount = sendcount;
-    a->rbuf = recvbuf;
-    a->rcount = recvcount;
+    a->sbuf = send == IGNORED ? NULL : sendbuf;
+    a->scount = send == IGNORED ? 0 : sendcount;
+    a->rbuf = recv == IGNORED ? NULL : recvbuf;
+    a->rcount = recv == IGNORED ? 0 : recvcount;
     if (send != IGNORED) {
         if (sendbuf == NBCX_IN_PLACE && send == IN_PLACE_OK) {
             a->scount = 0; /* sendcount and sendtype are ignored */
         } else {
             if (sendbuf == NBCX_IN_PLACE)
                 return NBCX_ERR_IN_PLACE;
-            TRY(check_buf(sendbuf, sendcount, sendtype, &a->stype));
+            TRY(nbcxi_check_buf(sendbuf, sendcount, sendtype, &a->stype));
         }
     }
     if (recv != IGNORED) {
@@ -212,60 +211,68 @@ static int vector_args(const void *sendbuf, int sendcount,
         } else {
             if (recvbuf == NBCX_IN_PLACE)
                 return NBCX_ERR_IN_PLACE;
-            TRY(check_buf(recvbuf, recvcount, recvtype, &a->rtype));
+            TRY(nbcxi_check_buf(recvbuf, recvcount, recvtype, &a->rtype));
         }
     }
     return NBCX_SUCCESS;
+}
+
+/* In place, the send side of a gather or an allgather: block i of the
+ * receive side. */
+static void send_from_rblock(struct nbcxi_coll_args *a, int i)
+{
+    a->sbuf = nbcxi_at(a->rbuf, i, a->rcount, a->rtype);
+    a->scount = a->rcount;
+    a->stype = a->rtype;
+}
+
+/* In place, the receive side of a scatter: block i of the send side. */
+static void recv_into_sblock(struct nbcxi_coll_args *a, int i)
+{
+    a->rbuf = nbcxi_at(a->sbuf, i, a->scount, a->stype);
+    a->rcount = a->scount;
+    a->rtype = a->stype;
+}
+
+/* gather and scatter, mirrors: the root's size blocks (the receive side of
+ * a gather, the send side of a scatter), ignored off the root, and every
+ * rank's own block (the other side), which at the root may be IN_PLACE:
+ * the root's own block among its size blocks. */
+static int rooted(enum nbcxi_coll coll, const void *sendbuf, int sendcount,
+                  nbcx_datatype sendtype, void *recvbuf, int recvcount,
+                  nbcx_datatype recvtype, int root, nbcx_comm comm,
+                  nbcx_request *req)
+{
+    bool gather = coll == NBCXI_GATHER;
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { .root = root };
+    TRY(rooted_begin(req, comm, root, &c));
+    bool at_root = c->rank == root;
+    enum side all = at_root ? REQUIRED : IGNORED;
+    enum side own = at_root ? IN_PLACE_OK : REQUIRED;
+    TRY(vector_args(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                    recvtype, gather ? own : all, gather ? all : own, &a));
+    if (gather && sendbuf == NBCX_IN_PLACE)
+        send_from_rblock(&a, root); /* the root's block is in place */
+    if (!gather && recvbuf == NBCX_IN_PLACE)
+        recv_into_sblock(&a, root); /* the root keeps its block in place */
+    return run(coll, c, &a, req);
 }
 
 int nbcx_igather(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                  void *recvbuf, int recvcount, nbcx_datatype recvtype,
                  int root, nbcx_comm comm, nbcx_request *req)
 {
-    struct nbcx_comm_s *c;
-    struct nbcxi_coll_args a = { .root = root };
-    TRY(begin(req, comm, &c));
-    if (root < 0 || root >= c->size)
-        return NBCX_ERR_ROOT;
-    bool at_root = c->rank == root;
-    TRY(vector_args(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, at_root ? IN_PLACE_OK : REQUIRED,
-                    at_root ? REQUIRED : IGNORED, &a));
-    if (sendbuf == NBCX_IN_PLACE) { /* the root's block is in place */
-        a.sbuf = nbcxi_at(recvbuf, root, recvcount, a.rtype);
-        a.scount = recvcount;
-        a.stype = a.rtype;
-    }
-    if (!at_root) {
-        a.rbuf = NULL;
-        a.rcount = 0;
-    }
-    return run(NBCXI_GATHER, c, &a, req);
+    return rooted(NBCXI_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                  recvcount, recvtype, root, comm, req);
 }
 
 int nbcx_iscatter(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                   void *recvbuf, int recvcount, nbcx_datatype recvtype,
                   int root, nbcx_comm comm, nbcx_request *req)
 {
-    struct nbcx_comm_s *c;
-    struct nbcxi_coll_args a = { .root = root };
-    TRY(begin(req, comm, &c));
-    if (root < 0 || root >= c->size)
-        return NBCX_ERR_ROOT;
-    bool at_root = c->rank == root;
-    TRY(vector_args(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, at_root ? REQUIRED : IGNORED,
-                    at_root ? IN_PLACE_OK : REQUIRED, &a));
-    if (recvbuf == NBCX_IN_PLACE) { /* the root keeps its block in place */
-        a.rbuf = nbcxi_at(sendbuf, root, sendcount, a.stype);
-        a.rcount = sendcount;
-        a.rtype = a.stype;
-    }
-    if (!at_root) {
-        a.sbuf = NULL;
-        a.scount = 0;
-    }
-    return run(NBCXI_SCATTER, c, &a, req);
+    return rooted(NBCXI_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
+                  recvcount, recvtype, root, comm, req);
 }
 
 int nbcx_iallgather(const void *sendbuf, int sendcount,
@@ -278,11 +285,8 @@ int nbcx_iallgather(const void *sendbuf, int sendcount,
     TRY(begin(req, comm, &c));
     TRY(vector_args(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                     recvtype, IN_PLACE_OK, REQUIRED, &a));
-    if (sendbuf == NBCX_IN_PLACE) {
-        a.sbuf = nbcxi_at(recvbuf, c->rank, recvcount, a.rtype);
-        a.scount = recvcount;
-        a.stype = a.rtype;
-    }
+    if (sendbuf == NBCX_IN_PLACE)
+        send_from_rblock(&a, c->rank);
     return run(NBCXI_ALLGATHER, c, &a, req);
 }
 
@@ -418,36 +422,54 @@ static int check_wside(const void *buf, int n, const int *counts,
     return any && !buf ? NBCX_ERR_BUFFER : NBCX_SUCCESS;
 }
 
+/* gatherv and scatterv, mirrors: the root's size blocks (the receive
+ * side of a gatherv, the send side of a scatterv; never IN_PLACE) and
+ * every rank's own block (the other side), which may be IN_PLACE at the
+ * root only: its count and type are then ignored. */
+static int rooted_v(enum nbcxi_coll coll, const void *vbuf,
+                    const int *counts, const int *displs, nbcx_datatype vtype,
+                    const void *buf, int count, nbcx_datatype type, int root,
+                    nbcx_comm comm, nbcx_request *req)
+{
+    bool gather = coll == NBCXI_GATHERV;
+    struct nbcx_comm_s *c;
+    struct nbcxi_coll_args a = { .root = root };
+    struct nbcxi_vside *v = gather ? &a.rv : &a.sv; /* the root's side */
+    struct nbcx_datatype_s **vt = gather ? &a.rtype : &a.stype;
+    struct nbcx_datatype_s **t = gather ? &a.stype : &a.rtype; /* own */
+    int *n = gather ? &a.scount : &a.rcount;
+    const void *all = NULL, *own = NULL; /* the buffers, when significant */
+    TRY(rooted_begin(req, comm, root, &c));
+    bool at_root = c->rank == root;
+    if (at_root) {
+        if (vbuf == NBCX_IN_PLACE)
+            return NBCX_ERR_IN_PLACE;
+        TRY(check_vside(vbuf, c->size, counts, displs, vtype, vt));
+        all = vbuf;
+        v->counts = counts;
+        v->displs = displs;
+    }
+    if (buf == NBCX_IN_PLACE) {
+        if (!at_root)
+            return NBCX_ERR_IN_PLACE;
+        a.in_place = true; /* count and type are ignored */
+    } else {
+        TRY(nbcxi_check_buf(buf, count, type, t));
+        own = buf;
+        *n = count;
+    }
+    a.sbuf = gather ? own : all;
+    a.rbuf = (void *)(uintptr_t)(gather ? all : own);
+    return run(coll, c, &a, req);
+}
+
 int nbcx_igatherv(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                   void *recvbuf, const int recvcounts[], const int displs[],
                   nbcx_datatype recvtype, int root, nbcx_comm comm,
                   nbcx_request *req)
 {
-    struct nbcx_comm_s *c;
-    struct nbcxi_coll_args a = { .root = root };
-    TRY(begin(req, comm, &c));
-    if (root < 0 || root >= c->size)
-        return NBCX_ERR_ROOT;
-    bool at_root = c->rank == root;
-    if (at_root) {
-        if (recvbuf == NBCX_IN_PLACE)
-            return NBCX_ERR_IN_PLACE;
-        TRY(check_vside(recvbuf, c->size, recvcounts, displs, recvtype,
-                        &a.rtype));
-        a.rbuf = recvbuf;
-        a.rv.counts = recvcounts;
-        a.rv.displs = displs;
-    }
-    if (sendbuf == NBCX_IN_PLACE) {
-        if (!at_root)
-            return NBCX_ERR_IN_PLACE;
-        a.in_place = true; /* sendcount and sendtype are ignored */
-    } else {
-        TRY(check_buf(sendbuf, sendcount, sendtype, &a.stype));
-        a.sbuf = sendbuf;
-        a.scount = sendcount;
-    }
-    return run(NBCXI_GATHERV, c, &a, req);
+    return rooted_v(NBCXI_GATHERV, recvbuf, recvcounts, displs, recvtype,
+                    sendbuf, sendcount, sendtype, root, comm, req);
 }
 
 int nbcx_iscatterv(const void *sendbuf, const int sendcounts[],
@@ -455,31 +477,8 @@ int nbcx_iscatterv(const void *sendbuf, const int sendcounts[],
                    int recvcount, nbcx_datatype recvtype, int root,
                    nbcx_comm comm, nbcx_request *req)
 {
-    struct nbcx_comm_s *c;
-    struct nbcxi_coll_args a = { .root = root };
-    TRY(begin(req, comm, &c));
-    if (root < 0 || root >= c->size)
-        return NBCX_ERR_ROOT;
-    bool at_root = c->rank == root;
-    if (at_root) {
-        if (sendbuf == NBCX_IN_PLACE)
-            return NBCX_ERR_IN_PLACE;
-        TRY(check_vside(sendbuf, c->size, sendcounts, displs, sendtype,
-                        &a.stype));
-        a.sbuf = sendbuf;
-        a.sv.counts = sendcounts;
-        a.sv.displs = displs;
-    }
-    if (recvbuf == NBCX_IN_PLACE) {
-        if (!at_root)
-            return NBCX_ERR_IN_PLACE;
-        a.in_place = true; /* recvcount and recvtype are ignored */
-    } else {
-        TRY(check_buf(recvbuf, recvcount, recvtype, &a.rtype));
-        a.rbuf = recvbuf;
-        a.rcount = recvcount;
-    }
-    return run(NBCXI_SCATTERV, c, &a, req);
+    return rooted_v(NBCXI_SCATTERV, sendbuf, sendcounts, displs, sendtype,
+                    recvbuf, recvcount, recvtype, root, comm, req);
 }
 
 int nbcx_iallgatherv(const void *sendbuf, int sendcount,
@@ -505,7 +504,7 @@ int nbcx_iallgatherv(const void *sendbuf, int sendcount,
         a.scount = own.count;
         a.stype = own.type;
     } else {
-        TRY(check_buf(sendbuf, sendcount, sendtype, &a.stype));
+        TRY(nbcxi_check_buf(sendbuf, sendcount, sendtype, &a.stype));
         a.sbuf = sendbuf;
         a.scount = sendcount;
     }
@@ -601,11 +600,11 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf,
         return NBCX_ERR_IN_PLACE;
     int mine = block ? recvcount : recvcounts[c->rank];
     if (sendbuf == NBCX_IN_PLACE) { /* the vector is in recvbuf */
-        TRY(check_buf(recvbuf, (int)total, type, &a.rtype));
+        TRY(nbcxi_check_buf(recvbuf, (int)total, type, &a.rtype));
         sendbuf = recvbuf;
     } else {
-        TRY(check_buf(sendbuf, (int)total, type, &a.rtype));
-        TRY(check_buf(recvbuf, mine, type, &a.rtype));
+        TRY(nbcxi_check_buf(sendbuf, (int)total, type, &a.rtype));
+        TRY(nbcxi_check_buf(recvbuf, mine, type, &a.rtype));
     }
     a.sbuf = sendbuf;
     a.rbuf = recvbuf;
@@ -635,22 +634,16 @@ int nbcx_iscan(const void *sendbuf, void *recvbuf, int count,
                nbcx_datatype type, nbcx_op op, nbcx_comm comm,
                nbcx_request *req)
 {
-    struct nbcx_comm_s *c;
-    struct nbcxi_coll_args a = { 0 };
-    TRY(begin(req, comm, &c));
-    TRY(reduce_args(sendbuf, recvbuf, count, type, op, -1, c, &a));
-    return run(NBCXI_SCAN, c, &a, req);
+    return reduce_all(NBCXI_SCAN, sendbuf, recvbuf, count, type, op, comm,
+                      req);
 }
 
 int nbcx_iexscan(const void *sendbuf, void *recvbuf, int count,
                  nbcx_datatype type, nbcx_op op, nbcx_comm comm,
                  nbcx_request *req)
 {
-    struct nbcx_comm_s *c;
-    struct nbcxi_coll_args a = { 0 };
-    TRY(begin(req, comm, &c));
-    TRY(reduce_args(sendbuf, recvbuf, count, type, op, -1, c, &a));
-    return run(NBCXI_EXSCAN, c, &a, req);
+    return reduce_all(NBCXI_EXSCAN, sendbuf, recvbuf, count, type, op, comm,
+                      req);
 }
 
 /* ------------------------------------------------------------------ */
@@ -675,13 +668,15 @@ static int neighbor_begin(nbcx_request *req, nbcx_comm comm,
 static int check_blocks(const void *buf, int n, int count, nbcx_datatype type,
                         struct nbcx_datatype_s **t)
 {
-    return check_buf(buf, n > 0 ? count : NBCXI_MIN(count, 0), type, t);
+    return nbcxi_check_buf(buf, n > 0 ? count : NBCXI_MIN(count, 0), type, t);
 }
 
-int nbcx_ineighbor_allgather(const void *sendbuf, int sendcount,
-                             nbcx_datatype sendtype, void *recvbuf,
-                             int recvcount, nbcx_datatype recvtype,
-                             nbcx_comm comm, nbcx_request *req)
+/* neighbor_allgather and neighbor_alltoall: the same sides. */
+static int neighbor_blocks(enum nbcxi_coll coll, const void *sendbuf,
+                           int sendcount, nbcx_datatype sendtype,
+                           void *recvbuf, int recvcount,
+                           nbcx_datatype recvtype, nbcx_comm comm,
+                           nbcx_request *req)
 {
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
@@ -694,7 +689,16 @@ int nbcx_ineighbor_allgather(const void *sendbuf, int sendcount,
     a.scount = sendcount;
     a.rbuf = recvbuf;
     a.rcount = recvcount;
-    return run(NBCXI_NEIGHBOR_ALLGATHER, c, &a, req);
+    return run(coll, c, &a, req);
+}
+
+int nbcx_ineighbor_allgather(const void *sendbuf, int sendcount,
+                             nbcx_datatype sendtype, void *recvbuf,
+                             int recvcount, nbcx_datatype recvtype,
+                             nbcx_comm comm, nbcx_request *req)
+{
+    return neighbor_blocks(NBCXI_NEIGHBOR_ALLGATHER, sendbuf, sendcount,
+                           sendtype, recvbuf, recvcount, recvtype, comm, req);
 }
 
 int nbcx_ineighbor_allgatherv(const void *sendbuf, int sendcount,
@@ -723,18 +727,8 @@ int nbcx_ineighbor_alltoall(const void *sendbuf, int sendcount,
                             int recvcount, nbcx_datatype recvtype,
                             nbcx_comm comm, nbcx_request *req)
 {
-    struct nbcx_comm_s *c;
-    struct nbcxi_coll_args a = { 0 };
-    TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
-    TRY(check_blocks(sendbuf, a.topo->outdegree, sendcount, sendtype,
-                     &a.stype));
-    TRY(check_blocks(recvbuf, a.topo->indegree, recvcount, recvtype,
-                     &a.rtype));
-    a.sbuf = sendbuf;
-    a.scount = sendcount;
-    a.rbuf = recvbuf;
-    a.rcount = recvcount;
-    return run(NBCXI_NEIGHBOR_ALLTOALL, c, &a, req);
+    return neighbor_blocks(NBCXI_NEIGHBOR_ALLTOALL, sendbuf, sendcount,
+                           sendtype, recvbuf, recvcount, recvtype, comm, req);
 }
 
 int nbcx_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],

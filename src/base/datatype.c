@@ -118,8 +118,10 @@ size_t nbcxi_type_span(const struct nbcx_datatype_s *t, int count,
     return (size_t)((ptrdiff_t)(count - 1) * t->extent + t->true_extent);
 }
 
-int nbcxi_type_pack(const void *src, int count, struct nbcx_datatype_s *t,
-                    void *dst)
+/* Packs (unpack false) or unpacks count elements of t: contiguous data
+ * in one memcpy, other data by the datatype's face. */
+static int pack_or_unpack(bool unpack, const void *src, int count,
+                          struct nbcx_datatype_s *t, void *dst)
 {
     if (count == 0)
         return NBCX_SUCCESS;
@@ -127,19 +129,20 @@ int nbcxi_type_pack(const void *src, int count, struct nbcx_datatype_s *t,
         memcpy(dst, src, (size_t)count * t->size);
         return NBCX_SUCCESS;
     }
-    return t->face->pack(src, count, t, dst);
+    return unpack ? t->face->unpack(src, count, t, dst)
+                  : t->face->pack(src, count, t, dst);
+}
+
+int nbcxi_type_pack(const void *src, int count, struct nbcx_datatype_s *t,
+                    void *dst)
+{
+    return pack_or_unpack(false, src, count, t, dst);
 }
 
 int nbcxi_type_unpack(const void *src, int count, struct nbcx_datatype_s *t,
                       void *dst)
 {
-    if (count == 0)
-        return NBCX_SUCCESS;
-    if (t->contiguous) {
-        memcpy(dst, src, (size_t)count * t->size);
-        return NBCX_SUCCESS;
-    }
-    return t->face->unpack(src, count, t, dst);
+    return pack_or_unpack(true, src, count, t, dst);
 }
 
 int nbcxi_type_copy(const void *src, void *dst, int count,
@@ -184,26 +187,32 @@ int nbcxi_type_move(const void *src, int scount, struct nbcx_datatype_s *stype,
     return err;
 }
 
+/* A query's datatype (NBCX_ERR_TYPE), then its result pointer
+ * (NBCX_ERR_ARG). */
+static int query(nbcx_datatype type, const void *result,
+                 struct nbcx_datatype_s **t)
+{
+    if (!(*t = nbcxi_type(type)))
+        return NBCX_ERR_TYPE;
+    return result ? NBCX_SUCCESS : NBCX_ERR_ARG;
+}
+
 int nbcx_datatype_size(nbcx_datatype type, size_t *size)
 {
-    struct nbcx_datatype_s *t = nbcxi_type(type);
-    if (!t)
-        return NBCX_ERR_TYPE;
-    if (!size)
-        return NBCX_ERR_ARG;
-    *size = t->size;
-    return NBCX_SUCCESS;
+    struct nbcx_datatype_s *t;
+    int err = query(type, size, &t);
+    if (err == NBCX_SUCCESS)
+        *size = t->size;
+    return err;
 }
 
 int nbcx_datatype_extent(nbcx_datatype type, ptrdiff_t *extent)
 {
-    struct nbcx_datatype_s *t = nbcxi_type(type);
-    if (!t)
-        return NBCX_ERR_TYPE;
-    if (!extent)
-        return NBCX_ERR_ARG;
-    *extent = t->extent;
-    return NBCX_SUCCESS;
+    struct nbcx_datatype_s *t;
+    int err = query(type, extent, &t);
+    if (err == NBCX_SUCCESS)
+        *extent = t->extent;
+    return err;
 }
 
 int nbcx_datatype_free(nbcx_datatype *type)

@@ -140,6 +140,19 @@ static bool grow(void *pp, int *cap, long need, size_t elem)
     return true;
 }
 
+/* The arrays of one entry per node (ws_reserve sizes them together). */
+static void free_node_arrays(struct ck_ws *w)
+{
+    free(w->soff);
+    free(w->indeg);
+    free(w->order);
+    free(w->dfs);
+    free(w->pos);
+    free(w->stamp);
+    free(w->flag);
+    free(w->newid);
+}
+
 int ck_ws_new(struct ck_ws **out)
 {
     struct ck_ws *w = calloc(1, sizeof *w);
@@ -160,15 +173,8 @@ void ck_ws_free(struct ck_ws *w)
 {
     if (!w)
         return;
-    free(w->soff);
+    free_node_arrays(w);
     free(w->sadj);
-    free(w->indeg);
-    free(w->order);
-    free(w->dfs);
-    free(w->pos);
-    free(w->stamp);
-    free(w->flag);
-    free(w->newid);
     free(w->p2p);
     free(w->acc);
     free(w->ev);
@@ -192,14 +198,7 @@ static int ws_reserve(struct ck_ws *w, int n, int e)
                 return NBCX_ERR_NOMEM;
             cap *= 2;
         }
-        free(w->soff);
-        free(w->indeg);
-        free(w->order);
-        free(w->dfs);
-        free(w->pos);
-        free(w->stamp);
-        free(w->flag);
-        free(w->newid);
+        free_node_arrays(w);
         w->soff = malloc(sizeof(int) * (size_t)cap);
         w->indeg = malloc(sizeof(int) * (size_t)cap);
         w->order = malloc(sizeof(int) * (size_t)cap);
@@ -592,12 +591,13 @@ static void pair_error(struct rank_ctx *c, int what, int a, int b,
 {
     if (c->J->silent || !first_time(c->w, fkey(what, a, b)))
         return;
-    char da[128], db[128], at[96];
+    char da[128], db[128] = "", at[96];
     ck_describe(c->s, a, da, sizeof da);
     if (b >= 0)
         ck_describe(c->s, b, db, sizeof db);
     where(c, lo, hi, scratch, at, sizeof at);
-    const char *fmt = NULL;
+    const char *fmt = NULL;  /* arguments: rank, at, da, db */
+    const char *fmt1 = NULL; /* one node; arguments: rank, da, at */
     switch (what) {
     case F_WW:
         fmt = "rank %d: write-write race on %s: %s and %s both write it and "
@@ -615,39 +615,29 @@ static void pair_error(struct rank_ctx *c, int what, int a, int b,
         fmt = "rank %d: read before write on %s: %s reads it before %s, the "
               "first node that writes it (and it holds no input)";
         break;
-    }
-    if (fmt) {
-        ck_error(c->J, fmt, c->r, at, da, db);
-        return;
-    }
-    switch (what) {
-    case F_RBW_SELF:
-        ck_error(c->J,
-                 "rank %d: read before write on %s: %s reads and updates it, "
-                 "but it holds no input and no node wrote it before",
-                 c->r, at, da);
+    case F_RBW_SELF: /* one node, but at before da (db is empty) */
+        fmt = "rank %d: read before write on %s: %s reads and updates it, "
+              "but it holds no input and no node wrote it before";
         break;
     case F_UNSET:
-        ck_error(c->J,
-                 "rank %d: %s reads %s, which holds no input and which no "
-                 "node writes",
-                 c->r, da, at);
+        fmt1 = "rank %d: %s reads %s, which holds no input and which no "
+               "node writes";
         break;
     case F_INPUT:
-        ck_error(c->J,
-                 "rank %d: %s writes %s, which is input only (MPI forbids "
-                 "changing it)",
-                 c->r, da, at);
+        fmt1 = "rank %d: %s writes %s, which is input only (MPI forbids "
+               "changing it)";
         break;
     case F_UNTOUCHED:
-        ck_error(c->J,
-                 "rank %d: %s writes %s, which is not part of the result "
-                 "(MPI leaves it untouched)",
-                 c->r, da, at);
+        fmt1 = "rank %d: %s writes %s, which is not part of the result "
+               "(MPI leaves it untouched)";
         break;
     default:
         break;
     }
+    if (fmt)
+        ck_error(c->J, fmt, c->r, at, da, db);
+    else if (fmt1)
+        ck_error(c->J, fmt1, c->r, da, at);
 }
 
 /* Checks one segment [lo, hi): its accessors are w->act[0 .. nact-1],
@@ -1215,6 +1205,28 @@ static int messages(struct rank_ctx *c, bool acyclic)
     return np;
 }
 
+/* The edges between kept nodes, renumbered (the CSR of struct ck_rank):
+ * with cur NULL, counts each kept node's successors in R->soff[nv + 1];
+ * else writes them at R->succ[cur[nv]++]. */
+static void kept_succ(const struct ck_ws *w, int n, struct ck_rank *R,
+                      uint32_t *cur)
+{
+    for (int v = 0; v < n; v++) {
+        int nv = w->newid[v];
+        if (nv < 0)
+            continue;
+        for (int e = w->soff[v]; e < w->soff[v + 1]; e++) {
+            int nw = w->newid[w->sadj[e]];
+            if (nw < 0)
+                continue;
+            if (cur)
+                R->succ[cur[nv]++] = (uint32_t)nw;
+            else
+                R->soff[nv + 1]++;
+        }
+    }
+}
+
 /* Step 5: the compact form (or only its numbering, for reports). */
 static int compact(struct rank_ctx *c, int np, bool acyclic, int **map,
                    uint32_t *nmap)
@@ -1290,16 +1302,7 @@ static int compact(struct rank_ctx *c, int np, bool acyclic, int **map,
     J->res.kept += kept;
     if (!nsucc)
         return NBCX_SUCCESS;
-    for (int v = 0; v < n; v++) {
-        int nv = w->newid[v];
-        if (nv < 0)
-            continue;
-        for (int e = w->soff[v]; e < w->soff[v + 1]; e++) {
-            int nw = w->newid[w->sadj[e]];
-            if (nw >= 0)
-                R->soff[nv + 1]++;
-        }
-    }
+    kept_succ(w, n, R, NULL);
     for (int i = 0; i < kept; i++)
         R->soff[i + 1] += R->soff[i];
     /* fill, with a cursor per node */
@@ -1307,16 +1310,7 @@ static int compact(struct rank_ctx *c, int np, bool acyclic, int **map,
     if (!cur)
         return NBCX_ERR_NOMEM;
     memcpy(cur, R->soff, sizeof(uint32_t) * (size_t)kept);
-    for (int v = 0; v < n; v++) {
-        int nv = w->newid[v];
-        if (nv < 0)
-            continue;
-        for (int e = w->soff[v]; e < w->soff[v + 1]; e++) {
-            int nw = w->newid[w->sadj[e]];
-            if (nw >= 0)
-                R->succ[cur[nv]++] = (uint32_t)nw;
-        }
-    }
+    kept_succ(w, n, R, cur);
     free(cur);
     return NBCX_SUCCESS;
 }

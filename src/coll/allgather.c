@@ -31,10 +31,10 @@
  * the data of other ranks as packed bytes. The ring forwards them from
  * rbuf with rtype, which matches the sender's type signature.
  */
-#include <limits.h>
 #include <stdlib.h>
 
 #include "coll.h"
+#include "tree.h"
 
 enum { NTAGS = NBCX_SCHED_TAG_MAX + 1 };
 
@@ -91,12 +91,10 @@ int nbcxi_build_allgather_bruck(struct nbcx_sched_s *s,
 
     if (own_block_only(s, a))
         return s->err;
-    if ((size_t)p * B > INT_MAX)
-        return NBCX_ERR_COUNT; /* messages of bytes must fit an int */
-
-    unsigned char *tmp = nbcxi_sched_tmp(s, (size_t)p * B);
+    int err;
+    unsigned char *tmp = nbcxi_bruck_scratch(s, B, &err);
     if (!tmp)
-        return s->err;
+        return err;
     nbcx_node packed = in_place
                            ? nbcxi_copy(s, own, a->rcount, a->rtype, tmp,
                                         (int)B, byte)

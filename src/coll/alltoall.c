@@ -40,6 +40,7 @@
 #include <stdlib.h>
 
 #include "coll.h"
+#include "tree.h"
 
 static int mod(long x, int p)
 {
@@ -218,20 +219,19 @@ int nbcxi_build_alltoall_bruck(struct nbcx_sched_s *s,
 
     if (own_block_only(s, a))
         return s->err;
-    if ((size_t)p * B > INT_MAX)
-        return NBCX_ERR_COUNT; /* messages of bytes must fit an int */
 
     /* The send data; in place it is in rbuf. */
     const void *sdata = a->in_place ? a->rbuf : a->sbuf;
     const int scount = a->in_place ? a->rcount : a->scount;
     struct nbcx_datatype_s *stype = a->in_place ? a->rtype : a->stype;
 
-    unsigned char *tmp = nbcxi_sched_tmp(s, (size_t)p * B);
+    int err;
+    unsigned char *tmp = nbcxi_bruck_scratch(s, B, &err);
+    if (!tmp)
+        return err;
     nbcx_node *writer = malloc(sizeof(nbcx_node) * (size_t)p);
-    if (!tmp || !writer) {
-        free(writer);
-        return s->err ? s->err : NBCX_ERR_NOMEM;
-    }
+    if (!writer)
+        return NBCX_ERR_NOMEM;
 
     /* Rotation: send blocks rank .. p - 1 become scratch blocks
      * 0 .. p - rank - 1, blocks 0 .. rank - 1 the rest. */

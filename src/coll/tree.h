@@ -17,9 +17,13 @@
  * increasing m. Example, size 6:  0 -> {1, 2, 4}, 2 -> {3}, 4 -> {5}.
  *
  * The helpers work on any int size (masks never overflow).
+ *
+ * Also here: the scratch of Bruck's algorithms (allgather.c, alltoall.c).
  */
 #ifndef NBCX_COLL_TREE_H
 #define NBCX_COLL_TREE_H
+
+#include <limits.h>
 
 #include "../sched/sched.h"
 
@@ -94,6 +98,23 @@ static inline char *nbcxi_contig_bytes(const void *buf,
                                        const struct nbcx_datatype_s *type)
 {
     return type->contiguous ? (char *)(uintptr_t)buf + type->true_lb : NULL;
+}
+
+/* Bruck's algorithms (allgather.c, alltoall.c) move blocks of B bytes
+ * through a byte scratch of s->size blocks, up to all of them in one
+ * message with an int count. The scratch, or NULL with the error in *err:
+ * NBCX_ERR_COUNT when s->size blocks do not fit an int count (nothing is
+ * allocated then), else the schedule's error (no memory). */
+static inline unsigned char *nbcxi_bruck_scratch(struct nbcx_sched_s *s,
+                                                 size_t B, int *err)
+{
+    if ((size_t)s->size * B > INT_MAX) {
+        *err = NBCX_ERR_COUNT; /* messages of bytes must fit an int */
+        return NULL;
+    }
+    unsigned char *tmp = nbcxi_sched_tmp(s, (size_t)s->size * B);
+    *err = tmp ? NBCX_SUCCESS : s->err;
+    return tmp;
 }
 
 #endif /* NBCX_COLL_TREE_H */

@@ -138,38 +138,34 @@ void *nbcxi_sched_tmp_typed(struct nbcx_sched_s *s, int count,
     return p ? p + shift : NULL;
 }
 
-static struct nbcxi_node *add_node(struct nbcx_sched_s *s, int kind,
-                                   nbcx_node *id)
+/* Appends a node of nd's kind with nd's operands (every other field
+ * zero). Returns its id, or -1 with s->err set. */
+static nbcx_node add_node(struct nbcx_sched_s *s, struct nbcxi_node nd)
 {
-    *id = -1;
     if (s->err)
-        return NULL;
+        return -1;
     if (!grow((void **)&s->nodes, &s->nodes_cap, s->nnodes + 1,
               sizeof *s->nodes)) {
         fail(s, NBCX_ERR_NOMEM);
-        return NULL;
+        return -1;
     }
     struct nbcxi_node *n = &s->nodes[s->nnodes];
     memset(n, 0, sizeof *n);
-    n->kind = (uint8_t)kind;
-    *id = s->nnodes++;
-    return n;
+    n->kind = nd.kind;
+    n->u = nd.u;
+    return s->nnodes++;
 }
 
 static nbcx_node p2p(struct nbcx_sched_s *s, int kind, const void *buf,
                      int count, struct nbcx_datatype_s *type, int peer,
                      int tag)
 {
-    nbcx_node id;
-    struct nbcxi_node *n = add_node(s, kind, &id);
-    if (!n)
-        return -1;
-    nbcxi_type_retain(type);
-    n->u.p2p.buf = (void *)(uintptr_t)buf;
-    n->u.p2p.count = count;
-    n->u.p2p.type = type;
-    n->u.p2p.peer = peer;
-    n->u.p2p.tag = tag;
+    nbcx_node id = add_node(s, (struct nbcxi_node){
+        .kind = (uint8_t)kind,
+        .u.p2p = { .buf = (void *)(uintptr_t)buf, .count = count,
+                   .type = type, .peer = peer, .tag = tag } });
+    if (id >= 0)
+        nbcxi_type_retain(type);
     return id;
 }
 
@@ -190,17 +186,14 @@ nbcx_node nbcxi_reduce_node(struct nbcx_sched_s *s, const void *in,
                             struct nbcx_datatype_s *type,
                             struct nbcx_op_s *op)
 {
-    nbcx_node id;
-    struct nbcxi_node *n = add_node(s, NBCXI_NODE_REDUCE, &id);
-    if (!n)
-        return -1;
-    nbcxi_type_retain(type);
-    nbcxi_op_retain(op);
-    n->u.red.in = in;
-    n->u.red.inout = inout;
-    n->u.red.count = count;
-    n->u.red.type = type;
-    n->u.red.op = op;
+    nbcx_node id = add_node(s, (struct nbcxi_node){
+        .kind = NBCXI_NODE_REDUCE,
+        .u.red = { .in = in, .inout = inout, .count = count, .type = type,
+                   .op = op } });
+    if (id >= 0) {
+        nbcxi_type_retain(type);
+        nbcxi_op_retain(op);
+    }
     return id;
 }
 
@@ -208,39 +201,32 @@ nbcx_node nbcxi_copy(struct nbcx_sched_s *s, const void *src, int scount,
                      struct nbcx_datatype_s *stype, void *dst, int dcount,
                      struct nbcx_datatype_s *dtype)
 {
-    nbcx_node id;
-    struct nbcxi_node *n = add_node(s, NBCXI_NODE_COPY, &id);
-    if (!n)
-        return -1;
-    nbcxi_type_retain(stype);
-    nbcxi_type_retain(dtype);
-    n->u.copy.src = src;
-    n->u.copy.dst = dst;
-    n->u.copy.scount = scount;
-    n->u.copy.dcount = dcount;
-    n->u.copy.stype = stype;
-    n->u.copy.dtype = dtype;
+    nbcx_node id = add_node(s, (struct nbcxi_node){
+        .kind = NBCXI_NODE_COPY,
+        .u.copy = { .src = src, .dst = dst, .scount = scount,
+                    .dcount = dcount, .stype = stype, .dtype = dtype } });
+    if (id >= 0) {
+        nbcxi_type_retain(stype);
+        nbcxi_type_retain(dtype);
+    }
     return id;
 }
 
 nbcx_node nbcxi_call(struct nbcx_sched_s *s, nbcx_sched_fn *fn, void *arg)
 {
-    nbcx_node id;
-    struct nbcxi_node *n = add_node(s, NBCXI_NODE_CALL, &id);
-    if (!n)
-        return -1;
-    n->u.call.fn = fn;
-    n->u.call.arg = arg;
-    return id;
+    return add_node(s, (struct nbcxi_node){
+        .kind = NBCXI_NODE_CALL, .u.call = { .fn = fn, .arg = arg } });
 }
 
 nbcx_node nbcxi_poll(struct nbcx_sched_s *s, nbcxi_poll_fn *fn, void *arg,
                      struct nbcx_datatype_s *type,
                      struct nbcx_datatype_s *type2, struct nbcx_op_s *op)
 {
-    nbcx_node id;
-    struct nbcxi_node *n = add_node(s, NBCXI_NODE_POLL, &id);
-    if (!n)
+    nbcx_node id = add_node(s, (struct nbcxi_node){
+        .kind = NBCXI_NODE_POLL,
+        .u.poll = { .fn = fn, .arg = arg, .type = type, .type2 = type2,
+                    .op = op } });
+    if (id < 0)
         return -1;
     if (type)
         nbcxi_type_retain(type);
@@ -248,11 +234,6 @@ nbcx_node nbcxi_poll(struct nbcx_sched_s *s, nbcxi_poll_fn *fn, void *arg,
         nbcxi_type_retain(type2);
     if (op)
         nbcxi_op_retain(op);
-    n->u.poll.fn = fn;
-    n->u.poll.arg = arg;
-    n->u.poll.type = type;
-    n->u.poll.type2 = type2;
-    n->u.poll.op = op;
     return id;
 }
 

@@ -218,6 +218,31 @@ static bool readers_done(const struct shm_op *o, int expected)
                                 memory_order_acquire) >= expected;
 }
 
+/* What we take from rank q once its entry e has reached a stage. */
+typedef int take_fn(struct shm_op *o, int q,
+                    const struct nbcxi_shm_entry *e);
+
+/* Takes, once each, what every other rank has out at `stage` (take), and
+ * releases its buffers. Returns 1 when all p - 1 are taken, 0 while some
+ * are not there yet, or -error. */
+static int collect(struct shm_op *o, int stage, take_fn *take)
+{
+    int rank = o->s->rank, p = o->s->size;
+    for (int k = 1; k < p && (k > 1 || news(o, stage)); k++) {
+        int q = (rank + k) % p;
+        const struct nbcxi_shm_entry *e = entry(o, q);
+        if (o->got[q] || !reached(e, stage))
+            continue;
+        int err = take(o, q, e);
+        release_to(o, q);
+        o->got[q] = 1;
+        o->ngot++;
+        if (err != NBCX_SUCCESS)
+            return -err;
+    }
+    return o->ngot < p - 1 ? 0 : 1;
+}
+
 /* ------------------------------------------------------------------ */
 /* The operations: 1 done, 0 not yet, < 0 error                        */
 /* ------------------------------------------------------------------ */
@@ -283,34 +308,29 @@ static int rooted(struct shm_op *o)
     return readers_done(o, p - 1) ? 1 : 0;
 }
 
+/* allgather, alltoall: rank q's block for us, into our block q. */
+static int take_block(struct shm_op *o, int q,
+                      const struct nbcxi_shm_entry *e)
+{
+    const struct nbcxi_coll_args *a = &o->a;
+    const void *src = o->coll == NBCXI_ALLGATHER
+                          ? e->sbuf
+                          : nbcxi_at(e->sbuf, o->s->rank, e->scount,
+                                     e->stype);
+    return nbcxi_type_move(src, e->scount, e->stype,
+                           nbcxi_at(a->rbuf, q, a->rcount, a->rtype),
+                           a->rcount, a->rtype);
+}
+
 /* allgather, alltoall: every rank publishes, takes every other rank's
  * block for it, then waits for the others to take theirs. */
 static int all_to_all(struct shm_op *o)
 {
-    const struct nbcxi_coll_args *a = &o->a;
-    int rank = o->s->rank, p = o->s->size;
-    bool gather = o->coll == NBCXI_ALLGATHER;
+    int p = o->s->size;
     if (o->step == STEP_WORK) {
-        for (int k = 1; k < p && (k > 1 || news(o, 1)); k++) {
-            int q = (rank + k) % p;
-            const struct nbcxi_shm_entry *e = entry(o, q);
-            if (o->got[q] || !reached(e, 1))
-                continue;
-            const void *src = gather ? e->sbuf
-                                     : nbcxi_at(e->sbuf, rank, e->scount,
-                                                e->stype);
-            int err = nbcxi_type_move(src, e->scount, e->stype,
-                                      nbcxi_at(a->rbuf, q, a->rcount,
-                                               a->rtype),
-                                      a->rcount, a->rtype);
-            release_to(o, q);
-            o->got[q] = 1;
-            o->ngot++;
-            if (err != NBCX_SUCCESS)
-                return -err;
-        }
-        if (o->ngot < p - 1)
-            return 0;
+        int done = collect(o, 1, take_block);
+        if (done <= 0)
+            return done;
         o->step = STEP_WAIT;
     }
     return readers_done(o, p - 1) ? 1 : 0;
@@ -353,6 +373,17 @@ static int reduce_chunk(struct shm_op *o, void *dst_buf, bool in_place,
     if (err == NBCX_SUCCESS && in_place)
         err = nbcxi_type_copy(acc, dst, len, t);
     return err;
+}
+
+/* allreduce: rank q's chunk of the result, into ours. */
+static int take_chunk(struct shm_op *o, int q,
+                      const struct nbcxi_shm_entry *e)
+{
+    const struct nbcxi_coll_args *a = &o->a;
+    int lo, len;
+    chunk(a->rcount, o->s->size, q, &lo, &len);
+    return nbcxi_type_copy(nbcxi_at(e->rbuf, lo, 1, a->rtype),
+                           nbcxi_at(a->rbuf, lo, 1, a->rtype), len, a->rtype);
 }
 
 /* reduce and allreduce */
@@ -409,24 +440,9 @@ static int reduction(struct shm_op *o)
             return -err;
     }
     if (o->step == STEP_COLLECT) { /* allreduce: the others' chunks */
-        for (int k = 1; k < p && (k > 1 || news(o, 2)); k++) {
-            int q = (rank + k) % p;
-            const struct nbcxi_shm_entry *e = entry(o, q);
-            if (o->got[q] || !reached(e, 2))
-                continue;
-            int lo, len;
-            chunk(a->rcount, p, q, &lo, &len);
-            int err = nbcxi_type_copy(nbcxi_at(e->rbuf, lo, 1, a->rtype),
-                                      nbcxi_at(a->rbuf, lo, 1, a->rtype),
-                                      len, a->rtype);
-            release_to(o, q);
-            o->got[q] = 1;
-            o->ngot++;
-            if (err != NBCX_SUCCESS)
-                return -err;
-        }
-        if (o->ngot < p - 1)
-            return 0;
+        int done = collect(o, 2, take_chunk);
+        if (done <= 0)
+            return done;
         o->step = STEP_WAIT;
     }
     return readers_done(o, all ? 2 * (p - 1) : p - 1) ? 1 : 0;

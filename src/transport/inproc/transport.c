@@ -280,16 +280,28 @@ static struct ip_endpoint *ep_of(const nbcxi_transport *t)
     return t->state;
 }
 
+/* The rank whose queues a message between us and peer goes through
+ * (peer's when we send, ours when we receive), locked; NULL when peer or
+ * count is off. */
+static struct ip_rank *lock_queues(struct ip_endpoint *ep, int peer,
+                                   int count, bool send)
+{
+    struct ip_world *w = ep->w;
+    if (peer < 0 || peer >= w->nranks || count < 0)
+        return NULL;
+    struct ip_rank *rk = &w->ranks[send ? peer : ep->rank];
+    pthread_mutex_lock(&rk->lock);
+    return rk;
+}
+
 static int ip_isend(nbcxi_transport *t, const void *buf, int count,
                     struct nbcx_datatype_s *type, int peer, int tag,
                     void *req)
 {
     struct ip_endpoint *ep = ep_of(t);
-    struct ip_world *w = ep->w;
-    if (peer < 0 || peer >= w->nranks || count < 0)
+    struct ip_rank *rk = lock_queues(ep, peer, count, true);
+    if (!rk)
         return NBCX_ERR_TRANSPORT;
-    struct ip_rank *rk = &w->ranks[peer];
-    pthread_mutex_lock(&rk->lock);
     struct ip_req *r = q_find(&rk->recvs, ep->rank, tag);
     if (r) { /* the receive is waiting: copy straight into it */
         q_remove(&rk->recvs, r);
@@ -307,7 +319,7 @@ static int ip_isend(nbcxi_transport *t, const void *buf, int count,
     m->src = ep->rank;
     m->tag = tag;
     size_t bytes = (size_t)count * type->size;
-    if (bytes <= w->eager) { /* eager: packed now, complete now */
+    if (bytes <= ep->w->eager) { /* eager: packed now, complete now */
         if (m->cap < bytes) {
             void *p = realloc(m->payload, bytes);
             if (!p) {
@@ -346,11 +358,9 @@ static int ip_irecv(nbcxi_transport *t, void *buf, int count,
                     void *req)
 {
     struct ip_endpoint *ep = ep_of(t);
-    struct ip_world *w = ep->w;
-    if (peer < 0 || peer >= w->nranks || count < 0)
+    struct ip_rank *rk = lock_queues(ep, peer, count, false);
+    if (!rk)
         return NBCX_ERR_TRANSPORT;
-    struct ip_rank *rk = &w->ranks[ep->rank];
-    pthread_mutex_lock(&rk->lock);
     struct ip_req *m = q_find(&rk->msgs, peer, tag);
     if (m) { /* the message is here: take it */
         q_remove(&rk->msgs, m);
@@ -358,7 +368,7 @@ static int ip_irecv(nbcxi_transport *t, void *buf, int count,
         int err;
         if (m->eager) {
             err = deliver_packed(m->payload, m->bytes, buf, count, type);
-            req_free(w, m);
+            req_free(ep->w, m);
         } else {
             err = deliver(m->buf, m->count, m->type, buf, count, type);
             complete(m, NBCX_SUCCESS); /* truncation is the receiver's */
