@@ -2,7 +2,7 @@
  * colls.h - the eight basic collectives as the unit and in-process tests
  * name them, and the shared cases of the insignificant-arguments tests
  * (tests/unit/test_algorithms.c on loopback worlds, tests/inproc/
- * test_inproc.c on in-process ones).
+ * test_inproc.c on in-process ones), with the harness (harness.h).
  */
 #ifndef NBCX_TEST_COLLS_H
 #define NBCX_TEST_COLLS_H
@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "harness.h"
 #include "nbcx.h"
 
 enum coll_id { C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_SCATTER,
@@ -55,6 +56,19 @@ static inline int insig_start(enum coll_id coll, int r, int32_t *in,
     return nbcx_iscatter(root ? in : NULL, root ? N : -7,
                          root ? NBCX_INT32 : NBCX_DATATYPE_NULL, out, N,
                          NBCX_INT32, ROOT, c, req);
+}
+
+/* Starts every rank's part (a check each, with alg in the message). */
+static inline void insig_start_all(enum coll_id coll, const char *alg,
+                                   int32_t in[][INSIG_P * INSIG_N],
+                                   int32_t out[][INSIG_P * INSIG_N],
+                                   const nbcx_comm c[], nbcx_request req[])
+{
+    for (int r = 0; r < INSIG_P; r++) {
+        int err = insig_start(coll, r, in[r], out[r], c[r], &req[r]);
+        CHECK(err == NBCX_SUCCESS, "%s/%s rank %d: %s", coll_names[coll],
+              alg, r, nbcx_error_string(err));
+    }
 }
 
 /* Wrong words of the results, once every rank completed. */

@@ -1260,11 +1260,7 @@ static void test_insignificant(void)
             int32_t in[P][P * N], out[P][P * N];
             insig_fill(in, out);
             nbcx_request req[P];
-            for (int r = 0; r < P; r++) {
-                int err = insig_start(coll, r, in[r], out[r], c[r], &req[r]);
-                CHECK(err == NBCX_SUCCESS, "%s/%s rank %d: %s",
-                      coll_names[coll], names[a], r, nbcx_error_string(err));
-            }
+            insig_start_all(coll, names[a], in, out, c, req);
             int err = nbcx_waitall(P, req);
             CHECK(err == NBCX_SUCCESS, "%s/%s: waitall: %s", coll_names[coll],
                   names[a], nbcx_error_string(err));

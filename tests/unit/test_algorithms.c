@@ -77,7 +77,9 @@ static bool ctx_world(struct ctx *x) { return lb_world_get(&x->w); }
 
 static void ctx_drop_world(struct ctx *x) { lb_world_drop(&x->w); }
 
-static void ctx_describe(struct ctx *x, const char *fmt, ...)
+/* Describes the case for messages (and counts it); false if there is
+ * no world to run it on. */
+static bool ctx_case(struct ctx *x, const char *fmt, ...)
 {
     int n = snprintf(x->desc, sizeof x->desc, "%s alg=%s p=%d mode=%s ",
                      coll_names[x->coll], x->alg, x->w.p,
@@ -88,6 +90,7 @@ static void ctx_describe(struct ctx *x, const char *fmt, ...)
     va_end(ap);
     th_context = x->desc;
     th_cases++;
+    return ctx_world(x);
 }
 
 /* Waits for the requests of one collective (started[r]: the start call's
@@ -155,8 +158,7 @@ static int case_salt;
  * leave before it. */
 static void case_barrier(struct ctx *x, int late)
 {
-    ctx_describe(x, "late=%d", late);
-    if (!ctx_world(x))
+    if (!ctx_case(x, "late=%d", late))
         return;
     nbcx_request req[MAXP];
     int started[MAXP] = { 0 };
@@ -194,8 +196,8 @@ static void run_barrier(struct ctx *x)
 
 static void case_bcast(struct ctx *x, int count, int root, enum tmode m)
 {
-    ctx_describe(x, "count=%d root=%d types=%s", count, root, tmode_names[m]);
-    if (!ctx_world(x))
+    if (!ctx_case(x, "count=%d root=%d types=%s", count, root,
+                  tmode_names[m]))
         return;
     int salt = ++case_salt, p = x->w.p;
     size_t bw = block_words(m, count);
@@ -236,6 +238,8 @@ struct bufs {
     uint32_t *sbuf[MAXP], *sref[MAXP], *rbuf[MAXP], *want[MAXP];
     size_t slen[MAXP], rlen[MAXP];
     struct tsel s[MAXP], t[MAXP];
+    nbcx_request req[MAXP];
+    int started[MAXP]; /* what each rank's start call returned */
 };
 
 static void bufs_alloc(struct bufs *b, int p, enum tmode m, int count,
@@ -248,6 +252,7 @@ static void bufs_alloc(struct bufs *b, int p, enum tmode m, int count,
         b->rlen[r] = mem_words(b->t[r]) * (size_t)rblocks;
         b->sbuf[r] = words(b->slen[r]);
         b->rbuf[r] = words(b->rlen[r]);
+        b->started[r] = 0;
     }
 }
 
@@ -271,19 +276,54 @@ static void bufs_free(struct bufs *b, int p)
     }
 }
 
+/* Completes the case; if it ran, checks that every send buffer is
+ * unchanged and every receive buffer holds what is expected (names of
+ * the buffers in messages: a non-root's are "non-root sendbuf" or
+ * "non-root recvbuf" where MPI calls them insignificant); frees the
+ * buffers. */
+static void bufs_finish(struct ctx *x, struct bufs *b, int root,
+                        bool nonroot_send, bool nonroot_recv)
+{
+    if (ctx_finish(x, b->started, b->req))
+        for (int r = 0; r < x->w.p; r++) {
+            bool other = r != root;
+            same_words(other && nonroot_send ? "non-root sendbuf"
+                                             : "sendbuf",
+                       r, b->sbuf[r], b->sref[r], b->slen[r]);
+            same_words(other && nonroot_recv ? "non-root recvbuf"
+                                             : "recvbuf",
+                       r, b->rbuf[r], b->want[r], b->rlen[r]);
+        }
+    bufs_free(b, x->w.p);
+}
+
+/* A case of gather, scatter, allgather or alltoall (root < 0: no root):
+ * describes it (ctx_case) and, if it can run, allocates its buffers
+ * (bufs_alloc). Its salt, or 0 if it cannot run. */
+static int bufs_case(struct ctx *x, struct bufs *b, enum tmode m, int count,
+                     int root, bool in_place, int sblocks, int rblocks)
+{
+    bool ok = root >= 0 ? ctx_case(x, "count=%d root=%d types=%s "
+                                   "in_place=%d", count, root,
+                                   tmode_names[m], in_place)
+                        : ctx_case(x, "count=%d types=%s in_place=%d",
+                                   count, tmode_names[m], in_place);
+    if (!ok)
+        return 0;
+    bufs_alloc(b, x->w.p, m, count, sblocks, rblocks);
+    return ++case_salt;
+}
+
 static void case_gather(struct ctx *x, int count, int root, enum tmode m,
                         bool in_place)
 {
-    ctx_describe(x, "count=%d root=%d types=%s in_place=%d", count, root,
-                 tmode_names[m], in_place);
-    if (!ctx_world(x))
-        return;
-    int salt = ++case_salt, p = x->w.p;
-    size_t bw = block_words(m, count);
+    const int p = x->w.p;
     struct bufs b;
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    bufs_alloc(&b, p, m, count, 1, p); /* every rank: a receive buffer */
+    /* every rank: a receive buffer */
+    int salt = bufs_case(x, &b, m, count, root, in_place, 1, p);
+    if (!salt)
+        return;
+    size_t bw = block_words(m, count);
     for (int r = 0; r < p; r++)
         put_block(b.sbuf[r], b.s[r], 0, salt, r, 0, bw);
     if (in_place)
@@ -293,32 +333,23 @@ static void case_gather(struct ctx *x, int count, int root, enum tmode m,
         put_block(b.want[root], b.t[root], (size_t)src, salt, src, 0, bw);
     for (int r = 0; r < p; r++) {
         const void *sb = (r == root && in_place) ? NBCX_IN_PLACE : b.sbuf[r];
-        started[r] = nbcx_igather(sb, b.s[r].count, b.s[r].type, b.rbuf[r],
-                                  b.t[r].count, b.t[r].type, root, x->w.c[r],
-                                  &req[r]);
+        b.started[r] = nbcx_igather(sb, b.s[r].count, b.s[r].type, b.rbuf[r],
+                                    b.t[r].count, b.t[r].type, root, x->w.c[r],
+                                    &b.req[r]);
     }
-    if (ctx_finish(x, started, req))
-        for (int r = 0; r < p; r++) {
-            same_words("sendbuf", r, b.sbuf[r], b.sref[r], b.slen[r]);
-            same_words(r == root ? "recvbuf" : "non-root recvbuf", r,
-                       b.rbuf[r], b.want[r], b.rlen[r]);
-        }
-    bufs_free(&b, p);
+    bufs_finish(x, &b, root, false, true);
 }
 
 static void case_scatter(struct ctx *x, int count, int root, enum tmode m,
                          bool in_place)
 {
-    ctx_describe(x, "count=%d root=%d types=%s in_place=%d", count, root,
-                 tmode_names[m], in_place);
-    if (!ctx_world(x))
-        return;
-    int salt = ++case_salt, p = x->w.p;
-    size_t bw = block_words(m, count);
+    const int p = x->w.p;
     struct bufs b;
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    bufs_alloc(&b, p, m, count, p, 1); /* every rank: a send buffer */
+    /* every rank: a send buffer */
+    int salt = bufs_case(x, &b, m, count, root, in_place, p, 1);
+    if (!salt)
+        return;
+    size_t bw = block_words(m, count);
     for (int d = 0; d < p; d++)
         put_block(b.sbuf[root], b.s[root], (size_t)d, salt, root, d, bw);
     bufs_snapshot(&b, p);
@@ -327,32 +358,22 @@ static void case_scatter(struct ctx *x, int count, int root, enum tmode m,
             put_block(b.want[r], b.t[r], 0, salt, root, r, bw);
     for (int r = 0; r < p; r++) {
         void *rb = (r == root && in_place) ? NBCX_IN_PLACE : b.rbuf[r];
-        started[r] = nbcx_iscatter(b.sbuf[r], b.s[r].count, b.s[r].type, rb,
-                                   b.t[r].count, b.t[r].type, root, x->w.c[r],
-                                   &req[r]);
+        b.started[r] = nbcx_iscatter(b.sbuf[r], b.s[r].count, b.s[r].type, rb,
+                                     b.t[r].count, b.t[r].type, root,
+                                     x->w.c[r], &b.req[r]);
     }
-    if (ctx_finish(x, started, req))
-        for (int r = 0; r < p; r++) {
-            same_words(r == root ? "sendbuf" : "non-root sendbuf", r,
-                       b.sbuf[r], b.sref[r], b.slen[r]);
-            same_words("recvbuf", r, b.rbuf[r], b.want[r], b.rlen[r]);
-        }
-    bufs_free(&b, p);
+    bufs_finish(x, &b, root, true, false);
 }
 
 static void case_allgather(struct ctx *x, int count, enum tmode m,
                            bool in_place)
 {
-    ctx_describe(x, "count=%d types=%s in_place=%d", count, tmode_names[m],
-                 in_place);
-    if (!ctx_world(x))
-        return;
-    int salt = ++case_salt, p = x->w.p;
-    size_t bw = block_words(m, count);
+    const int p = x->w.p;
     struct bufs b;
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    bufs_alloc(&b, p, m, count, 1, p);
+    int salt = bufs_case(x, &b, m, count, -1, in_place, 1, p);
+    if (!salt)
+        return;
+    size_t bw = block_words(m, count);
     for (int r = 0; r < p; r++) {
         put_block(b.sbuf[r], b.s[r], 0, salt, r, 0, bw);
         if (in_place)
@@ -363,31 +384,22 @@ static void case_allgather(struct ctx *x, int count, enum tmode m,
         for (int src = 0; src < p; src++)
             put_block(b.want[r], b.t[r], (size_t)src, salt, src, 0, bw);
     for (int r = 0; r < p; r++)
-        started[r] = nbcx_iallgather(in_place ? NBCX_IN_PLACE : b.sbuf[r],
-                                     b.s[r].count, b.s[r].type, b.rbuf[r],
-                                     b.t[r].count, b.t[r].type, x->w.c[r],
-                                     &req[r]);
-    if (ctx_finish(x, started, req))
-        for (int r = 0; r < p; r++) {
-            same_words("sendbuf", r, b.sbuf[r], b.sref[r], b.slen[r]);
-            same_words("recvbuf", r, b.rbuf[r], b.want[r], b.rlen[r]);
-        }
-    bufs_free(&b, p);
+        b.started[r] = nbcx_iallgather(in_place ? NBCX_IN_PLACE : b.sbuf[r],
+                                       b.s[r].count, b.s[r].type, b.rbuf[r],
+                                       b.t[r].count, b.t[r].type, x->w.c[r],
+                                       &b.req[r]);
+    bufs_finish(x, &b, -1, false, false);
 }
 
 static void case_alltoall(struct ctx *x, int count, enum tmode m,
                           bool in_place)
 {
-    ctx_describe(x, "count=%d types=%s in_place=%d", count, tmode_names[m],
-                 in_place);
-    if (!ctx_world(x))
-        return;
-    int salt = ++case_salt, p = x->w.p;
-    size_t bw = block_words(m, count);
+    const int p = x->w.p;
     struct bufs b;
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    bufs_alloc(&b, p, m, count, p, p);
+    int salt = bufs_case(x, &b, m, count, -1, in_place, p, p);
+    if (!salt)
+        return;
+    size_t bw = block_words(m, count);
     for (int r = 0; r < p; r++)
         for (int d = 0; d < p; d++) {
             put_block(b.sbuf[r], b.s[r], (size_t)d, salt, r, d, bw);
@@ -401,17 +413,12 @@ static void case_alltoall(struct ctx *x, int count, enum tmode m,
     for (int r = 0; r < p; r++) {
         /* In place, MPI uses the receive side's count and type for both. */
         const struct tsel *s = in_place ? &b.t[r] : &b.s[r];
-        started[r] = nbcx_ialltoall(in_place ? NBCX_IN_PLACE : b.sbuf[r],
-                                    s->count, s->type, b.rbuf[r],
-                                    b.t[r].count, b.t[r].type, x->w.c[r],
-                                    &req[r]);
+        b.started[r] = nbcx_ialltoall(in_place ? NBCX_IN_PLACE : b.sbuf[r],
+                                      s->count, s->type, b.rbuf[r],
+                                      b.t[r].count, b.t[r].type, x->w.c[r],
+                                      &b.req[r]);
     }
-    if (ctx_finish(x, started, req))
-        for (int r = 0; r < p; r++) {
-            same_words("sendbuf", r, b.sbuf[r], b.sref[r], b.slen[r]);
-            same_words("recvbuf", r, b.rbuf[r], b.want[r], b.rlen[r]);
-        }
-    bufs_free(&b, p);
+    bufs_finish(x, &b, -1, false, false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -495,14 +502,14 @@ static unsigned char *bytes_filled(size_t n, int value)
 static void case_reduction(struct ctx *x, int count, int root,
                            const struct redop *o, bool in_place)
 {
-    bool all = root < 0;
+    bool all = root < 0, ok;
     if (all)
-        ctx_describe(x, "count=%d op=%s in_place=%d", count, o->name,
-                     in_place);
+        ok = ctx_case(x, "count=%d op=%s in_place=%d", count, o->name,
+                      in_place);
     else
-        ctx_describe(x, "count=%d root=%d op=%s in_place=%d", count, root,
-                     o->name, in_place);
-    if (!ctx_world(x))
+        ok = ctx_case(x, "count=%d root=%d op=%s in_place=%d", count, root,
+                      o->name, in_place);
+    if (!ok)
         return;
     int salt = ++case_salt, p = x->w.p;
     size_t bytes = (size_t)count * o->ext;
@@ -938,11 +945,7 @@ static void test_insignificant_args(void)
             int32_t in[P][P * N], out[P][P * N];
             insig_fill(in, out);
             nbcx_request req[P];
-            for (int r = 0; r < P; r++) {
-                int err = insig_start(coll, r, in[r], out[r], c[r], &req[r]);
-                CHECK(err == NBCX_SUCCESS, "%s/%s rank %d: %s",
-                      coll_names[coll], alg, r, nbcx_error_string(err));
-            }
+            insig_start_all(coll, alg, in, out, c, req);
             int err = loopback_waitall(c[0], P, req);
             CHECK(err == NBCX_SUCCESS, "%s/%s: waitall %d", coll_names[coll],
                   alg, err);
