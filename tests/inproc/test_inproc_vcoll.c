@@ -2,7 +2,7 @@
  * test_inproc_vcoll.c - the vector, w, reduce-scatter, scan and
  * neighbourhood collectives on the in-process transport, where ranks are
  * threads (nbcx_inproc_run), every algorithm, against the sequential
- * reference of tests/unit/vcoll_cases.h (the cases of the loopback test
+ * reference of tests/common/vcoll_cases.h (the cases of the loopback test
  * test_vcoll.c, whose header comment describes them: self-describing
  * words, zero-sized blocks on some ranks, blocks in reverse order with
  * gaps and sentinels, mixed and derived non-contiguous types, per-block

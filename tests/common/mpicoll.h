@@ -1,8 +1,10 @@
 /*
  * mpicoll.h - one core collective as a value: its shape, its buffers, its
- * start in nbcx and its reference run with the blocking MPI collective.
- * Shared by test_many and test_threads, which start many of them at once
- * and compare each result with MPI afterwards.
+ * start in nbcx (nonblocking, or persistent: mc_call) and its reference
+ * run with the blocking MPI collective. Shared by the MPI tests
+ * (tests/mpi) test_many and test_threads, which start many of them at
+ * once and compare each result with MPI afterwards, and test_persistent
+ * (its persistent requests).
  *
  * Values are small integers (ints, or doubles holding small integers) and
  * the operations are exact on them (no floating-point sums, whose value

@@ -1,7 +1,9 @@
 /*
  * mpivec.h - datatypes, operations and typed buffers shared by the MPI
- * tests of the vector, reduce-scatter, scan and neighbourhood collectives
- * (test_vcollectives.c, test_neighbor.c).
+ * tests (tests/mpi) of the vector, reduce-scatter, scan and neighbourhood
+ * collectives (test_vcollectives.c, test_neighbor.c) and of the basic
+ * ones (test_collectives.c: the type descriptors, user operations and
+ * value generation, with tables of its own).
  *
  *   Datatypes, each seen by MPI (for the reference collective) and by
  *   nbcx (through nbcx_datatype_from_mpi): int, double, double_int (a
