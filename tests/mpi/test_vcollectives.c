@@ -139,6 +139,18 @@ static void call_done(bool nb, const char *what, int rc, nbcx_request *req,
     }
 }
 
+/* The end of a data-moving case: nbcx's send buffer must be unchanged
+ * and its receive buffer equal MPI's (gaps included); frees both. */
+static void move_checked(const char *what, struct mv_buf *S,
+                         struct mv_buf *R)
+{
+    mt_unwatch();
+    mt_check_sendbuf(what, S->nb, S->init, S->bytes);
+    mv_compare(what, "recvbuf", R);
+    mv_buf_free(S);
+    mv_buf_free(R);
+}
+
 /* ------------------------------------------------------------------ */
 /* Data movement                                                       */
 /* ------------------------------------------------------------------ */
@@ -299,11 +311,7 @@ static void run_move(const struct tcase *c, nbcx_comm comm)
         }
         call_done(nb, what, rc, &req, &t);
     }
-    mt_unwatch();
-    mt_check_sendbuf(what, S.nb, S.init, S.bytes);
-    mv_compare(what, "recvbuf", &R);
-    mv_buf_free(&S);
-    mv_buf_free(&R);
+    move_checked(what, &S, &R);
     free(scounts);
     free(sdispls);
     free(rcounts);
@@ -407,11 +415,7 @@ static void run_alltoallw(const struct tcase *c, nbcx_comm comm)
         rc = MPI_Alltoallw(ip ? MPI_IN_PLACE : S.ref, sc, sd, smpi, R.ref,
                            rc_, rd, rmpi, MPI_COMM_WORLD);
     mpi_done(what, rc, t);
-    mt_unwatch();
-    mt_check_sendbuf(what, S.nb, S.init, S.bytes);
-    mv_compare(what, "recvbuf", &R);
-    mv_buf_free(&S);
-    mv_buf_free(&R);
+    move_checked(what, &S, &R);
     free(sc);
     free(sd);
     free(st);

@@ -22,30 +22,58 @@ static const int sizes[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 33 };
 /* Worlds                                                              */
 /* ------------------------------------------------------------------ */
 
-/* struct lb_world (lbworld.h): a start error drops the world at once
- * (the others may be stuck). */
-static bool finish(struct lb_world *w, const int started[],
-                   nbcx_request req[])
+/* The world of a case, for its description. */
+static void world_where(const struct lb_world *w, char where[40])
 {
-    return lb_world_finish(w, started, req, false);
+    snprintf(where, 40, "p=%d mode=%s", w->p,
+             w->mode ? "random" : "ordered");
 }
+
+/* Runs a case (x) set up already, if the world is ready: start(x, r,
+ * comm, &req) on every rank, then, if all completed (a start error drops
+ * the world at once: the others may be stuck), check(x). */
+static void run_on_world(struct lb_world *w, bool ready, void *x,
+                         int (*start)(void *, int, nbcx_comm,
+                                      nbcx_request *),
+                         void (*check)(void *))
+{
+    nbcx_request req[MAXP];
+    int started[MAXP] = { 0 };
+    if (!ready)
+        return;
+    for (int r = 0; r < w->p; r++)
+        started[r] = start(x, r, w->c[r], &req[r]);
+    if (lb_world_finish(w, started, req, false))
+        check(x);
+}
+
+static int vstart(void *x, int r, nbcx_comm c, nbcx_request *req)
+{
+    return vcase_start(x, r, c, req);
+}
+
+static int nstart(void *x, int r, nbcx_comm c, nbcx_request *req)
+{
+    return ncase_start(x, r, c, req);
+}
+
+static int rstart(void *x, int r, nbcx_comm c, nbcx_request *req)
+{
+    return rcase_start(x, r, c, req);
+}
+
+static void xcheck(void *x) { xcase_check(x); }
+
+static void rcheck(void *x) { rcase_check(x); }
 
 static void run_vcase(struct lb_world *w, enum vcoll coll, int maxw,
                       int root, enum tmode m, bool in_place)
 {
     char where[40];
-    snprintf(where, sizeof where, "p=%d mode=%s", w->p,
-             w->mode ? "random" : "ordered");
+    world_where(w, where);
     struct xcase *x = calloc(1, sizeof *x);
     vcase_setup(x, where, w->p, coll, maxw, root, m, in_place);
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    if (lb_world_get(w)) {
-        for (int r = 0; r < w->p; r++)
-            started[r] = vcase_start(x, r, w->c[r], &req[r]);
-        if (finish(w, started, req))
-            xcase_check(x);
-    }
+    run_on_world(w, lb_world_get(w), x, vstart, xcheck);
     xcase_free(x);
     free(x);
 }
@@ -109,18 +137,11 @@ static void run_ncase(struct lb_world *w, const struct topo *t,
                       enum ncoll coll, int maxw, enum tmode m)
 {
     char where[40];
-    snprintf(where, sizeof where, "p=%d mode=%s", w->p,
-             w->mode ? "random" : "ordered");
+    world_where(w, where);
     struct xcase *x = calloc(1, sizeof *x);
     ncase_setup(x, where, w->p, t, coll, maxw, m);
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    if (lb_world_get(w) && topo_attach(w, t)) {
-        for (int r = 0; r < w->p; r++)
-            started[r] = ncase_start(x, r, w->c[r], &req[r]);
-        if (finish(w, started, req))
-            xcase_check(x);
-    }
+    run_on_world(w, lb_world_get(w) && topo_attach(w, t), x, nstart,
+                 xcheck);
     xcase_free(x);
     free(x);
 }
@@ -154,18 +175,10 @@ static void run_rcase(struct lb_world *w, enum rcoll coll, int maxc,
                       const struct redop *o, bool in_place)
 {
     char where[40];
-    snprintf(where, sizeof where, "p=%d mode=%s", w->p,
-             w->mode ? "random" : "ordered");
+    world_where(w, where);
     struct rcase *x = calloc(1, sizeof *x);
     rcase_setup(x, where, w->p, coll, maxc, o, in_place);
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    if (lb_world_get(w)) {
-        for (int r = 0; r < w->p; r++)
-            started[r] = rcase_start(x, r, w->c[r], &req[r]);
-        if (finish(w, started, req))
-            rcase_check(x);
-    }
+    run_on_world(w, lb_world_get(w), x, rstart, rcheck);
     rcase_free(x);
     free(x);
 }
