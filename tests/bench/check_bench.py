@@ -336,6 +336,17 @@ def run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+def run_ok(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    """Runs cmd, which must exit with 0 (else its stderr is shown); its
+    stdout is passed on."""
+    p = run(cmd)
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr)
+        raise CheckError(f"exit code {p.returncode}, expected 0")
+    sys.stdout.write(p.stdout)
+    return p
+
+
 PERSISTENT_LINE = re.compile(r"^# persistent requests: nbcx_<op>_init; native: (.*)$")
 NATIVE_PERSISTENT = {
     "MPI-4": "MPI_<op>_init (MPI-4)",
@@ -369,11 +380,7 @@ def check_persistent(text: str, doc: dict[str, Any]) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> None:
-    p = run(args.cmd)
-    if p.returncode != 0:
-        sys.stderr.write(p.stderr)
-        raise CheckError(f"exit code {p.returncode}, expected 0")
-    sys.stdout.write(p.stdout)
+    p = run_ok(args.cmd)
     doc = check_files(args.schema, args.json, p.stdout)
     if args.persistent:
         check_persistent(p.stdout, doc)
@@ -423,11 +430,7 @@ def check_model(doc: Any) -> None:
 
 
 def cmd_model(args: argparse.Namespace) -> None:
-    p = run(args.cmd)
-    if p.returncode != 0:
-        sys.stderr.write(p.stderr)
-        raise CheckError(f"exit code {p.returncode}, expected 0")
-    sys.stdout.write(p.stdout)
+    p = run_ok(args.cmd)
     check_model(json.loads(p.stdout))
     print("check_bench: the model's JSON is valid")
 

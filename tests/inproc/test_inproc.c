@@ -52,19 +52,18 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "blocks.h"
+#include "colls.h"
+#include "gaptype.h"
 #include "progress/request.h"
 #include "harness.h"
+#include "inproc_test.h"
 #include "matrix_op.h"
 #include "transport/inproc/inproc.h"
 
 enum { MAXP = 64 };
 
-enum coll_id { C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_SCATTER,
-               C_ALLGATHER, C_ALLTOALL, NCOLL };
-static const char *const coll_names[NCOLL] = {
-    "barrier", "bcast", "reduce", "allreduce", "gather", "scatter",
-    "allgather", "alltoall",
-};
+/* enum coll_id and coll_names: colls.h */
 
 /* ------------------------------------------------------------------ */
 /* Reports of the rank threads                                         */
@@ -99,19 +98,6 @@ static void collect(struct report *rep, int p, const char *what)
     }
 }
 
-/* Completes a request with wait, or with a test loop (both must work). */
-static int finish(nbcx_request *req, bool by_test)
-{
-    if (!by_test)
-        return nbcx_wait(req);
-    for (;;) {
-        int flag = 0, err = nbcx_test(req, &flag);
-        if (err != NBCX_SUCCESS || flag)
-            return err;
-        sched_yield();
-    }
-}
-
 static void sleep_us(long us)
 {
     struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
@@ -119,89 +105,11 @@ static void sleep_us(long us)
 }
 
 /* ------------------------------------------------------------------ */
-/* A derived, non-contiguous type, as a face (e.g. MPI) would make it  */
+/* Data-moving collectives: buffers of self-describing words (words.h) */
 /* ------------------------------------------------------------------ */
-/* gap: two int32 data words in a 12-byte extent, | d0 | gap | d1 |. The
- * gap must never be written. Reduces with NBCX_SUM only. */
-static int gap_pack(const void *src, int count, struct nbcx_datatype_s *t,
-                    void *dst)
-{
-    (void)t;
-    const uint32_t *in = src;
-    uint32_t *out = dst;
-    for (int i = 0; i < count; i++) {
-        memcpy(out + 2 * i, in + 3 * i, 4);
-        memcpy(out + 2 * i + 1, in + 3 * i + 2, 4);
-    }
-    return NBCX_SUCCESS;
-}
-
-static int gap_unpack(const void *src, int count, struct nbcx_datatype_s *t,
-                      void *dst)
-{
-    (void)t;
-    const uint32_t *in = src;
-    uint32_t *out = dst;
-    for (int i = 0; i < count; i++) {
-        memcpy(out + 3 * i, in + 2 * i, 4);
-        memcpy(out + 3 * i + 2, in + 2 * i + 1, 4);
-    }
-    return NBCX_SUCCESS;
-}
-
-static int gap_reduce(const void *in, void *inout, int count,
-                      struct nbcx_datatype_s *t, int op_id)
-{
-    (void)t;
-    if (op_id != (int)(uintptr_t)NBCX_SUM)
-        return NBCX_ERR_OP;
-    const int32_t *a = in;
-    int32_t *b = inout;
-    for (int i = 0; i < count; i++) {
-        b[3 * i] += a[3 * i];
-        b[3 * i + 2] += a[3 * i + 2];
-    }
-    return NBCX_SUCCESS;
-}
-
-static const struct nbcxi_type_face gap_face = { gap_pack, gap_unpack,
-                                                 gap_reduce, NULL };
-static struct nbcx_datatype_s gap_type = {
-    .magic = NBCXI_TYPE_MAGIC, .id = 0, .name = "gap", .size = 8,
-    .extent = 12, .true_lb = 0, .true_extent = 12, .contiguous = false,
-    .face = &gap_face, .refs = 1 };
-#define GAP ((nbcx_datatype)&gap_type)
-
-/* ------------------------------------------------------------------ */
-/* Data-moving collectives: buffers of self-describing words           */
-/* ------------------------------------------------------------------ */
-
-static uint32_t word(int salt, int src, int blk, int i)
-{
-    return (uint32_t)(salt & 31) << 27 | (uint32_t)src << 21 |
-           (uint32_t)blk << 15 | (uint32_t)(i & 0x7fff);
-}
-
-static const uint32_t SENTINEL = 0xdeadbeefu;
-
-static uint32_t *words(size_t n)
-{
-    uint32_t *p = malloc(n ? n * sizeof *p : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    for (size_t i = 0; i < n; i++)
-        p[i] = SENTINEL;
-    return p;
-}
-
-static uint32_t *copy_words(const uint32_t *src, size_t n)
-{
-    uint32_t *p = words(n);
-    memcpy(p, src, n * sizeof *p);
-    return p;
-}
+/* The derived, non-contiguous type is gap_mid (gaptype.h): two int32
+ * data words in a 12-byte extent, | d0 | gap | d1 |; the gap must never
+ * be written. */
 
 static bool same_words(struct report *rep, const char *what,
                        const uint32_t *got, const uint32_t *want, size_t n)
@@ -231,17 +139,9 @@ enum tmode { T_INT32, T_MIXED, T_DERIVED, T_PAIR, NTMODES };
 static const char *const tmode_names[NTMODES] = { "int32", "mixed",
                                                   "derived", "pair" };
 
-/* One rank's type and count for a block, and its layout: element e holds
- * data words dpe * e + k at memory word w * e + off[k]. */
-struct tsel {
-    nbcx_datatype type;
-    int count;
-    int w, dpe, off[3];
-};
-
-static const struct tsel SEL_INT32 = { NBCX_INT32, 0, 1, 1, { 0 } };
-static const struct tsel SEL_INT64 = { NBCX_INT64, 0, 2, 2, { 0, 1 } };
-static const struct tsel SEL_GAP = { GAP, 0, 3, 2, { 0, 2 } };
+/* One rank's type and count for a block and its layout: struct tsel of
+ * blocks.h. */
+static const struct tsel SEL_GAP = { GAP_MID, 0, 3, 2, { 0, 2 } };
 static const struct tsel SEL_PAIR = { NBCX_DOUBLE_INT, 0, 4, 3, { 0, 1, 2 } };
 
 static size_t unit_words(enum tmode m)
@@ -257,30 +157,13 @@ static struct tsel tsel(enum tmode m, int rank, int count, bool send)
     case T_INT32: t = SEL_INT32; break;
     case T_MIXED: t = even == send ? SEL_INT32 : SEL_INT64; break;
     case T_DERIVED:
-        t = even ? (send ? SEL_GAP : SEL_INT32) : (send ? SEL_INT64 : SEL_GAP);
+        t = even ? (send ? SEL_GAP : SEL_INT32)
+                 : (send ? SEL_INT64 : SEL_GAP);
         break;
     default: t = SEL_PAIR; break;
     }
     t.count = (int)((size_t)count * unit_words(m) / (size_t)t.dpe);
     return t;
-}
-
-static size_t mem_words(struct tsel t)
-{
-    return (size_t)t.count * (size_t)t.w;
-}
-
-static uint32_t *at(uint32_t *buf, struct tsel t, size_t blk, size_t j)
-{
-    return buf + blk * mem_words(t) + (j / (size_t)t.dpe) * (size_t)t.w +
-           (size_t)t.off[j % (size_t)t.dpe];
-}
-
-static void put_block(uint32_t *buf, struct tsel t, size_t blk, int salt,
-                      int src, int sblk, size_t bw)
-{
-    for (size_t j = 0; j < bw; j++)
-        *at(buf, t, blk, j) = word(salt, src, sblk, (int)j);
 }
 
 /* One rank's buffers for a data-moving case. */
@@ -415,7 +298,7 @@ static void run_move(struct report *rep, nbcx_comm comm, const struct mcase *c)
     }
     if (RCHECK(rep, err == NBCX_SUCCESS, "%s: start returned %s", desc,
                nbcx_error_string(err))) {
-        err = finish(&req, c->by_test);
+        err = complete(&req, c->by_test);
         if (RCHECK(rep, err == NBCX_SUCCESS, "%s: completion returned %s",
                    desc, nbcx_error_string(err)))
             bufs_check(rep, &b, desc);
@@ -463,7 +346,7 @@ static void combo_handles(enum rcombo c, nbcx_datatype *t, nbcx_op *op)
     case R_DBL_MAX: *t = NBCX_DOUBLE; *op = NBCX_MAX; break;
     case R_MINLOC: *t = NBCX_DOUBLE_INT; *op = NBCX_MINLOC; break;
     case R_MAT: *t = NBCX_UINT32; *op = mat_op; break;
-    default: *t = GAP; *op = NBCX_SUM; break;
+    default: *t = GAP_MID; *op = NBCX_SUM; break;
     }
 }
 
@@ -644,7 +527,7 @@ static void run_reduce(struct report *rep, nbcx_comm comm,
                                     &req);
     if (RCHECK(rep, err == NBCX_SUCCESS, "%s: start returned %s", desc,
                nbcx_error_string(err))) {
-        err = finish(&req, c->by_test);
+        err = complete(&req, c->by_test);
         if (RCHECK(rep, err == NBCX_SUCCESS, "%s: completion returned %s",
                    desc, nbcx_error_string(err))) {
             size_t bad = 0, first = 0, holes = 0;
@@ -737,7 +620,7 @@ static int barrier_body(struct job *job, nbcx_comm comm, int rank)
             nbcx_request req;
             int err = nbcx_ibarrier(comm, &req);
             if (err == NBCX_SUCCESS)
-                err = finish(&req, (id & 1) != 0);
+                err = complete(&req, (id & 1) != 0);
             RCHECK(rep, err == NBCX_SUCCESS, "barrier: %s",
                    nbcx_error_string(err));
             for (int q = 0; q < p; q++)
@@ -855,12 +738,7 @@ static void test_coll(enum coll_id coll, int p)
     static void test_scatter_p##P(void) { test_coll(C_SCATTER, P); }          \
     static void test_allgather_p##P(void) { test_coll(C_ALLGATHER, P); }      \
     static void test_alltoall_p##P(void) { test_coll(C_ALLTOALL, P); }
-COLL_TESTS(1)
-COLL_TESTS(2)
-COLL_TESTS(3)
-COLL_TESTS(7)
-COLL_TESTS(16)
-COLL_TESTS(64)
+INPROC_SIZES(COLL_TESTS)
 #define COLL_ENTRIES(P)                                                       \
     { "barrier_p" #P, test_barrier_p##P },                                    \
     { "bcast_p" #P, test_bcast_p##P },                                        \
@@ -1234,10 +1112,11 @@ static int p2p_body(nbcx_comm comm, void *arg)
         for (int n = 2; n <= 20000; n *= 100) {
             p2p_typed(rep, comm, rank, n, NBCX_INT64, n / 2, NBCX_SUCCESS,
                       rf);
-            p2p_typed(rep, comm, rank, n, GAP, n / 2, NBCX_SUCCESS, rf);
+            p2p_typed(rep, comm, rank, n, GAP_MID, n / 2, NBCX_SUCCESS, rf);
             p2p_typed(rep, comm, rank, n, NBCX_INT32, n / 2,
                       NBCX_ERR_TRUNCATE, rf);
-            p2p_typed(rep, comm, rank, n, GAP, n / 4, NBCX_ERR_TRUNCATE, rf);
+            p2p_typed(rep, comm, rank, n, GAP_MID, n / 4, NBCX_ERR_TRUNCATE,
+                      rf);
             p2p_typed(rep, comm, rank, n, NBCX_INT32, n + 5, NBCX_SUCCESS,
                       rf);
         }
@@ -1369,10 +1248,9 @@ static void test_single(void)
  * types there must work with every algorithm, "slots" included. */
 static void test_insignificant(void)
 {
-    enum { P = 5, N = 3, ROOT = 2 };
-    static const enum coll_id colls[] = { C_REDUCE, C_GATHER, C_SCATTER };
-    for (size_t ci = 0; ci < 3; ci++) {
-        enum coll_id coll = colls[ci];
+    enum { P = INSIG_P, N = INSIG_N };
+    for (int ci = 0; ci < TH_COUNT(insig_colls); ci++) {
+        enum coll_id coll = insig_colls[ci];
         char names[16][32];
         int nalgs = algorithms(coll, names);
         for (int a = 0; a < nalgs; a++) {
@@ -1380,49 +1258,13 @@ static void test_insignificant(void)
             nbcx_comm c[P];
             REQUIRE_OK(nbcxi_inproc_world_create(P, c));
             int32_t in[P][P * N], out[P][P * N];
-            for (int r = 0; r < P; r++)
-                for (int i = 0; i < P * N; i++) {
-                    in[r][i] = r * 100 + i;
-                    out[r][i] = -1;
-                }
+            insig_fill(in, out);
             nbcx_request req[P];
-            for (int r = 0; r < P; r++) {
-                bool root = r == ROOT;
-                int err;
-                if (coll == C_REDUCE)
-                    err = nbcx_ireduce(in[r], root ? out[r] : NULL, N,
-                                       NBCX_INT32, NBCX_SUM, ROOT, c[r],
-                                       &req[r]);
-                else if (coll == C_GATHER)
-                    err = nbcx_igather(in[r], N, NBCX_INT32,
-                                       root ? out[r] : NULL, root ? N : -7,
-                                       root ? NBCX_INT32 : NBCX_DATATYPE_NULL,
-                                       ROOT, c[r], &req[r]);
-                else
-                    err = nbcx_iscatter(root ? in[r] : NULL, root ? N : -7,
-                                        root ? NBCX_INT32 : NBCX_DATATYPE_NULL,
-                                        out[r], N, NBCX_INT32, ROOT, c[r],
-                                        &req[r]);
-                CHECK(err == NBCX_SUCCESS, "%s/%s rank %d: %s",
-                      coll_names[coll], names[a], r, nbcx_error_string(err));
-            }
+            insig_start_all(coll, names[a], in, out, c, req);
             int err = nbcx_waitall(P, req);
             CHECK(err == NBCX_SUCCESS, "%s/%s: waitall: %s", coll_names[coll],
                   names[a], nbcx_error_string(err));
-            int bad = 0;
-            for (int i = 0; i < N; i++) {
-                if (coll == C_REDUCE) {
-                    int32_t sum = 0;
-                    for (int r = 0; r < P; r++)
-                        sum += r * 100 + i;
-                    bad += out[ROOT][i] != sum;
-                } else {
-                    for (int r = 0; r < P; r++)
-                        bad += coll == C_GATHER
-                                   ? out[ROOT][r * N + i] != r * 100 + i
-                                   : out[r][i] != ROOT * 100 + r * N + i;
-                }
-            }
+            int bad = insig_wrong(coll, out);
             CHECK(bad == 0, "%s/%s: %d wrong results", coll_names[coll],
                   names[a], bad);
             for (int r = 0; r < P; r++)
@@ -1601,38 +1443,19 @@ static void test_api(void)
 
 /* ------------------------------------------------------------------ */
 
-/* The mode CTest asked for (NBCX_PROGRESS) is the one in effect. */
-static void check_mode(void)
-{
-    const char *want = getenv("NBCX_PROGRESS");
-    nbcx_progress_mode m;
-    if (!want || nbcx_progress_get(&m) != NBCX_SUCCESS)
-        return;
-    const char *got = m == NBCX_PROGRESS_CALLER   ? "caller"
-                      : m == NBCX_PROGRESS_SPLIT ? "split"
-                      : m == NBCX_PROGRESS_AUTO  ? "auto"
-                                                  : "thread";
-    if (strcmp(want, got) != 0) {
-        fprintf(stderr, "NBCX_PROGRESS=%s but the mode is %s\n", want, got);
-        exit(1);
-    }
-}
-
 static const struct th_test tests[] = {
     { "api", test_api },
     { "p2p", test_p2p },
     { "single", test_single },
     { "insignificant", test_insignificant },
     { "outstanding", test_outstanding },
-    COLL_ENTRIES(1), COLL_ENTRIES(2), COLL_ENTRIES(3), COLL_ENTRIES(7),
-    COLL_ENTRIES(16), COLL_ENTRIES(64),
+    INPROC_SIZE_ENTRIES(COLL_ENTRIES),
 };
 
 int main(int argc, char **argv)
 {
     check_mode();
-    const char *q = getenv("NBCX_TEST_QUICK");
-    quick = q && *q && strcmp(q, "0") != 0;
+    quick = test_quick();
     if (nbcx_op_create(mat_fn, 0, NULL, &mat_op) != NBCX_SUCCESS)
         return 2;
     int rc = th_main(argc, argv, tests, TH_COUNT(tests));

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "nbcx.h"
 
 static atomic_int failures;
@@ -65,44 +66,14 @@ static void sleep_s(double s)
     nanosleep(&ts, NULL);
 }
 
-/* ---- stderr capture ---- */
+/* ---- stderr capture (capture.h) ---- */
 
-static FILE *captured;
-static int saved_fd = -1;
-
-static void capture_begin(void)
+static void capture_start(void)
 {
-    fflush(stderr);
-    captured = tmpfile();
-    saved_fd = dup(2);
-    if (!captured || saved_fd < 0 || dup2(fileno(captured), 2) < 0) {
+    if (!capture_begin()) {
         fprintf(stdout, "cannot capture stderr\n");
         exit(2);
     }
-}
-
-/* Restores stderr; returns what was written to it (to free). */
-static char *capture_end(void)
-{
-    fflush(stderr);
-    dup2(saved_fd, 2);
-    close(saved_fd);
-    long n = ftell(captured);
-    char *text = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
-    rewind(captured);
-    if (n > 0 && fread(text, 1, (size_t)n, captured) != (size_t)n)
-        text[0] = '\0';
-    fclose(captured);
-    fputs(text, stderr); /* shown as the program's own stderr */
-    return text;
-}
-
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
-        n++;
-    return n;
 }
 
 /* ---- never: a rank that never joins ---- */
@@ -183,14 +154,14 @@ static void test_never(void)
         EXPECT(NBCX_SUCCESS, nbcx_algorithm_set("barrier",
                                                 pass ? "dissemination"
                                                      : "auto"));
-        capture_begin();
+        capture_start();
         int rc = nbcx_inproc_run(3, never_body, NULL);
         char *text = capture_end();
         EXPECT(NBCX_SUCCESS, rc);
         /* Once per communicator: ranks 0 and 1. */
-        if (count(text, "nbcx: TIMEOUT: ") != 2)
+        if (capture_count(text, "nbcx: TIMEOUT: ") != 2)
             FAIL("pass %d: %d diagnoses, expected 2", pass,
-                 count(text, "nbcx: TIMEOUT: "));
+                 capture_count(text, "nbcx: TIMEOUT: "));
         if (!strstr(text, "(algorithm ") || !strstr(text, " #") ||
             !strstr(text, "is broken"))
             FAIL("pass %d: the diagnosis lacks operation, sequence "
@@ -227,7 +198,7 @@ static int dump_body(nbcx_comm comm, void *arg)
 
 static void test_dump(void)
 {
-    capture_begin();
+    capture_start();
     int rc = nbcx_inproc_run(2, dump_body, NULL);
     char *text = capture_end();
     EXPECT(NBCX_SUCCESS, rc);

@@ -2,7 +2,7 @@
  * test_inproc_vcoll.c - the vector, w, reduce-scatter, scan and
  * neighbourhood collectives on the in-process transport, where ranks are
  * threads (nbcx_inproc_run), every algorithm, against the sequential
- * reference of tests/unit/vcoll_cases.h (the cases of the loopback test
+ * reference of tests/common/vcoll_cases.h (the cases of the loopback test
  * test_vcoll.c, whose header comment describes them: self-describing
  * words, zero-sized blocks on some ranks, blocks in reverse order with
  * gaps and sentinels, mixed and derived non-contiguous types, per-block
@@ -60,6 +60,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "inproc_test.h"
 #include "vcoll_cases.h"
 
 enum { SEGSIZE = 1024 };
@@ -91,19 +92,6 @@ struct job {
     struct nbr_seen seen[MAXP];
     struct topo topos[8];
 };
-
-/* Completes a request with wait, or with a test loop (both must work). */
-static int complete(nbcx_request *req, bool by_test)
-{
-    if (!by_test)
-        return nbcx_wait(req);
-    for (;;) {
-        int flag = 0, err = nbcx_test(req, &flag);
-        if (err != NBCX_SUCCESS || flag)
-            return err;
-        sched_yield();
-    }
-}
 
 /* Every rank takes the step job->act; false when told to stop. Rank 0
  * then checks the starts (and, if one failed, ends the program). */
@@ -478,12 +466,7 @@ static void run_family(enum family fam, int p)
     static void test_vreduce_p##P(void) { run_family(F_R, P); }               \
     static void test_neighbor_p##P(void) { run_family(F_N, P); }            \
     static void test_many_p##P(void) { run_family(F_MANY, P); }
-FAMILY_TESTS(1)
-FAMILY_TESTS(2)
-FAMILY_TESTS(3)
-FAMILY_TESTS(7)
-FAMILY_TESTS(16)
-FAMILY_TESTS(64)
+INPROC_SIZES(FAMILY_TESTS)
 #define FAMILY_ENTRIES(P)                                                     \
     { "vcoll_p" #P, test_vcoll_p##P },                                        \
     { "vreduce_p" #P, test_vreduce_p##P },                                    \
@@ -491,26 +474,13 @@ FAMILY_TESTS(64)
     { "many_p" #P, test_many_p##P }
 
 static const struct th_test tests[] = {
-    FAMILY_ENTRIES(1), FAMILY_ENTRIES(2), FAMILY_ENTRIES(3),
-    FAMILY_ENTRIES(7), FAMILY_ENTRIES(16), FAMILY_ENTRIES(64),
+    INPROC_SIZE_ENTRIES(FAMILY_ENTRIES),
 };
 
 int main(int argc, char **argv)
 {
-    /* the mode CTest asked for (NBCX_PROGRESS) is the one in effect */
-    const char *want = getenv("NBCX_PROGRESS");
-    nbcx_progress_mode m;
-    if (want && nbcx_progress_get(&m) == NBCX_SUCCESS &&
-        strcmp(want, m == NBCX_PROGRESS_CALLER  ? "caller"
-                     : m == NBCX_PROGRESS_SPLIT ? "split"
-                     : m == NBCX_PROGRESS_AUTO  ? "auto"
-                                                : "thread") != 0) {
-        fprintf(stderr, "NBCX_PROGRESS=%s is not the mode in effect\n",
-                want);
-        return 1;
-    }
-    const char *q = getenv("NBCX_TEST_QUICK");
-    quick = q && *q && strcmp(q, "0") != 0;
+    check_mode(); /* the mode CTest asked for is the one in effect */
+    quick = test_quick();
     create_user_ops();
     nbcx_segsize_set(SEGSIZE);
     int rc = th_main(argc, argv, tests, TH_COUNT(tests));

@@ -43,9 +43,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "mpitest.h"
-
-_Static_assert(sizeof(int) == 4, "the test layouts assume 4-byte ints");
+#include "mpivec.h"
 
 /* ------------------------------------------------------------------ */
 /* Collectives                                                         */
@@ -68,89 +66,52 @@ static bool reduces(enum coll c) { return c == C_REDUCE || c == C_ALLREDUCE; }
 /* Datatypes under test                                                */
 /* ------------------------------------------------------------------ */
 
-#define VEC_EXTENT 40 /* vector(4,1,2,int) spans 28 bytes; resized to 40 */
-#define MAX_EXTENT 40
-#define SENTINEL 0xA5 /* fills the gaps of receive buffers */
-
-enum kind { K_INT, K_DOUBLE };
-struct slot { int off; enum kind kind; };
-
-struct ttype {
-    const char *name;
-    int nslots;           /* the values of one element ...            */
-    struct slot slot[4];  /* ... and where they are                   */
-    MPI_Aint extent;      /* expected extent (checked against MPI)    */
-    MPI_Datatype mpi;     /* the type for the reference collective    */
-    nbcx_datatype nb;     /* the same type seen by nbcx               */
-    unsigned char mask[MAX_EXTENT]; /* 1 on the data bytes of an element */
-};
+/* Kinds, slots, struct mv_type, MV_SENTINEL (the gaps of receive
+ * buffers) and MV_VEC_EXTENT (vector(4,1,2,int) spans 28 bytes; resized
+ * to 40): mpivec.h. */
 
 enum { T_INT, T_DOUBLE, T_DINT, T_DSTRUCT, T_PAIR, T_MAT, T_VEC, NTYPES };
-static struct ttype types[NTYPES] = {
-    [T_INT] = {"int", 1, {{0, K_INT}}, 4, 0, 0, {0}},
-    [T_DOUBLE] = {"double", 1, {{0, K_DOUBLE}}, 8, 0, 0, {0}},
-    [T_DINT] = {"double_int", 2,
-                {{0, K_DOUBLE}, {offsetof(nbcx_double_int, idx), K_INT}},
-                sizeof(nbcx_double_int), 0, 0, {0}},
+static struct mv_type types[NTYPES] = {
+    [T_INT] = MV_TYPE_INT,
+    [T_DOUBLE] = MV_TYPE_DOUBLE,
+    [T_DINT] = MV_TYPE_DINT,
     /* the typemap of MPI_DOUBLE_INT, built by hand (a derived type) */
     [T_DSTRUCT] = {"struct{double,int}", 2,
-                   {{0, K_DOUBLE}, {offsetof(nbcx_double_int, idx), K_INT}},
+                   {{0, MV_K_DOUBLE},
+                    {offsetof(nbcx_double_int, idx), MV_K_INT}},
                    sizeof(nbcx_double_int), 0, 0, {0}},
-    [T_PAIR] = {"contig(2,int)", 2, {{0, K_INT}, {4, K_INT}}, 8, 0, 0, {0}},
-    [T_MAT] = {"contig(4,int)", 4,
-               {{0, K_INT}, {4, K_INT}, {8, K_INT}, {12, K_INT}}, 16, 0, 0,
-               {0}},
-    [T_VEC] = {"vector(4,1,2,int)", 4,
-               {{0, K_INT}, {8, K_INT}, {16, K_INT}, {24, K_INT}},
-               VEC_EXTENT, 0, 0, {0}},
+    [T_PAIR] = MV_TYPE_PAIR,
+    [T_MAT] = MV_TYPE_MAT,
+    [T_VEC] = MV_TYPE_VEC,
 };
-
-static size_t slot_bytes(enum kind k)
-{
-    return k == K_INT ? sizeof(int) : sizeof(double);
-}
 
 static void types_init(void)
 {
-    MPI_Datatype vec, dstruct;
+    MPI_Datatype dstruct;
     const int blocks[2] = {1, 1};
     const MPI_Aint displs[2] = {0, offsetof(nbcx_double_int, idx)};
     const MPI_Datatype members[2] = {MPI_DOUBLE, MPI_INT};
 
-    types[T_INT].mpi = MPI_INT;
-    types[T_DOUBLE].mpi = MPI_DOUBLE;
-    types[T_DINT].mpi = MPI_DOUBLE_INT;
+    mv_types_mpi(&types[T_INT], &types[T_DOUBLE], &types[T_DINT],
+                 &types[T_PAIR], &types[T_MAT], &types[T_VEC]);
     MPI_Type_create_struct(2, blocks, displs, members, &dstruct);
     MPI_Type_create_resized(dstruct, 0, sizeof(nbcx_double_int),
                             &types[T_DSTRUCT].mpi);
     MPI_Type_free(&dstruct);
-    MPI_Type_contiguous(2, MPI_INT, &types[T_PAIR].mpi);
-    MPI_Type_contiguous(4, MPI_INT, &types[T_MAT].mpi);
-    MPI_Type_vector(4, 1, 2, MPI_INT, &vec);
-    MPI_Type_create_resized(vec, 0, VEC_EXTENT, &types[T_VEC].mpi);
-    MPI_Type_free(&vec);
 
     for (int i = 0; i < NTYPES; i++) {
-        struct ttype *t = &types[i];
-        int mpi_size, data = 0;
+        struct mv_type *t = &types[i];
+        int mpi_size;
         MPI_Aint lb, extent;
         size_t nb_size;
         ptrdiff_t nb_extent;
 
-        if (i >= T_DSTRUCT)
-            MT_MPI(MPI_Type_commit(&t->mpi));
-        MT_OK(nbcx_datatype_from_mpi(t->mpi, &t->nb));
-        for (int s = 0; s < t->nslots; s++) {
-            memset(t->mask + t->slot[s].off, 1, slot_bytes(t->slot[s].kind));
-            data += (int)slot_bytes(t->slot[s].kind);
-        }
-        /* The layout tables above must describe the MPI types, and nbcx
-         * must see the same size and extent. */
+        /* The layout tables above must describe the MPI types
+         * (mv_type_make checks), and nbcx must see the same size and
+         * extent. */
+        mv_type_make(t, i >= T_DSTRUCT);
         MPI_Type_size(t->mpi, &mpi_size);
         MPI_Type_get_extent(t->mpi, &lb, &extent);
-        if (mpi_size != data || extent != t->extent || lb != 0)
-            mt_fail("type %s: MPI size %d extent %ld, expected %d, %ld",
-                    t->name, mpi_size, (long)extent, data, (long)t->extent);
         MT_OK(nbcx_datatype_size(t->nb, &nb_size));
         MT_OK(nbcx_datatype_extent(t->nb, &nb_extent));
         if (nb_size != (size_t)mpi_size || nb_extent != (ptrdiff_t)extent)
@@ -175,115 +136,13 @@ static void types_free(void)
 /* Operations under test                                               */
 /* ------------------------------------------------------------------ */
 
-#define PRIME 1009
-
-/* Offsets of the ints of one element, for the types the user operations
- * meet (the handle they receive may be a duplicate, so recognise the
- * layout from size and extent): contiguous ints, or the vector type. */
-static int int_layout(long size, long extent, int off[4])
-{
-    if (size == extent && size % 4 == 0 && size >= 4 && size <= 16) {
-        for (int i = 0; i < size / 4; i++)
-            off[i] = 4 * i;
-        return (int)(size / 4);
-    }
-    if (size == 16 && extent == VEC_EXTENT) {
-        for (int i = 0; i < 4; i++)
-            off[i] = 8 * i;
-        return 4;
-    }
-    return 0;
-}
-
-static int userop_errors; /* user operation called with an unknown type */
-
-#define INT_AT(buf, i, extent, off)                                        \
-    ((int *)(void *)((char *)(buf) + (i) * (extent) + (off)))
-
-/* Commutative: inout = (in + inout) mod PRIME, on every int. */
-static void addmod(const void *in, void *inout, int count, long size,
-                   long extent)
-{
-    int off[4], n = int_layout(size, extent, off);
-    if (n == 0) {
-        userop_errors++;
-        return;
-    }
-    for (long i = 0; i < count; i++)
-        for (int j = 0; j < n; j++) {
-            int *b = INT_AT(inout, i, extent, off[j]);
-            *b = (*INT_AT(in, i, extent, off[j]) + *b) % PRIME;
-        }
-}
-
-/* NON-commutative: inout = in x inout, 2x2 matrices (row-major) mod
- * PRIME. The product of the ranks' matrices depends on their order. */
-static void matmul(const void *in, void *inout, int count, long size,
-                   long extent)
-{
-    int off[4];
-    if (int_layout(size, extent, off) != 4) {
-        userop_errors++;
-        return;
-    }
-    for (long i = 0; i < count; i++) {
-        int a[4], b[4];
-        for (int j = 0; j < 4; j++) {
-            a[j] = *INT_AT(in, i, extent, off[j]);
-            b[j] = *INT_AT(inout, i, extent, off[j]);
-        }
-        *INT_AT(inout, i, extent, off[0]) = (a[0] * b[0] + a[1] * b[2]) % PRIME;
-        *INT_AT(inout, i, extent, off[1]) = (a[0] * b[1] + a[1] * b[3]) % PRIME;
-        *INT_AT(inout, i, extent, off[2]) = (a[2] * b[0] + a[3] * b[2]) % PRIME;
-        *INT_AT(inout, i, extent, off[3]) = (a[2] * b[1] + a[3] * b[3]) % PRIME;
-    }
-}
-
-static void mpi_type_geometry(MPI_Datatype t, long *size, long *extent)
-{
-    int s;
-    MPI_Aint lb, e;
-    MPI_Type_size(t, &s);
-    MPI_Type_get_extent(t, &lb, &e);
-    *size = s;
-    *extent = (long)e;
-}
-
-static void mpi_addmod(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    long size, extent;
-    mpi_type_geometry(*dt, &size, &extent);
-    addmod(in, inout, *len, size, extent);
-}
-
-static void mpi_matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    long size, extent;
-    mpi_type_geometry(*dt, &size, &extent);
-    matmul(in, inout, *len, size, extent);
-}
-
-/* The same addmod as a native nbcx user operation. */
-static void nb_addmod(const void *in, void *inout, int count,
-                      nbcx_datatype type, void *ctx)
-{
-    size_t size = 0;
-    ptrdiff_t extent = 0;
-    (void)ctx;
-    nbcx_datatype_size(type, &size);
-    nbcx_datatype_extent(type, &extent);
-    addmod(in, inout, count, (long)size, (long)extent);
-}
-
-struct top {
-    const char *name;
-    MPI_Op mpi; /* for the reference collective */
-    nbcx_op nb; /* for nbcx */
-};
+/* The user operations (addmod, commutative; matmul, NOT commutative:
+ * the product of the ranks' 2x2 matrices mod MV_PRIME depends on their
+ * order), made with MPI_Op_create or nbcx_op_create: mpivec.h. */
 
 enum { O_NONE, O_SUM, O_MAX, O_BXOR, O_MINLOC, O_MAXLOC, O_MATMUL,
        O_ADDMOD, NOPS };
-static struct top ops[NOPS] = {
+static struct mv_op ops[NOPS] = {
     [O_NONE] = {"-", MPI_OP_NULL, NBCX_OP_NULL},
     [O_SUM] = {"sum", MPI_OP_NULL, NBCX_OP_NULL},
     [O_MAX] = {"max", MPI_OP_NULL, NBCX_OP_NULL},
@@ -303,11 +162,11 @@ static void ops_init(void)
     ops[O_BXOR].mpi = MPI_BXOR;
     ops[O_MINLOC].mpi = MPI_MINLOC;
     ops[O_MAXLOC].mpi = MPI_MAXLOC;
-    MPI_Op_create(mpi_matmul, 0, &ops[O_MATMUL].mpi);
-    MPI_Op_create(mpi_addmod, 1, &ops[O_ADDMOD].mpi);
+    MPI_Op_create(mv_mpi_matmul, 0, &ops[O_MATMUL].mpi);
+    MPI_Op_create(mv_mpi_addmod, 1, &ops[O_ADDMOD].mpi);
     for (int i = O_SUM; i <= O_MATMUL; i++)
         MT_OK(nbcx_op_from_mpi(ops[i].mpi, &ops[i].nb));
-    MT_OK(nbcx_op_create(nb_addmod, 1, NULL, &ops[O_ADDMOD].nb));
+    MT_OK(nbcx_op_create(mv_nb_addmod, 1, NULL, &ops[O_ADDMOD].nb));
 }
 
 static void ops_free(void)
@@ -322,39 +181,43 @@ static void ops_free(void)
 /* The case matrix                                                     */
 /* ------------------------------------------------------------------ */
 
-/* How input values are drawn: any bits (data movement, max, bxor), small
- * integers (sums stay exact, in doubles too), residues mod PRIME (user
- * operations), or few distinct values with random indices (minloc/maxloc
- * then meet ties, which MPI resolves by the smaller index). */
-enum gen { G_BITS, G_SMALL, G_MOD, G_LOC };
+/* Input values are drawn by enum mv_gen (mpivec.h): any bits (data
+ * movement, max, bxor), small integers (sums stay exact, in doubles
+ * too), residues mod MV_PRIME (user operations), or few distinct values
+ * with random indices (minloc/maxloc then meet ties, which MPI resolves
+ * by the smaller index). */
 
 /* Send type/count multiplier, receive type/count multiplier, operation;
  * "basic" combinations also run with the tiny counts (0 and 1). The first
  * of each list is the plain int case. */
-struct combo { int stype, smul, rtype, rmul, op; enum gen gen; bool basic; };
+struct combo {
+    int stype, smul, rtype, rmul, op;
+    enum mv_gen gen;
+    bool basic;
+};
 
 static const struct combo reduce_combos[] = {
-    {T_INT, 1, T_INT, 1, O_SUM, G_SMALL, true},
-    {T_INT, 1, T_INT, 1, O_MAX, G_BITS, false},
-    {T_INT, 1, T_INT, 1, O_BXOR, G_BITS, false},
-    {T_INT, 1, T_INT, 1, O_ADDMOD, G_MOD, false},
-    {T_DOUBLE, 1, T_DOUBLE, 1, O_SUM, G_SMALL, false},
-    {T_DOUBLE, 1, T_DOUBLE, 1, O_MAX, G_SMALL, false},
-    {T_DINT, 1, T_DINT, 1, O_MINLOC, G_LOC, true},
-    {T_DINT, 1, T_DINT, 1, O_MAXLOC, G_LOC, false},
-    {T_MAT, 1, T_MAT, 1, O_MATMUL, G_MOD, false},
-    {T_VEC, 1, T_VEC, 1, O_MATMUL, G_MOD, true},
-    {T_VEC, 1, T_VEC, 1, O_ADDMOD, G_MOD, false},
+    {T_INT, 1, T_INT, 1, O_SUM, MV_G_SMALL, true},
+    {T_INT, 1, T_INT, 1, O_MAX, MV_G_BITS, false},
+    {T_INT, 1, T_INT, 1, O_BXOR, MV_G_BITS, false},
+    {T_INT, 1, T_INT, 1, O_ADDMOD, MV_G_MOD, false},
+    {T_DOUBLE, 1, T_DOUBLE, 1, O_SUM, MV_G_SMALL, false},
+    {T_DOUBLE, 1, T_DOUBLE, 1, O_MAX, MV_G_SMALL, false},
+    {T_DINT, 1, T_DINT, 1, O_MINLOC, MV_G_LOC, true},
+    {T_DINT, 1, T_DINT, 1, O_MAXLOC, MV_G_LOC, false},
+    {T_MAT, 1, T_MAT, 1, O_MATMUL, MV_G_MOD, false},
+    {T_VEC, 1, T_VEC, 1, O_MATMUL, MV_G_MOD, true},
+    {T_VEC, 1, T_VEC, 1, O_ADDMOD, MV_G_MOD, false},
 };
 
 static const struct combo move_combos[] = {
-    {T_INT, 1, T_INT, 1, O_NONE, G_BITS, true},
-    {T_DINT, 1, T_DINT, 1, O_NONE, G_BITS, false},
-    {T_VEC, 1, T_VEC, 1, O_NONE, G_BITS, true},
-    {T_INT, 2, T_PAIR, 1, O_NONE, G_BITS, true},  /* 2n ints -> n pairs   */
-    {T_PAIR, 1, T_INT, 2, O_NONE, G_BITS, false}, /* n pairs -> 2n ints   */
-    {T_VEC, 1, T_INT, 4, O_NONE, G_BITS, false},  /* n vectors -> 4n ints */
-    {T_DINT, 1, T_DSTRUCT, 1, O_NONE, G_BITS, false}, /* same typemap */
+    {T_INT, 1, T_INT, 1, O_NONE, MV_G_BITS, true},
+    {T_DINT, 1, T_DINT, 1, O_NONE, MV_G_BITS, false},
+    {T_VEC, 1, T_VEC, 1, O_NONE, MV_G_BITS, true},
+    {T_INT, 2, T_PAIR, 1, O_NONE, MV_G_BITS, true},  /* 2n ints -> n pairs   */
+    {T_PAIR, 1, T_INT, 2, O_NONE, MV_G_BITS, false}, /* n pairs -> 2n ints   */
+    {T_VEC, 1, T_INT, 4, O_NONE, MV_G_BITS, false},  /* n vectors -> 4n ints */
+    {T_DINT, 1, T_DSTRUCT, 1, O_NONE, MV_G_BITS, false}, /* same typemap */
 };
 
 #define NELEMS(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -400,7 +263,7 @@ static void describe(const struct tcase *c, char *buf, size_t len)
 
 /* A typed buffer of n elements (n * extent bytes; NULL when empty). */
 struct tbuf {
-    const struct ttype *t;
+    const struct mv_type *t;
     int n;
     size_t bytes;
     unsigned char *init; /* the initial contents */
@@ -408,59 +271,24 @@ struct tbuf {
     unsigned char *ref;  /* MPI's copy   */
 };
 
-static void *xmalloc(size_t n)
-{
-    void *p = n ? malloc(n) : NULL;
-    if (n && !p) {
-        fprintf(stderr, "out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return p;
-}
-
-static void gen_value(unsigned char *at, enum kind k, enum gen g,
-                      bool is_index, uint64_t *rng)
-{
-    int i;
-    double d;
-    uint64_t bits;
-
-    if (k == K_DOUBLE) {
-        switch (g) {
-        case G_BITS: bits = mt_next(rng); memcpy(at, &bits, 8); return;
-        case G_LOC: d = mt_range(rng, 0, 3); break;
-        default: d = mt_range(rng, -64, 63) * 0.5; break;
-        }
-        memcpy(at, &d, sizeof d);
-        return;
-    }
-    switch (g) {
-    case G_BITS: i = (int)(uint32_t)mt_next(rng); break;
-    case G_SMALL: i = mt_range(rng, -64, 63); break;
-    case G_MOD: i = mt_range(rng, 0, PRIME - 1); break;
-    default: i = is_index ? mt_range(rng, 0, 999) : mt_range(rng, 0, 3);
-    }
-    memcpy(at, &i, sizeof i);
-}
-
 /* Fills the data bytes with values drawn by g and the gaps with `gap`
  * (or random bytes if gap < 0), then makes the two working copies. */
-static void tbuf_init(struct tbuf *b, const struct ttype *t, int n,
-                      enum gen g, int gap, uint64_t seed)
+static void tbuf_init(struct tbuf *b, const struct mv_type *t, int n,
+                      enum mv_gen g, int gap, uint64_t seed)
 {
     uint64_t rng = seed;
     b->t = t;
     b->n = n;
     b->bytes = (size_t)n * (size_t)t->extent;
-    b->init = xmalloc(b->bytes);
-    b->nb = xmalloc(b->bytes);
-    b->ref = xmalloc(b->bytes);
+    b->init = mv_xmalloc_or_null(b->bytes);
+    b->nb = mv_xmalloc_or_null(b->bytes);
+    b->ref = mv_xmalloc_or_null(b->bytes);
     for (size_t i = 0; i < b->bytes; i++)
         b->init[i] = gap < 0 ? (unsigned char)mt_next(&rng)
                              : (unsigned char)gap;
     for (int e = 0; e < n; e++)
         for (int s = 0; s < t->nslots; s++)
-            gen_value(b->init + (size_t)e * t->extent + t->slot[s].off,
+            mv_value(b->init + (size_t)e * t->extent + t->slot[s].off,
                       t->slot[s].kind, g, s == 1, &rng);
     if (b->bytes) {
         memcpy(b->nb, b->init, b->bytes);
@@ -475,13 +303,13 @@ static void tbuf_free(struct tbuf *b)
     free(b->ref);
 }
 
-static void format_elem(char *out, size_t len, const struct ttype *t,
+static void format_elem(char *out, size_t len, const struct mv_type *t,
                         const unsigned char *e)
 {
     size_t n = 0;
     out[0] = '\0';
     for (int s = 0; s < t->nslots && n < len; s++) {
-        if (t->slot[s].kind == K_INT) {
+        if (t->slot[s].kind == MV_K_INT) {
             int v;
             memcpy(&v, e + t->slot[s].off, sizeof v);
             n += (size_t)snprintf(out + n, len - n, "%s%d", s ? "," : "", v);
@@ -497,7 +325,7 @@ static void format_elem(char *out, size_t len, const struct ttype *t,
  * both left the gaps (the sentinel) alone. Returns true if all is well. */
 static bool check_result(const struct tcase *c, const struct tbuf *b)
 {
-    const struct ttype *t = b->t;
+    const struct mv_type *t = b->t;
     long bad_elems = 0, first = -1, gap_nb = -1, gap_ref = -1;
     char what[300];
 
@@ -509,9 +337,9 @@ static bool check_result(const struct tcase *c, const struct tbuf *b)
             if (t->mask[k]) {
                 bad |= b->nb[i] != b->ref[i];
             } else {
-                if (b->nb[i] != SENTINEL && gap_nb < 0)
+                if (b->nb[i] != MV_SENTINEL && gap_nb < 0)
                     gap_nb = (long)i;
-                if (b->ref[i] != SENTINEL && gap_ref < 0)
+                if (b->ref[i] != MV_SENTINEL && gap_ref < 0)
                     gap_ref = (long)i;
             }
         }
@@ -549,8 +377,8 @@ struct call {
     const void *s;
     void *r;
     int scount, rcount;
-    const struct ttype *st, *rt;
-    const struct top *op;
+    const struct mv_type *st, *rt;
+    const struct mv_op *op;
     int root;
 };
 
@@ -592,8 +420,8 @@ static bool reference_gatherv;
 
 static int gatherv(const struct call *a, void *s, void *r)
 {
-    int *counts = xmalloc(sizeof(int) * (size_t)mt_size);
-    int *displs = xmalloc(sizeof(int) * (size_t)mt_size);
+    int *counts = mv_xmalloc_or_null(sizeof(int) * (size_t)mt_size);
+    int *displs = mv_xmalloc_or_null(sizeof(int) * (size_t)mt_size);
     int rc;
     for (int i = 0; i < mt_size; i++) {
         counts[i] = a->rcount;
@@ -639,7 +467,7 @@ static double time_nbcx, time_mpi;
 static void run_case(const struct tcase *c, nbcx_comm comm)
 {
     const struct combo *cb = c->cb;
-    const struct ttype *st = &types[cb->stype], *rt = &types[cb->rtype];
+    const struct mv_type *st = &types[cb->stype], *rt = &types[cb->rtype];
     const int p = mt_size, root = c->root;
     const bool at_root = mt_rank == root, ip = c->in_place;
     const int sc = c->count * cb->smul, rc = c->count * cb->rmul;
@@ -688,7 +516,7 @@ static void run_case(const struct tcase *c, nbcx_comm comm)
 
     /* Inputs from (case, rank); receive-buffer gaps hold the sentinel. */
     tbuf_init(&S, st, sn, cb->gen, -1, mt_seed((uint64_t)c->id, mt_rank, 1));
-    tbuf_init(&R, rt, rn, cb->gen, SENTINEL,
+    tbuf_init(&R, rt, rn, cb->gen, MV_SENTINEL,
               mt_seed((uint64_t)c->id, mt_rank, 2));
 
     describe(c, what, sizeof what);
@@ -698,16 +526,8 @@ static void run_case(const struct tcase *c, nbcx_comm comm)
     a.r = r_in_place ? NBCX_IN_PLACE : R.nb;
     t = MPI_Wtime();
     rc_nb = start_nbcx(c->coll, &a, comm, &req);
-    if (rc_nb == NBCX_SUCCESS)
-        rc_nb = nbcx_wait(&req);
-    if (rc_nb != NBCX_SUCCESS) {
-        /* The other ranks may now wait forever for this one: stop. */
-        mt_fail("%s: nbcx returned %d (%s); stopping the job", what, rc_nb,
-                nbcx_error_string(rc_nb));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    if (req != NBCX_REQUEST_NULL)
-        mt_fail("%s: request not reset by nbcx_wait", what);
+    /* A failure stops the job: the other ranks may wait forever. */
+    mt_nbcx_wait(what, rc_nb, &req);
     time_nbcx += MPI_Wtime() - t;
 
     a.s = s_in_place ? NBCX_IN_PLACE : S.ref;
@@ -720,17 +540,10 @@ static void run_case(const struct tcase *c, nbcx_comm comm)
     t = MPI_Wtime();
     rc_mpi = run_mpi(c->coll, &a);
     time_mpi += MPI_Wtime() - t;
-    if (rc_mpi != MPI_SUCCESS) {
-        char msg[MPI_MAX_ERROR_STRING];
-        int len;
-        MPI_Error_string(rc_mpi, msg, &len);
-        msg[strcspn(msg, "\n")] = '\0'; /* first line only */
-        mt_fail("%s: the reference MPI collective failed: %s", what, msg);
-    }
+    mt_mpi_check(what, rc_mpi);
     mt_unwatch();
 
-    if (S.bytes && memcmp(S.nb, S.init, S.bytes) != 0)
-        mt_fail("%s: nbcx modified the send buffer", what);
+    mt_check_sendbuf(what, S.nb, S.init, S.bytes);
     if (rc_nb == NBCX_SUCCESS && rc_mpi == MPI_SUCCESS)
         check_result(c, &R);
     tbuf_free(&S);
@@ -758,7 +571,7 @@ static void barrier_init(void)
                                        MPI_INFO_NULL, node, &mine,
                                        &flag_win));
         *mine = 0;
-        flags = xmalloc(sizeof *flags * (size_t)mt_size);
+        flags = mv_xmalloc_or_null(sizeof *flags * (size_t)mt_size);
         for (int i = 0; i < mt_size; i++) {
             MPI_Aint sz;
             int du;
@@ -819,39 +632,15 @@ static void run_barrier(const char *alg, int round, nbcx_comm comm)
 /* Driver                                                              */
 /* ------------------------------------------------------------------ */
 
-#define MAX_ALGS 16
-
-/* The algorithms of coll, as listed by nbcx, plus "auto". */
-static int algorithms(const char *coll, char names[MAX_ALGS][40])
-{
-    const char *list = NULL, *p;
-    int n = 0;
-
-    MT_OK(nbcx_algorithm_names(coll, &list));
-    for (p = list ? list : ""; *p && n < MAX_ALGS - 1;) {
-        size_t len = strcspn(p, " ");
-        if (len > 0 && len < 40) {
-            memcpy(names[n], p, len);
-            names[n][len] = '\0';
-            /* "slots" needs the inproc transport (tests/inproc); on MPI
-             * it falls back to "auto", which runs anyway */
-            if (strcmp(names[n], "auto") != 0 &&
-                strcmp(names[n], "slots") != 0)
-                n++;
-        }
-        p += len;
-        p += strspn(p, " ");
-    }
-    if (n == 0)
-        mt_fail("nbcx_algorithm_names(%s) lists no algorithm", coll);
-    strcpy(names[n++], "auto");
-    return n;
-}
+/* The algorithms of coll (mt_algorithms): "slots" needs the inproc
+ * transport (tests/inproc); on MPI it falls back to "auto", which runs
+ * anyway. */
+static const char *const skipped_algs[] = {"auto", "slots", NULL};
 
 static long run_collective(enum coll coll, nbcx_comm comm, long *id)
 {
-    char names[MAX_ALGS][40];
-    const int nalg = algorithms(coll_name[coll], names);
+    char names[MT_MAX_ALGS][40];
+    const int nalg = mt_algorithms(coll_name[coll], names, skipped_algs);
     const struct combo *combos = reduces(coll) ? reduce_combos : move_combos;
     const int ncombos = reduces(coll) ? NELEMS(reduce_combos)
                                       : NELEMS(move_combos);
@@ -905,8 +694,7 @@ static long run_collective(enum coll coll, nbcx_comm comm, long *id)
             }
         }
     }
-    MT_OK(nbcx_algorithm_set(coll_name[coll], "auto"));
-    MT_OK(nbcx_segsize_set(65536));
+    mt_restore_defaults(coll_name[coll]);
     return ncases;
 }
 
@@ -916,19 +704,12 @@ int main(int argc, char **argv)
     double t0;
     long id = 0;
 
-    mt_init(&argc, &argv);
-    t0 = MPI_Wtime();
-    mt_watch("setup");
+    t0 = mt_begin(&argc, &argv);
     MT_OK(nbcx_comm_from_mpi(MPI_COMM_WORLD, &comm));
     types_init();
     ops_init();
     barrier_init();
-    {
-        char version[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(version, &len);
-        reference_gatherv = strstr(version, "MPICH") != NULL;
-    }
+    reference_gatherv = mt_is_mpich();
 
     for (int coll = 0; coll < NCOLL; coll++) {
         double t = MPI_Wtime();
@@ -943,9 +724,9 @@ int main(int argc, char **argv)
                    time_nbcx, time_mpi);
     }
 
-    if (userop_errors)
+    if (mv_userop_errors)
         mt_fail("a user operation was called with a datatype of unexpected "
-                "size/extent %d time(s)", userop_errors);
+                "size/extent %d time(s)", mv_userop_errors);
     mt_watch("teardown");
     barrier_free();
     ops_free();

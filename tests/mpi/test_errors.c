@@ -706,9 +706,7 @@ int main(int argc, char **argv)
     MPI_Datatype pair;
     double t0;
 
-    mt_init(&argc, &argv);
-    t0 = MPI_Wtime();
-    mt_watch("setup");
+    t0 = mt_begin(&argc, &argv);
     MT_OK(nbcx_comm_from_mpi(MPI_COMM_WORLD, &comm));
 
     /* A communicator, a derived datatype and an operation, freed: their

@@ -129,9 +129,7 @@ int main(int argc, char **argv)
     nbcx_comm comm = NBCX_COMM_NULL;
     double t0;
 
-    mt_init(&argc, &argv);
-    t0 = MPI_Wtime();
-    mt_watch("setup");
+    t0 = mt_begin(&argc, &argv);
     mc_type_int(&t_int);
     mc_type_double(&t_double);
     MT_OK(nbcx_comm_from_mpi(MPI_COMM_WORLD, &comm));

@@ -519,8 +519,7 @@ static void run_case(const struct tcase *c)
     free(r);
     mt_unwatch();
 
-    if (memcmp(SB.nb, SB.init, SB.bytes) != 0)
-        mt_fail("%s: nbcx modified the send buffer", what);
+    mt_check_sendbuf(what, SB.nb, SB.init, SB.bytes);
     for (size_t k = 0; k < R.bytes; k++)
         if (RB.nb[k] != p2p[k]) {
             mt_fail("%s: recvbuf byte %zu of %zu is 0x%02x, the standard's "
@@ -560,15 +559,8 @@ static void run_case(const struct tcase *c)
 
 int main(int argc, char **argv)
 {
-    mt_init(&argc, &argv);
-    double t0 = MPI_Wtime();
-    mt_watch("setup");
-    {
-        static char version[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(version, &len);
-        mpich = strstr(version, "MPICH") != NULL;
-    }
+    double t0 = mt_begin(&argc, &argv);
+    mpich = mt_is_mpich();
     mv_types_init();
     mv_ops_init();
 

@@ -407,9 +407,7 @@ int main(int argc, char **argv)
     nbcx_comm comm = NBCX_COMM_NULL;
     double t0;
 
-    mt_init(&argc, &argv);
-    t0 = MPI_Wtime();
-    mt_watch("setup");
+    t0 = mt_begin(&argc, &argv);
     MT_OK(nbcx_comm_from_mpi(MPI_COMM_WORLD, &comm));
     MT_OK(nbcx_segsize_set(SEGSIZE));
     etypes_init();

@@ -46,30 +46,10 @@
 
 static struct mc_type t_int, t_double, t_contig;
 
+/* c's persistent request (mpicoll.h). */
 static int plan(struct mc_coll *c, nbcx_comm comm)
 {
-    const void *s = c->in_place ? NBCX_IN_PLACE : c->s;
-    nbcx_datatype t = c->t->nb;
-    nbcx_op op = c->t->nops ? c->t->nb_op[c->op] : NBCX_OP_NULL;
-    nbcx_request *req = &c->req;
-    int n = c->count;
-    switch (c->kind) {
-    case MC_BARRIER: return nbcx_barrier_init(comm, req);
-    case MC_BCAST: return nbcx_bcast_init(c->r, n, t, c->root, comm, req);
-    case MC_REDUCE:
-        return nbcx_reduce_init(s, c->r, n, t, op, c->root, comm, req);
-    case MC_ALLREDUCE:
-        return nbcx_allreduce_init(s, c->r, n, t, op, comm, req);
-    case MC_GATHER:
-        return nbcx_gather_init(s, n, t, c->r, n, t, c->root, comm, req);
-    case MC_SCATTER:
-        return nbcx_scatter_init(s, n, t, c->r, n, t, c->root, comm, req);
-    case MC_ALLGATHER:
-        return nbcx_allgather_init(s, n, t, c->r, n, t, comm, req);
-    case MC_ALLTOALL:
-        return nbcx_alltoall_init(s, n, t, c->r, n, t, comm, req);
-    default: return NBCX_ERR_INTERN;
-    }
+    return mc_call(c, comm, true);
 }
 
 #if MPI_VERSION >= 4
@@ -162,6 +142,32 @@ static void expect_inactive(nbcx_request *req, const char *what)
         mt_fail("%s: wait on an inactive request gave %d", what, rc);
 }
 
+/* The init of a persistent request returned rc: the job ends if it
+ * failed (the other ranks could never complete it); the new request
+ * must be inactive. */
+static void expect_planned(int rc, nbcx_request *req, const char *what)
+{
+    if (rc != NBCX_SUCCESS) {
+        fprintf(stderr, "[rank %d] %s: init failed: %s\n", mt_rank, what,
+                nbcx_error_string(rc));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    expect_inactive(req, what);
+}
+
+/* Run `run` of a persistent request: start and wait, which must
+ * succeed; the watchdog then watches the check that follows. */
+static void start_and_wait(nbcx_request *req, const char *what, int run)
+{
+    int rc;
+    mt_watch("%s: start %d", what, run);
+    MT_OK(nbcx_start(req));
+    if ((rc = nbcx_wait(req)) != NBCX_SUCCESS)
+        mt_fail("%s: run %d: wait gave %s", what, run,
+                nbcx_error_string(rc));
+    mt_watch("%s: check %d", what, run);
+}
+
 /* Part 1: every kind, several shapes, restarted with new input. */
 static void restarts(nbcx_comm comm)
 {
@@ -187,22 +193,11 @@ static void restarts(nbcx_comm comm)
                 snprintf(what, sizeof what, "persistent %s count=%d %s",
                          mc_kind_name[k], counts[ci], t->name);
                 mt_watch("%s: init", what);
-                int rc = plan(&c, comm);
-                if (rc != NBCX_SUCCESS) {
-                    fprintf(stderr, "[rank %d] %s: init failed: %s\n",
-                            mt_rank, what, nbcx_error_string(rc));
-                    MPI_Abort(MPI_COMM_WORLD, 1);
-                }
-                expect_inactive(&c.req, what);
+                expect_planned(plan(&c, comm), &c.req, what);
                 for (int run = 0; run < RESTARTS; run++) {
                     if (run > 0)
                         refill(&c, &data);
-                    mt_watch("%s: start %d", what, run);
-                    MT_OK(nbcx_start(&c.req));
-                    if ((rc = nbcx_wait(&c.req)) != NBCX_SUCCESS)
-                        mt_fail("%s: run %d: wait gave %s", what, run,
-                                nbcx_error_string(rc));
-                    mt_watch("%s: check %d", what, run);
+                    start_and_wait(&c.req, what, run);
                     check(&c, what, i);
                     expect_inactive(&c.req, what);
                 }
@@ -713,22 +708,11 @@ static void vrestarts(nbcx_comm comm)
                     uint64_t data = mt_seed((uint64_t)id, mt_rank + 1, 23);
                     v_refill(&v, &data);
                     mt_watch("%s: init", what);
-                    int rc = v_plan(&v, comm);
-                    if (rc != NBCX_SUCCESS) {
-                        fprintf(stderr, "[rank %d] %s: init failed: %s\n",
-                                mt_rank, what, nbcx_error_string(rc));
-                        MPI_Abort(MPI_COMM_WORLD, 1);
-                    }
-                    expect_inactive(&v.req, what);
+                    expect_planned(v_plan(&v, comm), &v.req, what);
                     for (int run = 0; run < RESTARTS; run++) {
                         if (run > 0)
                             v_refill(&v, &data);
-                        mt_watch("%s: start %d", what, run);
-                        MT_OK(nbcx_start(&v.req));
-                        if ((rc = nbcx_wait(&v.req)) != NBCX_SUCCESS)
-                            mt_fail("%s: run %d: wait gave %s", what, run,
-                                    nbcx_error_string(rc));
-                        mt_watch("%s: check %d", what, run);
+                        start_and_wait(&v.req, what, run);
                         v_check(&v, what, run);
                         expect_inactive(&v.req, what);
                     }
@@ -968,23 +952,12 @@ static void nrestarts(void)
                          n_name[k], c.maxc, c.t->name);
                 uint64_t data = mt_seed((uint64_t)id, mt_rank + 1, 29);
                 mt_watch("%s: init", what);
-                int rc = n_plan(&c, comm);
-                if (rc != NBCX_SUCCESS) {
-                    fprintf(stderr, "[rank %d] %s: init failed: %s\n",
-                            mt_rank, what, nbcx_error_string(rc));
-                    MPI_Abort(MPI_COMM_WORLD, 1);
-                }
-                expect_inactive(&c.req, what);
+                expect_planned(n_plan(&c, comm), &c.req, what);
                 for (int run = 0; run < RESTARTS; run++) {
                     mc_fill(c.s, c.sbytes, c.t->dbl, &data);
                     mc_fill(c.r, c.rbytes, c.t->dbl, &data);
                     memcpy(c.r_ref, c.r, c.rbytes);
-                    mt_watch("%s: start %d", what, run);
-                    MT_OK(nbcx_start(&c.req));
-                    if ((rc = nbcx_wait(&c.req)) != NBCX_SUCCESS)
-                        mt_fail("%s: run %d: wait gave %s", what, run,
-                                nbcx_error_string(rc));
-                    mt_watch("%s: check %d", what, run);
+                    start_and_wait(&c.req, what, run);
                     if (n_reference(&c, g) != MPI_SUCCESS)
                         mt_fail("%s: run %d: MPI's collective failed", what,
                                 run);
@@ -1006,19 +979,12 @@ static void nrestarts(void)
 int main(int argc, char **argv)
 {
     nbcx_comm comm = NBCX_COMM_NULL;
-    mt_init(&argc, &argv);
-    double t0 = MPI_Wtime();
-    mt_watch("setup");
+    double t0 = mt_begin(&argc, &argv);
     mc_type_int(&t_int);
     mc_type_double(&t_double);
     mc_type_contig(&t_contig, 3);
     MT_OK(nbcx_comm_from_mpi(MPI_COMM_WORLD, &comm));
-    {
-        static char version[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(version, &len);
-        mpich = strstr(version, "MPICH") != NULL;
-    }
+    mpich = mt_is_mpich();
     restarts(comm);
     vrestarts(comm);
     nrestarts();

@@ -31,15 +31,13 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "capture.h"
 #include "mpitest.h"
 
 enum { N = 256 };
 static const double TIMEOUT = 1.0;
 
-/* ---- stderr capture (this rank's fd 2) ---- */
-
-static FILE *captured;
-static int saved_fd = -1, captured_fd = -1;
+/* ---- stderr capture (this rank's fd 2, capture.h) ---- */
 
 /* The test's watchdog fired while stderr was captured: its message and
  * what was captured go to the real stderr (async-signal-safe calls). */
@@ -49,6 +47,7 @@ static void uncapture_on_timeout(void)
     char buf[4096];
     ssize_t n;
     off_t off = 0;
+    int saved_fd = capture_saved_fd(), captured_fd = capture_file_fd();
     if (saved_fd < 0 || captured_fd < 0)
         return;
     if (write(saved_fd, msg, sizeof msg - 1) < 0 ||
@@ -62,47 +61,15 @@ static void uncapture_on_timeout(void)
     }
 }
 
-static void capture_begin(void)
+/* Captures stderr (capture_begin), with the watchdog hook; a rank that
+ * cannot ends the job. */
+static void capture_start(void)
 {
-    fflush(stderr);
-    if (getenv("NBCX_TEST_NO_CAPTURE")) /* debugging: what is said as is */
-        return;
-    captured = tmpfile();
-    saved_fd = dup(2);
-    captured_fd = captured ? fileno(captured) : -1;
     mt_on_timeout = uncapture_on_timeout;
-    if (!captured || saved_fd < 0 || dup2(captured_fd, 2) < 0) {
+    if (!capture_begin()) {
         fprintf(stdout, "[rank %d] cannot capture stderr\n", mt_rank);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-}
-
-static char *capture_end(void)
-{
-    fflush(stderr);
-    if (!captured)
-        return calloc(1, 1);
-    dup2(saved_fd, 2);
-    close(saved_fd);
-    long n = ftell(captured);
-    char *text = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
-    rewind(captured);
-    if (n > 0 && fread(text, 1, (size_t)n, captured) != (size_t)n)
-        text[0] = '\0';
-    fclose(captured);
-    captured = NULL;
-    saved_fd = captured_fd = -1;
-    fputs(text, stderr);
-    fflush(stderr);
-    return text;
-}
-
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
-        n++;
-    return n;
 }
 
 /* ---- what the survivors check ---- */
@@ -143,9 +110,9 @@ static void expect_timeout(nbcx_comm *comm, nbcx_request *reqs, int nreqs,
     if (took < TIMEOUT - 0.05 || took > TIMEOUT + 1.0)
         mt_fail("timed out after %.3f s, timeout %.1f s (+1 s allowed)",
                 took, TIMEOUT);
-    if (count(text, "nbcx: TIMEOUT: ") != 1)
+    if (capture_count(text, "nbcx: TIMEOUT: ") != 1)
         mt_fail("%d diagnoses on stderr, expected 1",
-                count(text, "nbcx: TIMEOUT: "));
+                capture_count(text, "nbcx: TIMEOUT: "));
     if (!strstr(text, " #") || !strstr(text, "(algorithm ") ||
         !strstr(text, "peer rank ") || !strstr(text, ", tag ") ||
         !strstr(text, "is broken"))
@@ -189,7 +156,7 @@ static void test_never(void)
             mt_fail("nbcx_comm_get_timeout gave %g, expected %g", t,
                     TIMEOUT);
         nbcx_request reqs[2];
-        capture_begin();
+        capture_start();
         double t0 = MPI_Wtime();
         int n = start_ops(comm, reqs, in, out);
         expect_timeout(&comm, reqs, n, t0, in, out);
@@ -253,7 +220,7 @@ static void test_killed(double t_start)
     }
     struct timespec pause = { 0, 200000000 };
     nanosleep(&pause, NULL);
-    capture_begin();
+    capture_start();
     double t0 = MPI_Wtime();
     MT_OK(nbcx_iallreduce(in, out, N, NBCX_INT32, NBCX_SUM, comm,
                           &reqs[0]));

@@ -112,33 +112,43 @@ static double time_nbcx, time_mpi;
 static bool mpich;    /* the library is MPICH (see main) */
 static long mpi_bugs; /* reductions where MPI disagreed, nbcx did not */
 
-/* Starts and waits for the nbcx collective; a failure stops the job
- * (the other ranks could wait forever). */
+/* Waits for the nbcx collective (mt_nbcx_wait: a failure stops the
+ * job), timed. */
 static void nbcx_done(const char *what, int rc, nbcx_request *req)
 {
     double t = MPI_Wtime();
-    if (rc == NBCX_SUCCESS)
-        rc = nbcx_wait(req);
-    if (rc != NBCX_SUCCESS) {
-        mt_fail("%s: nbcx returned %d (%s); stopping the job", what, rc,
-                nbcx_error_string(rc));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    if (*req != NBCX_REQUEST_NULL)
-        mt_fail("%s: request not reset by nbcx_wait", what);
+    mt_nbcx_wait(what, rc, req);
     time_nbcx += MPI_Wtime() - t;
 }
 
 static void mpi_done(const char *what, int rc, double t)
 {
     time_mpi += MPI_Wtime() - t;
-    if (rc != MPI_SUCCESS) {
-        char msg[MPI_MAX_ERROR_STRING];
-        int len;
-        MPI_Error_string(rc, msg, &len);
-        msg[strcspn(msg, "\n")] = '\0';
-        mt_fail("%s: the reference MPI collective failed: %s", what, msg);
+    mt_mpi_check(what, rc);
+}
+
+/* After the nbcx call (nb) or the MPI one of a case, started at *t. */
+static void call_done(bool nb, const char *what, int rc, nbcx_request *req,
+                      double *t)
+{
+    if (nb) {
+        nbcx_done(what, rc, req);
+        *t = MPI_Wtime();
+    } else {
+        mpi_done(what, rc, *t);
     }
+}
+
+/* The end of a data-moving case: nbcx's send buffer must be unchanged
+ * and its receive buffer equal MPI's (gaps included); frees both. */
+static void move_checked(const char *what, struct mv_buf *S,
+                         struct mv_buf *R)
+{
+    mt_unwatch();
+    mt_check_sendbuf(what, S->nb, S->init, S->bytes);
+    mv_compare(what, "recvbuf", R);
+    mv_buf_free(S);
+    mv_buf_free(R);
 }
 
 /* ------------------------------------------------------------------ */
@@ -299,19 +309,9 @@ static void run_move(const struct tcase *c, nbcx_comm comm)
                                    rdispls, rmpi, MPI_COMM_WORLD);
             break;
         }
-        if (nb) {
-            nbcx_done(what, rc, &req);
-            t = MPI_Wtime();
-        } else {
-            mpi_done(what, rc, t);
-        }
+        call_done(nb, what, rc, &req, &t);
     }
-    mt_unwatch();
-    if (S.bytes && memcmp(S.nb, S.init, S.bytes) != 0)
-        mt_fail("%s: nbcx modified the send buffer", what);
-    mv_compare(what, "recvbuf", &R);
-    mv_buf_free(&S);
-    mv_buf_free(&R);
+    move_checked(what, &S, &R);
     free(scounts);
     free(sdispls);
     free(rcounts);
@@ -415,12 +415,7 @@ static void run_alltoallw(const struct tcase *c, nbcx_comm comm)
         rc = MPI_Alltoallw(ip ? MPI_IN_PLACE : S.ref, sc, sd, smpi, R.ref,
                            rc_, rd, rmpi, MPI_COMM_WORLD);
     mpi_done(what, rc, t);
-    mt_unwatch();
-    if (S.bytes && memcmp(S.nb, S.init, S.bytes) != 0)
-        mt_fail("%s: nbcx modified the send buffer", what);
-    mv_compare(what, "recvbuf", &R);
-    mv_buf_free(&S);
-    mv_buf_free(&R);
+    move_checked(what, &S, &R);
     free(sc);
     free(sd);
     free(st);
@@ -550,16 +545,10 @@ static void run_reduction(const struct tcase *c, nbcx_comm comm)
                      : MPI_Exscan(s, r, n, mt, mop, MPI_COMM_WORLD);
             break;
         }
-        if (nb) {
-            nbcx_done(what, err, &req);
-            t = MPI_Wtime();
-        } else {
-            mpi_done(what, err, t);
-        }
+        call_done(nb, what, err, &req, &t);
     }
     mt_unwatch();
-    if (S.bytes && memcmp(S.nb, S.init, S.bytes) != 0)
-        mt_fail("%s: nbcx modified the send buffer", what);
+    mt_check_sendbuf(what, S.nb, S.init, S.bytes);
     if (c->coll == C_EXSCAN && me == 0) {
         /* MPI leaves it undefined; nbcx leaves it alone */
         if (memcmp(R.nb, R.init, R.bytes) != 0)
@@ -601,32 +590,10 @@ static void run_reduction(const struct tcase *c, nbcx_comm comm)
 /* Driver                                                              */
 /* ------------------------------------------------------------------ */
 
-#define MAX_ALGS 16
-
-static int algorithms(const char *coll, char names[MAX_ALGS][40])
-{
-    const char *list = NULL, *p;
-    int n = 0;
-    MT_OK(nbcx_algorithm_names(coll, &list));
-    for (p = list ? list : ""; *p && n < MAX_ALGS - 1;) {
-        size_t len = strcspn(p, " ");
-        if (len > 0 && len < 40) {
-            memcpy(names[n], p, len);
-            names[n++][len] = '\0';
-        }
-        p += len;
-        p += strspn(p, " ");
-    }
-    if (n == 0)
-        mt_fail("nbcx_algorithm_names(%s) lists no algorithm", coll);
-    strcpy(names[n++], "auto");
-    return n;
-}
-
 static long run_collective(enum coll coll, nbcx_comm comm, long *id)
 {
-    char names[MAX_ALGS][40];
-    const int nalg = algorithms(coll_name[coll], names);
+    char names[MT_MAX_ALGS][40];
+    const int nalg = mt_algorithms(coll_name[coll], names, NULL);
     const int p = mt_size;
     const int roots[2] = {0, p - 1};
     const bool rooted = coll == C_GATHERV || coll == C_SCATTERV;
@@ -667,8 +634,7 @@ static long run_collective(enum coll coll, nbcx_comm comm, long *id)
             }
         }
     }
-    MT_OK(nbcx_algorithm_set(coll_name[coll], "auto"));
-    MT_OK(nbcx_segsize_set(65536));
+    mt_restore_defaults(coll_name[coll]);
     return ncases;
 }
 
@@ -677,16 +643,9 @@ int main(int argc, char **argv)
     nbcx_comm comm = NBCX_COMM_NULL;
     long id = 0;
 
-    mt_init(&argc, &argv);
-    double t0 = MPI_Wtime();
-    mt_watch("setup");
+    double t0 = mt_begin(&argc, &argv);
     MT_OK(nbcx_comm_from_mpi(MPI_COMM_WORLD, &comm));
-    {
-        static char version[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(version, &len);
-        mpich = strstr(version, "MPICH") != NULL;
-    }
+    mpich = mt_is_mpich();
     mv_types_init();
     mv_ops_init();
     mt_unwatch();

@@ -40,11 +40,15 @@
  */
 #include <stdint.h>
 
+#include "blocks.h"
+#include "colls.h"
+#include "gaptype.h"
 #include "coll/coll.h"
 #include "progress/request.h"
 #include "harness.h"
-#include "matrix_op.h"
-#include "loopback.h"
+#include "lbworld.h"
+#include "redops.h"
+#include "wordcheck.h"
 
 enum { MAXP = 64, SEGSIZE = 100, TAG_UB = 65535 };
 enum { MAX_FAILED_CASES = 10 }; /* per algorithm, then skip it */
@@ -53,12 +57,7 @@ static const int sizes[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
                              15, 16, 24, 33, 64 };
 static const int counts[] = { 0, 1, 7, 203 };
 
-enum coll_id { C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_SCATTER,
-               C_ALLGATHER, C_ALLTOALL, NCOLL };
-static const char *const coll_names[NCOLL] = {
-    "barrier", "bcast", "reduce", "allreduce", "gather", "scatter",
-    "allgather", "alltoall",
-};
+/* enum coll_id and coll_names: colls.h */
 
 /* ------------------------------------------------------------------ */
 /* Worlds and running one collective on every rank                     */
@@ -70,214 +69,43 @@ static const char *const coll_names[NCOLL] = {
 struct ctx {
     enum coll_id coll;
     const char *alg;
-    enum loopback_mode mode;
-    int p;
-    nbcx_comm c[MAXP];
-    bool have_world;
-    uint64_t seed;
+    struct lb_world w;  /* p, mode, seed and the world (lbworld.h) */
     int failed;         /* failed cases of this algorithm */
     char desc[200];     /* the case, for messages */
 };
 
-static bool ctx_world(struct ctx *x)
-{
-    if (x->have_world)
-        return true;
-    struct loopback_options opt = { .tag_ub = TAG_UB, .mode = x->mode,
-                                    .seed = x->seed++ };
-    int err = loopback_world_create_ex(x->p, &opt, x->c);
-    CHECK(err == NBCX_SUCCESS, "world of %d: %s", x->p,
-          nbcx_error_string(err));
-    x->have_world = err == NBCX_SUCCESS;
-    return x->have_world;
-}
+static bool ctx_world(struct ctx *x) { return lb_world_get(&x->w); }
 
-static void ctx_drop_world(struct ctx *x)
-{
-    if (x->have_world)
-        loopback_world_destroy(x->p, x->c);
-    x->have_world = false;
-}
+static void ctx_drop_world(struct ctx *x) { lb_world_drop(&x->w); }
 
-static void ctx_describe(struct ctx *x, const char *fmt, ...)
+/* Describes the case for messages (and counts it); false if there is
+ * no world to run it on. */
+static bool ctx_case(struct ctx *x, const char *fmt, ...)
 {
     int n = snprintf(x->desc, sizeof x->desc, "%s alg=%s p=%d mode=%s ",
-                     coll_names[x->coll], x->alg, x->p,
-                     x->mode == LOOPBACK_RANDOM ? "random" : "ordered");
+                     coll_names[x->coll], x->alg, x->w.p,
+                     x->w.mode == LOOPBACK_RANDOM ? "random" : "ordered");
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(x->desc + n, sizeof x->desc - (size_t)n, fmt, ap);
     va_end(ap);
     th_context = x->desc;
     th_cases++;
+    return ctx_world(x);
 }
 
 /* Waits for the requests of one collective (started[r]: the start call's
- * return code on rank r). False if the case failed already: a start
- * error, a deadlock or an error result. */
+ * return code on rank r), even after a start error. False if the case
+ * failed already: a start error, a deadlock or an error result. */
 static bool ctx_finish(struct ctx *x, const int started[],
                        nbcx_request req[])
 {
-    bool ok = true;
-    for (int r = 0; r < x->p; r++)
-        if (!CHECK(started[r] == NBCX_SUCCESS, "rank %d: start returned %d "
-                   "(%s)", r, started[r], nbcx_error_string(started[r])))
-            ok = false;
-    int err = loopback_waitall(x->c[0], x->p, req);
-    if (err == LOOPBACK_DEADLOCK) {
-        CHECK(0, "deadlock: the collective can never complete");
-        ctx_drop_world(x);
-        return false;
-    }
-    if (!CHECK(err == NBCX_SUCCESS, "waitall returned %d (%s)", err,
-               nbcx_error_string(err)))
-        ok = false;
-    if (!ok)
-        ctx_drop_world(x);
-    return ok;
+    return lb_world_finish(&x->w, started, req, true);
 }
 
 /* ------------------------------------------------------------------ */
-/* Derived datatypes, as a face (e.g. MPI) would make them             */
+/* Buffers of self-describing words (words.h), in each rank's layout   */
 /* ------------------------------------------------------------------ */
-/*
- * Two non-contiguous types of two int32 data words in a 12-byte extent:
- *
- *     gap_mid    | d0 | gap | d1 |    true_lb 0, true_extent 12
- *     gap_front  | gap | d0 | d1 |    true_lb 4, true_extent 8
- *
- * Their 8 bytes of data match INT32 x 2 or INT64 x 1. The gaps must
- * never be written. The face packs, unpacks and reduces (NBCX_SUM only)
- * as MPI's pack/unpack and reduce_local would. The types are static and
- * never freed (their reference count never drops to zero).
- */
-struct gap_layout {
-    int off[2]; /* word offsets of d0 and d1 in the element */
-};
-static const struct gap_layout mid_layout = { { 0, 2 } };
-static const struct gap_layout front_layout = { { 1, 2 } };
-
-static const uint32_t *gap_word(const void *buf, int i, int k,
-                                const struct nbcx_datatype_s *t)
-{
-    const struct gap_layout *l = t->handle;
-    return (const uint32_t *)buf + 3 * i + l->off[k];
-}
-
-static int gap_pack(const void *src, int count, struct nbcx_datatype_s *t,
-                    void *dst)
-{
-    uint32_t *out = dst;
-    for (int i = 0; i < count; i++)
-        for (int k = 0; k < 2; k++)
-            memcpy(out + 2 * i + k, gap_word(src, i, k, t), 4);
-    return NBCX_SUCCESS;
-}
-
-static int gap_unpack(const void *src, int count, struct nbcx_datatype_s *t,
-                      void *dst)
-{
-    const uint32_t *in = src;
-    for (int i = 0; i < count; i++)
-        for (int k = 0; k < 2; k++)
-            memcpy((void *)(uintptr_t)gap_word(dst, i, k, t), in + 2 * i + k,
-                   4);
-    return NBCX_SUCCESS;
-}
-
-static int gap_reduce(const void *in, void *inout, int count,
-                      struct nbcx_datatype_s *t, int op_id)
-{
-    if (op_id != (int)(uintptr_t)NBCX_SUM)
-        return NBCX_ERR_OP;
-    for (int i = 0; i < count; i++)
-        for (int k = 0; k < 2; k++) {
-            int32_t a, b;
-            uint32_t *pb = (uint32_t *)(uintptr_t)gap_word(inout, i, k, t);
-            memcpy(&a, gap_word(in, i, k, t), 4);
-            memcpy(&b, pb, 4);
-            b += a;
-            memcpy(pb, &b, 4);
-        }
-    return NBCX_SUCCESS;
-}
-
-static const struct nbcxi_type_face gap_face = { gap_pack, gap_unpack,
-                                                 gap_reduce, NULL };
-
-#define GAP_TYPE(NAME, LAYOUT, LB, TEXT)                                      \
-    static struct nbcx_datatype_s NAME = {                                    \
-        .magic = NBCXI_TYPE_MAGIC, .id = 0, .name = #NAME, .size = 8,         \
-        .extent = 12, .true_lb = LB, .true_extent = TEXT,                     \
-        .contiguous = false, .face = &gap_face,                               \
-        .handle = (void *)(uintptr_t)&LAYOUT, .refs = 1 }
-GAP_TYPE(gap_mid, mid_layout, 0, 12);
-GAP_TYPE(gap_front, front_layout, 4, 8);
-#define GAP_MID ((nbcx_datatype)&gap_mid)
-#define GAP_FRONT ((nbcx_datatype)&gap_front)
-
-/* ------------------------------------------------------------------ */
-/* Buffers of self-describing words, in each rank's own layout         */
-/* ------------------------------------------------------------------ */
-
-/* Word i of block blk sent by rank src; salt changes with every case,
- * so data left over from another case is recognised too. */
-static uint32_t word(int salt, int src, int blk, int i)
-{
-    return (uint32_t)(salt & 31) << 27 | (uint32_t)src << 21 |
-           (uint32_t)blk << 15 | (uint32_t)(i & 0x7fff);
-}
-
-static const uint32_t SENTINEL = 0xdeadbeefu;
-
-static uint32_t *words(size_t n)
-{
-    uint32_t *p = malloc(n ? n * sizeof *p : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    for (size_t i = 0; i < n; i++)
-        p[i] = SENTINEL;
-    return p;
-}
-
-static uint32_t *copy_words(const uint32_t *src, size_t n)
-{
-    uint32_t *p = words(n);
-    memcpy(p, src, n * sizeof *p);
-    return p;
-}
-
-static void describe_word(char *out, size_t len, uint32_t w)
-{
-    if (w == SENTINEL)
-        snprintf(out, len, "the sentinel (never written)");
-    else
-        snprintf(out, len, "0x%08x = word %u of block %u from rank %u, "
-                 "salt %u", w, w & 0x7fff, (w >> 15) & 63, (w >> 21) & 63,
-                 w >> 27);
-}
-
-/* Compares n words of rank's buffer with the expected ones (in memory
- * order, gaps included); reports the first difference and how many
- * words differ. */
-static bool same_words(const char *what, int rank, const uint32_t *got,
-                       const uint32_t *want, size_t n)
-{
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < n; i++)
-        if (got[i] != want[i] && bad++ == 0)
-            first = i;
-    if (bad == 0)
-        return CHECK(true, "counted");
-    char g[96], w[96];
-    describe_word(g, sizeof g, got[first]);
-    describe_word(w, sizeof w, want[first]);
-    CHECK(bad == 0, "%s of rank %d: %zu of %zu words differ; first at word "
-          "%zu: got %s, expected %s", what, rank, bad, n, first, g, w);
-    return false;
-}
 
 /* How the data of the collective is typed. A block holds `count` units:
  *   T_INT32    a unit is one int32, NBCX_INT32 everywhere;
@@ -291,16 +119,8 @@ enum tmode { T_INT32, T_MIXED, T_DERIVED, NTMODES };
 static const char *const tmode_names[NTMODES] = { "int32", "mixed",
                                                   "derived" };
 
-/* One rank's (type, count) for a block, and its memory layout: element
- * e holds data words dpe * e + k at word w * e + off[k]. */
-struct tsel {
-    nbcx_datatype type;
-    int count;
-    int w, dpe, off[2];
-};
-
-static const struct tsel SEL_INT32 = { NBCX_INT32, 0, 1, 1, { 0, 0 } };
-static const struct tsel SEL_INT64 = { NBCX_INT64, 0, 2, 2, { 0, 1 } };
+/* One rank's (type, count) for a block and its layout: struct tsel of
+ * blocks.h. */
 static const struct tsel SEL_GAP_MID = { GAP_MID, 0, 3, 2, { 0, 2 } };
 static const struct tsel SEL_GAP_FRONT = { GAP_FRONT, 0, 3, 2, { 1, 2 } };
 
@@ -328,27 +148,6 @@ static size_t block_words(enum tmode m, int count)
     return (size_t)count * (m == T_INT32 ? 1 : 2);
 }
 
-/* Words of memory per block in t's layout. */
-static size_t mem_words(struct tsel t)
-{
-    return (size_t)t.count * (size_t)t.w;
-}
-
-/* Data word j of block blk lives here. */
-static uint32_t *at(uint32_t *buf, struct tsel t, size_t blk, size_t j)
-{
-    return buf + blk * mem_words(t) + (j / (size_t)t.dpe) * (size_t)t.w +
-           (size_t)t.off[j % (size_t)t.dpe];
-}
-
-/* Writes block blk of words from (src, sblk) into buf (t's layout). */
-static void put_block(uint32_t *buf, struct tsel t, size_t blk, int salt,
-                      int src, int sblk, size_t bw)
-{
-    for (size_t j = 0; j < bw; j++)
-        *at(buf, t, blk, j) = word(salt, src, sblk, (int)j);
-}
-
 static int case_salt;
 
 /* ------------------------------------------------------------------ */
@@ -360,18 +159,17 @@ static int case_salt;
  * leave before it. */
 static void case_barrier(struct ctx *x, int late)
 {
-    ctx_describe(x, "late=%d", late);
-    if (!ctx_world(x))
+    if (!ctx_case(x, "late=%d", late))
         return;
     nbcx_request req[MAXP];
     int started[MAXP] = { 0 };
-    for (int r = 0; r < x->p; r++)
+    for (int r = 0; r < x->w.p; r++)
         if (r != late)
-            started[r] = nbcx_ibarrier(x->c[r], &req[r]);
+            started[r] = nbcx_ibarrier(x->w.c[r], &req[r]);
     if (late >= 0) {
-        for (int k = 0; k < 4 * x->p + 8; k++)
+        for (int k = 0; k < 4 * x->w.p + 8; k++)
             nbcx_progress();
-        for (int r = 0; r < x->p; r++) {
+        for (int r = 0; r < x->w.p; r++) {
             if (r == late || !req[r])
                 continue;
             int flag = 0;
@@ -379,7 +177,7 @@ static void case_barrier(struct ctx *x, int late)
             CHECK(!flag, "rank %d left the barrier before rank %d entered",
                   r, late);
         }
-        started[late] = nbcx_ibarrier(x->c[late], &req[late]);
+        started[late] = nbcx_ibarrier(x->w.c[late], &req[late]);
     }
     ctx_finish(x, started, req);
 }
@@ -387,9 +185,9 @@ static void case_barrier(struct ctx *x, int late)
 static void run_barrier(struct ctx *x)
 {
     case_barrier(x, -1);
-    int late[3] = { 0, x->p - 1, x->p / 2 };
+    int late[3] = { 0, x->w.p - 1, x->w.p / 2 };
     for (int k = 0; k < 3; k++)
-        if (x->p > 1 && (k == 0 || late[k] != late[k - 1]))
+        if (x->w.p > 1 && (k == 0 || late[k] != late[k - 1]))
             case_barrier(x, late[k]);
 }
 
@@ -399,10 +197,10 @@ static void run_barrier(struct ctx *x)
 
 static void case_bcast(struct ctx *x, int count, int root, enum tmode m)
 {
-    ctx_describe(x, "count=%d root=%d types=%s", count, root, tmode_names[m]);
-    if (!ctx_world(x))
+    if (!ctx_case(x, "count=%d root=%d types=%s", count, root,
+                  tmode_names[m]))
         return;
-    int salt = ++case_salt, p = x->p;
+    int salt = ++case_salt, p = x->w.p;
     size_t bw = block_words(m, count);
     uint32_t *buf[MAXP], *want[MAXP];
     struct tsel t[MAXP];
@@ -417,8 +215,8 @@ static void case_bcast(struct ctx *x, int count, int root, enum tmode m)
             put_block(buf[r], t[r], 0, salt, root, 0, bw);
     }
     for (int r = 0; r < p; r++)
-        started[r] = nbcx_ibcast(buf[r], t[r].count, t[r].type, root, x->c[r],
-                                 &req[r]);
+        started[r] = nbcx_ibcast(buf[r], t[r].count, t[r].type, root,
+                                 x->w.c[r], &req[r]);
     if (ctx_finish(x, started, req))
         for (int r = 0; r < p; r++)
             same_words("buffer", r, buf[r], want[r], mem_words(t[r]));
@@ -441,6 +239,8 @@ struct bufs {
     uint32_t *sbuf[MAXP], *sref[MAXP], *rbuf[MAXP], *want[MAXP];
     size_t slen[MAXP], rlen[MAXP];
     struct tsel s[MAXP], t[MAXP];
+    nbcx_request req[MAXP];
+    int started[MAXP]; /* what each rank's start call returned */
 };
 
 static void bufs_alloc(struct bufs *b, int p, enum tmode m, int count,
@@ -453,6 +253,7 @@ static void bufs_alloc(struct bufs *b, int p, enum tmode m, int count,
         b->rlen[r] = mem_words(b->t[r]) * (size_t)rblocks;
         b->sbuf[r] = words(b->slen[r]);
         b->rbuf[r] = words(b->rlen[r]);
+        b->started[r] = 0;
     }
 }
 
@@ -476,19 +277,54 @@ static void bufs_free(struct bufs *b, int p)
     }
 }
 
+/* Completes the case; if it ran, checks that every send buffer is
+ * unchanged and every receive buffer holds what is expected (names of
+ * the buffers in messages: a non-root's are "non-root sendbuf" or
+ * "non-root recvbuf" where MPI calls them insignificant); frees the
+ * buffers. */
+static void bufs_finish(struct ctx *x, struct bufs *b, int root,
+                        bool nonroot_send, bool nonroot_recv)
+{
+    if (ctx_finish(x, b->started, b->req))
+        for (int r = 0; r < x->w.p; r++) {
+            bool other = r != root;
+            same_words(other && nonroot_send ? "non-root sendbuf"
+                                             : "sendbuf",
+                       r, b->sbuf[r], b->sref[r], b->slen[r]);
+            same_words(other && nonroot_recv ? "non-root recvbuf"
+                                             : "recvbuf",
+                       r, b->rbuf[r], b->want[r], b->rlen[r]);
+        }
+    bufs_free(b, x->w.p);
+}
+
+/* A case of gather, scatter, allgather or alltoall (root < 0: no root):
+ * describes it (ctx_case) and, if it can run, allocates its buffers
+ * (bufs_alloc). Its salt, or 0 if it cannot run. */
+static int bufs_case(struct ctx *x, struct bufs *b, enum tmode m, int count,
+                     int root, bool in_place, int sblocks, int rblocks)
+{
+    bool ok = root >= 0 ? ctx_case(x, "count=%d root=%d types=%s "
+                                   "in_place=%d", count, root,
+                                   tmode_names[m], in_place)
+                        : ctx_case(x, "count=%d types=%s in_place=%d",
+                                   count, tmode_names[m], in_place);
+    if (!ok)
+        return 0;
+    bufs_alloc(b, x->w.p, m, count, sblocks, rblocks);
+    return ++case_salt;
+}
+
 static void case_gather(struct ctx *x, int count, int root, enum tmode m,
                         bool in_place)
 {
-    ctx_describe(x, "count=%d root=%d types=%s in_place=%d", count, root,
-                 tmode_names[m], in_place);
-    if (!ctx_world(x))
-        return;
-    int salt = ++case_salt, p = x->p;
-    size_t bw = block_words(m, count);
+    const int p = x->w.p;
     struct bufs b;
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    bufs_alloc(&b, p, m, count, 1, p); /* every rank: a receive buffer */
+    /* every rank: a receive buffer */
+    int salt = bufs_case(x, &b, m, count, root, in_place, 1, p);
+    if (!salt)
+        return;
+    size_t bw = block_words(m, count);
     for (int r = 0; r < p; r++)
         put_block(b.sbuf[r], b.s[r], 0, salt, r, 0, bw);
     if (in_place)
@@ -498,32 +334,23 @@ static void case_gather(struct ctx *x, int count, int root, enum tmode m,
         put_block(b.want[root], b.t[root], (size_t)src, salt, src, 0, bw);
     for (int r = 0; r < p; r++) {
         const void *sb = (r == root && in_place) ? NBCX_IN_PLACE : b.sbuf[r];
-        started[r] = nbcx_igather(sb, b.s[r].count, b.s[r].type, b.rbuf[r],
-                                  b.t[r].count, b.t[r].type, root, x->c[r],
-                                  &req[r]);
+        b.started[r] = nbcx_igather(sb, b.s[r].count, b.s[r].type, b.rbuf[r],
+                                    b.t[r].count, b.t[r].type, root, x->w.c[r],
+                                    &b.req[r]);
     }
-    if (ctx_finish(x, started, req))
-        for (int r = 0; r < p; r++) {
-            same_words("sendbuf", r, b.sbuf[r], b.sref[r], b.slen[r]);
-            same_words(r == root ? "recvbuf" : "non-root recvbuf", r,
-                       b.rbuf[r], b.want[r], b.rlen[r]);
-        }
-    bufs_free(&b, p);
+    bufs_finish(x, &b, root, false, true);
 }
 
 static void case_scatter(struct ctx *x, int count, int root, enum tmode m,
                          bool in_place)
 {
-    ctx_describe(x, "count=%d root=%d types=%s in_place=%d", count, root,
-                 tmode_names[m], in_place);
-    if (!ctx_world(x))
-        return;
-    int salt = ++case_salt, p = x->p;
-    size_t bw = block_words(m, count);
+    const int p = x->w.p;
     struct bufs b;
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    bufs_alloc(&b, p, m, count, p, 1); /* every rank: a send buffer */
+    /* every rank: a send buffer */
+    int salt = bufs_case(x, &b, m, count, root, in_place, p, 1);
+    if (!salt)
+        return;
+    size_t bw = block_words(m, count);
     for (int d = 0; d < p; d++)
         put_block(b.sbuf[root], b.s[root], (size_t)d, salt, root, d, bw);
     bufs_snapshot(&b, p);
@@ -532,32 +359,22 @@ static void case_scatter(struct ctx *x, int count, int root, enum tmode m,
             put_block(b.want[r], b.t[r], 0, salt, root, r, bw);
     for (int r = 0; r < p; r++) {
         void *rb = (r == root && in_place) ? NBCX_IN_PLACE : b.rbuf[r];
-        started[r] = nbcx_iscatter(b.sbuf[r], b.s[r].count, b.s[r].type, rb,
-                                   b.t[r].count, b.t[r].type, root, x->c[r],
-                                   &req[r]);
+        b.started[r] = nbcx_iscatter(b.sbuf[r], b.s[r].count, b.s[r].type, rb,
+                                     b.t[r].count, b.t[r].type, root,
+                                     x->w.c[r], &b.req[r]);
     }
-    if (ctx_finish(x, started, req))
-        for (int r = 0; r < p; r++) {
-            same_words(r == root ? "sendbuf" : "non-root sendbuf", r,
-                       b.sbuf[r], b.sref[r], b.slen[r]);
-            same_words("recvbuf", r, b.rbuf[r], b.want[r], b.rlen[r]);
-        }
-    bufs_free(&b, p);
+    bufs_finish(x, &b, root, true, false);
 }
 
 static void case_allgather(struct ctx *x, int count, enum tmode m,
                            bool in_place)
 {
-    ctx_describe(x, "count=%d types=%s in_place=%d", count, tmode_names[m],
-                 in_place);
-    if (!ctx_world(x))
-        return;
-    int salt = ++case_salt, p = x->p;
-    size_t bw = block_words(m, count);
+    const int p = x->w.p;
     struct bufs b;
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    bufs_alloc(&b, p, m, count, 1, p);
+    int salt = bufs_case(x, &b, m, count, -1, in_place, 1, p);
+    if (!salt)
+        return;
+    size_t bw = block_words(m, count);
     for (int r = 0; r < p; r++) {
         put_block(b.sbuf[r], b.s[r], 0, salt, r, 0, bw);
         if (in_place)
@@ -568,31 +385,22 @@ static void case_allgather(struct ctx *x, int count, enum tmode m,
         for (int src = 0; src < p; src++)
             put_block(b.want[r], b.t[r], (size_t)src, salt, src, 0, bw);
     for (int r = 0; r < p; r++)
-        started[r] = nbcx_iallgather(in_place ? NBCX_IN_PLACE : b.sbuf[r],
-                                     b.s[r].count, b.s[r].type, b.rbuf[r],
-                                     b.t[r].count, b.t[r].type, x->c[r],
-                                     &req[r]);
-    if (ctx_finish(x, started, req))
-        for (int r = 0; r < p; r++) {
-            same_words("sendbuf", r, b.sbuf[r], b.sref[r], b.slen[r]);
-            same_words("recvbuf", r, b.rbuf[r], b.want[r], b.rlen[r]);
-        }
-    bufs_free(&b, p);
+        b.started[r] = nbcx_iallgather(in_place ? NBCX_IN_PLACE : b.sbuf[r],
+                                       b.s[r].count, b.s[r].type, b.rbuf[r],
+                                       b.t[r].count, b.t[r].type, x->w.c[r],
+                                       &b.req[r]);
+    bufs_finish(x, &b, -1, false, false);
 }
 
 static void case_alltoall(struct ctx *x, int count, enum tmode m,
                           bool in_place)
 {
-    ctx_describe(x, "count=%d types=%s in_place=%d", count, tmode_names[m],
-                 in_place);
-    if (!ctx_world(x))
-        return;
-    int salt = ++case_salt, p = x->p;
-    size_t bw = block_words(m, count);
+    const int p = x->w.p;
     struct bufs b;
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    bufs_alloc(&b, p, m, count, p, p);
+    int salt = bufs_case(x, &b, m, count, -1, in_place, p, p);
+    if (!salt)
+        return;
+    size_t bw = block_words(m, count);
     for (int r = 0; r < p; r++)
         for (int d = 0; d < p; d++) {
             put_block(b.sbuf[r], b.s[r], (size_t)d, salt, r, d, bw);
@@ -606,220 +414,28 @@ static void case_alltoall(struct ctx *x, int count, enum tmode m,
     for (int r = 0; r < p; r++) {
         /* In place, MPI uses the receive side's count and type for both. */
         const struct tsel *s = in_place ? &b.t[r] : &b.s[r];
-        started[r] = nbcx_ialltoall(in_place ? NBCX_IN_PLACE : b.sbuf[r],
-                                    s->count, s->type, b.rbuf[r],
-                                    b.t[r].count, b.t[r].type, x->c[r],
-                                    &req[r]);
+        b.started[r] = nbcx_ialltoall(in_place ? NBCX_IN_PLACE : b.sbuf[r],
+                                      s->count, s->type, b.rbuf[r],
+                                      b.t[r].count, b.t[r].type, x->w.c[r],
+                                      &b.req[r]);
     }
-    if (ctx_finish(x, started, req))
-        for (int r = 0; r < p; r++) {
-            same_words("sendbuf", r, b.sbuf[r], b.sref[r], b.slen[r]);
-            same_words("recvbuf", r, b.rbuf[r], b.want[r], b.rlen[r]);
-        }
-    bufs_free(&b, p);
+    bufs_finish(x, &b, -1, false, false);
 }
 
 /* ------------------------------------------------------------------ */
 /* Reductions: the (type, op) table and its reference                  */
 /* ------------------------------------------------------------------ */
 
-static uint32_t mix(uint32_t a, uint32_t b, uint32_t c)
-{
-    uint32_t h = a * 0x9e3779b1u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu ^
-                 (c + 0x165667b1u) * 0xc2b2ae35u;
-    h ^= h >> 15;
-    h *= 0x2c1b3c6du;
-    return h ^ (h >> 13);
-}
-
-/* 2x2 matrices modulo 251, one byte per entry, in a uint32. */
-static void mat_op(const void *in, void *inout, int n, nbcx_datatype t,
-                   void *ctx)
-{
-    (void)t;
-    (void)ctx;
-    mat_mul_into(in, inout, n);
-}
-
-enum { MODP = 1000003 };
-
-static void summod_op(const void *in, void *inout, int n, nbcx_datatype t,
-                      void *ctx)
-{
-    (void)t;
-    (void)ctx;
-    const int64_t *a = in;
-    int64_t *b = inout;
-    for (int i = 0; i < n; i++)
-        b[i] = (a[i] + b[i]) % MODP;
-}
-
-/* One (type, op) case: how to make rank r's element i, the reference
- * inout = in op inout on one element, equality and printing. */
-struct redop {
-    const char *name;
-    nbcx_datatype type;
-    size_t ext;                 /* bytes between elements in memory */
-    nbcx_op op;                 /* user ops: created by run_reductions */
-    nbcx_user_fn *user_fn;      /* NULL for built-in ops */
-    int commutative;
-    void (*gen)(void *e, uint32_t h);
-    void (*ref)(const void *in, void *inout);
-    bool (*eq)(const void *a, const void *b);
-    void (*show)(char *out, size_t len, const void *e);
-    size_t gap_lo, gap_hi;      /* bytes of each element that are not
-                                   data and must never be written */
-};
-
-#define GEN(NAME, T, EXPR)                                                    \
-    static void NAME(void *e, uint32_t h)                                     \
-    {                                                                         \
-        T v = (EXPR);                                                         \
-        memcpy(e, &v, sizeof v);                                              \
-    }
-GEN(gen_i32_small, int32_t, (int32_t)(h % 2001) - 1000)
-GEN(gen_i32_bits, int32_t, (int32_t)h)
-GEN(gen_dbl_small, double, (double)((int)(h % 41) - 20))
-GEN(gen_mat, uint32_t, (h % 251) | (h >> 8) % 251 << 8 | (h >> 16) % 251 << 16 |
-                       (uint32_t)((h >> 24) * 7 % 251) << 24)
-GEN(gen_modp, int64_t, (int64_t)(h % MODP))
-
-static void gen_dblint(void *e, uint32_t h)
-{
-    nbcx_double_int v;
-    memset(&v, 0, sizeof v);
-    v.val = (double)(h % 5); /* many ties, so the index rule matters */
-    v.idx = (int)((h >> 8) % 97);
-    memcpy(e, &v, sizeof v);
-}
-
-#define REF(NAME, T, EXPR)                                                    \
-    static void NAME(const void *in_, void *inout_)                           \
-    {                                                                         \
-        T a, b;                                                               \
-        memcpy(&a, in_, sizeof a);                                            \
-        memcpy(&b, inout_, sizeof b);                                         \
-        T r = (EXPR);                                                         \
-        memcpy(inout_, &r, sizeof r);                                         \
-    }
-REF(ref_i32_sum, int32_t, a + b)
-REF(ref_i32_max, int32_t, a > b ? a : b)
-REF(ref_i32_bxor, int32_t, a ^ b)
-REF(ref_dbl_sum, double, a + b)
-REF(ref_dbl_max, double, a > b ? a : b)
-REF(ref_mat, uint32_t, mat_mul(a, b))
-REF(ref_modp, int64_t, (a + b) % MODP)
-
-static void ref_minloc(const void *in, void *inout)
-{
-    nbcx_double_int a, b;
-    memcpy(&a, in, sizeof a);
-    memcpy(&b, inout, sizeof b);
-    if (a.val < b.val || (a.val == b.val && a.idx < b.idx))
-        b = a;
-    memcpy(inout, &b, sizeof b);
-}
-
-static bool eq_4(const void *a, const void *b) { return !memcmp(a, b, 4); }
-static bool eq_8(const void *a, const void *b) { return !memcmp(a, b, 8); }
-static bool eq_dblint(const void *a, const void *b)
-{
-    nbcx_double_int x, y;
-    memcpy(&x, a, sizeof x);
-    memcpy(&y, b, sizeof y);
-    return x.val == y.val && x.idx == y.idx;
-}
-
-static void show_i32(char *o, size_t n, const void *e)
-{
-    int32_t v;
-    memcpy(&v, e, sizeof v);
-    snprintf(o, n, "%d (0x%08x)", (int)v, (unsigned)v);
-}
-static void show_dbl(char *o, size_t n, const void *e)
-{
-    double v;
-    memcpy(&v, e, sizeof v);
-    snprintf(o, n, "%g", v);
-}
-static void show_i64(char *o, size_t n, const void *e)
-{
-    int64_t v;
-    memcpy(&v, e, sizeof v);
-    snprintf(o, n, "%lld", (long long)v);
-}
-static void show_dblint(char *o, size_t n, const void *e)
-{
-    nbcx_double_int v;
-    memcpy(&v, e, sizeof v);
-    snprintf(o, n, "(%g, %d)", v.val, v.idx);
-}
-
-/* gap_mid elements: int32 data at bytes 0 and 8, a gap at 4..7. */
-static void gen_gap(void *e, uint32_t h)
-{
-    int32_t d[2] = { (int32_t)(h % 2001) - 1000,
-                     (int32_t)((h >> 11) % 2001) - 1000 };
-    memcpy(e, &d[0], 4);
-    memcpy((char *)e + 8, &d[1], 4);
-}
-
-static void ref_gap_sum(const void *in, void *inout)
-{
-    for (int k = 0; k < 2; k++)
-        ref_i32_sum((const char *)in + 8 * k, (char *)inout + 8 * k);
-}
-
-static bool eq_gap(const void *a, const void *b)
-{
-    return !memcmp(a, b, 4) && !memcmp((const char *)a + 8,
-                                       (const char *)b + 8, 4);
-}
-
-static void show_gap(char *o, size_t n, const void *e)
-{
-    int32_t d[2];
-    memcpy(&d[0], e, 4);
-    memcpy(&d[1], (const char *)e + 8, 4);
-    snprintf(o, n, "(%d, gap, %d)", (int)d[0], (int)d[1]);
-}
-
 static struct redop redops[] = {
-    { "int32/SUM", NBCX_INT32, 4, NBCX_SUM, NULL, 1, gen_i32_small,
-      ref_i32_sum, eq_4, show_i32, 0, 0 },
-    { "int32/MAX", NBCX_INT32, 4, NBCX_MAX, NULL, 1, gen_i32_bits,
-      ref_i32_max, eq_4, show_i32, 0, 0 },
-    { "int32/BXOR", NBCX_INT32, 4, NBCX_BXOR, NULL, 1, gen_i32_bits,
-      ref_i32_bxor, eq_4, show_i32, 0, 0 },
-    { "double/SUM", NBCX_DOUBLE, 8, NBCX_SUM, NULL, 1, gen_dbl_small,
-      ref_dbl_sum, eq_8, show_dbl, 0, 0 },
-    { "double/MAX", NBCX_DOUBLE, 8, NBCX_MAX, NULL, 1, gen_dbl_small,
-      ref_dbl_max, eq_8, show_dbl, 0, 0 },
-    { "double_int/MINLOC", NBCX_DOUBLE_INT, sizeof(nbcx_double_int),
-      NBCX_MINLOC, NULL, 1, gen_dblint, ref_minloc, eq_dblint, show_dblint, 0, 0 },
-    { "uint32/user matrix product (non-commutative)", NBCX_UINT32, 4,
-      NBCX_OP_NULL, mat_op, 0, gen_mat, ref_mat, eq_4, show_i32, 0, 0 },
-    { "int64/user sum mod p (commutative)", NBCX_INT64, 8, NBCX_OP_NULL,
-      summod_op, 1, gen_modp, ref_modp, eq_8, show_i64, 0, 0 },
-    { "gap_mid (derived, non-contiguous)/SUM", GAP_MID, 12, NBCX_SUM, NULL,
-      1, gen_gap, ref_gap_sum, eq_gap, show_gap, 4, 8 },
+    REDOP_INT32_SUM,  REDOP_INT32_MAX,  REDOP_INT32_BXOR,
+    REDOP_DOUBLE_SUM, REDOP_DOUBLE_MAX, REDOP_DOUBLE_INT_MINLOC,
+    REDOP_MATRIX,     REDOP_SUMMOD,     REDOP_GAP_SUM,
 };
 #define NREDOPS ((int)(sizeof redops / sizeof redops[0]))
 
-static void create_user_ops(void)
-{
-    for (int k = 0; k < NREDOPS; k++)
-        if (redops[k].user_fn)
-            nbcx_op_create(redops[k].user_fn, redops[k].commutative, NULL,
-                           &redops[k].op);
-}
+static void create_user_ops(void) { redops_create_user(redops, NREDOPS); }
 
-static void free_user_ops(void)
-{
-    for (int k = 0; k < NREDOPS; k++)
-        if (redops[k].user_fn)
-            nbcx_op_free(&redops[k].op);
-}
+static void free_user_ops(void) { redops_free_user(redops, NREDOPS); }
 
 /* Element i of rank r's contribution. */
 static void contribution(const struct redop *o, int salt, int r, int count,
@@ -887,16 +503,16 @@ static unsigned char *bytes_filled(size_t n, int value)
 static void case_reduction(struct ctx *x, int count, int root,
                            const struct redop *o, bool in_place)
 {
-    bool all = root < 0;
+    bool all = root < 0, ok;
     if (all)
-        ctx_describe(x, "count=%d op=%s in_place=%d", count, o->name,
-                     in_place);
+        ok = ctx_case(x, "count=%d op=%s in_place=%d", count, o->name,
+                      in_place);
     else
-        ctx_describe(x, "count=%d root=%d op=%s in_place=%d", count, root,
-                     o->name, in_place);
-    if (!ctx_world(x))
+        ok = ctx_case(x, "count=%d root=%d op=%s in_place=%d", count, root,
+                      o->name, in_place);
+    if (!ok)
         return;
-    int salt = ++case_salt, p = x->p;
+    int salt = ++case_salt, p = x->w.p;
     size_t bytes = (size_t)count * o->ext;
     unsigned char *sbuf[MAXP], *sref[MAXP], *rbuf[MAXP], *rinit[MAXP];
     unsigned char *want = reference(o, salt, p, count);
@@ -919,9 +535,9 @@ static void case_reduction(struct ctx *x, int count, int root,
         bool at_root = all || r == root;
         const void *sb = (at_root && in_place) ? NBCX_IN_PLACE : sbuf[r];
         started[r] = all ? nbcx_iallreduce(sb, rbuf[r], count, o->type, o->op,
-                                           x->c[r], &req[r])
+                                           x->w.c[r], &req[r])
                          : nbcx_ireduce(sb, rbuf[r], count, o->type, o->op,
-                                        root, x->c[r], &req[r]);
+                                        root, x->w.c[r], &req[r]);
     }
     if (ctx_finish(x, started, req)) {
         for (int r = 0; r < p; r++) {
@@ -958,10 +574,10 @@ static void case_reduction(struct ctx *x, int count, int root,
 /* Driving the whole matrix                                            */
 /* ------------------------------------------------------------------ */
 
-/* All cases of one collective and algorithm on a world of x->p ranks. */
+/* All cases of one collective and algorithm on a world of x->w.p ranks. */
 static void run_size(struct ctx *x)
 {
-    int p = x->p;
+    int p = x->w.p;
     int roots[3] = { 0, p - 1, p / 2 }, nroots = 0;
     for (int k = 0; k < 3; k++) { /* distinct roots only */
         bool dup = false;
@@ -1042,12 +658,13 @@ static void run_coll(enum coll_id coll, enum loopback_mode mode)
             continue; /* inproc only: see the top of the file */
         th_context = NULL;
         CHECK_OK(nbcx_algorithm_set(coll_names[coll], alg));
-        struct ctx x = { .coll = coll, .alg = alg, .mode = mode,
-                         .seed = 1000u * (uint64_t)coll + 17 };
+        struct ctx x = { .coll = coll, .alg = alg,
+                         .w = { .mode = mode, .tag_ub = TAG_UB,
+                                .seed = 1000u * (uint64_t)coll + 17 } };
         long f0 = th_failures, k0 = th_cases;
         double t0 = th_now();
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
-            x.p = sizes[si];
+            x.w.p = sizes[si];
             run_size(&x);
             ctx_drop_world(&x);
         }
@@ -1100,7 +717,8 @@ static void test_many_fragments(void)
             CHECK_OK(nbcx_algorithm_set(coll_names[coll], alg));
             for (int p = 2; p <= 4; p++) {
                 struct ctx x = { .coll = (enum coll_id)coll, .alg = alg,
-                                 .mode = LOOPBACK_RANDOM, .p = p, .seed = 5 };
+                                 .w = { .p = p, .mode = LOOPBACK_RANDOM,
+                                        .tag_ub = TAG_UB, .seed = 5 } };
                 int n = coll == C_ALLTOALL ? 2100 : 5000;
                 switch (coll) {
                 case C_BCAST: case_bcast(&x, n, p - 1, T_INT32); break;
@@ -1217,13 +835,8 @@ static void test_concurrent(void)
 /* Bad arguments are rejected before anything is posted: the call returns
  * the error, *req is NBCX_REQUEST_NULL, no message is posted and no
  * sequence number is used (a valid collective on every rank afterwards
- * still matches up). Only rank 0 makes the bad calls. */
-#define REJECT(code, call)                                                    \
-    do {                                                                      \
-        req = (nbcx_request)(uintptr_t)0x1;                                   \
-        CHECK_RC(call, code);                                                 \
-        CHECK(req == NBCX_REQUEST_NULL, "*req not reset by a rejected call"); \
-    } while (0)
+ * still matches up). Only rank 0 makes the bad calls (REJECT:
+ * harness.h). */
 
 static void test_argument_errors(void)
 {
@@ -1318,12 +931,11 @@ static void test_argument_errors(void)
  * scatter. NULL buffers and types there must work, with every algorithm. */
 static void test_insignificant_args(void)
 {
-    enum { P = 5, N = 3, ROOT = 2 };
-    static const enum coll_id colls[] = { C_REDUCE, C_GATHER, C_SCATTER };
-    for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
+    enum { P = INSIG_P, N = INSIG_N };
+    for (int ci = 0; ci < TH_COUNT(insig_colls); ci++) {
         const char *names;
         char list[256];
-        enum coll_id coll = colls[ci];
+        enum coll_id coll = insig_colls[ci];
         REQUIRE_OK(nbcx_algorithm_names(coll_names[coll], &names));
         snprintf(list, sizeof list, "%s", names);
         for (char *save = NULL, *alg = strtok_r(list, " ", &save); alg;
@@ -1332,49 +944,13 @@ static void test_insignificant_args(void)
             nbcx_comm c[P];
             REQUIRE_OK(loopback_world_create(P, c));
             int32_t in[P][P * N], out[P][P * N];
-            for (int r = 0; r < P; r++)
-                for (int i = 0; i < P * N; i++) {
-                    in[r][i] = r * 100 + i;
-                    out[r][i] = -1;
-                }
+            insig_fill(in, out);
             nbcx_request req[P];
-            for (int r = 0; r < P; r++) {
-                bool root = r == ROOT;
-                int err = NBCX_ERR_INTERN;
-                if (coll == C_REDUCE)
-                    err = nbcx_ireduce(in[r], root ? out[r] : NULL, N,
-                                       NBCX_INT32, NBCX_SUM, ROOT, c[r],
-                                       &req[r]);
-                else if (coll == C_GATHER)
-                    err = nbcx_igather(in[r], N, NBCX_INT32,
-                                       root ? out[r] : NULL, root ? N : -7,
-                                       root ? NBCX_INT32 : NBCX_DATATYPE_NULL,
-                                       ROOT, c[r], &req[r]);
-                else
-                    err = nbcx_iscatter(root ? in[r] : NULL, root ? N : -7,
-                                        root ? NBCX_INT32 : NBCX_DATATYPE_NULL,
-                                        out[r], N, NBCX_INT32, ROOT, c[r],
-                                        &req[r]);
-                CHECK(err == NBCX_SUCCESS, "%s/%s rank %d: %s",
-                      coll_names[coll], alg, r, nbcx_error_string(err));
-            }
+            insig_start_all(coll, alg, in, out, c, req);
             int err = loopback_waitall(c[0], P, req);
             CHECK(err == NBCX_SUCCESS, "%s/%s: waitall %d", coll_names[coll],
                   alg, err);
-            int bad = 0;
-            for (int i = 0; i < N && err == NBCX_SUCCESS; i++) {
-                if (coll == C_REDUCE) {
-                    int32_t sum = 0;
-                    for (int r = 0; r < P; r++)
-                        sum += r * 100 + i;
-                    bad += out[ROOT][i] != sum;
-                } else {
-                    for (int r = 0; r < P; r++)
-                        bad += coll == C_GATHER
-                                   ? out[ROOT][r * N + i] != r * 100 + i
-                                   : out[r][i] != ROOT * 100 + r * N + i;
-                }
-            }
+            int bad = err == NBCX_SUCCESS ? insig_wrong(coll, out) : 0;
             CHECK(bad == 0, "%s/%s: %d wrong results", coll_names[coll], alg,
                   bad);
             loopback_world_destroy(P, c);

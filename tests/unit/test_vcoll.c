@@ -12,7 +12,7 @@
  * calls insignificant, the algorithm API, and long scans.
  */
 #include "vcoll_cases.h"
-#include "loopback.h"
+#include "lbworld.h"
 
 enum { SEGSIZE = 100, TAG_UB = 32767 };
 
@@ -22,78 +22,58 @@ static const int sizes[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 33 };
 /* Worlds                                                              */
 /* ------------------------------------------------------------------ */
 
-struct world {
-    int p;
-    enum loopback_mode mode;
-    nbcx_comm c[MAXP];
-    bool live;
-    uint64_t seed;
-};
-
-static bool world_get(struct world *w)
+/* The world of a case, for its description. */
+static void world_where(const struct lb_world *w, char where[40])
 {
-    if (w->live)
-        return true;
-    struct loopback_options opt = { .tag_ub = TAG_UB, .mode = w->mode,
-                                    .seed = w->seed++ };
-    int err = loopback_world_create_ex(w->p, &opt, w->c);
-    CHECK(err == NBCX_SUCCESS, "world of %d: %s", w->p,
-          nbcx_error_string(err));
-    w->live = err == NBCX_SUCCESS;
-    return w->live;
-}
-
-static void world_drop(struct world *w)
-{
-    if (w->live)
-        loopback_world_destroy(w->p, w->c);
-    w->live = false;
-}
-
-/* Waits for the p requests; false (and the world dropped) on a start
- * error, a deadlock or an error result. */
-static bool finish(struct world *w, const int started[], nbcx_request req[])
-{
-    bool ok = true;
-    for (int r = 0; r < w->p; r++)
-        if (!CHECK(started[r] == NBCX_SUCCESS, "rank %d: start returned %d "
-                   "(%s)", r, started[r], nbcx_error_string(started[r])))
-            ok = false;
-    if (!ok) {
-        /* the others may be stuck: the world goes */
-        world_drop(w);
-        return false;
-    }
-    int err = loopback_waitall(w->c[0], w->p, req);
-    if (err == LOOPBACK_DEADLOCK) {
-        CHECK(0, "deadlock: the collective can never complete");
-        world_drop(w);
-        return false;
-    }
-    if (!CHECK(err == NBCX_SUCCESS, "waitall returned %d (%s)", err,
-               nbcx_error_string(err))) {
-        world_drop(w);
-        return false;
-    }
-    return true;
-}
-
-static void run_vcase(struct world *w, enum vcoll coll, int maxw, int root,
-                      enum tmode m, bool in_place)
-{
-    char where[40];
-    snprintf(where, sizeof where, "p=%d mode=%s", w->p,
+    snprintf(where, 40, "p=%d mode=%s", w->p,
              w->mode ? "random" : "ordered");
-    struct xcase *x = calloc(1, sizeof *x);
-    vcase_setup(x, where, w->p, coll, maxw, root, m, in_place);
+}
+
+/* Runs a case (x) set up already, if the world is ready: start(x, r,
+ * comm, &req) on every rank, then, if all completed (a start error drops
+ * the world at once: the others may be stuck), check(x). */
+static void run_on_world(struct lb_world *w, bool ready, void *x,
+                         int (*start)(void *, int, nbcx_comm,
+                                      nbcx_request *),
+                         void (*check)(void *))
+{
     nbcx_request req[MAXP];
     int started[MAXP] = { 0 };
-    if (world_get(w)) {
-        for (int r = 0; r < w->p; r++)
-            started[r] = vcase_start(x, r, w->c[r], &req[r]);
-        if (finish(w, started, req))
-            xcase_check(x);
-    }
+    if (!ready)
+        return;
+    for (int r = 0; r < w->p; r++)
+        started[r] = start(x, r, w->c[r], &req[r]);
+    if (lb_world_finish(w, started, req, false))
+        check(x);
+}
+
+static int vstart(void *x, int r, nbcx_comm c, nbcx_request *req)
+{
+    return vcase_start(x, r, c, req);
+}
+
+static int nstart(void *x, int r, nbcx_comm c, nbcx_request *req)
+{
+    return ncase_start(x, r, c, req);
+}
+
+static int rstart(void *x, int r, nbcx_comm c, nbcx_request *req)
+{
+    return rcase_start(x, r, c, req);
+}
+
+static void xcheck(void *x) { xcase_check(x); }
+
+static void rcheck(void *x) { rcase_check(x); }
+
+static void run_vcase(struct lb_world *w, enum vcoll coll, int maxw,
+                      int root, enum tmode m, bool in_place)
+{
+    char where[40];
+    world_where(w, where);
+    struct xcase *x = calloc(1, sizeof *x);
+    vcase_setup(x, where, w->p, coll, maxw, root, m, in_place);
+    run_on_world(w, lb_world_get(w), x, vstart, xcheck);
     xcase_free(x);
     free(x);
 }
@@ -112,8 +92,9 @@ static void run_vcoll(enum vcoll coll, enum loopback_mode mode)
         long f0 = th_failures, k0 = th_cases;
         double t0 = th_now();
         for (size_t si = 0; si < TH_COUNT(sizes); si++) {
-            struct world w = { .p = sizes[si], .mode = mode,
-                               .seed = 31u * (uint64_t)coll + 7 };
+            struct lb_world w = { .p = sizes[si], .mode = mode,
+                                  .tag_ub = TAG_UB,
+                                  .seed = 31u * (uint64_t)coll + 7 };
             int roots[3] = { 0, w.p - 1, w.p / 2 };
             for (size_t mi = 0; mi < TH_COUNT(maxws); mi++)
                 for (int m = 0; m < NTMODES; m++) {
@@ -131,7 +112,7 @@ static void run_vcoll(enum vcoll coll, enum loopback_mode mode)
                         }
                     }
                 }
-            world_drop(&w);
+            lb_world_drop(&w);
         }
         th_context = NULL;
         printf("  %-11s %-18s %6ld cases %7.2f s%s\n", vcoll_names[coll],
@@ -141,7 +122,7 @@ static void run_vcoll(enum vcoll coll, enum loopback_mode mode)
     CHECK_OK(nbcx_algorithm_set(vcoll_names[coll], "auto"));
 }
 
-static bool topo_attach(struct world *w, const struct topo *t)
+static bool topo_attach(struct lb_world *w, const struct topo *t)
 {
     bool ok = true;
     struct nbr_seen s;
@@ -152,22 +133,15 @@ static bool topo_attach(struct world *w, const struct topo *t)
     return ok;
 }
 
-static void run_ncase(struct world *w, const struct topo *t, enum ncoll coll,
-                      int maxw, enum tmode m)
+static void run_ncase(struct lb_world *w, const struct topo *t,
+                      enum ncoll coll, int maxw, enum tmode m)
 {
     char where[40];
-    snprintf(where, sizeof where, "p=%d mode=%s", w->p,
-             w->mode ? "random" : "ordered");
+    world_where(w, where);
     struct xcase *x = calloc(1, sizeof *x);
     ncase_setup(x, where, w->p, t, coll, maxw, m);
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    if (world_get(w) && topo_attach(w, t)) {
-        for (int r = 0; r < w->p; r++)
-            started[r] = ncase_start(x, r, w->c[r], &req[r]);
-        if (finish(w, started, req))
-            xcase_check(x);
-    }
+    run_on_world(w, lb_world_get(w) && topo_attach(w, t), x, nstart,
+                 xcheck);
     xcase_free(x);
     free(x);
 }
@@ -180,7 +154,8 @@ static void run_ncoll(enum ncoll coll, enum loopback_mode mode)
     double t0 = th_now();
     CHECK_OK(nbcx_algorithm_set(ncoll_names[coll], "linear"));
     for (size_t si = 0; si < TH_COUNT(sizes); si++) {
-        struct world w = { .p = sizes[si], .mode = mode, .seed = 3 };
+        struct lb_world w = { .p = sizes[si], .mode = mode,
+                              .tag_ub = TAG_UB, .seed = 3 };
         int nt = topologies(w.p, topos);
         for (int k = 0; k < nt; k++)
             for (size_t mi = 0; mi < TH_COUNT(maxws); mi++)
@@ -188,7 +163,7 @@ static void run_ncoll(enum ncoll coll, enum loopback_mode mode)
                     if ((m == T_W) == (coll == N_ALLTOALLW))
                         run_ncase(&w, &topos[k], coll, maxws[mi],
                                   (enum tmode)m);
-        world_drop(&w);
+        lb_world_drop(&w);
     }
     th_context = NULL;
     CHECK_OK(nbcx_algorithm_set(ncoll_names[coll], "auto"));
@@ -196,22 +171,14 @@ static void run_ncoll(enum ncoll coll, enum loopback_mode mode)
            th_cases - k0, th_now() - t0, th_failures > f0 ? "  FAILED" : "");
 }
 
-static void run_rcase(struct world *w, enum rcoll coll, int maxc,
+static void run_rcase(struct lb_world *w, enum rcoll coll, int maxc,
                       const struct redop *o, bool in_place)
 {
     char where[40];
-    snprintf(where, sizeof where, "p=%d mode=%s", w->p,
-             w->mode ? "random" : "ordered");
+    world_where(w, where);
     struct rcase *x = calloc(1, sizeof *x);
     rcase_setup(x, where, w->p, coll, maxc, o, in_place);
-    nbcx_request req[MAXP];
-    int started[MAXP] = { 0 };
-    if (world_get(w)) {
-        for (int r = 0; r < w->p; r++)
-            started[r] = rcase_start(x, r, w->c[r], &req[r]);
-        if (finish(w, started, req))
-            rcase_check(x);
-    }
+    run_on_world(w, lb_world_get(w), x, rstart, rcheck);
     rcase_free(x);
     free(x);
 }
@@ -232,12 +199,13 @@ static void run_rcoll(enum rcoll coll, enum loopback_mode mode)
         long f0 = th_failures, k0 = th_cases;
         double t0 = th_now();
         for (size_t si = 0; si < TH_COUNT(sizes); si++) {
-            struct world w = { .p = sizes[si], .mode = mode, .seed = 5 };
+            struct lb_world w = { .p = sizes[si], .mode = mode,
+                                  .tag_ub = TAG_UB, .seed = 5 };
             for (size_t ci = 0; ci < TH_COUNT(maxcs); ci++)
                 for (int k = 0; k < NREDOPS; k++)
                     for (int ip = 0; ip < 2; ip++)
                         run_rcase(&w, coll, maxcs[ci], &redops[k], ip);
-            world_drop(&w);
+            lb_world_drop(&w);
         }
         th_context = NULL;
         printf("  %-20s %-18s %6ld cases %7.2f s%s\n", rcoll_names[coll],
@@ -259,11 +227,11 @@ static void test_long_scan(void)
         for (int a = 0; a < 2; a++) {
             CHECK_OK(nbcx_algorithm_set(rcoll_names[coll], algs[a]));
             for (int p = 2; p <= 5; p++) {
-                struct world w = { .p = p, .mode = LOOPBACK_RANDOM,
-                                   .seed = 9 };
+                struct lb_world w = { .p = p, .mode = LOOPBACK_RANDOM,
+                                      .tag_ub = TAG_UB, .seed = 9 };
                 run_rcase(&w, (enum rcoll)coll, 5000, &redops[0], p % 2);
                 run_rcase(&w, (enum rcoll)coll, 5000, &redops[3], false);
-                world_drop(&w);
+                lb_world_drop(&w);
             }
         }
         CHECK_OK(nbcx_algorithm_set(rcoll_names[coll], "auto"));
@@ -276,13 +244,8 @@ static void test_long_scan(void)
 /* Bad arguments and topologies                                        */
 /* ------------------------------------------------------------------ */
 
-#define REJECT(code, call)                                                    \
-    do {                                                                      \
-        req = (nbcx_request)(uintptr_t)0x1;                                   \
-        CHECK_RC(call, code);                                                 \
-        CHECK(req == NBCX_REQUEST_NULL, "*req not reset by a rejected call"); \
-    } while (0)
-
+/* Bad arguments are rejected before anything is posted (REJECT:
+ * harness.h). */
 static void test_argument_errors(void)
 {
     enum { P = 3 };

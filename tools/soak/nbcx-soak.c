@@ -684,21 +684,26 @@ static void drain(void)
         complete_some();
 }
 
-static long rss_kib(void)
+/* The value of a "Vm...:" line of /proc/self/status (field with its
+ * colon, e.g. "VmRSS:"), in KiB; -1 when there is none. */
+static long status_kib(const char *field)
 {
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
     long kib = -1;
+    size_t len = strlen(field);
     if (!f)
         return -1;
     while (fgets(line, sizeof line, f))
-        if (strncmp(line, "VmRSS:", 6) == 0) {
-            kib = strtol(line + 6, NULL, 10);
+        if (strncmp(line, field, len) == 0) {
+            kib = strtol(line + len, NULL, 10);
             break;
         }
     fclose(f);
     return kib;
 }
+
+static long rss_kib(void) { return status_kib("VmRSS:"); }
 
 static double now(void) { return MPI_Wtime(); }
 
@@ -764,21 +769,7 @@ struct stats {
         bytes_checked, heap_start, heap_end;
 };
 
-static long hwm_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kib = -1;
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "VmHWM:", 6) == 0) {
-            kib = strtol(line + 6, NULL, 10);
-            break;
-        }
-    fclose(f);
-    return kib;
-}
+static long hwm_kib(void) { return status_kib("VmHWM:"); }
 
 static void json_string(const char *s)
 {

@@ -1,8 +1,10 @@
 /*
  * mpicoll.h - one core collective as a value: its shape, its buffers, its
- * start in nbcx and its reference run with the blocking MPI collective.
- * Shared by test_many and test_threads, which start many of them at once
- * and compare each result with MPI afterwards.
+ * start in nbcx (nonblocking, or persistent: mc_call) and its reference
+ * run with the blocking MPI collective. Shared by the MPI tests
+ * (tests/mpi) test_many and test_threads, which start many of them at
+ * once and compare each result with MPI afterwards, and test_persistent
+ * (its persistent requests).
  *
  * Values are small integers (ints, or doubles holding small integers) and
  * the operations are exact on them (no floating-point sums, whose value
@@ -146,27 +148,47 @@ static inline void mc_free(struct mc_coll *c)
     free(c->r_ref);
 }
 
-static inline int mc_start(struct mc_coll *c, nbcx_comm comm)
+/* Starts c (nbcx_i<coll>), or with persistent makes its persistent
+ * request (nbcx_<coll>_init, not started yet). */
+static inline int mc_call(struct mc_coll *c, nbcx_comm comm, bool persistent)
 {
     const void *s = c->in_place ? NBCX_IN_PLACE : c->s;
     nbcx_datatype t = c->t->nb;
     nbcx_op op = c->t->nops ? c->t->nb_op[c->op] : NBCX_OP_NULL;
     nbcx_request *req = &c->req;
     int n = c->count;
+    const bool p = persistent;
     switch (c->kind) {
-    case MC_BARRIER: return nbcx_ibarrier(comm, req);
-    case MC_BCAST: return nbcx_ibcast(c->r, n, t, c->root, comm, req);
+    case MC_BARRIER:
+        return p ? nbcx_barrier_init(comm, req) : nbcx_ibarrier(comm, req);
+    case MC_BCAST:
+        return p ? nbcx_bcast_init(c->r, n, t, c->root, comm, req)
+                 : nbcx_ibcast(c->r, n, t, c->root, comm, req);
     case MC_REDUCE:
-        return nbcx_ireduce(s, c->r, n, t, op, c->root, comm, req);
-    case MC_ALLREDUCE: return nbcx_iallreduce(s, c->r, n, t, op, comm, req);
+        return p ? nbcx_reduce_init(s, c->r, n, t, op, c->root, comm, req)
+                 : nbcx_ireduce(s, c->r, n, t, op, c->root, comm, req);
+    case MC_ALLREDUCE:
+        return p ? nbcx_allreduce_init(s, c->r, n, t, op, comm, req)
+                 : nbcx_iallreduce(s, c->r, n, t, op, comm, req);
     case MC_GATHER:
-        return nbcx_igather(s, n, t, c->r, n, t, c->root, comm, req);
+        return p ? nbcx_gather_init(s, n, t, c->r, n, t, c->root, comm, req)
+                 : nbcx_igather(s, n, t, c->r, n, t, c->root, comm, req);
     case MC_SCATTER:
-        return nbcx_iscatter(s, n, t, c->r, n, t, c->root, comm, req);
-    case MC_ALLGATHER: return nbcx_iallgather(s, n, t, c->r, n, t, comm, req);
-    case MC_ALLTOALL: return nbcx_ialltoall(s, n, t, c->r, n, t, comm, req);
+        return p ? nbcx_scatter_init(s, n, t, c->r, n, t, c->root, comm, req)
+                 : nbcx_iscatter(s, n, t, c->r, n, t, c->root, comm, req);
+    case MC_ALLGATHER:
+        return p ? nbcx_allgather_init(s, n, t, c->r, n, t, comm, req)
+                 : nbcx_iallgather(s, n, t, c->r, n, t, comm, req);
+    case MC_ALLTOALL:
+        return p ? nbcx_alltoall_init(s, n, t, c->r, n, t, comm, req)
+                 : nbcx_ialltoall(s, n, t, c->r, n, t, comm, req);
     default: return NBCX_ERR_INTERN;
     }
+}
+
+static inline int mc_start(struct mc_coll *c, nbcx_comm comm)
+{
+    return mc_call(c, comm, false);
 }
 
 static inline int mc_reference(struct mc_coll *c, MPI_Comm w)

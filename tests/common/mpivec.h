@@ -1,7 +1,9 @@
 /*
  * mpivec.h - datatypes, operations and typed buffers shared by the MPI
- * tests of the vector, reduce-scatter, scan and neighbourhood collectives
- * (test_vcollectives.c, test_neighbor.c).
+ * tests (tests/mpi) of the vector, reduce-scatter, scan and neighbourhood
+ * collectives (test_vcollectives.c, test_neighbor.c) and of the basic
+ * ones (test_collectives.c: the type descriptors, user operations and
+ * value generation, with tables of its own).
  *
  *   Datatypes, each seen by MPI (for the reference collective) and by
  *   nbcx (through nbcx_datatype_from_mpi): int, double, double_int (a
@@ -48,21 +50,29 @@ struct mv_type {
     unsigned char mask[MV_MAX_EXTENT];
 };
 
+/* The types (their MPI handles are made by mv_types_mpi). */
+#define MV_TYPE_INT {"int", 1, {{0, MV_K_INT}}, 4, 0, 0, {0}}
+#define MV_TYPE_DOUBLE {"double", 1, {{0, MV_K_DOUBLE}}, 8, 0, 0, {0}}
+#define MV_TYPE_DINT                                                       \
+    {"double_int", 2,                                                      \
+     {{0, MV_K_DOUBLE}, {offsetof(nbcx_double_int, idx), MV_K_INT}},       \
+     sizeof(nbcx_double_int), 0, 0, {0}}
+#define MV_TYPE_PAIR                                                       \
+    {"contig(2,int)", 2, {{0, MV_K_INT}, {4, MV_K_INT}}, 8, 0, 0, {0}}
+#define MV_TYPE_MAT                                                        \
+    {"contig(4,int)", 4,                                                   \
+     {{0, MV_K_INT}, {4, MV_K_INT}, {8, MV_K_INT}, {12, MV_K_INT}}, 16, 0, \
+     0, {0}}
+#define MV_TYPE_VEC                                                        \
+    {"vector(4,1,2,int)", 4,                                               \
+     {{0, MV_K_INT}, {8, MV_K_INT}, {16, MV_K_INT}, {24, MV_K_INT}},       \
+     MV_VEC_EXTENT, 0, 0, {0}}
+
 enum { MV_INT, MV_DOUBLE, MV_DINT, MV_PAIR, MV_MAT, MV_VEC, MV_NTYPES };
 static struct mv_type mv_types[MV_NTYPES] = {
-    [MV_INT] = {"int", 1, {{0, MV_K_INT}}, 4, 0, 0, {0}},
-    [MV_DOUBLE] = {"double", 1, {{0, MV_K_DOUBLE}}, 8, 0, 0, {0}},
-    [MV_DINT] = {"double_int", 2,
-                 {{0, MV_K_DOUBLE}, {offsetof(nbcx_double_int, idx), MV_K_INT}},
-                 sizeof(nbcx_double_int), 0, 0, {0}},
-    [MV_PAIR] = {"contig(2,int)", 2, {{0, MV_K_INT}, {4, MV_K_INT}}, 8, 0, 0,
-                 {0}},
-    [MV_MAT] = {"contig(4,int)", 4,
-                {{0, MV_K_INT}, {4, MV_K_INT}, {8, MV_K_INT}, {12, MV_K_INT}},
-                16, 0, 0, {0}},
-    [MV_VEC] = {"vector(4,1,2,int)", 4,
-                {{0, MV_K_INT}, {8, MV_K_INT}, {16, MV_K_INT}, {24, MV_K_INT}},
-                MV_VEC_EXTENT, 0, 0, {0}},
+    [MV_INT] = MV_TYPE_INT,   [MV_DOUBLE] = MV_TYPE_DOUBLE,
+    [MV_DINT] = MV_TYPE_DINT, [MV_PAIR] = MV_TYPE_PAIR,
+    [MV_MAT] = MV_TYPE_MAT,   [MV_VEC] = MV_TYPE_VEC,
 };
 
 static inline size_t mv_slot_bytes(enum mv_kind k)
@@ -71,42 +81,58 @@ static inline size_t mv_slot_bytes(enum mv_kind k)
 }
 
 /* Bytes of data in one element. */
-static inline int mv_size(int t)
+static inline int mv_data_bytes(const struct mv_type *t)
 {
     int n = 0;
-    for (int s = 0; s < mv_types[t].nslots; s++)
-        n += (int)mv_slot_bytes(mv_types[t].slot[s].kind);
+    for (int s = 0; s < t->nslots; s++)
+        n += (int)mv_slot_bytes(t->slot[s].kind);
     return n;
+}
+
+/* Completes t once t->mpi is made: commits it if it is derived, makes
+ * the nbcx handle, fills the mask, and checks that the MPI type has the
+ * size and extent the table says. */
+static inline void mv_type_make(struct mv_type *t, bool derived)
+{
+    int size;
+    MPI_Aint lb, extent;
+    if (derived)
+        MT_MPI(MPI_Type_commit(&t->mpi));
+    MT_OK(nbcx_datatype_from_mpi(t->mpi, &t->nb));
+    for (int s = 0; s < t->nslots; s++)
+        memset(t->mask + t->slot[s].off, 1, mv_slot_bytes(t->slot[s].kind));
+    MPI_Type_size(t->mpi, &size);
+    MPI_Type_get_extent(t->mpi, &lb, &extent);
+    if (size != mv_data_bytes(t) || extent != t->extent || lb != 0)
+        mt_fail("type %s: MPI size %d extent %ld, expected %d, %ld",
+                t->name, size, (long)extent, mv_data_bytes(t),
+                (long)t->extent);
+}
+
+/* The MPI handles of the MV_TYPE_* types (the derived ones not yet
+ * committed: mv_type_make). */
+static inline void mv_types_mpi(struct mv_type *i, struct mv_type *d,
+                                struct mv_type *dint, struct mv_type *pair,
+                                struct mv_type *mat, struct mv_type *vec)
+{
+    MPI_Datatype v;
+    i->mpi = MPI_INT;
+    d->mpi = MPI_DOUBLE;
+    dint->mpi = MPI_DOUBLE_INT;
+    MPI_Type_contiguous(2, MPI_INT, &pair->mpi);
+    MPI_Type_contiguous(4, MPI_INT, &mat->mpi);
+    MPI_Type_vector(4, 1, 2, MPI_INT, &v);
+    MPI_Type_create_resized(v, 0, MV_VEC_EXTENT, &vec->mpi);
+    MPI_Type_free(&v);
 }
 
 static inline void mv_types_init(void)
 {
-    MPI_Datatype vec;
-    mv_types[MV_INT].mpi = MPI_INT;
-    mv_types[MV_DOUBLE].mpi = MPI_DOUBLE;
-    mv_types[MV_DINT].mpi = MPI_DOUBLE_INT;
-    MPI_Type_contiguous(2, MPI_INT, &mv_types[MV_PAIR].mpi);
-    MPI_Type_contiguous(4, MPI_INT, &mv_types[MV_MAT].mpi);
-    MPI_Type_vector(4, 1, 2, MPI_INT, &vec);
-    MPI_Type_create_resized(vec, 0, MV_VEC_EXTENT, &mv_types[MV_VEC].mpi);
-    MPI_Type_free(&vec);
-    for (int i = 0; i < MV_NTYPES; i++) {
-        struct mv_type *t = &mv_types[i];
-        int size;
-        MPI_Aint lb, extent;
-        if (i >= MV_PAIR)
-            MT_MPI(MPI_Type_commit(&t->mpi));
-        MT_OK(nbcx_datatype_from_mpi(t->mpi, &t->nb));
-        for (int s = 0; s < t->nslots; s++)
-            memset(t->mask + t->slot[s].off, 1,
-                   mv_slot_bytes(t->slot[s].kind));
-        MPI_Type_size(t->mpi, &size);
-        MPI_Type_get_extent(t->mpi, &lb, &extent);
-        if (size != mv_size(i) || extent != t->extent || lb != 0)
-            mt_fail("type %s: MPI size %d extent %ld, expected %d, %ld",
-                    t->name, size, (long)extent, mv_size(i),
-                    (long)t->extent);
-    }
+    struct mv_type *t = mv_types;
+    mv_types_mpi(&t[MV_INT], &t[MV_DOUBLE], &t[MV_DINT], &t[MV_PAIR],
+                 &t[MV_MAT], &t[MV_VEC]);
+    for (int i = 0; i < MV_NTYPES; i++)
+        mv_type_make(&mv_types[i], i >= MV_PAIR);
 }
 
 static inline void mv_types_free(void)
@@ -276,6 +302,12 @@ static inline void *mv_xmalloc(size_t n)
     return p;
 }
 
+/* The same, but NULL for 0 bytes. */
+static inline void *mv_xmalloc_or_null(size_t n)
+{
+    return n ? mv_xmalloc(n) : NULL;
+}
+
 static inline void mv_value(unsigned char *at, enum mv_kind k, enum mv_gen g,
                      bool is_index, uint64_t *rng)
 {
@@ -305,8 +337,8 @@ static inline void mv_value(unsigned char *at, enum mv_kind k, enum mv_gen g,
 
 /* A buffer of `bytes` bytes: all MV_SENTINEL (or, for `fill`, random
  * gap bytes and the data of every whole element drawn by g). */
-static inline void mv_buf_init(struct mv_buf *b, int t, size_t bytes, bool fill,
-                        enum mv_gen g, uint64_t seed)
+static inline void mv_buf_init(struct mv_buf *b, int t, size_t bytes,
+                               bool fill, enum mv_gen g, uint64_t seed)
 {
     const struct mv_type *ty = &mv_types[t];
     uint64_t rng = seed;

@@ -22,6 +22,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,17 @@ static int th_check(int ok, const char *file, int line, const char *expr,
     } while (0)
 
 #define CHECK_OK(call) CHECK_RC(call, NBCX_SUCCESS)
+
+/* REJECT(code, call): a call with bad arguments is rejected before
+ * anything is posted: it returns code and sets the request it was given
+ * (a variable `nbcx_request req` of the caller, passed as &req) to
+ * NBCX_REQUEST_NULL. Two checks. */
+#define REJECT(code, call)                                                    \
+    do {                                                                      \
+        req = (nbcx_request)(uintptr_t)0x1;                                   \
+        CHECK_RC(call, code);                                                 \
+        CHECK(req == NBCX_REQUEST_NULL, "*req not reset by a rejected call"); \
+    } while (0)
 
 /* For set-up steps a test cannot go on without. */
 #define REQUIRE_OK(call)                                                      \

@@ -50,10 +50,12 @@
 
 #include <stdint.h>
 
+#include "gaptype.h"
 #include "coll/coll.h"
 #include "progress/request.h"
 #include "harness.h"
-#include "matrix_op.h"
+#include "redops.h"
+#include "wordcheck.h"
 
 enum { MAXP = 64 };
 
@@ -70,116 +72,9 @@ static void describe(const char *fmt, ...)
     th_cases++;
 }
 
-static uint32_t mix(uint32_t a, uint32_t b, uint32_t c)
-{
-    uint32_t h = a * 0x9e3779b1u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu ^
-                 (c + 0x165667b1u) * 0xc2b2ae35u;
-    h ^= h >> 15;
-    h *= 0x2c1b3c6du;
-    return h ^ (h >> 13);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
-/* ------------------------------------------------------------------ */
-/* Derived types with gaps (as a face such as MPI would make them)     */
-/* ------------------------------------------------------------------ */
-/*
- * Two int32 data words in a 12-byte extent: gap_mid = | d0 | gap | d1 |,
- * gap_front = | gap | d0 | d1 | (true_lb 4). 8 bytes of data, like INT64
- * or INT32 x 2. The face packs, unpacks and reduces (SUM only).
- */
-struct gap_layout { int off[2]; };
-static const struct gap_layout mid_layout = { { 0, 2 } };
-static const struct gap_layout front_layout = { { 1, 2 } };
-
-static const uint32_t *gap_word(const void *buf, int i, int k,
-                                const struct nbcx_datatype_s *t)
-{
-    const struct gap_layout *l = t->handle;
-    return (const uint32_t *)buf + 3 * i + l->off[k];
-}
-
-static int gap_pack(const void *src, int count, struct nbcx_datatype_s *t,
-                    void *dst)
-{
-    for (int i = 0; i < count; i++)
-        for (int k = 0; k < 2; k++)
-            memcpy((uint32_t *)dst + 2 * i + k, gap_word(src, i, k, t), 4);
-    return NBCX_SUCCESS;
-}
-
-static int gap_unpack(const void *src, int count, struct nbcx_datatype_s *t,
-                      void *dst)
-{
-    for (int i = 0; i < count; i++)
-        for (int k = 0; k < 2; k++)
-            memcpy((void *)(uintptr_t)gap_word(dst, i, k, t),
-                   (const uint32_t *)src + 2 * i + k, 4);
-    return NBCX_SUCCESS;
-}
-
-static int gap_reduce(const void *in, void *inout, int count,
-                      struct nbcx_datatype_s *t, int op_id)
-{
-    if (op_id != (int)(uintptr_t)NBCX_SUM)
-        return NBCX_ERR_OP;
-    for (int i = 0; i < count; i++)
-        for (int k = 0; k < 2; k++) {
-            int32_t a, b;
-            uint32_t *pb = (uint32_t *)(uintptr_t)gap_word(inout, i, k, t);
-            memcpy(&a, gap_word(in, i, k, t), 4);
-            memcpy(&b, pb, 4);
-            b = (int32_t)((uint32_t)a + (uint32_t)b);
-            memcpy(pb, &b, 4);
-        }
-    return NBCX_SUCCESS;
-}
-
-static const struct nbcxi_type_face gap_face = { gap_pack, gap_unpack,
-                                                 gap_reduce, NULL };
-
-#define GAP_TYPE(NAME, LAYOUT, LB, TEXT)                                      \
-    static struct nbcx_datatype_s NAME = {                                    \
-        .magic = NBCXI_TYPE_MAGIC, .id = 0, .name = #NAME, .size = 8,         \
-        .extent = 12, .true_lb = LB, .true_extent = TEXT,                     \
-        .contiguous = false, .face = &gap_face,                               \
-        .handle = (void *)(uintptr_t)&LAYOUT, .refs = 1 }
-GAP_TYPE(gap_mid, mid_layout, 0, 12);
-GAP_TYPE(gap_front, front_layout, 4, 8);
-#define GAP_MID ((nbcx_datatype)&gap_mid)
-#define GAP_FRONT ((nbcx_datatype)&gap_front)
-
 /* ------------------------------------------------------------------ */
 /* Typed blocks of self-describing words                               */
 /* ------------------------------------------------------------------ */
-
-/* Word i of send block blk of rank src in case salt. */
-static uint32_t word(int salt, int src, int blk, int i)
-{
-    return (uint32_t)(salt & 31) << 27 | (uint32_t)src << 21 |
-           (uint32_t)blk << 15 | (uint32_t)(i & 0x7fff);
-}
-
-static const uint32_t SENTINEL = 0xdeadbeefu;
-
-static void describe_word(char *out, size_t len, uint32_t w)
-{
-    if (w == SENTINEL)
-        snprintf(out, len, "the sentinel (never written)");
-    else
-        snprintf(out, len, "0x%08x = word %u of block %u from rank %u, "
-                 "salt %u", w, w & 0x7fff, (w >> 15) & 63, (w >> 21) & 63,
-                 w >> 27);
-}
 
 /* A type and its memory layout: element e holds data words dpe * e + k
  * at word w * e + off[k]. */
@@ -312,24 +207,6 @@ static void side_snapshot(struct side *s)
     memcpy(s->orig, s->buf, s->words * 4);
 }
 
-static bool same_words(const char *what, int rank, const uint32_t *got,
-                       const uint32_t *want, size_t n)
-{
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < n; i++)
-        if (got[i] != want[i] && bad++ == 0)
-            first = i;
-    if (bad == 0)
-        return CHECK(true, "counted");
-    char g[96], w[96];
-    describe_word(g, sizeof g, got[first]);
-    describe_word(w, sizeof w, want[first]);
-    CHECK(bad == 0, "%s of rank %d: %zu of %zu words differ; first at word "
-          "%zu: got %s, expected %s", what, rank, bad, n, first, g, w);
-    return false;
-}
-
-/* ------------------------------------------------------------------ */
 /* The case: per rank a send and a receive side, and where each        */
 /* receive block's data comes from                                     */
 /* ------------------------------------------------------------------ */
@@ -821,115 +698,15 @@ static int topologies(int p, struct topo *t)
 /* Reductions: reduce_scatter(_block), scan, exscan                    */
 /* ------------------------------------------------------------------ */
 
-static void mat_op(const void *in, void *inout, int n, nbcx_datatype t,
-                   void *c)
-{
-    (void)t;
-    (void)c;
-    mat_mul_into(in, inout, n);
-}
-
-enum { MODP = 1000003 };
-
-static void summod_op(const void *in, void *inout, int n, nbcx_datatype t,
-                      void *c)
-{
-    (void)t;
-    (void)c;
-    const int64_t *a = in;
-    int64_t *b = inout;
-    for (int i = 0; i < n; i++)
-        b[i] = (a[i] + b[i]) % MODP;
-}
-
-/* A (type, op) case: element generator, reference inout = in op inout on
- * one element, and which bytes of an element are data (the rest is a gap
- * that must not be written). */
-struct redop {
-    const char *name;
-    nbcx_datatype type;
-    size_t ext;
-    nbcx_op op;
-    nbcx_user_fn *user_fn;
-    int commutative;
-    void (*gen)(void *e, uint32_t h);
-    void (*ref)(const void *in, void *inout);
-    size_t gap_lo, gap_hi;
-};
-
-#define GEN(NAME, T, EXPR)                                                    \
-    static void NAME(void *e, uint32_t h)                                     \
-    {                                                                         \
-        T v = (EXPR);                                                         \
-        memcpy(e, &v, sizeof v);                                              \
-    }
-GEN(gen_i32_small, int32_t, (int32_t)(h % 2001) - 1000)
-GEN(gen_i32_bits, int32_t, (int32_t)h)
-GEN(gen_dbl_small, double, (double)((int)(h % 41) - 20))
-GEN(gen_mat, uint32_t, (h % 251) | (h >> 8) % 251 << 8 |
-                           (h >> 16) % 251 << 16 |
-                           (uint32_t)((h >> 24) * 7 % 251) << 24)
-GEN(gen_modp, int64_t, (int64_t)(h % MODP))
-
-#define REF(NAME, T, EXPR)                                                    \
-    static void NAME(const void *in_, void *inout_)                           \
-    {                                                                         \
-        T a, b;                                                               \
-        memcpy(&a, in_, sizeof a);                                            \
-        memcpy(&b, inout_, sizeof b);                                         \
-        T r = (EXPR);                                                         \
-        memcpy(inout_, &r, sizeof r);                                         \
-    }
-REF(ref_i32_sum, int32_t, (int32_t)((uint32_t)a + (uint32_t)b))
-REF(ref_i32_max, int32_t, a > b ? a : b)
-REF(ref_dbl_sum, double, a + b)
-REF(ref_mat, uint32_t, mat_mul(a, b))
-REF(ref_modp, int64_t, (a + b) % MODP)
-
-static void gen_gap(void *e, uint32_t h)
-{
-    int32_t d[2] = { (int32_t)(h % 2001) - 1000,
-                     (int32_t)((h >> 11) % 2001) - 1000 };
-    memcpy(e, &d[0], 4);
-    memcpy((char *)e + 8, &d[1], 4);
-}
-
-static void ref_gap_sum(const void *in, void *inout)
-{
-    for (int k = 0; k < 2; k++)
-        ref_i32_sum((const char *)in + 8 * k, (char *)inout + 8 * k);
-}
-
 static struct redop redops[] = {
-    { "int32/SUM", NBCX_INT32, 4, NBCX_SUM, NULL, 1, gen_i32_small,
-      ref_i32_sum, 0, 0 },
-    { "int32/MAX", NBCX_INT32, 4, NBCX_MAX, NULL, 1, gen_i32_bits,
-      ref_i32_max, 0, 0 },
-    { "double/SUM", NBCX_DOUBLE, 8, NBCX_SUM, NULL, 1, gen_dbl_small,
-      ref_dbl_sum, 0, 0 },
-    { "uint32/user matrix product (non-commutative)", NBCX_UINT32, 4,
-      NBCX_OP_NULL, mat_op, 0, gen_mat, ref_mat, 0, 0 },
-    { "int64/user sum mod p (commutative)", NBCX_INT64, 8, NBCX_OP_NULL,
-      summod_op, 1, gen_modp, ref_modp, 0, 0 },
-    { "gap_mid (derived, non-contiguous)/SUM", GAP_MID, 12, NBCX_SUM, NULL,
-      1, gen_gap, ref_gap_sum, 4, 8 },
+    REDOP_INT32_SUM, REDOP_INT32_MAX, REDOP_DOUBLE_SUM,
+    REDOP_MATRIX,    REDOP_SUMMOD,    REDOP_GAP_SUM,
 };
 #define NREDOPS TH_COUNT(redops)
 
-static void create_user_ops(void)
-{
-    for (int k = 0; k < NREDOPS; k++)
-        if (redops[k].user_fn)
-            nbcx_op_create(redops[k].user_fn, redops[k].commutative, NULL,
-                           &redops[k].op);
-}
+static void create_user_ops(void) { redops_create_user(redops, NREDOPS); }
 
-static void free_user_ops(void)
-{
-    for (int k = 0; k < NREDOPS; k++)
-        if (redops[k].user_fn)
-            nbcx_op_free(&redops[k].op);
-}
+static void free_user_ops(void) { redops_free_user(redops, NREDOPS); }
 
 /* count elements of rank r's contribution; gaps filled with 0xa5. */
 static unsigned char *contribution(const struct redop *o, int salt, int r,

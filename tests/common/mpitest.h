@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,6 +232,103 @@ static void mt_init(int *argc, char ***argv)
     mt_watch("setup: progress mode");
     mt_check_mode();
     mt_unwatch();
+}
+
+/* The MPI library is MPICH (or derived from it): some reference
+ * collectives need a workaround there. */
+static inline bool mt_is_mpich(void)
+{
+    static char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(version, &len);
+    return strstr(version, "MPICH") != NULL;
+}
+
+#define MT_MAX_ALGS 16
+
+/* The algorithms of coll as nbcx lists them, without those named in
+ * skip (NULL or NULL-terminated), then "auto". A test fails if nbcx lists
+ * none. */
+static inline int mt_algorithms(const char *coll, char names[][40],
+                                const char *const *skip)
+{
+    const char *list = NULL, *p;
+    int n = 0;
+    MT_OK(nbcx_algorithm_names(coll, &list));
+    for (p = list ? list : ""; *p && n < MT_MAX_ALGS - 1;) {
+        size_t len = strcspn(p, " ");
+        if (len > 0 && len < 40) {
+            bool skipped = false;
+            memcpy(names[n], p, len);
+            names[n][len] = '\0';
+            for (int k = 0; skip && skip[k]; k++)
+                skipped = skipped || strcmp(names[n], skip[k]) == 0;
+            if (!skipped)
+                n++;
+        }
+        p += len;
+        p += strspn(p, " ");
+    }
+    if (n == 0)
+        mt_fail("nbcx_algorithm_names(%s) lists no algorithm", coll);
+    strcpy(names[n++], "auto");
+    return n;
+}
+
+/* Waits for an nbcx collective whose start returned rc; a failure ends
+ * the job (the other ranks could wait forever). The request must be
+ * reset by the wait. */
+static inline void mt_nbcx_wait(const char *what, int rc, nbcx_request *req)
+{
+    if (rc == NBCX_SUCCESS)
+        rc = nbcx_wait(req);
+    if (rc != NBCX_SUCCESS) {
+        mt_fail("%s: nbcx returned %d (%s); stopping the job", what, rc,
+                nbcx_error_string(rc));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (*req != NBCX_REQUEST_NULL)
+        mt_fail("%s: request not reset by nbcx_wait", what);
+}
+
+/* A reference MPI collective returned rc: a failure is reported with
+ * the first line of MPI's message. */
+static inline void mt_mpi_check(const char *what, int rc)
+{
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len;
+        MPI_Error_string(rc, msg, &len);
+        msg[strcspn(msg, "\n")] = '\0'; /* first line only */
+        mt_fail("%s: the reference MPI collective failed: %s", what, msg);
+    }
+}
+
+/* The send buffer (bytes bytes) must be as it was (init). */
+static inline void mt_check_sendbuf(const char *what,
+                                    const unsigned char *buf,
+                                    const unsigned char *init, size_t bytes)
+{
+    if (bytes && memcmp(buf, init, bytes) != 0)
+        mt_fail("%s: nbcx modified the send buffer", what);
+}
+
+/* After the cases of a collective: its automatic algorithm and the
+ * default fragment size again. */
+static inline void mt_restore_defaults(const char *coll)
+{
+    MT_OK(nbcx_algorithm_set(coll, "auto"));
+    MT_OK(nbcx_segsize_set(65536));
+}
+
+/* mt_init, then the watchdog on the setup step; returns the start time
+ * (for mt_finish). */
+static inline double mt_begin(int *argc, char ***argv)
+{
+    mt_init(argc, argv);
+    double t0 = MPI_Wtime();
+    mt_watch("setup");
+    return t0;
 }
 
 /* Sums the failures of all ranks, finalises MPI and returns the exit
