@@ -92,7 +92,7 @@ def test_exclusive_branches_share_a_request_and_use_a_flag(tmp_path: Path) -> No
     assert "if (nbcx_flag[0]) {" in res.text
 
 
-def test_barrier_wtime_finalize_are_fences(tmp_path: Path) -> None:
+def test_wtime_is_a_fence_for_barriers_only(tmp_path: Path) -> None:
     src = tmp_path / "fence.c"
     src.write_text(
         "#include <mpi.h>\n#include <stdio.h>\n"
@@ -110,6 +110,15 @@ def test_barrier_wtime_finalize_are_fences(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     res = run_transform(src, out)
+    site = res.site(6)
+    # issue 19.4: MPI_Wtime only reads a clock; the wait moves past it to the read of b
+    assert _waits(site) == [9]
+    assert "reads b" in site["waits"][0]["stopped_by"]
+    # ... but a barrier before a clock read is there to time: it stays blocking
+    src.write_text(
+        src.read_text().replace("MPI_Allreduce(&a, &b, 1, MPI_INT, MPI_SUM, ", "MPI_Barrier(")
+    )
+    res = run_transform(src, out, "--min-overlap", "0")
     site = res.site(6)
     assert _waits(site) == [8]
     assert "MPI_Wtime" in site["waits"][0]["stopped_by"]

@@ -110,6 +110,12 @@ def site_record(path: str, s: Site, req_name: str, in_loop: bool = False) -> dic
     if s.action == "blocking":
         rec["reason"] = s.reason
         rec["call"] = s.call.callee
+    elif s.wrapper is not None:
+        rec["call"] = s.wrapper.name
+        rec["wraps"] = s.name
+        w = s.wrapper
+        rec["request"] = f"{w.req} (started by {w.start}(), completed by {w.wait}())"
+        rec["waits"] = s.waits
     elif s.existing_req:
         rec["call"] = s.call.callee
         rec["request"] = s.existing_req
@@ -205,6 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     records: list[dict[str, Any]] = []
     status = 0
     convertible = 0
+    work: list[tuple[Path, FileTransform]] = []
     for path in args.files:
         if not path.is_file():
             print(f"nbcx-transform: {path}: no such file", file=sys.stderr)
@@ -221,9 +228,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             status = EXIT_USAGE
             continue
-        unit = parse(str(path), cargs)
-        ft = FileTransform(unit, opts)
-        new = ft.run()
+        work.append((path, FileTransform(parse(str(path), cargs), opts)))
+    # One-collective wrapper functions of the files given: their callers (in any of
+    # them) may call a nonblocking twin, which the wrapper's file then defines.
+    for _, ft in work:
+        opts.wrappers.update(ft.find_wrappers())
+    results = [ft.run() for _, ft in work]
+    used = [w for _, ft in work for w in ft.used_wrappers.values()]
+    for i, (_, ft) in enumerate(work):
+        if any(w.path == ft.unit.path for w in used):
+            results[i] = ft.emit_twins(used)
+    for (path, ft), new in zip(work, results, strict=True):
+        unit = ft.unit
         if unit.errors:
             print(f"nbcx-transform: {path}: does not parse:", file=sys.stderr)
             for e in unit.errors[:10]:
