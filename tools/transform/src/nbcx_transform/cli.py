@@ -110,6 +110,8 @@ def site_record(path: str, s: Site, req_name: str, in_loop: bool = False) -> dic
     if s.action == "blocking":
         rec["reason"] = s.reason
         rec["call"] = s.call.callee
+        if s.twin:
+            rec["twin"] = s.twin
     elif s.wrapper is not None:
         rec["call"] = s.wrapper.name
         rec["wraps"] = s.name

@@ -182,6 +182,7 @@ class Site:
     rank: str = ""  # rooted: the variable holding this rank in the communicator
     waits: list[dict[str, object]] = field(default_factory=list)
     wrapper: Wrapper | None = None  # a call of a one-collective wrapper function
+    twin: str = ""  # the collective of a wrapper: the twin generated for its callers
 
 
 def _line_of(data: bytes, off: int) -> int:
@@ -214,6 +215,7 @@ class FileTransform:
         self.need_ext_include = False
         self.extra_edits: list[tuple[int, int, int, str]] = []
         self.used_wrappers: dict[str, Wrapper] = {}
+        self.site_by_stmt: dict[int, Site] = {}
 
     # ------------------------------------------------------------- utilities
     def text(self, n: Node) -> str:
@@ -305,7 +307,7 @@ class FileTransform:
         base = {i for i, _ in self.conds_at(f.body.start)}
         alts: list[str] = []
         for s in self.sites:
-            if s.func is not f or s.action == "blocking" or s.existing_req:
+            if s.func is not f or s.action == "blocking" or s.existing_req or s.wrapper:
                 continue
             extra = [c for i, c in self.conds_at(s.call.start) if i not in base]
             if not extra:
@@ -494,8 +496,11 @@ class FileTransform:
             if blk.kind in ("then", "else") and blk.parent is not None and blk.owner is not None:
                 parent = blk.parent
                 idx = self.where[id(blk.owner)][1] + 1
+                # pending on the paths through the other branches too when each of
+                # them starts a collective (of this request: they are numbered alike)
+                if state != DEF or not self._covered(blk.owner):
+                    state = MAYBE
                 blk = parent
-                state = MAYBE
                 continue
             if blk.kind == "compound" and blk.parent is not None and blk.owner is not None:
                 parent = blk.parent
@@ -508,6 +513,37 @@ class FileTransform:
             plan.points.append(WaitPoint(blk, len(blk.units), state == MAYBE, why=why))
             plan.stop = plan.stop or why
             return plan
+
+    def _covered(self, ifnode: Node) -> bool:
+        """Whether every branch of ``ifnode`` (an else-if chain that ends in an else)
+        starts a collective at its top level.  After it, a request of that slot is
+        pending on every path that falls through, so the waits after the ``if`` need
+        no flag (and where one of them is not converted after all, a wait on its
+        null request returns at once)."""
+        ch = ifnode.children
+        if ifnode.kind != CK.IF_STMT or len(ch) < 3:
+            return False
+        for br in ch[1:3]:
+            if br is ch[2] and br.kind == CK.IF_STMT:
+                if not self._covered(br):
+                    return False
+                continue
+            blk = self.block_of_node.get(id(br))
+            if blk is None:
+                return False
+            starts = False
+            for u in blk.units:
+                for st in u.stmts:
+                    t = self.site_by_stmt.get(id(st))
+                    if t is not None and t.wrapper is None and t.action != "blocking":
+                        starts = True
+                    elif st.kind in JUMPS or self.leaves(st) is not None:
+                        return False
+                if starts:
+                    break
+            if not starts:
+                return False
+        return True
 
     def _scan(self, blk: Block, idx: int, state: str, site: Site, role: str, plan: Plan) -> str:
         imp = blk.bid in plan.implied
@@ -915,6 +951,7 @@ class FileTransform:
                 ):
                     stmt = par
                 site.stmt = stmt
+                self.site_by_stmt[id(stmt)] = site
                 if banned:
                     site.reason = banned
                     continue
@@ -1002,6 +1039,9 @@ class FileTransform:
             )
         elif any(re.search(rb"\b" + nm.encode() + rb"\b", self.data) for nm in names):
             reason = f"the name {names[0]} or {names[1]} is taken"
+        elif f.static and self._named_elsewhere(f):
+            # the twin may take its place; a separate declaration would then warn
+            reason = "it is static and declared apart from its definition"
         return Wrapper(
             name=f.name,
             key=f.key,
@@ -1012,6 +1052,17 @@ class FileTransform:
             static=f.static,
             reason=reason,
         )
+
+    def _named_elsewhere(self, f: Function) -> bool:
+        """Whether ``f``'s name appears other than in its definition and its calls."""
+        uses = len(re.findall(rb"\b" + re.escape(f.name.encode()) + rb"\b", self.data))
+        calls = sum(
+            1
+            for g in self.unit.functions.values()
+            for n in g.body.walk()
+            if n.kind == CK.CALL_EXPR and n.callee_key == f.key
+        )
+        return uses != 1 + calls
 
     def _nothing_after(self, start: int, end: int) -> bool:
         """Whether the text between a wrapper's collective and its closing brace is only
@@ -1166,6 +1217,7 @@ class FileTransform:
                 self.extra_edits.append((f.node.end, f.node.end, 0, text))
             for s in self.sites:
                 if s.call is call:
+                    s.twin = w.start
                     s.notes.append(
                         f"{w.start}() and {w.wait}() generated: the calls of {w.name}() "
                         "that can overlap it use them"
