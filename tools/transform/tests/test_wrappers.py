@@ -79,11 +79,21 @@ def test_wrapper_twins_golden(tmp_path: Path) -> None:
 
 
 def test_wrapper_file_not_given(tmp_path: Path) -> None:
-    """Without parallel.c among the files, no twin can be defined: main.c is unchanged
-    apart from nothing (the calls stay, the collectives are not visible)."""
+    """Without parallel.c among the files, no twin can be defined: main.c is
+    unchanged, and the report names the calls of the program's wrappers and why."""
     d, recs = _transform(tmp_path, "main.c")
     assert (d / "main.c").read_text() == (WR / "main.c").read_text()
-    assert recs == {}
+    assert {r["call"] for r in recs.values()} == {
+        "addDoubleParallel",
+        "maxIntParallel",
+        "bcastParallel",
+        "sumValueParallel",
+    }
+    assert all(r["action"] == "blocking" for r in recs.values())
+    add = recs[("main.c", line_of(WR / "main.c", "addDoubleParallel(eLocal"))]
+    assert "parallel.c is not among the files given" in add["reason"]
+    sv = recs[("main.c", line_of(WR / "main.c", "sumValueParallel(drift)"))]
+    assert "'&value' is not derived from one parameter" in sv["reason"]
 
 
 def test_wrapper_rules(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import json
 import sys
@@ -14,7 +15,7 @@ from nbcx_transform import __version__
 from nbcx_transform.clangast import parse
 from nbcx_transform.flags import clang_args, from_make
 from nbcx_transform.program import program_summaries
-from nbcx_transform.transform import FileTransform, Options, Site
+from nbcx_transform.transform import FileTransform, Options, Site, Wrapper
 
 EXIT_USAGE = 2
 EXIT_CHECK = 1
@@ -204,9 +205,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         print(f"nbcx-transform: wrote {db}", file=sys.stderr)
         args.compile_commands = db
+    db_wrappers: dict[str, Wrapper] = {}
     if args.compile_commands is not None and not args.no_whole_program:
         opts.external, pnotes = program_summaries(
-            args.compile_commands, args.defines, args.includes, args.mpicc, extra
+            args.compile_commands,
+            args.defines,
+            args.includes,
+            args.mpicc,
+            extra,
+            wrappers=db_wrappers,
         )
         notes += pnotes
     write = not (args.diff or args.check or args.dry_run)
@@ -235,6 +242,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # them) may call a nonblocking twin, which the wrapper's file then defines.
     for _, ft in work:
         opts.wrappers.update(ft.find_wrappers())
+    given = {Path(ft.unit.path).resolve() for _, ft in work}
+    for name, w in db_wrappers.items():
+        if name not in opts.wrappers and Path(w.path).resolve() not in given:
+            # the program's wrapper, in a file not given: its calls are reported
+            where = Path(w.path).name
+            why = w.reason or f"{where} is not among the files given (give it too)"
+            opts.wrappers[name] = dataclasses.replace(w, reason=why)
     results = [ft.run() for _, ft in work]
     used = [w for _, ft in work for w in ft.used_wrappers.values()]
     for i, (_, ft) in enumerate(work):
