@@ -452,7 +452,12 @@ class Analysis:
                     self._escape(self.val(a))
 
     def _keeps(self, f: Function) -> bool:
-        """Whether ``f`` may keep a pointer it is given (see :attr:`Summary.keeps`)."""
+        """Whether ``f`` may keep a pointer it is given (see :attr:`Summary.keeps`), or
+        reach memory through one other than what it points to (``s->ptr[0] = 1``:
+        the caller's objects behind ``s->ptr`` must then be escaped)."""
+        summ = self.summaries.get(f.key)
+        if summ is None or {ANY, EXT} & (summ.reads | summ.writes):
+            return True
         for n in f.body.walk():
             kids = n.exprs()
             if n.kind == CK.CALL_EXPR:
