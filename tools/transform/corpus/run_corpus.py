@@ -6,10 +6,11 @@ checker (checker/nbcx_check.c) and also in their nonblocking form
 
     python3 run_corpus.py [--before OLD_NBCX_TRANSFORM] [--json FILE] [PROGRAM ...]
 
-prints one line per program: collectives found / nonblocking / persistent /
-left, and the median and maximum statements of overlap of the collectives in
-loops (left ones count 0); with --before, the same for another build of the
-tool (e.g. main's) on the same files.
+prints one line per program: collectives found (calls of one-collective
+wrappers count as collectives) / nonblocking / persistent / left, and the
+median and maximum statements of overlap of the collectives in loops (left
+ones count 0); with --before, the same for another build of the tool (e.g.
+main's) on the same files.
 """
 
 from __future__ import annotations
@@ -92,7 +93,9 @@ def stats(report: dict[str, Any], in_loop: dict[tuple[str, int], bool]) -> dict[
     found = len(recs)
     nb = sum(1 for r in recs if r["action"] == "nonblocking")
     pers = sum(1 for r in recs if r["action"] == "persistent")
-    left = found - nb - pers
+    # a wrapper's own collective whose callers use its nonblocking twin is not left
+    twinned = sum(1 for r in recs if r["action"] == "blocking" and r.get("twin"))
+    left = found - nb - pers - twinned
     loop_overlap = []
     for r in recs:
         if in_loop.get((Path(r["file"]).name, r["line"]), r.get("in_loop", False)):
@@ -103,13 +106,14 @@ def stats(report: dict[str, Any], in_loop: dict[tuple[str, int], bool]) -> dict[
         "nonblocking": nb,
         "persistent": pers,
         "left": left,
+        "twinned": twinned,
         "loop_median": statistics.median(loop_overlap) if loop_overlap else 0,
         "loop_max": max(loop_overlap, default=0),
         "refused": [x["file"] for x in report.get("refused", []) if x["status"] != 0],
         "left_why": [
             f"{Path(r['file']).name}:{r['line']} {r['reason']}"
             for r in recs
-            if r["action"] == "blocking"
+            if r["action"] == "blocking" and not r.get("twin")
         ],
     }
 
@@ -209,6 +213,8 @@ def table(results: list[dict[str, Any]]) -> str:
                 continue
             s = r[when]
             left = str(s["left"])
+            if s.get("twinned"):
+                left += f" (+{s['twinned']} wrapped, callers use the twin)"
             if s["refused"]:
                 left += f" (+{len(s['refused'])} file refused: C++)"
             ok = werror = ""

@@ -28,4 +28,5 @@ CASES: list[tuple[str, str, tuple[str, ...]]] = [
     ("unsafe_alloc_mem", "unsafe_alloc_mem.c", PETAL),  # issue 19.1: MPI_Alloc_mem
     ("once_barrier", "once_barrier.c", ()),  # issue 19.5: if (iter == 1) MPI_Barrier
     ("misleading_indent", "misleading_indent.c", ()),  # issue 19.3
+    ("mpi_queries", "mpi_queries.c", ()),  # issue 19.4: MPI_Wtime, MPI_Comm_size, ...
 ]

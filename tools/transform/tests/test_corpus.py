@@ -42,5 +42,9 @@ def test_corpus_program(name: str, tmp_path: Path) -> None:
         assert after["refused"] == []
     if name == "prk_like":
         assert after["persistent"] == 1  # the allreduce of every iteration, not the barrier
+    if name == "comd_like":
+        # the wrappers of parallel.c: their calls in main.c use the twins (issue 19.4)
+        assert after["twinned"] == 3
+        assert after["nonblocking"] >= 4
     if name == "miniamr_like":
         assert after["loop_max"] >= 5  # past calls into block.c and timer.c

@@ -84,15 +84,40 @@ def test_independent_broadcasts_merge_into_waitall(tmp_path: Path) -> None:
 
 
 def test_exclusive_branches_share_a_request_and_use_a_flag(tmp_path: Path) -> None:
-    """Fig. 4 and Section 3.4."""
+    """Fig. 4 and Section 3.4: one request for both branches.  Both branches start a
+    broadcast, so it is pending after the if on every path: no flag (issue 19.6: a
+    flag that is always set is a test a person would not write)."""
     res = run_transform(PROGRAMS / "fig04_branches.c", tmp_path)
     assert "MPI_Request nbcx_req[1]" in res.text
     assert res.text.count("&nbcx_req[0]);") >= 2
+    assert "nbcx_flag" not in res.text
+    # with a branch that starts nothing, the wait after the if needs the flag
+    src = tmp_path / "one_branch.c"
+    src.write_text(
+        "#include <mpi.h>\n#include <stdio.h>\n"
+        "int main(int argc, char **argv) {\n"
+        "    int a = 1, b = 0, w = 0;\n"
+        "    MPI_Init(&argc, &argv);\n"
+        "    if (argc > 1)\n"
+        "        MPI_Allreduce(&a, &b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"
+        "    else if (argc > 2)\n"
+        "        b = 2;\n"
+        "    else\n"
+        "        MPI_Allreduce(&a, &b, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);\n"
+        "    for (int i = 0; i < 10; i++) w += i;\n"
+        '    printf("%d %d\\n", b, w);\n'
+        "    MPI_Finalize();\n"
+        "    return 0;\n"
+        "}\n"
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    res = run_transform(src, out)
     assert "nbcx_flag[0] = 1;" in res.text
     assert "if (nbcx_flag[0]) {" in res.text
 
 
-def test_barrier_wtime_finalize_are_fences(tmp_path: Path) -> None:
+def test_wtime_is_a_fence_for_barriers_only(tmp_path: Path) -> None:
     src = tmp_path / "fence.c"
     src.write_text(
         "#include <mpi.h>\n#include <stdio.h>\n"
@@ -110,6 +135,15 @@ def test_barrier_wtime_finalize_are_fences(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     res = run_transform(src, out)
+    site = res.site(6)
+    # issue 19.4: MPI_Wtime only reads a clock; the wait moves past it to the read of b
+    assert _waits(site) == [9]
+    assert "reads b" in site["waits"][0]["stopped_by"]
+    # ... but a barrier before a clock read is there to time: it stays blocking
+    src.write_text(
+        src.read_text().replace("MPI_Allreduce(&a, &b, 1, MPI_INT, MPI_SUM, ", "MPI_Barrier(")
+    )
+    res = run_transform(src, out, "--min-overlap", "0")
     site = res.site(6)
     assert _waits(site) == [8]
     assert "MPI_Wtime" in site["waits"][0]["stopped_by"]

@@ -92,3 +92,59 @@ def test_from_make_and_whole_program(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert res.returncode == 0, res.stderr
         outs.append(res.stdout)
     assert outs[0] == outs[1]
+
+
+def test_call_into_other_file_deep_pointer(tmp_path: Path) -> None:
+    """A function of another file that keeps no pointer lets its arguments stay
+    private (a timer's own static globals do not alias the caller's buffers), but one
+    that writes through a pointer stored in its argument (s->ptr[0]) reaches the
+    caller's buffer: the wait stays before it."""
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    (tmp_path / "s.h").write_text(
+        "struct S { double *ptr; };\nvoid poke(struct S *s);\nvoid tick(int *n);\n"
+    )
+    (tmp_path / "helper.c").write_text(
+        '#include "s.h"\n'
+        "static int ticks;\n"
+        "void poke(struct S *s) { s->ptr[0] = 1.0; }\n"
+        "void tick(int *n) { ticks += *n; }\n"
+    )
+    main_c = tmp_path / "main.c"
+    main_c.write_text(
+        "#include <mpi.h>\n"
+        '#include "s.h"\n'
+        "static double run(double *a, int n)\n"
+        "{\n"
+        "    double buf[4] = {0, 0, 0, 0};\n"
+        "    struct S s = {buf};\n"
+        "    MPI_Allreduce(a, buf, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);\n"
+        "    tick(&n);\n"
+        "    n += 2;\n"
+        "    poke(&s);\n"
+        "    return buf[0] + buf[1] + n;\n"
+        "}\n"
+        "double go(void)\n"
+        "{\n"
+        "    double a[4] = {1, 2, 3, 4};\n"
+        "    return run(a, 4);\n"
+        "}\n"
+    )
+    db = [
+        {"directory": str(tmp_path), "file": f, "arguments": ["cc", "-c", f]}
+        for f in ("main.c", "helper.c")
+    ]
+    (tmp_path / "compile_commands.json").write_text(json.dumps(db))
+    site = _report(tmp_path, "-n", "-p", str(tmp_path), str(main_c))
+    # poke() may write buf: the wait never moves past it (here it stays blocking:
+    # &s, and so buf, escape into poke(), and tick() writes memory outside the file)
+    poke = line_of(main_c, "poke(&s);")
+    assert site["action"] == "blocking" or all(w["line"] <= poke for w in site["waits"])
+    # without poke(), tick() keeps no pointer: &n stays private, the wait moves past it
+    text = main_c.read_text()
+    main_c.write_text(text.replace("    poke(&s);\n", "    (void)s;\n"))
+    site = _report(tmp_path, "-n", "-p", str(tmp_path), str(main_c))
+    assert site["action"] == "nonblocking"
+    assert [w["line"] for w in site["waits"]] == [line_of(main_c, "return buf[0]")]
+    assert site["waits"][0]["overlap"] == 3  # tick(&n), n += 2, (void)s

@@ -7,6 +7,7 @@
 #endif
 
 #include "parallel.h"
+#include "timers.h"
 
 #define NATOMS 256
 
@@ -26,6 +27,23 @@ static void advance(int n, double dt)
     }
 }
 
+static double ePot = 0.0, eKin = 0.0;
+
+/* kineticEnergy() of CoMD: the reduction between two timer calls */
+static void kineticEnergy(void)
+{
+    double eLocal[2] = {0.0, 0.0}, eSum[2];
+    for (int i = 0; i < NATOMS; i++) {
+        eLocal[0] += 0.5 * pos[i] * pos[i] * 0.01;
+        eLocal[1] += 0.5 * vel[i] * vel[i];
+    }
+    startTimer(commTimer);
+    addDoubleParallel(eLocal, eSum, 2);
+    stopTimer(commTimer);
+    ePot = eSum[0];
+    eKin = eSum[1];
+}
+
 int main(int argc, char **argv)
 {
     initParallel(&argc, &argv);
@@ -40,8 +58,12 @@ int main(int argc, char **argv)
     }
     double eLocal[2], eSum[2] = {0.0, 0.0}, drift = 0.0, kin = 0.0;
     for (int step = 0; step < nsteps; step++) {
+        startTimer(computeTimer);
         computeForce(NATOMS);
         advance(NATOMS, 0.05);
+        stopTimer(computeTimer);
+        if (step % 5 == 0)
+            kineticEnergy();
         eLocal[0] = 0.0;
         eLocal[1] = 0.0;
         for (int i = 0; i < NATOMS; i++) {
@@ -60,9 +82,13 @@ int main(int argc, char **argv)
         drift += 1e-3 * kin;
     }
     int nLocal = NATOMS, nMax = 0;
+    startTimer(commTimer);
     maxIntParallel(&nLocal, &nMax, 1);
+    stopTimer(commTimer);
+    kineticEnergy();
     if (rank == 0)
-        printf("drift %.9e max atoms %d ranks %d\n", drift, nMax, getNRanks());
+        printf("drift %.9e max atoms %d ranks %d energy %.6e %.6e timers %d\n", drift, nMax,
+               getNRanks(), ePot, eKin, timerTotal(commTimer) >= 0.0);
     destroyParallel();
     return 0;
 }

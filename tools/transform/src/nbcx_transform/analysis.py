@@ -81,7 +81,7 @@ class Effects:
     # ... and accesses exactly through parameter k.
     preads: set[int] = field(default_factory=set)
     pwrites: set[int] = field(default_factory=set)
-    flags: set[str] = field(default_factory=set)  # unknown, fence, io, mpi, exits
+    flags: set[str] = field(default_factory=set)  # unknown, fence, io, mpi, exits, clock
     why: list[str] = field(default_factory=list)  # what the flags come from
 
     def merge(self, other: Effects) -> None:
@@ -111,6 +111,9 @@ class Summary:
     flags: frozenset[str]
     why: tuple[str, ...]
     nparams: int = -1  # for summaries of other files' functions: further arguments are variadic
+    # whether the function may keep a pointer it is given (store it outside its own
+    # locals, return it, pass it on): if not, its arguments do not escape at a call
+    keeps: bool = True
 
 
 class Analysis:
@@ -442,8 +445,46 @@ class Analysis:
                                 for o in self.lv(t):
                                     self._add(o, {ANY})
                     continue
+                ext = self.external.get(n.callee) if n.callee else None
+                if ext is not None and not ext.keeps:
+                    continue
                 for a in args:
                     self._escape(self.val(a))
+
+    def _keeps(self, f: Function) -> bool:
+        """Whether ``f`` may keep a pointer it is given (see :attr:`Summary.keeps`), or
+        reach memory through one other than what it points to (``s->ptr[0] = 1``:
+        the caller's objects behind ``s->ptr`` must then be escaped)."""
+        summ = self.summaries.get(f.key)
+        if summ is None or {ANY, EXT} & (summ.reads | summ.writes):
+            return True
+        for n in f.body.walk():
+            kids = n.exprs()
+            if n.kind == CK.CALL_EXPR:
+                if n.callee in mpi.COLLECTIVES:
+                    continue
+                spec = mpi.lookup(n.callee) if n.callee else None
+                if spec is None or spec.ret.startswith("alloc_out"):
+                    return True
+                if n.callee in ("memcpy", "memmove", "realloc"):
+                    return True
+            elif n.kind in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR) and len(kids) == 2:
+                if n.op == "=" or n.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR:
+                    rhs = kids[1]
+                    if rhs.is_pointer or rhs.is_record or strip(rhs).is_pointer:
+                        lhs = strip(kids[0])
+                        d = self.decls.get(lhs.ref) if lhs.kind == CK.DECL_REF_EXPR else None
+                        if d is None or d.kind not in ("local", "param") or d.func != f.key:
+                            return True
+            elif n.kind == CK.VAR_DECL and n.key in self.decls:
+                if self.decls[n.key].kind != "local" and kids:
+                    return True
+            elif n.kind == CK.RETURN_STMT and kids:
+                if kids[0].is_pointer or kids[0].is_record or strip(kids[0]).is_pointer:
+                    return True
+            elif n.kind in (CK.ASM_STMT, CK.MS_ASM_STMT, CK.UNEXPOSED_STMT):
+                return True
+        return False
 
     def _points_to(self) -> None:
         for key, d in self.decls.items():
@@ -758,6 +799,8 @@ class Analysis:
             eff.flag("exits", f"{name} at line {n.line}")
         if spec.fence:
             eff.flag("fence", f"{name} at line {n.line}")
+        if spec.clock:
+            eff.flag("clock", f"{name} at line {n.line} (reads a clock)")
 
     def _here(self, o: str) -> str:
         """An object of another file's summary as an object of this file."""
@@ -805,6 +848,7 @@ class Analysis:
                 flags=s.flags,
                 why=tuple(w.replace("(not in this file)", "(not in the program)") for w in s.why),
                 nparams=len(f.params),
+                keeps=f.variadic or self._keeps(f),
             )
         return out
 

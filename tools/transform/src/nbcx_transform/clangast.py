@@ -98,6 +98,9 @@ class Node:
     callee: str = ""  # name of the called function (CALL_EXPR)
     callee_key: str = ""
     key: str = ""  # for declarations: their own key
+    # calls of functions declared outside system headers: the parameter types as
+    # this translation unit spells them (None: no prototype, variadic or unnamed types)
+    callee_params: tuple[str, ...] | None = None
     value: int | None = None  # integer literals
     children: list[Node] = field(default_factory=list)
     parent: Node | None = None
@@ -149,6 +152,7 @@ class Function:
     variadic: bool
     static: bool
     in_main: bool = True  # defined in the main file (else in a user header: analysed only)
+    returns_void: bool = False
 
 
 @dataclass
@@ -266,6 +270,8 @@ class _Builder:
                 node.callee = ref.spelling
                 node.callee_key = decl_key(ref)
                 self.info_for(ref)
+                if not ref.location.is_in_system_header and not node.callee.startswith("MPI_"):
+                    node.callee_params = _param_types(ref)
         elif k in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR):
             node.op = self.binary_op(c)
         elif k == CursorKind.UNARY_OPERATOR:
@@ -343,6 +349,20 @@ class _Builder:
         if toks[-1] in ("++", "--"):
             return "post" + str(toks[-1])
         return "?"
+
+
+def _param_types(fn: Cursor) -> tuple[str, ...] | None:
+    """The parameter types of a function declaration, for a prototype of a twin."""
+    try:
+        t = fn.type
+        if t.kind != TypeKind.FUNCTIONPROTO or t.is_function_variadic():
+            return None
+        out = tuple(str(a.spelling) for a in t.argument_types())
+    except Exception:  # pragma: no cover - libclang oddities
+        return None
+    if any("(unnamed" in a or "(anonymous" in a for a in out):
+        return None
+    return out
 
 
 def _mark_address_taken(functions: set[str], root: Node, out: set[str]) -> None:
@@ -426,6 +446,7 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes) -> Unit:
                 params=params,
                 variadic=variadic,
                 static=info.linkage_static,
+                returns_void=c.result_type.kind == TypeKind.VOID,
             )
         elif c.kind == CursorKind.VAR_DECL:
             globals_init.append(b.build(c))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import json
 import sys
@@ -14,7 +15,7 @@ from nbcx_transform import __version__
 from nbcx_transform.clangast import parse
 from nbcx_transform.flags import clang_args, from_make
 from nbcx_transform.program import program_summaries
-from nbcx_transform.transform import FileTransform, Options, Site
+from nbcx_transform.transform import FileTransform, Options, Site, Wrapper
 
 EXIT_USAGE = 2
 EXIT_CHECK = 1
@@ -110,6 +111,14 @@ def site_record(path: str, s: Site, req_name: str, in_loop: bool = False) -> dic
     if s.action == "blocking":
         rec["reason"] = s.reason
         rec["call"] = s.call.callee
+        if s.twin:
+            rec["twin"] = s.twin
+    elif s.wrapper is not None:
+        rec["call"] = s.wrapper.name
+        rec["wraps"] = s.name
+        w = s.wrapper
+        rec["request"] = f"{w.req} (started by {w.start}(), completed by {w.wait}())"
+        rec["waits"] = s.waits
     elif s.existing_req:
         rec["call"] = s.call.callee
         rec["request"] = s.existing_req
@@ -196,15 +205,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         print(f"nbcx-transform: wrote {db}", file=sys.stderr)
         args.compile_commands = db
+    db_wrappers: dict[str, Wrapper] = {}
     if args.compile_commands is not None and not args.no_whole_program:
         opts.external, pnotes = program_summaries(
-            args.compile_commands, args.defines, args.includes, args.mpicc, extra
+            args.compile_commands,
+            args.defines,
+            args.includes,
+            args.mpicc,
+            extra,
+            wrappers=db_wrappers,
         )
         notes += pnotes
     write = not (args.diff or args.check or args.dry_run)
     records: list[dict[str, Any]] = []
     status = 0
     convertible = 0
+    work: list[tuple[Path, FileTransform]] = []
     for path in args.files:
         if not path.is_file():
             print(f"nbcx-transform: {path}: no such file", file=sys.stderr)
@@ -221,9 +237,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             status = EXIT_USAGE
             continue
-        unit = parse(str(path), cargs)
-        ft = FileTransform(unit, opts)
-        new = ft.run()
+        work.append((path, FileTransform(parse(str(path), cargs), opts)))
+    # One-collective wrapper functions of the files given: their callers (in any of
+    # them) may call a nonblocking twin, which the wrapper's file then defines.
+    for _, ft in work:
+        opts.wrappers.update(ft.find_wrappers())
+    given = {Path(ft.unit.path).resolve() for _, ft in work}
+    for name, w in db_wrappers.items():
+        if name not in opts.wrappers and Path(w.path).resolve() not in given:
+            # the program's wrapper, in a file not given: its calls are reported
+            where = Path(w.path).name
+            why = w.reason or f"{where} is not among the files given (give it too)"
+            opts.wrappers[name] = dataclasses.replace(w, reason=why)
+    results = [ft.run() for _, ft in work]
+    used = [w for _, ft in work for w in ft.used_wrappers.values()]
+    for i, (_, ft) in enumerate(work):
+        if any(w.path == ft.unit.path for w in used):
+            results[i] = ft.emit_twins(used)
+    for (path, ft), new in zip(work, results, strict=True):
+        unit = ft.unit
         if unit.errors:
             print(f"nbcx-transform: {path}: does not parse:", file=sys.stderr)
             for e in unit.errors[:10]:

@@ -17,9 +17,11 @@ import json
 import shlex
 from pathlib import Path
 
-from nbcx_transform.analysis import Analysis, Summary
-from nbcx_transform.clangast import parse
+from nbcx_transform import mpi
+from nbcx_transform.analysis import Analysis, Summary, strip
+from nbcx_transform.clangast import Unit, parse
 from nbcx_transform.flags import clang_args
+from nbcx_transform.transform import FileTransform, Options, Wrapper
 
 CXX = (".cpp", ".cc", ".cxx", ".c++", ".cp", ".C")
 
@@ -51,8 +53,10 @@ def program_summaries(
     mpicc: str | None,
     extra: list[str],
     rounds: int = 4,
+    wrappers: dict[str, Wrapper] | None = None,
 ) -> tuple[dict[str, Summary], list[str]]:
-    """Summaries by function name of the program's C files, and notes."""
+    """Summaries by function name of the program's C files, and notes.  With
+    ``wrappers``, the program's one-collective wrapper functions go there too."""
     notes: list[str] = []
     units = []
     for src in db_sources(db):
@@ -82,4 +86,21 @@ def program_summaries(
         if new == summaries:
             break
         summaries = new
+    if wrappers is not None:
+        for unit in units:
+            if _has_wrapper(unit):
+                ft = FileTransform(unit, Options(external=summaries))
+                for name, w in ft.find_wrappers().items():
+                    if not w.static:
+                        wrappers[name] = w
     return summaries, notes
+
+
+def _has_wrapper(unit: Unit) -> bool:
+    """Whether some function of the unit's file has one collective for its body."""
+    for f in unit.functions.values():
+        if f.in_main and len(f.body.children) == 1:
+            call = strip(f.body.children[0])
+            if call.callee in mpi.COLLECTIVES:
+                return True
+    return False

@@ -7,7 +7,7 @@ For every blocking collective that is a statement of its own, the tool
    statements after the call and stops before the first one that writes a
    send buffer, reads or writes a receive buffer or an alias of one (points-to
    analysis, summaries of the functions defined in the file), calls
-   ``MPI_Barrier``, ``MPI_Wtime``, ``MPI_Finalize``, ``exit`` or a function
+   ``MPI_Barrier``, ``MPI_Finalize``, ``exit`` or a function
    whose effects are unknown, leaves the scope (``return``, ``break``,
    ``continue``, ``goto``), is a jump target (label, ``case``), or is separated
    by a preprocessor directive.  It goes into ``if`` branches and plain blocks
@@ -78,6 +78,39 @@ class Options:
     nonblocking: bool = True
     # summaries of the functions of the program's other files (whole-program analysis)
     external: dict[str, Summary] = field(default_factory=dict)
+    # one-collective wrapper functions of the files being transformed, by name
+    wrappers: dict[str, Wrapper] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """A function whose body is one blocking collective on buffers from its
+    parameters (``void addDouble(double *s, double *r, int n) { MPI_Allreduce(s,
+    r, n, ...); }``).  Its nonblocking twin ``<name>_nb`` (same parameters) starts
+    the collective on a request of its own, ``<name>_wait()`` completes it."""
+
+    name: str
+    key: str
+    path: str  # the file that defines it
+    coll: str  # the collective
+    # per argument of the collective: the wrapper's parameter a buffer argument
+    # derives from (None for arguments that are not buffers)
+    params: tuple[int | None, ...]
+    nparams: int
+    static: bool
+    reason: str = ""  # why no twin can be made ("" if one can)
+
+    @property
+    def start(self) -> str:
+        return f"{self.name}_nb"
+
+    @property
+    def wait(self) -> str:
+        return f"{self.name}_wait"
+
+    @property
+    def req(self) -> str:
+        return f"nbcx_{self.name}_req"
 
 
 @dataclass(eq=False)
@@ -126,6 +159,7 @@ class Emit:
     flagged: bool
     guard: str  # "" or a C condition (rank test)
     clear: bool = False  # reset the flag after the wait (other waits test it)
+    call: str = ""  # a wrapper's wait function (no request, no flag: it may run twice)
 
 
 @dataclass
@@ -147,6 +181,8 @@ class Site:
     existing_req: str = ""  # nonblocking input made persistent: the request lvalue text
     rank: str = ""  # rooted: the variable holding this rank in the communicator
     waits: list[dict[str, object]] = field(default_factory=list)
+    wrapper: Wrapper | None = None  # a call of a one-collective wrapper function
+    twin: str = ""  # the collective of a wrapper: the twin generated for its callers
 
 
 def _line_of(data: bytes, off: int) -> int:
@@ -177,6 +213,9 @@ class FileTransform:
         self.indent_unit = self._guess_indent()
         self.names = self._fresh_names()
         self.need_ext_include = False
+        self.extra_edits: list[tuple[int, int, int, str]] = []
+        self.used_wrappers: dict[str, Wrapper] = {}
+        self.site_by_stmt: dict[int, Site] = {}
 
     # ------------------------------------------------------------- utilities
     def text(self, n: Node) -> str:
@@ -268,7 +307,7 @@ class FileTransform:
         base = {i for i, _ in self.conds_at(f.body.start)}
         alts: list[str] = []
         for s in self.sites:
-            if s.func is not f or s.action == "blocking" or s.existing_req:
+            if s.func is not f or s.action == "blocking" or s.existing_req or s.wrapper:
                 continue
             extra = [c for i, c in self.conds_at(s.call.start) if i not in base]
             if not extra:
@@ -402,11 +441,9 @@ class FileTransform:
 
     def op_buffers(self, site: Site, role: str) -> tuple[set[str], set[str]]:
         """(objects only read, objects received into) by the collective for a role."""
-        roles = mpi.COLLECTIVES[site.name]
-        args = site.call.exprs()[1:]
         send: set[str] = set()
         recv: set[str] = set()
-        for a, spec in zip(args, roles, strict=False):
+        for a, spec in self.coll_args(site):
             r, _, only = spec.partition("@")
             if r not in ("S", "R", "B", "A"):
                 continue
@@ -423,9 +460,12 @@ class FileTransform:
 
     def conflict(self, eff: Effects, site: Site, role: str) -> str:
         barrier = site.name == "MPI_Barrier"
-        for fl in ("unknown", "fence", "exits") + (("io", "mpi") if barrier else ()):
+        for fl in ("unknown", "fence", "exits") + (("io", "mpi", "clock") if barrier else ()):
             if fl in eff.flags:
                 return _first_why(eff, fl)
+        if site.wrapper is not None and "mpi" in eff.flags:
+            # one request per wrapper: its next start (maybe inside this call) must come later
+            return _first_why(eff, "mpi") + f" (one {site.wrapper.start}() at a time)"
         send, recv = self.buffers[(id(site), role)]
         if self.an.aliases(eff.writes, send):
             return "writes " + self._names(eff.writes, send) + " (send buffer)"
@@ -456,8 +496,11 @@ class FileTransform:
             if blk.kind in ("then", "else") and blk.parent is not None and blk.owner is not None:
                 parent = blk.parent
                 idx = self.where[id(blk.owner)][1] + 1
+                # pending on the paths through the other branches too when each of
+                # them starts a collective (of this request: they are numbered alike)
+                if state != DEF or not self._covered(blk.owner):
+                    state = MAYBE
                 blk = parent
-                state = MAYBE
                 continue
             if blk.kind == "compound" and blk.parent is not None and blk.owner is not None:
                 parent = blk.parent
@@ -470,6 +513,37 @@ class FileTransform:
             plan.points.append(WaitPoint(blk, len(blk.units), state == MAYBE, why=why))
             plan.stop = plan.stop or why
             return plan
+
+    def _covered(self, ifnode: Node) -> bool:
+        """Whether every branch of ``ifnode`` (an else-if chain that ends in an else)
+        starts a collective at its top level.  After it, a request of that slot is
+        pending on every path that falls through, so the waits after the ``if`` need
+        no flag (and where one of them is not converted after all, a wait on its
+        null request returns at once)."""
+        ch = ifnode.children
+        if ifnode.kind != CK.IF_STMT or len(ch) < 3:
+            return False
+        for br in ch[1:3]:
+            if br is ch[2] and br.kind == CK.IF_STMT:
+                if not self._covered(br):
+                    return False
+                continue
+            blk = self.block_of_node.get(id(br))
+            if blk is None:
+                return False
+            starts = False
+            for u in blk.units:
+                for st in u.stmts:
+                    t = self.site_by_stmt.get(id(st))
+                    if t is not None and t.wrapper is None and t.action != "blocking":
+                        starts = True
+                    elif st.kind in JUMPS or self.leaves(st) is not None:
+                        return False
+                if starts:
+                    break
+            if not starts:
+                return False
+        return True
 
     def _scan(self, blk: Block, idx: int, state: str, site: Site, role: str, plan: Plan) -> str:
         imp = blk.bid in plan.implied
@@ -861,9 +935,12 @@ class FileTransform:
             self._build_blocks(f)
         for f in self.main_functions():
             for n in f.body.walk():
-                if n.kind != CK.CALL_EXPR or n.callee not in mpi.COLLECTIVES:
+                if n.kind != CK.CALL_EXPR:
                     continue
-                site = Site(f, n, n, n.callee, n.line, n.col)
+                w = self._wrapper_for(n, f)
+                if n.callee not in mpi.COLLECTIVES and w is None:
+                    continue
+                site = Site(f, n, n, w.coll if w else n.callee, n.line, n.col, wrapper=w)
                 self.sites.append(site)
                 stmt = n
                 par = n.parent
@@ -874,6 +951,7 @@ class FileTransform:
                 ):
                     stmt = par
                 site.stmt = stmt
+                self.site_by_stmt[id(stmt)] = site
                 if banned:
                     site.reason = banned
                     continue
@@ -896,13 +974,255 @@ class FileTransform:
                 if self._macro_braces(f):
                     site.reason = "a block of this function has braces from a macro expansion"
                     continue
-                nargs = len(mpi.COLLECTIVES[n.callee])
+                nargs = w.nparams if w else len(mpi.COLLECTIVES[n.callee])
                 if len(n.exprs()) - 1 != nargs:
                     site.reason = "unexpected number of arguments"
+                    continue
+                if w is not None:
+                    site.reason = self._wrapper_problem(n, w)
+                    if not site.reason:
+                        site.action = "candidate"
                     continue
                 if intercomm and mpi.is_rooted(n.callee):
                     site.notes.append("intercommunicators in use: one wait for root and non-root")
                 site.action = "candidate"
+
+    # ------------------------------------------------------------- wrappers
+    def find_wrappers(self) -> dict[str, Wrapper]:
+        """This file's functions whose body is one blocking collective, by name."""
+        out: dict[str, Wrapper] = {}
+        if self.unit.errors:
+            return out
+        for f in self.main_functions():
+            if len(f.body.children) != 1:
+                continue
+            call = strip(f.body.children[0])
+            if call.kind == CK.CALL_EXPR and call.callee in mpi.COLLECTIVES:
+                out[f.name] = self._wrapper(f, f.body.children[0], call)
+        return out
+
+    def _wrapper(self, f: Function, stmt: Node, call: Node) -> Wrapper:
+        roles = mpi.COLLECTIVES[call.callee]
+        args = call.exprs()[1:]
+        params: list[int | None] = []
+        reason = ""
+        for a, role in zip(args, roles, strict=False):
+            k = None
+            if role.partition("@")[0] in ("S", "R", "B", "A"):
+                k = self.an._prov(a, self.an.prov[f.key])
+                if k is None:
+                    reason = reason or (
+                        f"its buffer '{_norm(self.text(a))}' is not derived from one parameter"
+                    )
+            params.append(k)
+        callee = call.children[0] if call.children else None
+        head = self.data[f.node.start : f.body.start].decode("utf-8", "replace")
+        names = (f"{f.name}_nb", f"{f.name}_wait", f"nbcx_{f.name}_req")
+        if not f.returns_void:
+            reason = "it returns a value"
+        elif f.variadic or len(args) != len(roles):
+            reason = "unexpected arguments"
+        elif (
+            callee is None
+            or self.data[callee.start : callee.end] != call.callee.encode()
+            or self.in_macro(call.start)
+            or self.in_macro(call.end - 1)
+            or self.in_macro(f.node.start)
+            or self._macro_braces(f)
+            or len(re.findall(rf"\b{re.escape(f.name)}\s*\(", head)) != 1
+        ):
+            reason = "its text comes from a macro expansion"
+        elif not self._nothing_after(self.full_end(stmt), f.body.end - 1):
+            reason = (
+                "code after the collective may be compiled in another configuration "
+                "(it would run before the wait)"
+            )
+        elif any(re.search(rb"\b" + nm.encode() + rb"\b", self.data) for nm in names):
+            reason = f"the name {names[0]} or {names[1]} is taken"
+        elif f.static and self._named_elsewhere(f):
+            # the twin may take its place; a separate declaration would then warn
+            reason = "it is static and declared apart from its definition"
+        return Wrapper(
+            name=f.name,
+            key=f.key,
+            path=self.unit.path,
+            coll=call.callee,
+            params=tuple(params),
+            nparams=len(f.params),
+            static=f.static,
+            reason=reason,
+        )
+
+    def _named_elsewhere(self, f: Function) -> bool:
+        """Whether ``f``'s name appears other than in its definition and its calls."""
+        uses = len(re.findall(rb"\b" + re.escape(f.name.encode()) + rb"\b", self.data))
+        calls = sum(
+            1
+            for g in self.unit.functions.values()
+            for n in g.body.walk()
+            if n.kind == CK.CALL_EXPR and n.callee_key == f.key
+        )
+        return uses != 1 + calls
+
+    def _nothing_after(self, start: int, end: int) -> bool:
+        """Whether the text between a wrapper's collective and its closing brace is only
+        the other branches of the conditional groups around the collective."""
+        text = self.data[start:end].decode("utf-8", "replace")
+        text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+        text = re.sub(r"//[^\n]*", "", text)
+        depth = 0
+        other = False  # in another branch of a group that holds the collective
+        for line in text.split("\n"):
+            m = re.match(r"\s*#\s*(\w+)", line)
+            if m is None:
+                if line.strip() and not other:
+                    return False
+                continue
+            d = m.group(1)
+            if d in ("if", "ifdef", "ifndef"):
+                if not other:
+                    return False
+                depth += 1
+            elif d in ("else", "elif"):
+                if depth == 0:
+                    other = True
+            elif d == "endif":
+                if depth > 0:
+                    depth -= 1
+                else:
+                    other = False
+            elif not other:
+                return False
+        return True
+
+    def _wrapper_for(self, n: Node, f: Function) -> Wrapper | None:
+        """The wrapper that call ``n`` calls (None if it calls none)."""
+        w = self.opts.wrappers.get(n.callee) if n.callee else None
+        if w is None:
+            return None
+        if n.callee_key in self.unit.functions:
+            if w.path != self.unit.path or w.key != n.callee_key or f.key == w.key:
+                return None
+        elif w.static or w.path == self.unit.path:
+            return None
+        return w
+
+    def _wrapper_problem(self, n: Node, w: Wrapper) -> str:
+        """Why a call of wrapper ``w`` cannot use its twin ("" if it can)."""
+        if w.reason:
+            return f"calls {w.name}(), which wraps {w.coll}; no nonblocking twin: {w.reason}"
+        if n.callee_params is None:
+            return f"no prototype of {w.name}() with nameable parameter types to copy"
+        for nm in (w.start, w.wait, w.req):
+            if w.path != self.unit.path and re.search(rb"\b" + nm.encode() + rb"\b", self.data):
+                return f"the name {nm} is taken in this file"
+        return ""
+
+    def wrapper_prototypes(self) -> None:
+        """Declarations of the twins used here, before the first function that calls one
+        (unless the twin is defined in this file before it)."""
+        conv = [s for s in self.sites if s.wrapper is not None and s.action != "blocking"]
+        if not conv:
+            return
+        first = min((s.func for s in conv), key=lambda f: f.node.start)
+        lines: list[str] = []
+        wheres: list[str] = []
+        for s in sorted(conv, key=lambda s: s.call.start):
+            w = s.wrapper
+            assert w is not None and s.call.callee_params is not None
+            if w.path == self.unit.path and self.unit.functions[w.key].node.end < first.node.start:
+                continue
+            st = "static " if w.static else ""
+            params = ", ".join(s.call.callee_params) or "void"
+            for ln in (f"{st}void {w.start}({params});", f"{st}void {w.wait}(void);"):
+                if ln not in lines:
+                    lines.append(ln)
+            where = w.path.rsplit("/", 1)[-1]
+            if where not in wheres:
+                wheres.append(where)
+        if not lines:
+            return
+        off = self._line_start(first.node.start)
+        # above the comment lines that introduce the function
+        while off > 0:
+            prev = self._line_start(off - 1)
+            t = self.data[prev : off - 1].strip()
+            if t.startswith((b"/*", b"*", b"//")) or t.endswith(b"*/"):
+                off = prev
+            else:
+                break
+        head = (
+            "/* nbcx-transform: nonblocking twins of one-collective wrappers "
+            f"(defined in {', '.join(wheres)}) */"
+        )
+        self.extra_edits.append((off, off, 0, "\n".join([head, *lines]) + "\n\n"))
+
+    def emit_twins(self, used: list[Wrapper]) -> bytes:
+        """Adds ``<name>_nb`` and ``<name>_wait`` after each wrapper of this file in
+        ``used`` (called after :meth:`run`); the rewritten file."""
+        for w in used:
+            if w.path != self.unit.path or w.key not in self.unit.functions:
+                continue
+            f = self.unit.functions[w.key]
+            call = strip(f.body.children[0])
+            callee = call.children[0]
+            d = self.data
+            head = d[f.node.start : f.body.start].decode("utf-8", "replace")
+            head = re.sub(rf"\b{re.escape(w.name)}(?=\s*\()", w.start, head, count=1)
+            body = (
+                d[f.body.start : callee.start]
+                + mpi.nonblocking_name(w.coll).encode()
+                + d[callee.end : call.end - 1]
+                + f", &{w.req}".encode()
+                + d[call.end - 1 : f.body.end]
+            ).decode("utf-8", "replace")
+            base = {i for i, _ in self.conds_at(f.body.start)}
+            cond = " && ".join(c for i, c in self.conds_at(call.start) if i not in base)
+            ind = self._line_indent(call.start) or self.indent_unit
+            decl = [f"static MPI_Request {w.req} = MPI_REQUEST_NULL;"]
+            wait = [f"{ind}MPI_Wait(&{w.req}, MPI_STATUS_IGNORE);"]
+            if cond:
+                decl = [f"#if {cond}", *decl, "#endif"]
+                wait = [f"#if {cond}", *wait, "#endif"]
+            st = "static " if w.static else ""
+            text = (
+                f"\n\n/* nbcx-transform: {w.start}() starts what {w.name}() does,\n"
+                f" * {w.wait}() completes it */\n"
+                + "\n".join(decl)
+                + "\n\n"
+                + head
+                + body
+                + f"\n\n{st}void {w.wait}(void)\n{{\n"
+                + "\n".join(wait)
+                + "\n}"
+            )
+            calls = [
+                n
+                for g in self.unit.functions.values()
+                for n in g.body.walk()
+                if n.kind == CK.CALL_EXPR and n.callee_key == w.key
+            ]
+            conv = {id(x.call) for x in self.sites if x.wrapper is w and x.action != "blocking"}
+            if (
+                w.static
+                and w.key not in self.unit.address_taken_functions
+                and all(id(n) in conv for n in calls)
+            ):
+                # every call uses the twin: it takes the place of the unused original
+                self.extra_edits.append((f.node.start, f.node.end, 0, text.lstrip("\n")))
+            else:
+                nxt = self.data.find(b"\n", f.node.end)
+                if nxt >= 0 and self.data[nxt + 1 : nxt + 2] not in (b"\n", b"\r", b""):
+                    text += "\n"  # a blank line before what follows, as before the twin
+                self.extra_edits.append((f.node.end, f.node.end, 0, text))
+            for s in self.sites:
+                if s.call is call:
+                    s.twin = w.start
+                    s.notes.append(
+                        f"{w.start}() and {w.wait}() generated: the calls of {w.name}() "
+                        "that can overlap it use them"
+                    )
+        return self.render()
 
     def _tidy_roles(self, site: Site) -> None:
         """``if (rank == root) { wait; ... } if (rank != root) wait;`` is one wait before
@@ -930,10 +1250,19 @@ class FileTransform:
             "root and non-root wait before the rank test (the others skip its branch)"
         )
 
+    def coll_args(self, site: Site) -> list[tuple[Node, str]]:
+        """(argument, role) of the collective; for a wrapper's call, the caller's
+        arguments its buffers come from."""
+        roles = mpi.COLLECTIVES[site.name]
+        args = site.call.exprs()[1:]
+        w = site.wrapper
+        if w is None:
+            return list(zip(args, roles, strict=False))
+        return [(args[k], r) for k, r in zip(w.params, roles, strict=False) if k is not None]
+
     def unknown_buffer(self, site: Site) -> str:
         """A buffer argument whose target the analysis cannot tell ("" if none)."""
-        roles = mpi.COLLECTIVES[site.name]
-        for a, spec in zip(site.call.exprs()[1:], roles, strict=False):
+        for a, spec in self.coll_args(site):
             if spec.partition("@")[0] not in ("S", "R", "B", "A"):
                 continue
             uses_var = any(
@@ -950,7 +1279,7 @@ class FileTransform:
             site.action = "blocking"
             site.reason = unknown
             return
-        rooted = mpi.is_rooted(site.name) and not site.notes
+        rooted = mpi.is_rooted(site.name) and not site.notes and site.wrapper is None
         if rooted:
             site.rank = self.rank_var(site)
         roles = ["root", "nonroot"] if rooted else ["any"]
@@ -977,7 +1306,7 @@ class FileTransform:
                 site.plans = {"any": self.place(site, "any")}
         # persistent?
         loop = self.loop_of(site)
-        if loop is not None and self.opts.persistent:
+        if loop is not None and self.opts.persistent and site.wrapper is None:
             why = self.invariant_problem(site, loop, site.call.exprs()[1:]) or self.runs_once(
                 site, loop
             )
@@ -1014,7 +1343,11 @@ class FileTransform:
         conv = {
             id(s.stmt): s
             for s in self.sites
-            if s.func is f and s.action != "blocking" and not s.existing_req and not s.persistent
+            if s.func is f
+            and s.action != "blocking"
+            and not s.existing_req
+            and not s.persistent
+            and s.wrapper is None
         }
 
         def rec(n: Node, base: int) -> int:
@@ -1047,6 +1380,10 @@ class FileTransform:
         stat = self.names["nbcx_stat"]
         flag = self.names["nbcx_flag"]
         out: list[str] = []
+        for e in emits:
+            if e.call and e.call not in out:
+                out.append(e.call)
+        emits = [e for e in emits if not e.call]
         plain = sorted({e.slot for e in emits if not e.flagged and not e.guard})
         runs: list[list[int]] = []
         for s in plain:
@@ -1150,7 +1487,33 @@ class FileTransform:
         del blk, idx
         self.replaces.append((ls, end, "\n".join(body)))
 
+    def emit_wrapper_site(self, site: Site, w: Wrapper) -> None:
+        """``foo(a, b);`` -> ``foo_nb(a, b);`` ... ``foo_wait();`` (the twin's own request:
+        waiting twice, or with nothing started, returns at once, so no flag)."""
+        callee = site.call.children[0]
+        self.replaces.append((callee.start, callee.end, w.start))
+        self.used_wrappers[w.name] = w
+        for role, plan in site.plans.items():
+            for p in plan.points:
+                self.pending_waits.setdefault((p.block.bid, p.index), []).append(
+                    Emit(-1, False, "", call=f"{w.wait}();")
+                )
+                site.waits.append(
+                    {
+                        "role": role,
+                        "line": self.point_line(p),
+                        "where": "before" if p.index < len(p.block.units) else "end-of-block",
+                        "flagged": False,
+                        "guard": "",
+                        "overlap": plan.overlap,
+                        "stopped_by": p.why,
+                    }
+                )
+
     def emit_site(self, site: Site, flags_used: set[str]) -> None:
+        if site.wrapper is not None:
+            self.emit_wrapper_site(site, site.wrapper)
+            return
         req_arr = self.names["nbcx_req"]
         req = f"&{req_arr}[{site.slot}]"
         call = site.call
@@ -1196,9 +1559,10 @@ class FileTransform:
         # when the two roles of a rooted operation wait at the same place.
         for key, emits in self.pending_waits.items():
             by_slot: dict[int, list[Emit]] = {}
+            final: list[Emit] = [e for e in emits if e.call]
             for e in emits:
-                by_slot.setdefault(e.slot, []).append(e)
-            final: list[Emit] = []
+                if not e.call:
+                    by_slot.setdefault(e.slot, []).append(e)
             for slot, es in by_slot.items():
                 guards = {e.guard for e in es}
                 if len(es) >= 2 and "" not in guards and len(guards) == 2:
@@ -1236,6 +1600,7 @@ class FileTransform:
                 self.emit_site(s, flags_used)
             counts[f.key] = n
         self.merge_waits()
+        self.wrapper_prototypes()
         for f in self.main_functions():
             n = counts.get(f.key, 0)
             if n > 0:
@@ -1440,6 +1805,7 @@ class FileTransform:
             for gi, items in enumerate(groups):
                 self._render_group(blk, idx, items, gi == 1, edits, virtual)
         self._render_rest(edits, virtual)
+        edits.extend(self.extra_edits)
         out = bytearray(self.data)
         for start, end, _order, text in sorted(edits, key=lambda e: (e[0], e[2]), reverse=True):
             out[start:end] = text.encode()
@@ -1616,7 +1982,8 @@ def _jump_name(n: Node) -> str:
 def _first_why(eff: Effects, flag: str) -> str:
     keys = {
         "unknown": ("call to", "not modelled", "pointer", "assembly", "goto", "statement"),
-        "fence": ("MPI_Barrier", "MPI_Wtime", "MPI_Finalize", "MPI_Abort"),
+        "fence": ("MPI_Barrier", "MPI_Finalize", "MPI_Abort"),
+        "clock": ("clock",),
         "exits": ("exit", "abort", "MPI_Abort"),
         "io": (),
         "mpi": ("MPI_",),

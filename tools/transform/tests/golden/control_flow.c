@@ -20,35 +20,19 @@ static void reset_total(void)
 static int chain(int rank, int mode)
 {
     MPI_Request nbcx_req[1] = {MPI_REQUEST_NULL};
-    int nbcx_flag[1] = {0};
     int v = rank + mode, r = 0, other = 0;
-    if (mode == 0) {
+    if (mode == 0)
         MPI_Iallreduce(&v, &r, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[0]);
-        nbcx_flag[0] = 1;
-    }
-    else if (mode == 1) {
+    else if (mode == 1)
         MPI_Iallreduce(&v, &r, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &nbcx_req[0]);
-        nbcx_flag[0] = 1;
-    }
-    else {
+    else
         MPI_Iallreduce(&v, &r, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &nbcx_req[0]);
-        nbcx_flag[0] = 1;
-    }
     other = v * 2;
+    MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
     if (other > 100)
         other = 100;
-    else {
-        if (nbcx_flag[0]) {
-            MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
-            nbcx_flag[0] = 0;
-        }
-        if (r > 1000)
-        other = -1;
-    } /* reads r */
-    if (nbcx_flag[0]) {
-        MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
-        nbcx_flag[0] = 0;
-    }
+    else if (r > 1000)
+        other = -1; /* reads r */
     return r + other;
 }
 

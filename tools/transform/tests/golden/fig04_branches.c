@@ -6,7 +6,6 @@
 int main(int argc, char **argv)
 {
     MPI_Request nbcx_req[1] = {MPI_REQUEST_NULL};
-    int nbcx_flag[1] = {0};
     int rank, size;
     int a[4] = {0, 0, 0, 0}, b[4] = {0, 0, 0, 0};
     MPI_Init(&argc, &argv);
@@ -19,28 +18,21 @@ int main(int argc, char **argv)
                 a[i] = 10 * round + i;
                 b[i] = 100 * round - i;
             }
-        if (cond) {
+        if (cond)
             MPI_Ibcast(a, 4, MPI_INT, 0, MPI_COMM_WORLD, &nbcx_req[0]);
-            nbcx_flag[0] = 1;
-        }
-        else {
+        else
             MPI_Ibcast(b, 4, MPI_INT, 0, MPI_COMM_WORLD, &nbcx_req[0]);
-            nbcx_flag[0] = 1;
-        }
         int work = 0;
         for (int i = 0; i < 1000; i++)
             work += (i * round) % 7;
-        if (rank == size - 1) {
-            if (rank != 0 && nbcx_flag[0]) {
-                MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
-                nbcx_flag[0] = 0;
-            }
+        if (rank != 0) {
+            MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
+        }
+        if (rank == size - 1)
             printf("round %d: a = %d %d %d %d, b = %d %d %d %d, work %d\n", round, a[0], a[1], a[2],
                    a[3], b[0], b[1], b[2], b[3], work);
-        }
-        if (nbcx_flag[0]) {
+        if (rank == 0) {
             MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
-            nbcx_flag[0] = 0;
         }
     }
     MPI_Finalize();

@@ -1,0 +1,9 @@
+#ifndef TIMERS_H
+#define TIMERS_H
+
+enum { computeTimer, commTimer, nTimers };
+void startTimer(int which);
+void stopTimer(int which);
+double timerTotal(int which);
+
+#endif
