@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -490,7 +491,9 @@ static int *conv_buf(struct shim_conv *k, int n)
     return b;
 }
 
-int shim_conv_counts(struct shim_conv *k, int n, const MPI_Count *in,
+/* n large-count values (MPI_Count, or MPI_Aint when !counts) as ints in
+ * k's buffer; 0 when one does not fit (or out of memory). */
+static int conv_ints(struct shim_conv *k, int n, const void *in, bool counts,
                      int **out)
 {
     *out = NULL;
@@ -500,30 +503,26 @@ int shim_conv_counts(struct shim_conv *k, int n, const MPI_Count *in,
     if (!b)
         return 0;
     for (int i = 0; i < n; i++) {
-        if (in[i] < INT_MIN || in[i] > INT_MAX)
+        long long v = counts ? (long long)((const MPI_Count *)in)[i]
+                             : (long long)((const MPI_Aint *)in)[i];
+        if (v < INT_MIN || v > INT_MAX)
             return 0;
-        b[i] = (int)in[i];
+        b[i] = (int)v;
     }
     *out = b;
     return 1;
 }
 
+int shim_conv_counts(struct shim_conv *k, int n, const MPI_Count *in,
+                     int **out)
+{
+    return conv_ints(k, n, in, true, out);
+}
+
 int shim_conv_aints(struct shim_conv *k, int n, const MPI_Aint *in,
                     int **out)
 {
-    *out = NULL;
-    if (n <= 0 || !in)
-        return 1;
-    int *b = conv_buf(k, n);
-    if (!b)
-        return 0;
-    for (int i = 0; i < n; i++) {
-        if (in[i] < INT_MIN || in[i] > INT_MAX)
-            return 0;
-        b[i] = (int)in[i];
-    }
-    *out = b;
-    return 1;
+    return conv_ints(k, n, in, false, out);
 }
 
 void shim_conv_end(struct shim_conv *k)
