@@ -44,7 +44,7 @@
  * in name order). --work N: N extra hashing rounds over each line (the
  * paper's "operations per line"); --decode N: N rounds of work on each
  * line as rank 0 reads it, standing in for the paper's unzipping.
- * NBCX_PROGRESS selects nbcx's progress mode (default thread).
+ * NBCX_PROGRESS selects nbcx's progress mode (default auto).
  */
 #include <errno.h>
 #include <ftw.h>

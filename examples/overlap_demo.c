@@ -7,7 +7,8 @@
  *   t_ovrl  start, compute t_cpu (calling test every 1/tests of it), wait
  * and prints overlap = (t_pure + t_cpu - t_ovrl) / min(t_pure, t_cpu)
  * (the IMB-NBC definition), median over repetitions, max over ranks.
- * In nbcx's default thread progress mode the collective advances while
+ * In nbcx's default progress mode (auto) a collective this large wakes the
+ * progress thread (thread mode does it for every one) and advances while
  * the application computes; with NBCX_PROGRESS=caller it advances only
  * inside nbcx calls, as the native one does inside MPI calls, so overlap
  * then needs test calls: the demo shows both with and without them.

@@ -578,9 +578,10 @@ NBCX_API int nbcx_progress(void);
  *           elsewhere still sees it finish); a large one wakes the
  *           thread, as in THREAD. A wait drives progress itself rather
  *           than sleeping, and the thread stays out of its way.
- * The initial mode is NBCX_PROGRESS (caller, thread or split); unset, it
- * is THREAD where the communication library allows calls from another
- * thread (MPI_THREAD_MULTIPLE), else CALLER with a one-time warning.
+ * The initial mode is NBCX_PROGRESS (caller, thread, split or auto);
+ * unset, it is AUTO where the communication library allows calls from
+ * another thread (MPI_THREAD_MULTIPLE), else CALLER with a one-time
+ * warning.
  * NBCX_PROGRESS_CPUS places the progress thread: a list of cores such as
  * "2" or "2-3,6", or "auto" (the default: an idle core when one exists,
  * otherwise the application's own cores). nbcx_info() reports the choice.

@@ -63,7 +63,7 @@ static int g_user_level = MPI_THREAD_SINGLE; /* what the program asked */
 static int g_real_level = MPI_THREAD_SINGLE; /* what MPI gave */
 static atomic_llong g_count[OP_COUNT][R_COUNT];
 static atomic_int g_outstanding;  /* nbcx operations not yet complete */
-static int g_caller_mode = -1;    /* nbcx progress mode is CALLER */
+static int g_caller_mode = -1;    /* nbcx progress mode is CALLER or AUTO */
 
 static void configure(void)
 {
@@ -262,7 +262,9 @@ static struct shim_comm *comm_get(MPI_Comm comm)
         if (g_caller_mode < 0) {
             nbcx_progress_mode m = NBCX_PROGRESS_CALLER;
             nbcx_progress_get(&m);
-            g_caller_mode = m == NBCX_PROGRESS_CALLER;
+            /* (auto mode leaves short operations to the caller too) */
+            g_caller_mode = m == NBCX_PROGRESS_CALLER ||
+                            m == NBCX_PROGRESS_AUTO;
         }
         shim_in_nbcx--;
         if (err != NBCX_SUCCESS) {
@@ -708,8 +710,8 @@ static int advance(struct shim_req *p, int blocking)
     return 1;
 }
 
-/* nbcx progress in caller mode while the program waits for something
- * else (a point-to-point request): a native library progresses its
+/* nbcx progress in caller (or auto) mode while the program waits for
+ * something else (a point-to-point request): a native library progresses its
  * collectives inside any MPI call, and peers may need ours to move. */
 static int caller_progress_needed(void)
 {

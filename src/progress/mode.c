@@ -29,7 +29,7 @@ static bool known(int m)
 static void read_mode(void)
 {
     const char *v = nbcxi_getenv("NBCX_PROGRESS");
-    int m = NBCX_PROGRESS_THREAD;
+    int m = NBCX_PROGRESS_AUTO;
     if (v) {
         int k = 0;
         while (k < NMODES && !(modes[k] && strcmp(v, modes[k]->name) == 0))
@@ -38,7 +38,7 @@ static void read_mode(void)
             m = k;
         else
             fprintf(stderr, "nbcx: NBCX_PROGRESS=%s is not caller, thread, "
-                            "split or auto; using thread\n", v);
+                            "split or auto; using auto\n", v);
     }
     /* A face may have refused threads before the first read. */
     if (modes[m]->thread && !atomic_load(&threads_ok))

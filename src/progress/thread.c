@@ -109,12 +109,13 @@ static void *main_loop(void *arg)
     int idle = 0;
     while (!stopping) {
         bool busy = nbcxi_engine_busy_locked();
-        if ((busy && !nbcxi_engine_urgent_locked()) ||
-            (busy && atomic_load_explicit(&nbcxi_drivers,
-                                          memory_order_relaxed)) ||
+        bool driven = atomic_load_explicit(&nbcxi_drivers,
+                                           memory_order_relaxed) > 0;
+        if ((busy && (driven || !nbcxi_engine_urgent_locked())) ||
             (!busy && lazy_seen && nbcxi_now_ns() - lazy_seen < LINGER_NS)) {
-            /* Auto mode: only work the application drives itself. */
-            if (busy)
+            /* Auto mode: only work the application drives itself (and
+             * nothing to do while a waiting thread drives it). */
+            if (busy && !driven)
                 nbcxi_progress_all_locked(false);
             watching = idle_sleep = true;
             sleep_until_locked(nbcxi_now_ns() + WATCH_NS);

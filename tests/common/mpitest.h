@@ -166,18 +166,20 @@ static const char *mt_mode_name(nbcx_progress_mode m)
                                        : "(invalid)";
 }
 
-/* The mode nbcx must be in: NBCX_PROGRESS, else thread; either way caller
+/* The mode nbcx must be in: NBCX_PROGRESS, else auto; either way caller
  * when MPI does not allow calls from a progress thread. The face learns
  * the thread level when the first communicator is made, so the mode is
  * read after making one. */
 static void mt_check_mode(void)
 {
     const char *env = getenv("NBCX_PROGRESS");
-    nbcx_progress_mode want = NBCX_PROGRESS_THREAD;
+    nbcx_progress_mode want = NBCX_PROGRESS_AUTO;
     nbcx_comm c = NBCX_COMM_NULL;
 
     if (env && strcmp(env, "caller") == 0)
         want = NBCX_PROGRESS_CALLER;
+    else if (env && strcmp(env, "thread") == 0)
+        want = NBCX_PROGRESS_THREAD;
     else if (env && strcmp(env, "split") == 0)
         want = NBCX_PROGRESS_SPLIT;
     else if (env && strcmp(env, "auto") == 0)

@@ -12,7 +12,7 @@
  *                inside nbcx_wait, as a blocking collective does, with
  *                no hand-off to a progress thread);
  *   nbc          the nonblocking path: start + wait at once in the mode
- *                of the run (NBCX_PROGRESS; default thread), which pays
+ *                of the run (NBCX_PROGRESS; default auto), which pays
  *                for handing the operation to the progress thread and
  *                waking the waiter;
  *   nbc+overlap  the nonblocking path: start, the computation (with

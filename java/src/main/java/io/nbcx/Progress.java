@@ -4,11 +4,11 @@ package io.nbcx;
 public enum Progress {
     /** The application, inside test/await. */
     CALLER(1),
-    /** nbcx's progress thread (the default for thread ranks). */
+    /** nbcx's progress thread. */
     THREAD(2),
     /** THREAD plus the split tree for binomial-tree operations. */
     SPLIT(3),
-    /** Per operation: short ones CALLER, long ones THREAD. */
+    /** Per operation: short ones CALLER, long ones THREAD (the default). */
     AUTO(4);
 
     final int code;
