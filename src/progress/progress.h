@@ -86,7 +86,7 @@ NBCX_HIDDEN int64_t nbcxi_engine_next_due_locked(void);
 NBCX_HIDDEN bool nbcxi_engine_urgent_locked(void);
 /* Application threads now driving progress themselves inside a wait
  * (auto mode): the progress thread then stays out of their way. */
-extern atomic_int nbcxi_drivers;
+extern NBCX_HIDDEN atomic_int nbcxi_drivers;
 /* For the modes: whether r is complete; whether it counts as complete
  * with nothing to report (NULL, or persistent and inactive); the index
  * of a complete request among reqs (-1: none, -2: all idle). */
