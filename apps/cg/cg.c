@@ -181,7 +181,7 @@ int main(int argc, char **argv)
 {
     static const struct app_kernel k = {
         "cg", "[--n N | --nx X --ny Y --nz Z] [--tol T] [--maxit M]", 1e-6,
-        "dot products summed in library-dependent order", option, run
+        "dot products summed in library-dependent order", option, run, APP_RUN_TRANSFORMED
     };
     return app_main(argc, argv, &k);
 }

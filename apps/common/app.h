@@ -11,6 +11,9 @@
  *   persistent  nbcx_*_init once per call site, then nbcx_start + wait;
  *               a site whose arguments change every time (marked
  *               transient) falls back to nbcx_i*
+ *   transformed only in app_<kernel>_transformed: the blocking code path
+ *               as plain MPI, rewritten by nbcx-transform at build time
+ *               and run under libnbcx-pmpi (apps/transformed/)
  *
  * Every collective call, start and wait is timed: comm_s is the time the
  * application spends inside MPI / nbcx communication calls (max over
@@ -32,10 +35,15 @@
 
 #include "nbcx_mpi.h"
 
-enum { V_BLOCKING, V_NATIVE, V_NBCX, V_PERSISTENT, V_COUNT };
+enum { V_BLOCKING, V_NATIVE, V_NBCX, V_PERSISTENT, V_TRANSFORMED, V_COUNT };
 static const char *const app_variant_names[V_COUNT] = {
-    "blocking", "native-nb", "nbcx", "persistent"
+    "blocking", "native-nb", "nbcx", "persistent", "transformed"
 };
+/* The kernel's run_transformed(), in the transformed build only
+ * (apps/transformed/extract_blocking.py defines it). */
+#ifndef APP_RUN_TRANSFORMED
+#define APP_RUN_TRANSFORMED NULL
+#endif
 
 /* The variant the current run uses and its communication time. */
 static int app_variant;
@@ -302,6 +310,8 @@ struct app_kernel {
     const char *rtol_why;
     int (*option)(const char *key, const char *val); /* 1 used, 0 unknown, -1 bad */
     void (*run)(struct app_result *res);
+    /* The transformed variant (NULL: not in this build). */
+    void (*run_transformed)(struct app_result *res);
 };
 
 static inline long app_atol(const char *v, long lo, long hi, int *bad)
@@ -339,7 +349,10 @@ static inline void app_run_once(const struct app_kernel *k, int variant,
     app_comm_s = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     double t = app_now();
-    k->run(r);
+    if (variant == V_TRANSFORMED)
+        k->run_transformed(r);
+    else
+        k->run(r);
     double mine[2] = { app_now() - t, app_comm_s }, mx[2];
     MPI_Allreduce(mine, mx, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     int ok = r->ok, all;
@@ -381,6 +394,13 @@ static inline int app_main(int argc, char **argv, const struct app_kernel *k)
                 if (strcmp(v, app_variant_names[j]) == 0)
                     variant = j;
             bad = variant < 0;
+            if (variant == V_TRANSFORMED && !k->run_transformed) {
+                if (rank == 0)
+                    fprintf(stderr, "%s: the transformed variant is the "
+                                    "program app_%s_transformed\n",
+                            k->name, k->name);
+                bad = 1;
+            }
         } else {
             int u = k->option(a + 2, v);
             bad = u != 1;
@@ -389,10 +409,12 @@ static inline int app_main(int argc, char **argv, const struct app_kernel *k)
     if (bad) {
         if (rank == 0) {
             fprintf(stderr,
-                    "usage: %s [--variant blocking|native-nb|nbcx|persistent]"
+                    "usage: %s [--variant blocking|native-nb|nbcx|persistent"
+                    "%s]"
                     " [--check] %s\n  --check: run the blocking variant "
                     "first and compare ",
-                    k->name, k->usage);
+                    k->name, k->run_transformed ? "|transformed" : "",
+                    k->usage);
             if (k->rtol > 0)
                 fprintf(stderr, "(integers exactly, reals to a relative "
                                 "%.0e: %s)\n", k->rtol, k->rtol_why);

@@ -178,7 +178,7 @@ int main(int argc, char **argv)
     static const struct app_kernel k = {
         "compress", "[--block BYTES per rank and round] [--rounds R] "
                     "[--level 0-9] [--output FILE]",
-        0, "all values are integers", option, run
+        0, "all values are integers", option, run, APP_RUN_TRANSFORMED
     };
     return app_main(argc, argv, &k);
 }

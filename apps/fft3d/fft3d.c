@@ -237,7 +237,7 @@ int main(int argc, char **argv)
         "fft3d", "[--n N (a multiple of the ranks)] [--iters I]", 1e-12,
         "the exchanges move data exactly; every variant runs the same "
         "FFTW plans",
-        option, run
+        option, run, APP_RUN_TRANSFORMED
     };
     int rc = app_main(argc, argv, &k);
     fftw_cleanup();

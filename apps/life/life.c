@@ -245,7 +245,7 @@ int main(int argc, char **argv)
 {
     static const struct app_kernel k = {
         "life", "[--n N | --rows R --cols C] [--gens G] [--verify 0|1]", 0,
-        "all values are integers", option, run
+        "all values are integers", option, run, APP_RUN_TRANSFORMED
     };
     return app_main(argc, argv, &k);
 }

@@ -342,7 +342,7 @@ int main(int argc, char **argv)
 {
     static const struct app_kernel k = {
         "md", "[--n CELLS per edge: n^3 atoms] [--steps S] [--thermo T]",
-        1e-10, "energies summed in library-dependent order", option, run
+        1e-10, "energies summed in library-dependent order", option, run, APP_RUN_TRANSFORMED
     };
     return app_main(argc, argv, &k);
 }
