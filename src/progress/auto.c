@@ -54,9 +54,7 @@ static bool short_op(const struct nbcx_sched_s *s)
 static void auto_started_locked(struct nbcx_request_s *r, bool *wake)
 {
     struct nbcx_sched_s *s = r->sched;
-    const struct nbcx_comm_s *c = s->comm;
-    bool crowded = c->tp->ops->in_process && !nbcxi_peers_poll(c);
-    if (crowded || !short_op(s)) {
+    if (nbcxi_peers_crowd(s->comm) || !short_op(s)) {
         nbcxi_thread_started_locked(r, wake);
         return;
     }
@@ -75,10 +73,8 @@ static void auto_poke(int count, nbcx_request reqs[])
 static bool crowded(int count, nbcx_request reqs[])
 {
     for (int i = 0; i < count; i++) {
-        if (nbcxi_request_idle(reqs[i]) || nbcxi_request_done(reqs[i]))
-            continue;
-        const struct nbcx_comm_s *c = reqs[i]->sched->comm;
-        if (c->tp->ops->in_process && !nbcxi_peers_poll(c))
+        if (!nbcxi_request_idle(reqs[i]) && !nbcxi_request_done(reqs[i]) &&
+            nbcxi_peers_crowd(reqs[i]->sched->comm))
             return true;
     }
     return false;

@@ -113,6 +113,13 @@ static inline bool nbcxi_peers_poll(const struct nbcx_comm_s *c)
     return ops->in_process && ops->peers_poll && ops->peers_poll();
 }
 
+/* Whether c's peers are threads of this process too many for the cores
+ * to poll for each other. */
+static inline bool nbcxi_peers_crowd(const struct nbcx_comm_s *c)
+{
+    return c->tp->ops->in_process && !nbcxi_peers_poll(c);
+}
+
 /* ---- thread.c ---- */
 /* Starts the progress thread if it is not running. */
 NBCX_HIDDEN int nbcxi_thread_ensure(void);
