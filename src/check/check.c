@@ -7,9 +7,11 @@
  * ranks (global.c). Reports that name nodes build the ranks involved
  * again. Builders are deterministic, so the second build is the first.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 
@@ -375,6 +377,17 @@ int nbcx_check_collective(const char *coll, const char *alg, int size,
 enum { EST_BASE_BYTES = 8 << 20, EST_ALLOC_BYTES = 32 };
 static const double est_global_node_s = 60e-9, est_global_edge_s = 20e-9;
 
+/* CPU time of the process, or -1. */
+static double cpu_seconds(void)
+{
+#ifdef CLOCK_PROCESS_CPUTIME_ID
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+#endif
+    return -1;
+}
+
 static void silent_report(const char *msg, void *ctx)
 {
     (void)msg, (void)ctx;
@@ -428,6 +441,7 @@ int nbcx_check_estimate_cost(const char *coll, const char *alg, int size,
     if (!err && !seen)
         err = NBCX_ERR_NOMEM;
     int i = 0;
+    double wall0 = (double)nbcxi_now_ns() * 1e-9, cpu0 = cpu_seconds();
     for (int tries = 0; err == NBCX_SUCCESS && i < nsamples &&
                         tries < 8 * EST_SAMPLES;
          tries++) {
@@ -484,8 +498,15 @@ int nbcx_check_estimate_cost(const char *coll, const char *alg, int size,
         /* the compact graph, the ranks' table, the matching's cursors,
          * one schedule being built (about 64 bytes a node) */
         est->bytes = tot[5] + 48.0 * size + EST_BASE_BYTES + 64.0 * maxnodes;
-        est->seconds = tot[6] + est_global_node_s * tot[3] +
-                       est_global_edge_s * tot[4];
+        /* The samples' wall time includes the machine's load; the
+         * global phase's calibration does not: scale it by how much
+         * slower than its CPU time the sampling ran (1 when idle). */
+        double wall = (double)nbcxi_now_ns() * 1e-9 - wall0,
+               cpu = cpu_seconds() - cpu0, slow = 1;
+        if (cpu0 >= 0 && cpu > 0.01 && wall > cpu)
+            slow = wall / cpu < 8 ? wall / cpu : 8;
+        est->seconds = tot[6] + slow * (est_global_node_s * tot[3] +
+                                        est_global_edge_s * tot[4]);
         est->sampled = i;
     }
     ck_regions_free(&reg);
