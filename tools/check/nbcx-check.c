@@ -19,8 +19,8 @@
  * 8 GiB) is not run: the line says so, with the estimate and the largest
  * size that fits (about: a bisection over estimates), and --fit checks
  * that size instead. Algorithms with a message between every pair of
- * ranks cost O(p^2) and stop fitting near 15,000 ranks
- * (docs/results/check-scale.md). A budget of 0 turns the guard off.
+ * ranks cost O(p^2) and stop fitting between about 7,000 and 15,000
+ * ranks, depending on the machine's load (docs/results/check-scale.md). A budget of 0 turns the guard off.
  *
  * Exit status: 0 all proven, 1 some check found errors, 2 bad arguments,
  * 3 no errors found, but some checks were over the budget (not run, or
@@ -71,9 +71,9 @@ static void usage(FILE *f)
           "  --estimate          print each check's estimated cost before it\n"
           "  --fit               over the budget: check the largest size\n"
           "                      that fits instead of skipping\n"
+          "  --list              list the collectives and algorithms\n"
           "exit status: 0 all proven, 1 errors found, 2 bad arguments,\n"
-          "3 no errors, but some checks over the budget (skipped or fitted)\n"
-          "  --list              list the collectives and algorithms\n",
+          "3 no errors, but some checks over the budget (skipped or fitted)\n",
           f);
 }
 
