@@ -107,6 +107,36 @@ NBCX_API int nbcx_check_collective(const char *coll, const char *alg,
                                    const nbcx_check_options *opt,
                                    nbcx_check_result *res);
 
+/* What a check would cost, estimated (nbcx_check_estimate_cost). */
+typedef struct nbcx_check_estimate {
+    long long nodes;       /* nodes of all ranks' schedules              */
+    long long edges;       /* their dependencies                        */
+    long long messages;    /* sends                                      */
+    long long kept;        /* nodes of the compact global graph          */
+    double bytes;          /* peak memory of the check                   */
+    double seconds;        /* wall time of the check on this machine     */
+    int sampled;           /* ranks whose schedules were built for it    */
+} nbcx_check_estimate;
+
+/*
+ * Estimates what nbcx_check_collective with the same arguments would
+ * cost, without running it: builds and analyses the schedules of 16
+ * ranks, one at a time: the root, rank 0 and the last rank, each counted
+ * once, and 13 others spread over the communicator, whose mean stands
+ * for all the remaining ranks; adds the memory of the compact global
+ * graph (check.h) and the time of the global phase from a calibration on
+ * the development machine. Costs about 16 ranks' schedules. A guide for
+ * budgets (nbcx-check --budget-s, --max-mem), not a bound: a few ranks
+ * that cost much more than the others and are none of the three above
+ * make it low (or high, when sampled); the time is this machine's, at
+ * its load. Returns as nbcx_check_collective, but
+ * never NBCX_ERR_NODE: a sampled rank's errors are not reported here.
+ */
+NBCX_API int nbcx_check_estimate_cost(const char *coll, const char *alg,
+                                      int size, int count,
+                                      const nbcx_check_options *opt,
+                                      nbcx_check_estimate *est);
+
 /* The collectives the checker can call, in turn: the i-th name (as in
  * nbcx_algorithm_names), or NULL past the last. */
 NBCX_API const char *nbcx_check_collective_name(int i);

@@ -659,6 +659,72 @@ static void test_arguments(void)
     th_cases++;
 }
 
+/* nbcx_check_estimate_cost: the same argument errors as a check, and
+ * totals near the check's own for every algorithm (exact where all ranks
+ * are alike). It only estimates: nothing here is proven by it. */
+static void test_estimate(void)
+{
+    nbcx_check_options o = opts();
+    nbcx_check_estimate est;
+    CHECK_RC(nbcx_check_estimate_cost("bcast", "binomial", 4, 1, &o, NULL),
+             NBCX_ERR_ARG);
+    CHECK_RC(nbcx_check_estimate_cost("bcast", "nosuch", 4, 1, &o, &est),
+             NBCX_ERR_ALGORITHM);
+    CHECK_RC(nbcx_check_estimate_cost("bcast", "binomial", 0, 1, &o, &est),
+             NBCX_ERR_ARG);
+    CHECK_RC(nbcx_check_estimate_cost("bcast", "binomial", 4, -1, &o, &est),
+             NBCX_ERR_COUNT);
+    o.noncommutative = 1;
+    CHECK_RC(nbcx_check_estimate_cost("allreduce", "ring", 4, 1, &o, &est),
+             NBCX_ERR_ALGORITHM);
+    o.noncommutative = 0;
+
+    /* all ranks alike: exact counts */
+    int p = 700;
+    CHECK_OK(nbcx_check_estimate_cost("alltoall", "pairwise", p, 1, &o,
+                                      &est));
+    CHECK(est.messages == (long long)p * (p - 1) && est.sampled == 16 &&
+              est.bytes > 8.0 * est.messages && est.seconds > 0,
+          "messages %lld sampled %d bytes %.0f s %.3f", est.messages,
+          est.sampled, est.bytes, est.seconds);
+    CHECK_OK(nbcx_check_estimate_cost("barrier", "dissemination", 3, 0, NULL,
+                                      &est));
+    CHECK(est.sampled == 3 && est.messages == 6, "sampled %d messages %lld",
+          est.sampled, est.messages);
+
+    /* every algorithm: within a factor of 2 of the check's totals */
+    const char *c, *names;
+    for (int i = 0; (c = nbcx_check_collective_name(i)); i++) {
+        REQUIRE_OK(nbcx_algorithm_names(c, &names));
+        char list[256];
+        snprintf(list, sizeof list, "%s", names);
+        char *save = NULL;
+        for (char *alg = strtok_r(list, " ", &save); alg;
+             alg = strtok_r(NULL, " ", &save)) {
+            if (!strcmp(alg, "slots"))
+                continue;
+            for (int k = 0; k < 2; k++) {
+                int size = k ? 600 : 97;
+                nbcx_check_result res;
+                reports_clear();
+                CHECK_OK(nbcx_check_estimate_cost(c, alg, size, 2, &o, &est));
+                CHECK(reports_len == 0, "the estimate reported:\n%s",
+                      reports);
+                CHECK_OK(nbcx_check_collective(c, alg, size, 2, &o, &res));
+                th_cases++;
+                CHECK(est.messages <= 2 * res.messages &&
+                          res.messages <= 2 * est.messages &&
+                          est.kept <= 2 * res.kept &&
+                          res.kept <= 2 * est.kept,
+                      "%s/%s on %d ranks: estimated %lld messages, %lld "
+                      "kept; checked %lld, %lld",
+                      c, alg, size, est.messages, est.kept, res.messages,
+                      res.kept);
+            }
+        }
+    }
+}
+
 static const struct th_test tests[] = {
     { "good_exchange", test_good_exchange },
     { "orphan_send", test_orphan_send },
@@ -677,6 +743,7 @@ static const struct th_test tests[] = {
     { "report_cap", test_report_cap },
     { "null_transport", test_null_transport },
     { "arguments", test_arguments },
+    { "estimate", test_estimate },
 };
 
 int main(int argc, char **argv)

@@ -11,8 +11,20 @@
  * graphs together cannot deadlock, and that no buffer is read before it
  * is written or written while another node uses it. One line per check
  * with its time and the process's peak memory (getrusage ru_maxrss);
- * errors name the rank, node, peer and tag. Exit status: 0 all proven,
- * 1 some check found errors, 2 bad arguments.
+ * errors name the rank, node, peer and tag.
+ *
+ * Budget: before a check of more than 1,024 ranks, its time and memory
+ * are estimated from a few ranks' schedules (nbcx_check_estimate_cost);
+ * one over the budget (--budget-s, default 120 s; --max-mem, default
+ * 8 GiB) is not run: the line says so, with the estimate and the largest
+ * size that fits (about: a bisection over estimates), and --fit checks
+ * that size instead. Algorithms with a message between every pair of
+ * ranks cost O(p^2) and stop fitting between about 7,000 and 15,000
+ * ranks, depending on the machine's load (docs/results/check-scale.md). A budget of 0 turns the guard off.
+ *
+ * Exit status: 0 all proven, 1 some check found errors, 2 bad arguments,
+ * 3 no errors found, but some checks were over the budget (not run, or
+ * run on fewer ranks with --fit).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -50,7 +62,18 @@ static void usage(FILE *f)
           "  --max-errors N      error messages shown per check (default: "
           "20)\n"
           "  --quiet             print failures and the summary only\n"
-          "  --list              list the collectives and algorithms\n",
+          "  --budget-s S        skip a check of more than 1,024 ranks whose\n"
+          "                      estimated time exceeds S seconds (default:\n"
+          "                      120; 0: no limit)\n"
+          "  --max-mem SIZE      ... or whose estimated memory exceeds SIZE\n"
+          "                      bytes, K/M/G suffixes (default: 8G; 0: no\n"
+          "                      limit)\n"
+          "  --estimate          print each check's estimated cost before it\n"
+          "  --fit               over the budget: check the largest size\n"
+          "                      that fits instead of skipping\n"
+          "  --list              list the collectives and algorithms\n"
+          "exit status: 0 all proven, 1 errors found, 2 bad arguments,\n"
+          "3 no errors, but some checks over the budget (skipped or fitted)\n",
           f);
 }
 
@@ -125,6 +148,74 @@ fail:
     return -1;
 }
 
+/* "8G", "512M", "1000000" -> bytes. */
+static bool parse_bytes(const char *s, double *out)
+{
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || v < 0 || end == s)
+        return false;
+    double mul = 1;
+    if (*end == 'K' || *end == 'k')
+        mul = 1024.0, end++;
+    else if (*end == 'M' || *end == 'm')
+        mul = 1024.0 * 1024, end++;
+    else if (*end == 'G' || *end == 'g')
+        mul = 1024.0 * 1024 * 1024, end++;
+    if (*end == 'i' && mul > 1) /* KiB, MiB, GiB */
+        end++;
+    if (*end == 'B')
+        end++;
+    if (*end)
+        return false;
+    *out = v * mul;
+    return true;
+}
+
+struct budget {
+    double seconds, bytes; /* 0: no limit */
+};
+
+enum { BUDGET_MIN_RANKS = 1024 }; /* smaller checks are not estimated */
+
+/* Whether the estimate fits (errors of the estimate: it fits, and the
+ * check itself will report them). */
+static bool fits(const struct budget *b, const char *c, const char *alg,
+                 int size, int count, nbcx_check_options opt, int root,
+                 nbcx_check_estimate *est)
+{
+    opt.root = root % size;
+    if (nbcx_check_estimate_cost(c, alg, size, count, &opt, est) !=
+        NBCX_SUCCESS)
+        return true;
+    return !((b->seconds > 0 && est->seconds > b->seconds) ||
+             (b->bytes > 0 && est->bytes > b->bytes));
+}
+
+/* The largest size in [1, size) whose estimate fits, to about 1%. */
+static int largest_fit(const struct budget *b, const char *c,
+                       const char *alg, int size, int count,
+                       nbcx_check_options opt, int root)
+{
+    nbcx_check_estimate est;
+    int lo = 1, hi = size; /* lo fits (or is 1), hi does not */
+    if (!fits(b, c, alg, BUDGET_MIN_RANKS, count, opt, root, &est))
+        hi = BUDGET_MIN_RANKS;
+    else
+        lo = BUDGET_MIN_RANKS;
+    while (hi - lo > 1 && hi - lo > lo / 100) {
+        int mid = lo + (hi - lo) / 2;
+        if (fits(b, c, alg, mid, count, opt, root, &est))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static const struct {
     const char *name;
     nbcx_datatype type;
@@ -173,7 +264,8 @@ int main(int argc, char **argv)
 {
     const char *op = "all", *alg = "all", *ranks = "1-16";
     int count = 1, root = 0, max_errors = 20;
-    bool quiet = false, list = false;
+    bool quiet = false, list = false, fit = false, estimate = false;
+    struct budget budget = { 120, 8.0 * 1024 * 1024 * 1024 };
     nbcx_check_options opt = { 0 };
 
     for (int i = 1; i < argc; i++) {
@@ -224,6 +316,21 @@ int main(int argc, char **argv)
             if (!parse_int(v, 1, INT_MAX, &max_errors))
                 return bad("bad max-errors", v);
             i++;
+        } else if (!strcmp(a, "--budget-s") && v) {
+            char *end;
+            errno = 0;
+            budget.seconds = strtod(v, &end);
+            if (errno || *end || end == v || budget.seconds < 0)
+                return bad("bad budget", v);
+            i++;
+        } else if (!strcmp(a, "--max-mem") && v) {
+            if (!parse_bytes(v, &budget.bytes))
+                return bad("bad memory size", v);
+            i++;
+        } else if (!strcmp(a, "--estimate")) {
+            estimate = true;
+        } else if (!strcmp(a, "--fit")) {
+            fit = true;
         } else if (!strcmp(a, "--in-place")) {
             opt.in_place = 1;
         } else if (!strcmp(a, "--noncommutative")) {
@@ -265,7 +372,7 @@ int main(int argc, char **argv)
         return bad("unknown algorithm (try --list)", alg);
     }
 
-    long checks = 0, failed = 0, skipped = 0;
+    long checks = 0, failed = 0, skipped = 0, over = 0;
     for (int i = 0; (c = nbcx_check_collective_name(i)); i++) {
         if (strcmp(op, "all") && strcmp(op, c))
             continue;
@@ -289,14 +396,50 @@ int main(int argc, char **argv)
             }
             for (int s = 0; s < nsizes; s++) {
                 nbcx_check_result res;
-                opt.root = root % sizes[s];
+                int size = sizes[s];
+                opt.root = root % size;
                 if (!quiet) {
-                    printf("%s/%s ranks=%d count=%d%s:\n", c, name,
-                           sizes[s], count, opt.in_place ? " in-place" : "");
+                    printf("%s/%s ranks=%d count=%d%s:\n", c, name, size,
+                           count, opt.in_place ? " in-place" : "");
                     fflush(stdout);
                 }
-                int err = nbcx_check_collective(c, name, sizes[s], count,
-                                                &opt, &res);
+                nbcx_check_estimate est;
+                if (estimate) {
+                    fits(&budget, c, name, size, count, opt, root, &est);
+                    printf("  estimate: %.3f s, %.1f MiB, nodes=%lld "
+                           "messages=%lld kept=%lld (%d ranks sampled)\n",
+                           est.seconds, est.bytes / (1 << 20), est.nodes,
+                           est.messages, est.kept, est.sampled);
+                    fflush(stdout);
+                }
+                if ((budget.seconds > 0 || budget.bytes > 0) &&
+                    size > BUDGET_MIN_RANKS &&
+                    !fits(&budget, c, name, size, count, opt, root, &est)) {
+                    over++;
+                    int n = largest_fit(&budget, c, name, size, count, opt,
+                                        root);
+                    if (quiet)
+                        printf("%s/%s ranks=%d count=%d%s:\n", c, name,
+                               size, count, opt.in_place ? " in-place" : "");
+                    printf("  OVER BUDGET: estimated %.0f s, %.1f GiB, %.3g "
+                           "messages (budget %.0f s, %.1f GiB)%s; fits up "
+                           "to about %d ranks\n",
+                           est.seconds, est.bytes / (1 << 30),
+                           (double)est.messages, budget.seconds,
+                           budget.bytes / (1 << 30),
+                           fit ? "" : ": not checked", n);
+                    fflush(stdout);
+                    if (!fit)
+                        continue;
+                    size = n;
+                    opt.root = root % size;
+                    printf("%s/%s ranks=%d count=%d%s (fitted, instead of "
+                           "%d):\n", c, name, size, count,
+                           opt.in_place ? " in-place" : "", sizes[s]);
+                    fflush(stdout);
+                }
+                int err = nbcx_check_collective(c, name, size, count, &opt,
+                                                &res);
                 checks++;
                 if (err == NBCX_ERR_ALGORITHM) {
                     skipped++;
@@ -308,14 +451,14 @@ int main(int argc, char **argv)
                 if (err != NBCX_SUCCESS && err != NBCX_ERR_NODE) {
                     failed++;
                     printf("%s/%s ranks=%d count=%d: cannot check: %s\n", c,
-                           name, sizes[s], count, nbcx_error_string(err));
+                           name, size, count, nbcx_error_string(err));
                     continue;
                 }
                 if (err == NBCX_ERR_NODE) {
                     failed++;
                     if (quiet)
                         printf("%s/%s ranks=%d count=%d%s:\n", c, name,
-                               sizes[s], count,
+                               size, count,
                                opt.in_place ? " in-place" : "");
                     printf("  FAILED: %lld errors\n", res.errors);
                 }
@@ -331,8 +474,10 @@ int main(int argc, char **argv)
         }
     }
     free(sizes);
+    long unchecked = fit ? 0 : over;
     printf("%ld checks: %ld proven, %ld failed, %ld skipped (algorithm not "
-           "usable); peak RSS %.1f MiB\n",
-           checks, checks - failed - skipped, failed, skipped, peak_mib());
-    return failed ? 1 : 0;
+           "usable), %ld over budget (%s); peak RSS %.1f MiB\n",
+           checks + unchecked, checks - failed - skipped, failed, skipped,
+           over, fit ? "checked on fewer ranks" : "not checked", peak_mib());
+    return failed ? 1 : over ? 3 : 0;
 }
