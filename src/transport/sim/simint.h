@@ -1,0 +1,46 @@
+/*
+ * simint.h - what build.c and engine.c share: the compact graphs.
+ *
+ * The simulated ranks ("representatives": all P ranks, or, folded, the
+ * first `period` ones, see build.c) are stored one after the other in
+ * global arrays: rep r owns nodes rep_off[r] .. rep_off[r + 1] - 1. A
+ * node's successors are succ[node[i].succ .. node[i + 1].succ - 1] (a
+ * sentinel node ends the array). partner[i] of a send is the receive it
+ * meets (a global node id).
+ */
+#ifndef NBCX_SIMINT_H
+#define NBCX_SIMINT_H
+
+#include "../../coll/coll.h"
+#include "sim.h"
+
+struct sim_node {
+    uint64_t bytes;  /* p2p: message; copy, reduce: bytes moved     */
+    int32_t peer;    /* p2p: global rank; else -1                   */
+    uint32_t succ;   /* first successor in job->succ                */
+    uint32_t npred;
+    uint16_t tag;
+    uint8_t kind;    /* enum nbcxi_node_kind                        */
+    uint8_t pad;
+};
+
+struct nbcxi_sim_job {
+    int P, C;            /* ranks, ranks per node                    */
+    int F;               /* simulated ranks: P, or the fold period   */
+    int coll;
+    char alg[64];
+    bool approx;
+    struct sim_node *node; /* nnodes + 1 (sentinel)                  */
+    uint32_t nnodes, ncap;
+    uint32_t *succ;
+    uint32_t nsucc, scap;
+    uint32_t *rep_off;   /* F + 1                                     */
+    uint32_t *partner;   /* nnodes                                    */
+    long long messages, messages_total;
+    double build_seconds;
+    /* run time (engine.c), allocated on first use */
+    uint32_t *pend;
+    uint8_t *flags;
+};
+
+#endif /* NBCX_SIMINT_H */
