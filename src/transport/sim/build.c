@@ -776,11 +776,17 @@ static int build_reps(struct setup *S, struct nbcxi_sim_job *J,
             return rc;
         if (r == 0 && name)
             snprintf(J->alg, sizeof J->alg, "%s", name);
-        if (g->n > max_nodes) {
+        /* after 17 ranks and after 1% of them (at least 64), refuse at once a
+         * projection far above the limit instead of building on */
+        int probe = J->F / 100 > 64 ? J->F / 100 : 64;
+        bool doomed = (r == 16 || r == probe) &&
+                      (double)g->n * J->F / (r + 1) > 2.0 * max_nodes;
+        if (g->n > max_nodes || doomed) {
             snprintf(err, errlen, "too large: the schedules of ranks 0..%d "
-                     "of %d already have %u nodes (limit %zu, about %zu "
-                     "bytes each); try fewer ranks, or an algorithm that "
-                     "folds (docs/sim.md)", r, J->P, g->n, max_nodes,
+                     "of %d have %u nodes, about %.0f for all (limit %zu, "
+                     "%zu bytes each; --max-nodes); try fewer ranks, or an "
+                     "algorithm that folds (docs/sim.md)", r, J->P, g->n,
+                     (double)g->n * J->F / (r + 1), max_nodes,
                      sizeof(struct sim_node) + 13);
             return NBCXI_SIM_ETOOBIG;
         }

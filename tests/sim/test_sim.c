@@ -1,0 +1,407 @@
+/*
+ * test_sim.c - the LogGP simulator (src/transport/sim, docs/sim.md):
+ * closed-form LogGP times on cases derived by hand, every algorithm of
+ * every collective simulated to completion without unmatched messages,
+ * folded runs equal to full ones, and the parameter file's errors.
+ */
+#include <math.h>
+
+#include "harness.h"
+#include "coll/coll.h"
+#include "transport/sim/sim.h"
+
+/* Round numbers, g <= L + 2o, no local costs unless a test sets them. */
+static struct nbcxi_sim_params params(void)
+{
+    struct nbcxi_sim_params p;
+    memset(&p, 0, sizeof p);
+    p.cores_per_node = 1;
+    p.intra = (struct nbcxi_loggp){ 0.5, 0.25, 0.375, 0.001 };
+    p.inter = (struct nbcxi_loggp){ 10, 2, 3, 0.01 };
+    return p;
+}
+
+struct out {
+    int rc;
+    char err[512];
+    struct nbcxi_sim_info info;
+    struct nbcxi_sim_result res;
+};
+
+static struct out sim(const char *coll, const char *alg, int P, int C,
+                      size_t bytes, int fold,
+                      const struct nbcxi_sim_params *p, int progress,
+                      double compute)
+{
+    struct out o;
+    memset(&o, 0, sizeof o);
+    struct nbcxi_sim_config cfg = { .coll = nbcxi_sim_coll(coll), .alg = alg,
+                                    .ranks = P, .ranks_per_node = C,
+                                    .bytes = bytes, .fold = fold };
+    struct nbcxi_sim_run run = { progress, compute };
+    o.rc = nbcxi_sim_run(&cfg, p, &run, &o.info, &o.res, o.err,
+                         sizeof o.err);
+    return o;
+}
+
+static bool near(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * (fabs(a) + fabs(b)) + 1e-9;
+}
+
+#define CHECK_TIME(actual, expected)                                         \
+    CHECK(near((actual), (expected)), "got %.9g us, expected %.9g us",      \
+          (double)(actual), (double)(expected))
+
+/* Binomial bcast of m bytes on P = 2^k ranks: k (L + 2o + (m-1)G), the
+ * root sending to the largest subtree first; inside one node and with
+ * every rank on its own node. */
+static void test_bcast_binomial(void)
+{
+    struct nbcxi_sim_params p = params();
+    for (int k = 1; k <= 10; k++) {
+        int P = 1 << k;
+        for (size_t m = 1; m <= 1 << 16; m *= 64) {
+            struct out a = sim("bcast", "binomial", P, P, m,
+                               NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+            CHECK(a.rc == 0, "%s", a.err);
+            CHECK_TIME(a.res.t_max, k * (p.intra.L + 2 * p.intra.o +
+                                         (double)(m - 1) * p.intra.G));
+            struct out b = sim("bcast", "binomial", P, 1, m,
+                               NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+            CHECK(b.rc == 0, "%s", b.err);
+            CHECK_TIME(b.res.t_max, k * (p.inter.L + 2 * p.inter.o +
+                                         (double)(m - 1) * p.inter.G));
+        }
+    }
+}
+
+/* Dissemination barrier: ceil(log2 P) rounds of L + 2o, any P. */
+static void test_barrier(void)
+{
+    struct nbcxi_sim_params p = params();
+    for (int P = 2; P <= 200; P++) {
+        int rounds = 0;
+        while ((1 << rounds) < P)
+            rounds++;
+        for (int fold = NBCXI_SIM_FOLD_AUTO; fold <= NBCXI_SIM_FOLD_OFF;
+             fold += 2) {
+            struct out a = sim("barrier", NULL, P, 1, 0, fold, &p, 0, 0);
+            CHECK(a.rc == 0, "%s", a.err);
+            CHECK_TIME(a.res.t_max, rounds * (p.inter.L + 2 * p.inter.o));
+            CHECK_TIME(a.res.t_min, a.res.t_max);
+            CHECK(fold == NBCXI_SIM_FOLD_OFF ? a.info.period == 0
+                                             : a.info.period == 1,
+                  "P %d fold %d: period %d", P, fold, a.info.period);
+        }
+    }
+}
+
+/* Ring allgather of m-byte blocks: P - 1 steps of L + 2o + (m-1)G, each
+ * forwarding the block received in the step before (the own block's
+ * copy costs nothing here). */
+static void test_allgather_ring(void)
+{
+    struct nbcxi_sim_params p = params();
+    for (int P = 2; P <= 40; P += 3)
+        for (size_t m = 8; m <= 8192; m *= 32) {
+            struct out a = sim("allgather", "ring", P, 1, m,
+                               NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+            CHECK(a.rc == 0, "%s", a.err);
+            CHECK_TIME(a.res.t_max, (P - 1) * (p.inter.L + 2 * p.inter.o +
+                                               (double)(m - 1) * p.inter.G));
+        }
+}
+
+/* Linear gather: P - 1 messages reach the root's NIC at o + L, which
+ * takes one per g + (m-1)G; the root spends o on each (o <= that gap):
+ * 2o + L + (m-1)G + (P-2)(g + (m-1)G). */
+static void test_gather_linear(void)
+{
+    struct nbcxi_sim_params p = params();
+    for (int P = 2; P <= 64; P *= 2)
+        for (size_t m = 1; m <= 4096; m *= 16) {
+            struct out a = sim("gather", "linear", P, 1, m,
+                               NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+            CHECK(a.rc == 0, "%s", a.err);
+            double body = (double)(m - 1) * p.inter.G;
+            CHECK_TIME(a.res.t_max, 2 * p.inter.o + p.inter.L + body +
+                                        (P - 2) * (p.inter.g + body));
+        }
+}
+
+/* Reductions and copies cost bytes x their rate: a binomial reduce of m
+ * bytes on 2 ranks ends with the root's reduction after the message
+ * (its own data's copy into rbuf is done long before). */
+static void test_reduce_cost(void)
+{
+    struct nbcxi_sim_params p = params();
+    p.reduce_per_byte = 0.002;
+    p.copy_per_byte = 0.0001;
+    size_t m = 4096;
+    struct out a = sim("reduce", "binomial", 2, 1, m, NBCXI_SIM_FOLD_AUTO,
+                       &p, 0, 0);
+    CHECK(a.rc == 0, "%s", a.err);
+    CHECK_TIME(a.res.t_max, p.inter.L + 2 * p.inter.o +
+                                (double)(m - 1) * p.inter.G +
+                                (double)m * p.reduce_per_byte);
+}
+
+/* Progress: one message (bcast on 2 ranks) and a computation c longer
+ * than it. With a progress thread the receive happens during the
+ * computation: wait returns at t_b + c, overlap 1. Called progress only:
+ * the receiver spends its o at wait (t = c), and returns at c + o; the
+ * overlap is (T + c - (c + o)) / T = 1 - o / T. */
+static void test_progress(void)
+{
+    struct nbcxi_sim_params p = params();
+    size_t m = 1000;
+    double T = p.inter.L + 2 * p.inter.o + (double)(m - 1) * p.inter.G;
+    double c = 1000;
+    struct out pure = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF,
+                          &p, NBCXI_SIM_THREAD, 0);
+    CHECK_TIME(pure.res.t_total_max, T);
+    struct out th = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF, &p,
+                        NBCXI_SIM_THREAD, c);
+    CHECK(th.rc == 0, "%s", th.err);
+    /* the root's start is its send's o; the receiver's start is empty */
+    CHECK_TIME(th.res.t_total_max, p.inter.o + c);
+    CHECK_TIME(th.res.t_max, T);
+    struct out ca = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF, &p,
+                        NBCXI_SIM_CALLER, c);
+    CHECK(ca.rc == 0, "%s", ca.err);
+    CHECK_TIME(ca.res.t_total_max, p.inter.o + c);
+    CHECK_TIME(ca.res.t_max, c + p.inter.o);
+    CHECK_TIME(nbcxi_sim_overlap(T, c, ca.res.t_total_max),
+               (T + c - (p.inter.o + c)) / T);
+    /* a computation too short to cover the message: caller mode delays
+     * nothing that was not waiting anyway */
+    struct out sh = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF, &p,
+                        NBCXI_SIM_CALLER, 1);
+    CHECK_TIME(sh.res.t_max, T);
+}
+
+/* Every algorithm of every collective, on several P and placements:
+ * built, matched, simulated to completion. */
+static void test_all_algorithms(void)
+{
+    struct nbcxi_sim_params p = params();
+    p.copy_per_byte = 0.0001;
+    p.reduce_per_byte = 0.0003;
+    static const int Ps[] = { 1, 2, 3, 4, 5, 7, 8, 12, 16, 33, 64 };
+    long runs = 0;
+    for (int c = 0; c < NBCXI_NCOLL; c++) {
+        const char *alg;
+        for (int i = 0; (alg = nbcxi_sim_alg(c, i)); i++)
+            for (int k = 0; k < TH_COUNT(Ps); k++)
+                for (int C = 1; C <= 4; C *= 4)
+                    for (size_t m = 0; m <= 100000; m = m ? m * 100 : 10) {
+                        struct out a = sim(nbcxi_coll_name(c), alg, Ps[k], C,
+                                           m, NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+                        CHECK(a.rc == 0, "%s %s P %d C %d m %zu: %s",
+                              nbcxi_coll_name(c), alg, Ps[k], C, m, a.err);
+                        CHECK(a.res.t_max >= a.res.t_median &&
+                                  a.res.t_median >= a.res.t_min &&
+                                  a.res.t_min >= 0,
+                              "%s %s P %d: times %g %g %g",
+                              nbcxi_coll_name(c), alg, Ps[k], a.res.t_max,
+                              a.res.t_median, a.res.t_min);
+                        CHECK(Ps[k] == 1 || m == 0 ||
+                                  a.info.messages_total > 0,
+                              "%s %s P %d m %zu: no messages",
+                              nbcxi_coll_name(c), alg, Ps[k], m);
+                        runs++;
+                    }
+        /* the automatic choice too */
+        struct out a = sim(nbcxi_coll_name(c), "auto", 16, 2, 1024,
+                           NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+        CHECK(a.rc == 0, "%s auto: %s", nbcxi_coll_name(c), a.err);
+        CHECK(a.info.alg[0] != '\0', "%s auto: no name", nbcxi_coll_name(c));
+    }
+    CHECK(runs > 1000, "only %ld runs", runs);
+}
+
+/* Folding (simulating one node's ranks for all) gives the times of the
+ * full simulation, for every algorithm that folds, in both progress
+ * modes. */
+static void test_fold_equals_full(void)
+{
+    struct nbcxi_sim_params p = params();
+    p.copy_per_byte = 0.0001;
+    p.reduce_per_byte = 0.0003;
+    int folded = 0;
+    for (int c = 0; c < NBCXI_NCOLL; c++) {
+        const char *alg;
+        for (int i = 0; (alg = nbcxi_sim_alg(c, i)); i++)
+            for (int C = 1; C <= 4; C *= 2)
+                for (int P = 2 * C; P <= 48; P += 6 * C) {
+                    /* a size most P here divide (720720 = 2^4 3^2 5 7 11
+                     * 13): exact folds, approximate for the others */
+                    size_t m = 4 * 720720;
+                    if (c == NBCXI_ALLTOALL || c == NBCXI_ALLGATHER ||
+                        c == NBCXI_ALLTOALLV || c == NBCXI_ALLTOALLW ||
+                        c == NBCXI_ALLGATHERV || c == NBCXI_GATHER ||
+                        c == NBCXI_SCATTER || c == NBCXI_GATHERV ||
+                        c == NBCXI_SCATTERV || c == NBCXI_REDUCE_SCATTER ||
+                        c == NBCXI_REDUCE_SCATTER_BLOCK)
+                        m = 4 * 1000;
+                    for (int pr = 0; pr < 2; pr++) {
+                        struct out a = sim(nbcxi_coll_name(c), alg, P, C, m,
+                                           NBCXI_SIM_FOLD_AUTO, &p, pr, 300);
+                        struct out b = sim(nbcxi_coll_name(c), alg, P, C, m,
+                                           NBCXI_SIM_FOLD_OFF, &p, pr, 300);
+                        CHECK(a.rc == 0 && b.rc == 0, "%s %s: %s %s",
+                              nbcxi_coll_name(c), alg, a.err, b.err);
+                        if (!a.info.period)
+                            continue;
+                        folded++;
+                        if (a.info.approx) {
+                            /* sizes differ by an element between the
+                             * ranks' blocks (count % P != 0): close */
+                            CHECK(fabs(a.res.t_max - b.res.t_max) <=
+                                      1e-4 * b.res.t_max,
+                                  "%s %s P %d C %d: approx %g vs %g",
+                                  nbcxi_coll_name(c), alg, P, C, a.res.t_max,
+                                  b.res.t_max);
+                            continue;
+                        }
+                        CHECK(near(a.res.t_max, b.res.t_max) &&
+                                  near(a.res.t_min, b.res.t_min) &&
+                                  near(a.res.t_median, b.res.t_median) &&
+                                  near(a.res.t_total_max, b.res.t_total_max),
+                              "%s %s P %d C %d mode %d: folded %g %g %g %g, "
+                              "full %g %g %g %g",
+                              nbcxi_coll_name(c), alg, P, C, pr, a.res.t_max,
+                              a.res.t_median, a.res.t_min,
+                              a.res.t_total_max, b.res.t_max,
+                              b.res.t_median, b.res.t_min,
+                              b.res.t_total_max);
+                        CHECK(a.info.messages_total == b.info.messages_total,
+                              "%s %s P %d: %lld messages folded, %lld full",
+                              nbcxi_coll_name(c), alg, P,
+                              a.info.messages_total, b.info.messages_total);
+                    }
+                }
+    }
+    /* at least the barrier, the rings, linear and pairwise alltoall */
+    CHECK(folded >= 20, "only %d folded runs", folded);
+}
+
+static void test_params_file(void)
+{
+    struct nbcxi_sim_params p;
+    char err[512];
+    const char *good =
+        "{\"format\": \"nbcx-loggp/1\", \"source\": \"t\\\"x\", "
+        "\"cores_per_node\": 2, \"extra\": [1, {\"a\": null}, true],\n"
+        " \"intra\": {\"L\": 0.35, \"o\": 0.25, \"g\": 0.30, \"G\": 1.2e-4},\n"
+        " \"inter\": {\"L\": 45.0, \"o\": 3.0, \"g\": 4.0, \"G\": 0.0080},\n"
+        " \"copy_per_byte\": 0.00008, \"reduce_per_byte\": 0.0003}\n";
+    CHECK(nbcxi_sim_params_parse(good, strlen(good), &p, err, sizeof err) ==
+              0,
+          "%s", err);
+    CHECK(p.cores_per_node == 2 && p.intra.G == 1.2e-4 && p.inter.L == 45 &&
+              p.reduce_per_byte == 0.0003 && strcmp(p.source, "t\"x") == 0,
+          "parsed wrongly");
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        { "", "one JSON object" },
+        { "[]", "one JSON object" },
+        { "{\"format\": \"nbcx-loggp/2\"}", "is not \"nbcx-loggp/1\"" },
+        { "{\"format\": \"nbcx-loggp/1\"}", "missing key \"cores_per_node\"" },
+        { "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 2, "
+          "\"intra\": {\"L\": 1, \"o\": 1, \"g\": 1}}",
+          "missing key \"G\" in \"intra\"" },
+        { "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 0}",
+          "cores_per_node" },
+        { "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 1.5}",
+          "cores_per_node" },
+        { "{\"copy_per_byte\": -1}", "must be a finite number >= 0" },
+        { "{\"copy_per_byte\": \"1\"}", "must be a number" },
+        { "{\"copy_per_byte\": 1,}", "expected '\"'" },
+        { "{\"copy_per_byte\": 1", "expected '}'" },
+        { "{\"a\": 1} x", "text after" },
+        { "{\"intra\": 3}", "must be an object" },
+    };
+    for (int i = 0; i < TH_COUNT(bad); i++) {
+        err[0] = '\0';
+        int rc = nbcxi_sim_params_parse(bad[i].text, strlen(bad[i].text), &p,
+                                        err, sizeof err);
+        CHECK(rc != 0 && strstr(err, bad[i].msg),
+              "'%s': rc %d, message '%s' lacks '%s'", bad[i].text, rc, err,
+              bad[i].msg);
+    }
+    CHECK(nbcxi_sim_params_load("/nonexistent/x.json", &p, err,
+                                sizeof err) != 0 &&
+              strstr(err, "/nonexistent/x.json"),
+          "%s", err);
+}
+
+/* Bad configurations: clear errors, no crash. */
+static void test_bad_config(void)
+{
+    struct nbcxi_sim_params p = params();
+    struct out a = sim("bcast", "nosuch", 4, 1, 8, 0, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG && strstr(a.err, "binomial"), "%s", a.err);
+    a = sim("nosuch", "auto", 4, 1, 8, 0, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG, "%s", a.err);
+    a = sim("bcast", "auto", 0, 1, 8, 0, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG, "%s", a.err);
+    a = sim("bcast", "binomial", 8, 3, 8, NBCXI_SIM_FOLD_ON, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG && strstr(a.err, "multiple"), "%s", a.err);
+    a = sim("bcast", "binomial", 8, 2, 8, NBCXI_SIM_FOLD_ON, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG && strstr(a.err, "does not fold"), "%s",
+          a.err);
+    a = sim("alltoall", "linear", 100000, 1, (size_t)1 << 20, 0, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG && strstr(a.err, "int"), "%s", a.err);
+    struct nbcxi_sim_config cfg = { .coll = NBCXI_ALLTOALL, .alg = "bruck",
+                                    .ranks = 4000, .ranks_per_node = 1,
+                                    .bytes = 8, .max_nodes = 100000 };
+    struct nbcxi_sim_run run = { 0, 0 };
+    struct nbcxi_sim_info info;
+    struct nbcxi_sim_result res;
+    char err[512];
+    int rc = nbcxi_sim_run(&cfg, &p, &run, &info, &res, err, sizeof err);
+    CHECK(rc == NBCXI_SIM_ETOOBIG && strstr(err, "too large"), "%d %s", rc,
+          err);
+}
+
+/* One large run stays quick: a 100,000-rank binomial bcast (each rank's
+ * schedule built) and a folded 100,000-rank ring allreduce. */
+static void test_scale(void)
+{
+    struct nbcxi_sim_params p = params();
+    p.cores_per_node = 2;
+    struct out a = sim("bcast", "binomial", 100000, 2, 1024,
+                       NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+    CHECK(a.rc == 0, "%s", a.err);
+    /* 17 levels: ceil(log2 100000); the first inside a node */
+    CHECK(a.res.t_max > 16 * (p.inter.L + 2 * p.inter.o), "%g",
+          a.res.t_max);
+    struct out b = sim("allreduce", "ring", 100000, 2, 1 << 20,
+                       NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+    CHECK(b.rc == 0 && b.info.period == 2, "%s", b.err);
+    CHECK(b.info.messages_total == 2LL * 100000 * 99999, "%lld",
+          b.info.messages_total);
+}
+
+static const struct th_test tests[] = {
+    { "bcast_binomial", test_bcast_binomial },
+    { "barrier", test_barrier },
+    { "allgather_ring", test_allgather_ring },
+    { "gather_linear", test_gather_linear },
+    { "reduce_cost", test_reduce_cost },
+    { "progress", test_progress },
+    { "all_algorithms", test_all_algorithms },
+    { "fold_equals_full", test_fold_equals_full },
+    { "params_file", test_params_file },
+    { "bad_config", test_bad_config },
+    { "scale", test_scale },
+};
+
+int main(int argc, char **argv)
+{
+    (void)th_fail; /* the harness's, unused here */
+    return th_main(argc, argv, tests, TH_COUNT(tests));
+}
