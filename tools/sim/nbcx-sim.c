@@ -177,7 +177,6 @@ static const char *need(int argc, char **argv, int *i)
 static void parse(int argc, char **argv, struct opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->params = NBCX_SIM_DEFAULT_PARAMS;
     o->fold = NBCXI_SIM_FOLD_AUTO;
     o->progress = NBCXI_SIM_THREAD;
     const char *alg = "auto";
@@ -453,6 +452,16 @@ int main(int argc, char **argv)
     parse(argc, argv, &o);
     struct nbcxi_sim_params p;
     char err[512];
+    if (!o.params) { /* the source tree's, else the installed copy */
+        o.params = NBCX_SIM_DEFAULT_PARAMS;
+#ifdef NBCX_SIM_INSTALLED_PARAMS
+        FILE *f = fopen(o.params, "r");
+        if (f)
+            fclose(f);
+        else
+            o.params = NBCX_SIM_INSTALLED_PARAMS;
+#endif
+    }
     if (nbcxi_sim_params_load(o.params, &p, err, sizeof err)) {
         fprintf(stderr, "nbcx-sim: --params %s\n", err);
         return EXIT_USAGE;

@@ -20,12 +20,28 @@ def sim_doc(sizes: list[int], ranks: list[int]) -> dict[str, object]:
         for p in ranks:
             for s in sizes:
                 results.append(
-                    {"op": "allreduce", "alg_requested": alg, "alg": alg, "ranks": p,
-                     "ranks_per_node": 2, "bytes": s, "t_max_us": 10.0 + s / 100 + p,
-                     "t_median_us": 9.0, "t_min_us": 8.0}
+                    {
+                        "op": "allreduce",
+                        "alg_requested": alg,
+                        "alg": alg,
+                        "ranks": p,
+                        "ranks_per_node": 2,
+                        "bytes": s,
+                        "t_max_us": 10.0 + s / 100 + p,
+                        "t_median_us": 9.0,
+                        "t_min_us": 8.0,
+                    }
                 )
-    results.append({"op": "alltoall", "alg_requested": "bruck", "ranks": 10000,
-                    "ranks_per_node": 2, "bytes": 8, "error": "too large"})
+    results.append(
+        {
+            "op": "alltoall",
+            "alg_requested": "bruck",
+            "ranks": 10000,
+            "ranks_per_node": 2,
+            "bytes": 8,
+            "error": "too large",
+        }
+    )
     return {"format": "nbcx-sim/1", "results": results}
 
 

@@ -198,9 +198,15 @@ def build_sim_parser() -> argparse.ArgumentParser:
         epilog=EPILOG.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("files", metavar="FILE", type=Path, nargs="+", help="nbcx-sim --json output")
     parser.add_argument(
-        "-o", "--outdir", metavar="OUTDIR", type=Path, default=Path("."),
+        "files", metavar="FILE", type=Path, nargs="+", help="nbcx-sim --json output"
+    )
+    parser.add_argument(
+        "-o",
+        "--outdir",
+        metavar="OUTDIR",
+        type=Path,
+        default=Path(),
         help="directory for the PNG files, created if needed (default: .)",
     )
     parser.add_argument("--prefix", default="", help="prefix for the file names (default: none)")
