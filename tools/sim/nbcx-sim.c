@@ -158,6 +158,7 @@ static void json_str(const char *s)
 
 struct opts {
     char **ops, **algs, **sizes, **ranks;
+    char **ops_given; /* --op's list, when "all" replaced it */
     int nops, nalgs, nsizes, nranks;
     int rpn, root, fold, progress;
     double compute;
@@ -267,6 +268,7 @@ static void parse(int argc, char **argv, struct opts *o)
         if (strcasecmp(o->ops[i], "all") == 0) {
             if (o->nops != 1)
                 die("--op all stands alone");
+            o->ops_given = o->ops;
             o->ops = malloc(sizeof(char *) * NBCXI_NCOLL);
             if (!o->ops)
                 die("out of memory");
@@ -448,7 +450,7 @@ static int simulate(const struct opts *o, const struct nbcxi_sim_params *p,
 
 int main(int argc, char **argv)
 {
-    struct opts o;
+    static struct opts o; /* reachable at exit(): no leak reports */
     parse(argc, argv, &o);
     struct nbcxi_sim_params p;
     char err[512];

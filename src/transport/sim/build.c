@@ -244,7 +244,10 @@ static int setup_job(struct setup *S, char *err, size_t errlen)
     }
     for (int i = 0; i < n; i++) {
         S->counts[i] = S->count;
-        S->displs[i] = i * S->count;
+        /* (only the v and w collectives read them, whose buffers were
+         * checked to fit an int above) */
+        long long d = (long long)i * S->count;
+        S->displs[i] = d <= INT_MAX ? (int)d : 0;
         S->types[i] = red ? NBCX_INT32 : NBCX_BYTE;
         S->adispls[i] = (ptrdiff_t)i * S->count * (ptrdiff_t)esz;
     }
@@ -616,7 +619,8 @@ static int match(struct nbcxi_sim_job *J, char *err, size_t errlen)
                 rk[pos++] = (struct pkey){ J->node[i].peer, J->node[i].tag,
                                            i };
         }
-        qsort(rk + roff[r], pos - roff[r], sizeof *rk, cmp_pkey);
+        if (pos - roff[r] > 1)
+            qsort(rk + roff[r], pos - roff[r], sizeof *rk, cmp_pkey);
     }
     roff[F] = pos;
     uint8_t *used = calloc(nrecv ? nrecv : 1, 1);
@@ -643,7 +647,8 @@ static int match(struct nbcxi_sim_job *J, char *err, size_t errlen)
             }
         if (rc)
             break;
-        qsort(sk, ns, sizeof *sk, cmp_pkey);
+        if (ns > 1)
+            qsort(sk, ns, sizeof *sk, cmp_pkey);
         for (size_t j = 0; j < ns;) {
             size_t g = j;
             while (g < ns && sk[g].peer == sk[j].peer && sk[g].tag == sk[j].tag)
