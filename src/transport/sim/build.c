@@ -671,10 +671,26 @@ static int match(struct nbcxi_sim_job *J, char *err, size_t errlen)
                 break;
             }
             for (size_t k = j; k < g; k++) {
-                J->partner[sk[k].id] = base[lo + (k - j)].id;
+                uint32_t rid = base[lo + (k - j)].id;
+                /* a folded run with rounded sizes compares a rank's send
+                 * with its representative's receive: sizes may differ */
+                if (J->node[sk[k].id].bytes != J->node[rid].bytes &&
+                    !J->approx) {
+                    snprintf(err, errlen, "size mismatch: rank %d sends "
+                             "%llu bytes with tag %u to rank %d, which "
+                             "receives %llu", r,
+                             (unsigned long long)J->node[sk[k].id].bytes,
+                             sk[j].tag, q,
+                             (unsigned long long)J->node[rid].bytes);
+                    rc = NBCXI_SIM_EMATCH;
+                    break;
+                }
+                J->partner[sk[k].id] = rid;
                 used[roff[d] + lo + (k - j)] = 1;
                 matched++;
             }
+            if (rc)
+                break;
             j = g;
         }
     }
@@ -809,8 +825,10 @@ int nbcxi_sim_build(const struct nbcxi_sim_config *cfg,
         snprintf(err, errlen, "no such collective");
         return NBCXI_SIM_EARG;
     }
-    if (cfg->ranks < 1 || cfg->ranks_per_node < 1) {
-        snprintf(err, errlen, "ranks and ranks per node must be >= 1");
+    if (cfg->ranks < 1 || cfg->ranks_per_node < 1 ||
+        cfg->ranks >= 1 << 30) {
+        snprintf(err, errlen, "ranks must be from 1 to 2^30 - 1, ranks per "
+                 "node >= 1");
         return NBCXI_SIM_EARG;
     }
     if (cfg->root < 0 || cfg->root >= cfg->ranks) {

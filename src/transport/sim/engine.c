@@ -51,7 +51,7 @@ struct ev {
     double t;
     uint64_t seq;
     uint32_t node;
-    uint32_t type;
+    uint32_t rt; /* rank << 2 | type */
 };
 
 struct heap {
@@ -130,22 +130,12 @@ struct sim {
     long long events;
 };
 
-static int rep_of(const struct nbcxi_sim_job *J, uint32_t node)
+/* An event of type on node of rank r at t. */
+static void event(struct sim *S, double t, int r, uint32_t node,
+                  uint32_t type)
 {
-    uint32_t lo = 0, hi = (uint32_t)J->F; /* last rep_off[r] <= node */
-    while (hi - lo > 1) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (J->rep_off[mid] <= node)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return (int)lo;
-}
-
-static void event(struct sim *S, double t, uint32_t node, uint32_t type)
-{
-    if (push(&S->h, (struct ev){ t, S->seq++, node, type }))
+    if (push(&S->h, (struct ev){ t, S->seq++, node,
+                                 (uint32_t)r << 2 | type }))
         S->fail = NBCXI_SIM_ENOMEM;
 }
 
@@ -210,7 +200,7 @@ static void recv_task(struct sim *S, int r, uint32_t i, double t)
     const struct nbcxi_loggp *m = model(S, r, n->peer);
     double s = cpu_start(S, r, t);
     S->cpu[r] = s + m->o;
-    event(S, s + m->o, i, EV_DONE);
+    event(S, s + m->o, r, i, EV_DONE);
 }
 
 /* Node i of rank r is ready at t. */
@@ -227,7 +217,7 @@ static void ready(struct sim *S, int r, uint32_t i, double t)
         const struct nbcxi_loggp *m = model(S, r, n->peer);
         double s = cpu_start(S, r, t);
         S->cpu[r] = s + m->o;
-        event(S, s + m->o, i, EV_INJECT);
+        event(S, s + m->o, r, i, EV_INJECT);
         return;
     }
     case NBCXI_NODE_COPY:
@@ -239,7 +229,7 @@ static void ready(struct sim *S, int r, uint32_t i, double t)
         if (S->init)
             node_done(S, r, i, e); /* the start runs what it releases */
         else
-            event(S, e, i, EV_DONE);
+            event(S, e, r, i, EV_DONE);
         return;
     }
     default: /* calls: no cost */
@@ -263,8 +253,8 @@ static void handle(struct sim *S, const struct ev *e)
 {
     struct nbcxi_sim_job *J = S->J;
     const struct sim_node *n = &J->node[e->node];
-    int r = rep_of(J, e->node);
-    switch (e->type) {
+    int r = (int)(e->rt >> 2);
+    switch (e->rt & 3) {
     case EV_INJECT: { /* the send's o is over: to the NIC */
         bool local = same_node(S, r, n->peer);
         const struct nbcxi_loggp *m = local ? &S->p->intra : &S->p->inter;
@@ -272,8 +262,8 @@ static void handle(struct sim *S, const struct ev *e)
         double w = e->t > *nic ? e->t : *nic;
         double body = per_byte(m, n->bytes);
         *nic = w + m->g + body;
-        event(S, w + m->L, e->node, EV_LAND);
-        event(S, w + body, e->node, EV_DONE);
+        event(S, w + m->L, r, e->node, EV_LAND);
+        event(S, w + body, r, e->node, EV_DONE);
         break;
     }
     case EV_LAND: { /* first byte at the receiving NIC */
@@ -284,7 +274,7 @@ static void handle(struct sim *S, const struct ev *e)
         double a0 = e->t > *nic ? e->t : *nic;
         double body = per_byte(m, n->bytes);
         *nic = a0 + m->g + body;
-        event(S, a0 + body, J->partner[e->node], EV_ARRIVE);
+        event(S, a0 + body, d, J->partner[e->node], EV_ARRIVE);
         break;
     }
     case EV_ARRIVE:
