@@ -53,8 +53,13 @@ fi
 
 # good runs: every op and algorithm, text and JSON
 if ! "$sim" --op all --alg all --ranks 2,7 --size 0,1k --compute-us 50 \
-        --params "$params" >"$tmp/out" 2>"$tmp/err"; then
-    echo "FAILED: --op all --alg all" >&2; cat "$tmp/err" >&2; fail=1
+        --params "$params" --verify >"$tmp/out" 2>"$tmp/err"; then
+    echo "FAILED: --op all --alg all" >&2; cat "$tmp/err" "$tmp/out" >&2; fail=1
+fi
+# --verify: the data mode agrees with each op's first algorithm
+ok=$(grep -c ' data ok$' "$tmp/out")
+if [ "$ok" -lt 150 ] || grep -q 'data \(DIFFERS\|FAILED\)' "$tmp/out"; then
+    echo "FAILED: --verify: $ok lines ok" >&2; grep data "$tmp/out" | grep -v 'data ok$' >&2; fail=1
 fi
 lines=$(grep -vc '^#' "$tmp/out")
 if [ "$lines" -lt 150 ]; then

@@ -386,7 +386,101 @@ static void test_scale(void)
           b.info.messages_total);
 }
 
+/* The data mode: every algorithm of every collective, run by the real
+ * executor with real data, leaves the same bytes in every rank's buffers
+ * as the collective's first algorithm (and the automatic choice). */
+static void test_data(void)
+{
+    static const int Ps[] = { 1, 2, 3, 4, 5, 7, 8, 12, 16 };
+    static const size_t sizes[] = { 0, 4, 40, 3000 };
+    long compared = 0;
+    for (int c = 0; c < NBCXI_NCOLL; c++)
+        for (int k = 0; k < TH_COUNT(Ps); k++)
+            for (int z = 0; z < TH_COUNT(sizes); z++) {
+                unsigned char *ref = NULL;
+                size_t reflen = 0;
+                const char *alg, *refalg = NULL;
+                for (int i = -1; i == -1 || (alg = nbcxi_sim_alg(c, i)); i++) {
+                    if (i == -1)
+                        alg = "auto";
+                    struct nbcxi_sim_config cfg = {
+                        .coll = c, .alg = alg, .ranks = Ps[k],
+                        .ranks_per_node = 1, .bytes = sizes[z],
+                        .root = Ps[k] / 2, .segsize = 1000 };
+                    unsigned char *out;
+                    size_t len;
+                    char err[512];
+                    int rc = nbcxi_sim_execute(&cfg, &out, &len, err,
+                                               sizeof err);
+                    CHECK(rc == 0, "%s %s P %d size %zu: %s",
+                          nbcxi_coll_name(c), alg, Ps[k], sizes[z], err);
+                    if (rc)
+                        continue;
+                    if (!ref) {
+                        ref = out, reflen = len, refalg = alg;
+                        continue;
+                    }
+                    size_t at = 0;
+                    while (at < len && at < reflen && out[at] == ref[at])
+                        at++;
+                    CHECK(len == reflen && at == len,
+                          "%s P %d size %zu: %s and %s differ at byte %zu "
+                          "(rank %zu)",
+                          nbcxi_coll_name(c), Ps[k], sizes[z], alg, refalg,
+                          at, len / (size_t)Ps[k] ? at / (len / (size_t)Ps[k])
+                                                  : 0);
+                    compared++;
+                    free(out);
+                }
+                free(ref);
+            }
+    CHECK(compared > 500, "only %ld comparisons", compared);
+    /* and the bytes are the collective's: a bcast from root 2 of 5, an
+     * allreduce (int32 sums) on 6 (inputs as exec.c's fill()) */
+    for (int c = NBCXI_BCAST; c <= NBCXI_ALLREDUCE; c += 2) {
+        int P = c == NBCXI_BCAST ? 5 : 6;
+        struct nbcxi_sim_config cfg = { .coll = c, .alg = "auto", .ranks = P,
+                                        .ranks_per_node = 1, .bytes = 40,
+                                        .root = 2 };
+        unsigned char *out;
+        size_t len;
+        char err[256];
+        if (nbcxi_sim_execute(&cfg, &out, &len, err, sizeof err)) {
+            CHECK(0, "%s", err);
+            continue;
+        }
+        size_t one = len / (size_t)P;
+        int bad = 0;
+        for (int r = 0; r < P; r++)
+            for (int i = 0; i < 10; i++) {
+                int32_t got, want = 0;
+                memcpy(&got, out + one * (size_t)r + 4 * (size_t)i, 4);
+                if (c == NBCXI_BCAST) {
+                    unsigned char w[4];
+                    for (int b = 0; b < 4; b++)
+                        w[b] = (unsigned char)(2 * 29 + (4 * i + b) * 3 + 2);
+                    memcpy(&want, w, 4);
+                } else {
+                    for (int q = 0; q < P; q++)
+                        want += (q * 131 + i * 7 + 1) % 1000;
+                }
+                bad += got != want;
+            }
+        CHECK(bad == 0, "%s: %d wrong elements", nbcxi_coll_name(c), bad);
+        free(out);
+    }
+    /* errors, not crashes */
+    struct nbcxi_sim_config big = { .coll = NBCXI_BCAST, .ranks = 5000,
+                                    .ranks_per_node = 1, .bytes = 8 };
+    unsigned char *out;
+    size_t len;
+    char err[256];
+    CHECK(nbcxi_sim_execute(&big, &out, &len, err, sizeof err) ==
+              NBCXI_SIM_EARG, "%s", err);
+}
+
 static const struct th_test tests[] = {
+    { "data", test_data },
     { "bcast_binomial", test_bcast_binomial },
     { "barrier", test_barrier },
     { "allgather_ring", test_allgather_ring },

@@ -60,6 +60,10 @@ static const char usage[] =
 "  --fold auto|on|off   simulate one node's ranks when every rank's\n"
 "                       schedule is a shift of another's (default auto)\n"
 "  --max-nodes N        refuse schedules of more nodes (default 60000000)\n"
+"  --verify             also run each combination (up to 256 ranks) with\n"
+"                       real data through the real executor (data mode)\n"
+"                       and compare every rank's buffers with those of the\n"
+"                       op's first algorithm: prints data ok or DIFFERS\n"
 "  --json               one JSON document on stdout (nbcx-plot sim)\n"
 "  -h, --help           this text\n"
 "Exit status: 0 done, 2 bad input, 3 too large to simulate, 4 a bug.\n";
@@ -165,7 +169,7 @@ struct opts {
     long long segsize;
     long long max_nodes;
     const char *params;
-    bool json;
+    bool json, verify;
 };
 
 static const char *need(int argc, char **argv, int *i)
@@ -244,6 +248,8 @@ static void parse(int argc, char **argv, struct opts *o)
                 die("--max-nodes %s: a number from 1 to 4000000000", v);
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
+        } else if (strcmp(a, "--verify") == 0) {
+            o->verify = true;
         } else {
             die("unknown argument '%s'", a);
         }
@@ -333,6 +339,8 @@ struct row {
     struct nbcxi_sim_info info;
     struct nbcxi_sim_result pure, with;
     double overlap, wall, peak;
+    const char *verified; /* NULL: not asked; "ok", "DIFFERS", ... */
+    char verr[256];
 };
 
 static void print_row_text(const struct opts *o, const struct row *r)
@@ -355,7 +363,11 @@ static void print_row_text(const struct opts *o, const struct row *r)
            r->pure.t_median, r->pure.t_min);
     if (o->compute > 0)
         printf(" %12.2f %7.1f", r->with.t_total_max, 100 * r->overlap);
-    printf(" %-9s %8.2f %8.1f\n", fold, r->wall, r->peak);
+    printf(" %-9s %8.2f %8.1f", fold, r->wall, r->peak);
+    if (r->verified)
+        printf("  data %s%s%s", r->verified, r->verr[0] ? ": " : "",
+               r->verr);
+    printf("\n");
 }
 
 static void print_header_text(const struct opts *o,
@@ -406,6 +418,44 @@ static void print_row_json(const struct opts *o, const struct row *r,
            r->info.messages_total, r->info.nodes, r->pure.events,
            r->info.build_seconds, r->pure.sim_seconds + r->with.sim_seconds,
            r->wall, r->peak);
+    if (r->verified) {
+        printf(", \"verified\": ");
+        json_str(r->verified);
+        if (r->verr[0]) {
+            printf(", \"verify_error\": ");
+            json_str(r->verr);
+        }
+    }
+}
+
+/* The data mode (nbcxi_sim_execute) of cfg against the op's first
+ * algorithm's. */
+static void verify(struct nbcxi_sim_config *cfg, struct row *r)
+{
+    if (cfg->ranks > 256) {
+        r->verified = "skipped";
+        snprintf(r->verr, sizeof r->verr, "more than 256 ranks");
+        return;
+    }
+    unsigned char *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    const char *alg = cfg->alg;
+    int rc = nbcxi_sim_execute(cfg, &a, &na, r->verr, sizeof r->verr);
+    if (rc == NBCXI_SIM_OK) {
+        cfg->alg = nbcxi_sim_alg(cfg->coll, 0);
+        rc = nbcxi_sim_execute(cfg, &b, &nb, r->verr, sizeof r->verr);
+        cfg->alg = alg;
+    }
+    if (rc != NBCXI_SIM_OK)
+        r->verified = "FAILED";
+    else if (na != nb || memcmp(a, b, na) != 0)
+        r->verified = "DIFFERS", snprintf(r->verr, sizeof r->verr,
+                                          "from %s's", nbcxi_sim_alg(cfg->coll,
+                                                                     0));
+    else
+        r->verified = "ok", r->verr[0] = '\0';
+    free(a);
+    free(b);
 }
 
 static int simulate(const struct opts *o, const struct nbcxi_sim_params *p,
@@ -443,6 +493,8 @@ static int simulate(const struct opts *o, const struct nbcxi_sim_params *p,
                                                : "deadlock: nodes never ran");
         nbcxi_sim_free(job);
     }
+    if (r->rc == NBCXI_SIM_OK && o->verify)
+        verify(&cfg, r);
     r->wall = now_s() - t0;
     r->peak = peak_mib();
     return r->rc;
@@ -515,6 +567,9 @@ int main(int argc, char **argv)
                         fprintf(stderr, "nbcx-sim: %s\n", r.err);
                         return EXIT_USAGE;
                     }
+                    if (r.verified && (strcmp(r.verified, "FAILED") == 0 ||
+                                       strcmp(r.verified, "DIFFERS") == 0))
+                        status = EXIT_BUG;
                     if (rc == NBCXI_SIM_ETOOBIG || rc == NBCXI_SIM_ENOMEM) {
                         if (status < EXIT_TOOBIG)
                             status = EXIT_TOOBIG;

@@ -90,7 +90,7 @@ static const struct nbcxi_transport_ops sim_ops = {
     .destroy = sim_destroy,
 };
 
-static int sim_comm(int rank, int size, struct nbcx_comm_s **out)
+int sim_comm(int rank, int size, struct nbcx_comm_s **out)
 {
     *out = NULL;
     nbcxi_transport *tp = malloc(sizeof *tp);
@@ -139,7 +139,7 @@ const char *nbcxi_sim_alg(int coll, int i)
     return a ? a->name : NULL;
 }
 
-static const struct nbcxi_algorithm *find_alg(int coll, const char *name)
+const struct nbcxi_algorithm *sim_find_alg(int coll, const char *name)
 {
     const struct nbcxi_algorithm *a;
     for (int i = 0; (a = core_alg(coll, i)); i++)
@@ -150,26 +150,14 @@ static const struct nbcxi_algorithm *find_alg(int coll, const char *name)
 
 bool nbcxi_sim_has_alg(int coll, const char *name)
 {
-    return name && (strcasecmp(name, "auto") == 0 || find_alg(coll, name));
+    return name && (strcasecmp(name, "auto") == 0 || sim_find_alg(coll, name));
 }
 
 /* ------------------------------------------------------------------ */
 /* Arguments                                                           */
 /* ------------------------------------------------------------------ */
 
-struct setup {
-    const struct nbcxi_sim_config *cfg;
-    int coll, P, count;
-    struct nbcx_datatype_s *type;
-    struct nbcx_op_s *op;
-    char *mem, *sbuf, *rbuf;
-    size_t memlen;
-    int *counts, *displs; /* P (or 4: neighbours) */
-    nbcx_datatype *types;
-    ptrdiff_t *adispls;
-    int dims[2];
-    const struct nbcxi_algorithm *alg; /* NULL: automatic */
-};
+
 
 static bool reduction(int c)
 {
@@ -198,7 +186,7 @@ static long long span_elems(const struct setup *S)
     }
 }
 
-static int setup_job(struct setup *S, char *err, size_t errlen)
+int sim_setup_job(struct setup *S, char *err, size_t errlen)
 {
     const struct nbcxi_sim_config *cfg = S->cfg;
     S->P = cfg->ranks;
@@ -233,6 +221,7 @@ static int setup_job(struct setup *S, char *err, size_t errlen)
     }
     S->sbuf = S->mem + 4096;
     S->rbuf = S->sbuf + one;
+    S->one = one;
     int n = neighbor(S->coll) ? 4 : S->P;
     S->counts = malloc(sizeof(int) * (size_t)n);
     S->displs = malloc(sizeof(int) * (size_t)n);
@@ -261,7 +250,7 @@ static int setup_job(struct setup *S, char *err, size_t errlen)
     return NBCXI_SIM_OK;
 }
 
-static void free_setup(struct setup *S)
+void sim_free_setup(struct setup *S)
 {
     if (S->mem)
         munmap(S->mem, S->memlen);
@@ -273,7 +262,7 @@ static void free_setup(struct setup *S)
 
 /* The builder's arguments of rank r (as api/collectives.c passes them,
  * not in place, every block `count` elements). */
-static void setup_rank(const struct setup *S, int r,
+void sim_setup_rank(const struct setup *S, int r,
                        const struct nbcxi_topo *topo,
                        struct nbcxi_coll_args *a)
 {
@@ -495,7 +484,7 @@ static int build_rank(struct setup *S, int r, struct graph *g,
         return e == NBCX_ERR_NOMEM ? NBCXI_SIM_ENOMEM : NBCXI_SIM_EBUILD;
     }
     struct nbcxi_coll_args a;
-    setup_rank(S, r, atomic_load(&s->comm->topo), &a);
+    sim_setup_rank(S, r, atomic_load(&s->comm->topo), &a);
     if (S->alg) {
         if (S->alg->usable && !S->alg->usable(s, &a)) {
             snprintf(err, errlen, "%s %s cannot serve this call",
@@ -840,7 +829,7 @@ int nbcxi_sim_build(const struct nbcxi_sim_config *cfg,
     S.cfg = cfg;
     const char *coll_name = nbcxi_coll_name(cfg->coll);
     if (cfg->alg && strcasecmp(cfg->alg, "auto") != 0) {
-        S.alg = find_alg(cfg->coll, cfg->alg);
+        S.alg = sim_find_alg(cfg->coll, cfg->alg);
         if (!S.alg) {
             size_t n = (size_t)snprintf(err, errlen, "%s has no algorithm "
                                         "'%s' (have: auto", coll_name,
@@ -865,7 +854,7 @@ int nbcxi_sim_build(const struct nbcxi_sim_config *cfg,
     J->C = cfg->ranks_per_node;
     J->coll = cfg->coll;
     size_t max_nodes = cfg->max_nodes ? cfg->max_nodes : 60000000;
-    int rc = setup_job(&S, err, errlen);
+    int rc = sim_setup_job(&S, err, errlen);
     /* folded first when it may be: P a multiple of C, more than one node */
     bool fold = cfg->fold != NBCXI_SIM_FOLD_OFF && J->P % J->C == 0 &&
                 J->P / J->C >= 2;
@@ -894,7 +883,7 @@ int nbcxi_sim_build(const struct nbcxi_sim_config *cfg,
         J->F = J->P;
         rc = build_reps(&S, J, &g, max_nodes, err, errlen);
     }
-    free_setup(&S);
+    sim_free_setup(&S);
     if (rc == NBCXI_SIM_OK) {
         J->node = g.node;
         J->nnodes = g.n;

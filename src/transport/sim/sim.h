@@ -7,6 +7,7 @@
  *             communicator of the sim transport, kept in a compact form,
  *             and the matching of sends to receives (MPI order)
  *   engine.c  the discrete-event simulation of the compact graphs
+ *   exec.c    the data mode: the real executor, real data, no time
  *
  * Two steps, so that one build serves many simulations (nbcx-tune: the
  * same schedules under several parameter files, or with and without a
@@ -132,6 +133,15 @@ int nbcxi_sim_run(const struct nbcxi_sim_config *cfg,
                   const struct nbcxi_sim_run *run,
                   struct nbcxi_sim_info *info, struct nbcxi_sim_result *res,
                   char *err, size_t errlen);
+
+/* The data mode (exec.c): runs the schedules of cfg (1 to 1024 ranks)
+ * with real data through the real executor over an in-process transport
+ * (no time), from fixed input patterns; *out (malloc'd, *outlen bytes)
+ * receives every rank's receive buffer, rank after rank. Every algorithm
+ * of a collective must give the same bytes. 0, or an NBCXI_SIM_E... code
+ * with err: a deadlock, a message nobody receives, a size mismatch. */
+int nbcxi_sim_execute(const struct nbcxi_sim_config *cfg, unsigned char **out,
+                      size_t *outlen, char *err, size_t errlen);
 
 /* Collective by name (enum nbcxi_coll, -1: none), and whether algorithm
  * `name` is one of the core table's for it (the backends' native ones,

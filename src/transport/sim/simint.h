@@ -43,4 +43,28 @@ struct nbcxi_sim_job {
     uint8_t *flags;
 };
 
+/* build.c: the arguments every rank passes (one call's setup) */
+struct setup {
+    const struct nbcxi_sim_config *cfg;
+    int coll, P, count;
+    struct nbcx_datatype_s *type;
+    struct nbcx_op_s *op;
+    char *mem, *sbuf, *rbuf; /* fake buffers (or a rank's real ones) */
+    size_t memlen, one;      /* one: bytes of each buffer */
+    int *counts, *displs; /* P (or 4: neighbours) */
+    nbcx_datatype *types;
+    ptrdiff_t *adispls;
+    int dims[2];
+    const struct nbcxi_algorithm *alg; /* NULL: automatic */
+};
+NBCX_HIDDEN int sim_setup_job(struct setup *S, char *err, size_t errlen);
+NBCX_HIDDEN void sim_setup_rank(const struct setup *S, int r,
+                                const struct nbcxi_topo *topo,
+                                struct nbcxi_coll_args *a);
+NBCX_HIDDEN void sim_free_setup(struct setup *S);
+NBCX_HIDDEN const struct nbcxi_algorithm *sim_find_alg(int coll,
+                                                       const char *name);
+/* A communicator of the sim transport (it never sends). */
+NBCX_HIDDEN int sim_comm(int rank, int size, struct nbcx_comm_s **out);
+
 #endif /* NBCX_SIMINT_H */
