@@ -30,7 +30,8 @@ expect 2 "not a size" --op bcast --ranks 4 --size -5
 expect 2 "not a number of ranks" --op bcast --ranks 0 --size 8
 expect 2 "not a number of ranks" --op bcast --ranks 4x --size 8
 expect 2 "not a rank" --op bcast --ranks 4 --size 8 --root 4
-expect 2 "thread or caller" --op bcast --ranks 4 --size 8 --progress later
+expect 2 "thread, caller or split" --op bcast --ranks 4 --size 8 --progress later
+expect 2 "split-levels" --op bcast --ranks 4 --size 8 --progress split --split-levels x
 expect 2 "not a time" --op bcast --ranks 4 --size 8 --compute-us -1
 expect 2 "unknown argument" --op bcast --ranks 4 --size 8 --frobnicate
 expect 2 "needs a value" --op bcast --ranks 4 --size

@@ -38,7 +38,7 @@ static struct out sim(const char *coll, const char *alg, int P, int C,
     struct nbcxi_sim_config cfg = { .coll = nbcxi_sim_coll(coll), .alg = alg,
                                     .ranks = P, .ranks_per_node = C,
                                     .bytes = bytes, .fold = fold };
-    struct nbcxi_sim_run run = { progress, compute };
+    struct nbcxi_sim_run run = { progress, compute, 0 };
     o.rc = nbcxi_sim_run(&cfg, p, &run, &o.info, &o.res, o.err,
                          sizeof o.err);
     return o;
@@ -179,6 +179,62 @@ static void test_progress(void)
     struct out sh = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF, &p,
                         NBCXI_SIM_CALLER, 1);
     CHECK_TIME(sh.res.t_max, T);
+}
+
+static struct out sim_split(const char *coll, const char *alg, int P,
+                            size_t m, const struct nbcxi_sim_params *p,
+                            double c, int levels)
+{
+    struct out o;
+    memset(&o, 0, sizeof o);
+    struct nbcxi_sim_config cfg = { .coll = nbcxi_sim_coll(coll), .alg = alg,
+                                    .ranks = P, .ranks_per_node = 1,
+                                    .bytes = m };
+    struct nbcxi_sim_run run = { NBCXI_SIM_SPLIT, c, levels };
+    o.rc = nbcxi_sim_run(&cfg, p, &run, &o.info, &o.res, o.err,
+                         sizeof o.err);
+    return o;
+}
+
+/* Split progress: S = 0 is thread mode; the leaf levels of a bcast wait
+ * for wait (t = c) on the application core; the leaf level of a reduce
+ * is done inside the start, which then lasts one message. */
+static void test_split(void)
+{
+    struct nbcxi_sim_params p = params();
+    const size_t m = 1000;
+    const double c = 1000, T = p.inter.L + 2 * p.inter.o +
+                               (double)(m - 1) * p.inter.G;
+    static const char *const cases[][2] = {
+        { "bcast", "binomial" }, { "reduce", "binomial" },
+        { "allreduce", "reduce_bcast" }, { "gather", "binomial" },
+        { "scatter", "binomial" }, { "alltoall", "pairwise" } };
+    for (int k = 0; k < TH_COUNT(cases); k++) {
+        struct out a = sim_split(cases[k][0], cases[k][1], 13, m, &p, c, 0);
+        struct out b = sim(cases[k][0], cases[k][1], 13, 1, m,
+                           NBCXI_SIM_FOLD_AUTO, &p, NBCXI_SIM_THREAD, c);
+        CHECK(a.rc == 0 && b.rc == 0, "%s %s", a.err, b.err);
+        CHECK(near(a.res.t_total_max, b.res.t_total_max) &&
+                  near(a.res.t_max, b.res.t_max) &&
+                  near(a.res.t_start_max, b.res.t_start_max),
+              "%s: split S=0 %g %g, thread %g %g", cases[k][0],
+              a.res.t_total_max, a.res.t_max, b.res.t_total_max,
+              b.res.t_max);
+        for (int S = 1; S <= 5; S++) { /* completes, never earlier */
+            struct out x = sim_split(cases[k][0], cases[k][1], 13, m, &p, c,
+                                     S);
+            CHECK(x.rc == 0 && x.res.t_total_max >= b.res.t_total_max - 1e-9,
+                  "%s S=%d: %s %g < %g", cases[k][0], S, x.err,
+                  x.res.t_total_max, b.res.t_total_max);
+        }
+    }
+    struct out s1 = sim_split("bcast", "binomial", 4, m, &p, c, 1);
+    CHECK_TIME(s1.res.t_total_max, c + T);
+    struct out s2 = sim_split("bcast", "binomial", 4, m, &p, c, 2);
+    CHECK_TIME(s2.res.t_total_max, c + p.inter.o + T);
+    struct out r1 = sim_split("reduce", "binomial", 2, m, &p, c, 1);
+    CHECK_TIME(r1.res.t_start_max, T);
+    CHECK_TIME(r1.res.t_total_max, T + c);
 }
 
 /* Every algorithm of every collective, on several P and placements:
@@ -358,7 +414,7 @@ static void test_bad_config(void)
     struct nbcxi_sim_config cfg = { .coll = NBCXI_ALLTOALL, .alg = "bruck",
                                     .ranks = 4000, .ranks_per_node = 1,
                                     .bytes = 8, .max_nodes = 100000 };
-    struct nbcxi_sim_run run = { 0, 0 };
+    struct nbcxi_sim_run run = { 0, 0, 0 };
     struct nbcxi_sim_info info;
     struct nbcxi_sim_result res;
     char err[512];
@@ -487,6 +543,7 @@ static const struct th_test tests[] = {
     { "gather_linear", test_gather_linear },
     { "reduce_cost", test_reduce_cost },
     { "progress", test_progress },
+    { "split", test_split },
     { "all_algorithms", test_all_algorithms },
     { "fold_equals_full", test_fold_equals_full },
     { "params_file", test_params_file },

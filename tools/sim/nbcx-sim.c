@@ -53,8 +53,12 @@ static const char usage[] =
 "  --compute-us C       a computation of C us between start and wait:\n"
 "                       prints the overlap it gets (default 0: none)\n"
 "  --progress MODE      thread (a progress core per rank runs the\n"
-"                       operation during the computation; default) or\n"
-"                       caller (it progresses only in start and wait)\n"
+"                       operation during the computation; default),\n"
+"                       caller (it progresses only in start and wait) or\n"
+"                       split (the --split-levels S binomial-tree levels\n"
+"                       nearest the leaves on the application core, the\n"
+"                       others on the progress core; default S = 0)\n"
+"  --split-levels S     split mode's S (0..127)\n"
 "  --segsize SIZE       fragment of pipelined algorithms (default 64k)\n"
 "  --root R             root of rooted collectives (default 0)\n"
 "  --fold auto|on|off   simulate one node's ranks when every rank's\n"
@@ -164,7 +168,7 @@ struct opts {
     char **ops, **algs, **sizes, **ranks;
     char **ops_given; /* --op's list, when "all" replaced it */
     int nops, nalgs, nsizes, nranks;
-    int rpn, root, fold, progress;
+    int rpn, root, fold, progress, split_levels;
     double compute;
     long long segsize;
     long long max_nodes;
@@ -225,8 +229,17 @@ static void parse(int argc, char **argv, struct opts *o)
                 o->progress = NBCXI_SIM_THREAD;
             else if (strcmp(v, "caller") == 0)
                 o->progress = NBCXI_SIM_CALLER;
+            else if (strcmp(v, "split") == 0)
+                o->progress = NBCXI_SIM_SPLIT;
             else
-                die("--progress %s: thread or caller", v);
+                die("--progress %s: thread, caller or split", v);
+        } else if (strcmp(a, "--split-levels") == 0) {
+            const char *v = need(argc, argv, &i);
+            long x = strtol(v, &e, 10);
+            if (*e || e == v || x < 0 || x > 127)
+                die("--split-levels %s: a number of tree levels, 0 to 127",
+                    v);
+            o->split_levels = (int)x;
         } else if (strcmp(a, "--segsize") == 0) {
             const char *v = need(argc, argv, &i);
             o->segsize = parse_size(v);
@@ -327,7 +340,9 @@ static void parse(int argc, char **argv, struct opts *o)
 
 static const char *progress_name(int p)
 {
-    return p == NBCXI_SIM_CALLER ? "caller" : "thread";
+    return p == NBCXI_SIM_CALLER ? "caller"
+           : p == NBCXI_SIM_SPLIT ? "split"
+                                  : "thread";
 }
 
 struct row {
@@ -376,6 +391,8 @@ static void print_header_text(const struct opts *o,
     printf("# nbcx-sim: parameters %s (%s); progress %s", o->params,
            p->source[0] ? p->source : "no source given",
            progress_name(o->progress));
+    if (o->progress == NBCXI_SIM_SPLIT)
+        printf(" (S = %d)", o->split_levels);
     if (o->compute > 0)
         printf(", computation %.2f us", o->compute);
     printf("\n# times in us from the start; t_max: the last rank done; "
@@ -479,7 +496,7 @@ static int simulate(const struct opts *o, const struct nbcxi_sim_params *p,
     r->rc = nbcxi_sim_build(&cfg, &job, r->err, sizeof r->err);
     if (r->rc == NBCXI_SIM_OK) {
         nbcxi_sim_job_info(job, &r->info);
-        struct nbcxi_sim_run run = { o->progress, 0 };
+        struct nbcxi_sim_run run = { o->progress, 0, o->split_levels };
         r->rc = nbcxi_sim_simulate(job, p, &run, &r->pure);
         if (r->rc == NBCXI_SIM_OK && o->compute > 0) {
             run.compute_us = o->compute;
@@ -534,8 +551,9 @@ int main(int argc, char **argv)
                p.cores_per_node, p.intra.L, p.intra.o, p.intra.g, p.intra.G,
                p.inter.L, p.inter.o, p.inter.g, p.inter.G, p.copy_per_byte,
                p.reduce_per_byte);
-        printf(", \"progress\": \"%s\", \"compute_us\": %g, \"results\": [",
-               progress_name(o.progress), o.compute);
+        printf(", \"progress\": \"%s\", \"split_levels\": %d, "
+               "\"compute_us\": %g, \"results\": [",
+               progress_name(o.progress), o.split_levels, o.compute);
     } else {
         print_header_text(&o, &p);
     }

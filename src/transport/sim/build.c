@@ -418,6 +418,7 @@ static int append(struct graph *g, const struct nbcx_sched_s *s, int P,
         m->kind = nd->kind;
         m->bytes = node_bytes(nd);
         m->npred = (uint32_t)nd->npred;
+        m->level = nd->level;
         m->peer = -1;
         if (nd->kind == NBCXI_NODE_SEND || nd->kind == NBCXI_NODE_RECV) {
             if (nd->u.p2p.peer < 0 || nd->u.p2p.peer >= P ||
@@ -522,7 +523,8 @@ static bool same_shifted(const struct graph *g, uint32_t a0, uint32_t a1,
         return false;
     for (uint32_t i = 0; i < a1 - a0; i++) {
         const struct sim_node *x = &g->node[a0 + i], *y = &h->node[b0 + i];
-        if (x->kind != y->kind || x->npred != y->npred || x->tag != y->tag)
+        if (x->kind != y->kind || x->npred != y->npred ||
+            x->tag != y->tag || x->level != y->level)
             return false;
         if (x->peer >= 0 && (long)y->peer != ((long)x->peer + shift) % P)
             return false;

@@ -36,7 +36,14 @@
  *           t_b, and wait returns at max(t_b + c, completion).
  *   caller  nothing runs until wait is called, at t_w = t_b + c: every
  *           CPU item that becomes ready after the start waits until t_w.
- * With c = 0 both are the same.
+ *   split   (progress/split.c) the nodes of the S binomial-tree levels
+ *           nearest the leaves (1 <= |level| <= S) belong to the
+ *           application: they run on the application core, during the
+ *           start (which, as nbcx's, lasts until the application's
+ *           nodes of the levels going up, reduce and gather, are done)
+ *           and from t_w = t_b + c on; the other nodes run on the
+ *           progress core as in thread mode. S = 0 is thread mode.
+ * With c = 0 thread and caller are the same.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,9 +124,9 @@ struct sim {
     const struct nbcxi_sim_run *run;
     struct heap h;
     uint64_t seq;
-    /* per simulated rank */
-    double *cpu, *snic, *rnic, *done, *tb;
-    uint32_t *left;
+    /* per simulated rank; tb < 0: the start is not over (split) */
+    double *cpu, *snic, *rnic, *done, *tb, *cpu_app;
+    uint32_t *left, *up_left;
     /* per node (inter-node NICs) */
     double *snic_n, *rnic_n;
     /* ready nodes found while handling one event */
@@ -169,15 +176,30 @@ static double per_byte(const struct nbcxi_loggp *m, uint64_t bytes)
     return bytes > 1 ? (double)(bytes - 1) * m->G : 0;
 }
 
-/* When rank r's CPU starts an item ready at t. */
-static double cpu_start(struct sim *S, int r, double t)
+/* Split mode: whether node i belongs to the application thread. */
+static bool app_node(const struct sim *S, uint32_t i)
 {
-    double s = t > S->cpu[r] ? t : S->cpu[r];
-    if (!S->init && S->run->progress == NBCXI_SIM_CALLER) {
+    int lv = S->J->node[i].level;
+    lv = lv < 0 ? -lv : lv;
+    return S->run->progress == NBCXI_SIM_SPLIT && lv >= 1 &&
+           lv <= S->run->split_levels;
+}
+
+/* Runs an item of node i of rank r, ready at t, taking dur on the CPU
+ * that runs it; returns when it starts. */
+static double cpu_run(struct sim *S, int r, uint32_t i, double t, double dur)
+{
+    bool split = S->run->progress == NBCXI_SIM_SPLIT;
+    bool app = app_node(S, i);
+    double *cpu = split && (app || S->init) ? &S->cpu_app[r] : &S->cpu[r];
+    double s = t > *cpu ? t : *cpu;
+    if (!S->init && (S->run->progress == NBCXI_SIM_CALLER ||
+                     (app && S->tb[r] >= 0))) {
         double tw = S->tb[r] + S->run->compute_us;
         if (s < tw)
             s = tw;
     }
+    *cpu = s + dur;
     return s;
 }
 
@@ -186,6 +208,9 @@ static void node_done(struct sim *S, int r, uint32_t i, double t)
     const struct nbcxi_sim_job *J = S->J;
     S->J->flags[i] |= F_DONE;
     S->left[r]--;
+    if (J->node[i].level > 0 && app_node(S, i) && --S->up_left[r] == 0 &&
+        !S->init && S->tb[r] < 0) /* the start returns */
+        S->tb[r] = t > S->cpu_app[r] ? t : S->cpu_app[r];
     if (t > S->done[r])
         S->done[r] = t;
     for (uint32_t k = J->node[i].succ; k < J->node[i + 1].succ; k++)
@@ -198,8 +223,7 @@ static void recv_task(struct sim *S, int r, uint32_t i, double t)
 {
     const struct sim_node *n = &S->J->node[i];
     const struct nbcxi_loggp *m = model(S, r, n->peer);
-    double s = cpu_start(S, r, t);
-    S->cpu[r] = s + m->o;
+    double s = cpu_run(S, r, i, t, m->o);
     event(S, s + m->o, r, i, EV_DONE);
 }
 
@@ -215,8 +239,7 @@ static void ready(struct sim *S, int r, uint32_t i, double t)
         return;
     case NBCXI_NODE_SEND: {
         const struct nbcxi_loggp *m = model(S, r, n->peer);
-        double s = cpu_start(S, r, t);
-        S->cpu[r] = s + m->o;
+        double s = cpu_run(S, r, i, t, m->o);
         event(S, s + m->o, r, i, EV_INJECT);
         return;
     }
@@ -224,8 +247,7 @@ static void ready(struct sim *S, int r, uint32_t i, double t)
     case NBCXI_NODE_REDUCE: {
         double rate = n->kind == NBCXI_NODE_COPY ? S->p->copy_per_byte
                                                  : S->p->reduce_per_byte;
-        double s = cpu_start(S, r, t), e = s + (double)n->bytes * rate;
-        S->cpu[r] = e;
+        double d = (double)n->bytes * rate, e = cpu_run(S, r, i, t, d) + d;
         if (S->init)
             node_done(S, r, i, e); /* the start runs what it releases */
         else
@@ -318,19 +340,25 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
         J->pend = malloc(sizeof(uint32_t) * (nn ? nn : 1));
     if (!J->flags)
         J->flags = malloc(nn ? nn : 1);
-    double *arr = calloc(5 * F + 2 * nodes, sizeof(double));
+    double *arr = calloc(6 * F + 2 * nodes, sizeof(double));
     S.left = malloc(sizeof(uint32_t) * F);
-    if (!J->pend || !J->flags || !arr || !S.left) {
+    S.up_left = calloc(F, sizeof(uint32_t));
+    if (!J->pend || !J->flags || !arr || !S.left || !S.up_left) {
         free(arr);
         free(S.left);
+        free(S.up_left);
         return NBCXI_SIM_ENOMEM;
     }
+    S.cpu_app = arr + 5 * F + 2 * nodes;
     S.cpu = arr, S.snic = arr + F, S.rnic = arr + 2 * F, S.done = arr + 3 * F;
     S.tb = arr + 4 * F, S.snic_n = arr + 5 * F, S.rnic_n = S.snic_n + nodes;
     for (size_t i = 0; i < nn; i++) {
         J->pend[i] = J->node[i].npred;
         J->flags[i] = 0;
     }
+    for (size_t r = 0; r < F; r++)
+        for (uint32_t i = J->rep_off[r]; i < J->rep_off[r + 1]; i++)
+            S.up_left[r] += J->node[i].level > 0 && app_node(&S, i);
     /* The start, rank by rank: receives first, then the other nodes
      * without predecessors (the executor's order), and what they
      * release locally. */
@@ -346,7 +374,13 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
                     /* in order: run each before finding the next */
                     drain(&S, (int)r);
                 }
-        S.tb[r] = S.cpu[r];
+        if (run->progress == NBCXI_SIM_SPLIT) {
+            /* the progress core takes over when the start has posted */
+            S.cpu[r] = S.cpu_app[r];
+            S.tb[r] = S.up_left[r] ? -1 : S.cpu_app[r];
+        } else {
+            S.tb[r] = S.cpu[r];
+        }
     }
     S.init = false;
     while (S.h.n > 0 && !S.fail) {
@@ -388,6 +422,7 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
     free(S.wl);
     free(arr);
     free(S.left);
+    free(S.up_left);
     res->sim_seconds = (double)(nbcxi_now_ns() - t0) * 1e-9;
     return rc;
 }

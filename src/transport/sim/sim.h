@@ -98,11 +98,14 @@ void nbcxi_sim_job_info(const struct nbcxi_sim_job *job,
 
 /* ---- simulating (engine.c) ---- */
 
-enum nbcxi_sim_progress { NBCXI_SIM_THREAD, NBCXI_SIM_CALLER };
+enum nbcxi_sim_progress { NBCXI_SIM_THREAD, NBCXI_SIM_CALLER,
+                          NBCXI_SIM_SPLIT };
 
 struct nbcxi_sim_run {
     int progress;       /* enum nbcxi_sim_progress                   */
     double compute_us;  /* computation between start and wait, >= 0  */
+    int split_levels;   /* split: the S tree levels nearest the leaves
+                           run on the application core (engine.c)    */
 };
 
 struct nbcxi_sim_result {

@@ -21,7 +21,7 @@ struct sim_node {
     uint32_t npred;
     uint16_t tag;
     uint8_t kind;    /* enum nbcxi_node_kind                        */
-    uint8_t pad;
+    int8_t level;    /* split-tree level (sched.h), 0: none        */
 };
 
 struct nbcxi_sim_job {
