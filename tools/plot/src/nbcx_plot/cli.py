@@ -12,6 +12,7 @@ from typing import NoReturn
 from nbcx_plot import __version__
 from nbcx_plot.charts import METRIC_KEYS, Options, metrics_for, write_charts
 from nbcx_plot.data import InputError, Run, load_run
+from nbcx_plot.sim import write_sim_charts
 from nbcx_plot.split import write_split_charts
 
 #: Exit status for bad command lines and bad input files.
@@ -50,7 +51,9 @@ they share is printed under the title.  An operation with a single size
 The paths of the PNG files written are printed, one per line.
 
 `nbcx-plot split DIR` draws the split-tree chart of a tools/split-sweep
-directory instead (see `nbcx-plot split --help`)."""
+directory instead (see `nbcx-plot split --help`), and `nbcx-plot sim
+FILE...` the predicted times of nbcx-sim --json files (`nbcx-plot sim
+--help`)."""
 
 EPILOG = """\
 examples:
@@ -58,6 +61,7 @@ examples:
   nbcx-plot -o plots --prefix tcp- ompi-2.json ompi-4.json mpich-2.json
   nbcx-plot -o plots --ops ialltoall,iallreduce --metrics overlap,time *.json
   nbcx-plot split -o plots docs/results/split
+  nbcx-plot sim -o plots allreduce-sim.json
 
 exit status: 0 on success, 2 for a bad command line or input file (one-line
 message on stderr), 1 if a chart cannot be written."""
@@ -179,6 +183,60 @@ def build_split_parser() -> argparse.ArgumentParser:
     return parser
 
 
+SIM_DESCRIPTION = """\
+Draw, from nbcx-sim --json files (schema nbcx-sim/1, docs/sim.md), one
+chart per operation (sim-OP.png): the predicted completion time (the last
+rank done) against the size when the results have several sizes, else
+against the number of ranks; one line per algorithm. The paths of the PNG
+files written are printed, one per line."""
+
+
+def build_sim_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="nbcx-plot sim",
+        description=SIM_DESCRIPTION,
+        epilog=EPILOG.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "files", metavar="FILE", type=Path, nargs="+", help="nbcx-sim --json output"
+    )
+    parser.add_argument(
+        "-o",
+        "--outdir",
+        metavar="OUTDIR",
+        type=Path,
+        default=Path(),
+        help="directory for the PNG files, created if needed (default: .)",
+    )
+    parser.add_argument("--prefix", default="", help="prefix for the file names (default: none)")
+    parser.add_argument(
+        "--dpi", type=int, default=120, help="resolution of the PNG files (default: 120)"
+    )
+    return parser
+
+
+def sim_main(argv: Sequence[str]) -> int:
+    """``nbcx-plot sim FILE...``: the simulator's charts."""
+    parser = build_sim_parser()
+    args = parser.parse_args(argv)
+    if not 20 <= args.dpi <= 1200:
+        parser.error(f"--dpi {args.dpi} is out of range (20 to 1200)")
+    if args.prefix and ("/" in args.prefix or "\0" in args.prefix):
+        parser.error("--prefix must not contain '/'")
+    try:
+        written = write_sim_charts(args.files, args.outdir, prefix=args.prefix, dpi=args.dpi)
+    except InputError as e:
+        sys.stderr.write(f"nbcx-plot: {e}\n")
+        return EXIT_USAGE
+    except OSError as e:
+        where = e.filename if e.filename is not None else args.outdir
+        sys.stderr.write(f"nbcx-plot: cannot write charts to {where}: {e.strerror or e}\n")
+        return EXIT_OUTPUT
+    _print_paths(written)
+    return 0
+
+
 def _print_paths(written: list[Path]) -> None:
     try:
         for path in written:
@@ -221,6 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = sys.argv[1:]
     if argv and argv[0] == "split":
         return split_main(argv[1:])
+    if argv and argv[0] == "sim":
+        return sim_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
 

@@ -1,0 +1,449 @@
+/*
+ * engine.c - the discrete-event simulation of the compact schedules
+ * (build.c) under a LogGP model (docs/sim.md has the same in prose).
+ *
+ * Each simulated rank has one CPU that runs its schedule's work one item
+ * at a time, in the order the items become ready (ties: the order they
+ * were found, which follows the executor's: receives first, then node
+ * order, then successor order):
+ *
+ *   send of m bytes    o on the CPU; then the sending NIC injects it as
+ *                      soon as it is free: inject time w, and the NIC is
+ *                      busy until w + g + (m-1)G; the first byte reaches
+ *                      the receiving NIC at w + L, which takes it when it
+ *                      is free (busy g + (m-1)G per message, too); the
+ *                      last byte is there (m-1)G later: the arrival. The
+ *                      send completes (its successors may run) when the
+ *                      last byte has left, w + (m-1)G.
+ *   receive            posting costs nothing; once the receive is posted
+ *                      and its message has arrived, o on the CPU, and it
+ *                      completes.
+ *   copy, reduction    bytes x copy_per_byte (reduce_per_byte) on the CPU.
+ *   call               nothing.
+ *
+ * One message alone thus takes o + L + (m-1)G + o. L, o, g, G are the
+ * intra-node ones when both ranks are on the same node (ranks r and q
+ * with r / C == q / C), else the inter-node ones. Sending and receiving
+ * NICs are per rank inside a node, and per node between nodes (the C
+ * ranks of a node share its network interface).
+ *
+ * Progress. Whoever calls start runs what is ready at once, on the
+ * application's core: the nodes without predecessors and, as the
+ * executor does, the local nodes they release (this is "the start", it
+ * ends at t_b); the messages it posts fly on their own. After it:
+ *   thread  a progress core per rank runs the rest as it becomes ready;
+ *           the computation of c µs runs on the application core from
+ *           t_b, and wait returns at max(t_b + c, completion).
+ *   caller  nothing runs until wait is called, at t_w = t_b + c: every
+ *           CPU item that becomes ready after the start waits until t_w.
+ *   split   (progress/split.c) the nodes of the S binomial-tree levels
+ *           nearest the leaves (1 <= |level| <= S) belong to the
+ *           application: they run on the application core, during the
+ *           start (which, as nbcx's, lasts until the application's
+ *           nodes of the levels going up, reduce and gather, are done)
+ *           and from t_w = t_b + c on; the other nodes run on the
+ *           progress core as in thread mode. S = 0 is thread mode.
+ * With c = 0 thread and caller are the same.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simint.h"
+
+enum { EV_INJECT, EV_LAND, EV_ARRIVE, EV_DONE };
+enum { F_POSTED = 1, F_ARRIVED = 2, F_DONE = 4 };
+
+struct ev {
+    double t;
+    uint64_t seq;
+    uint32_t node;
+    uint32_t rt; /* rank << 2 | type */
+};
+
+struct heap {
+    struct ev *a;
+    size_t n, cap;
+};
+
+static bool before(const struct ev *x, const struct ev *y)
+{
+    return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+}
+
+static int push(struct heap *h, struct ev e)
+{
+    if (h->n == h->cap) {
+        size_t nc = h->cap ? 2 * h->cap : 4096;
+        struct ev *p = realloc(h->a, nc * sizeof *p);
+        if (!p)
+            return -1;
+        h->a = p;
+        h->cap = nc;
+    }
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (!before(&e, &h->a[up]))
+            break;
+        h->a[i] = h->a[up];
+        i = up;
+    }
+    h->a[i] = e;
+    return 0;
+}
+
+static struct ev pop(struct heap *h)
+{
+    struct ev top = h->a[0], last = h->a[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && before(&h->a[c + 1], &h->a[c]))
+            c++;
+        if (!before(&h->a[c], &last))
+            break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    if (h->n)
+        h->a[i] = last;
+    return top;
+}
+
+struct work {
+    uint32_t node;
+    double t;
+};
+
+struct sim {
+    struct nbcxi_sim_job *J;
+    const struct nbcxi_sim_params *p;
+    const struct nbcxi_sim_run *run;
+    struct heap h;
+    uint64_t seq;
+    /* per simulated rank; tb < 0: the start is not over (split) */
+    double *cpu, *snic, *rnic, *done, *tb, *cpu_app;
+    uint32_t *left, *up_left;
+    /* per node (inter-node NICs) */
+    double *snic_n, *rnic_n;
+    /* ready nodes found while handling one event */
+    struct work *wl;
+    size_t nwl, wlcap;
+    bool init;  /* in the start call */
+    int fail;
+    long long events;
+};
+
+/* An event of type on node of rank r at t. */
+static void event(struct sim *S, double t, int r, uint32_t node,
+                  uint32_t type)
+{
+    if (push(&S->h, (struct ev){ t, S->seq++, node,
+                                 (uint32_t)r << 2 | type }))
+        S->fail = NBCXI_SIM_ENOMEM;
+}
+
+static void later(struct sim *S, uint32_t node, double t)
+{
+    if (S->nwl == S->wlcap) {
+        size_t nc = S->wlcap ? 2 * S->wlcap : 1024;
+        struct work *p = realloc(S->wl, nc * sizeof *p);
+        if (!p) {
+            S->fail = NBCXI_SIM_ENOMEM;
+            return;
+        }
+        S->wl = p;
+        S->wlcap = nc;
+    }
+    S->wl[S->nwl++] = (struct work){ node, t };
+}
+
+static bool same_node(const struct sim *S, int r, int q)
+{
+    return r / S->J->C == q / S->J->C;
+}
+
+static const struct nbcxi_loggp *model(const struct sim *S, int r, int q)
+{
+    return same_node(S, r, q) ? &S->p->intra : &S->p->inter;
+}
+
+static double per_byte(const struct nbcxi_loggp *m, uint64_t bytes)
+{
+    return bytes > 1 ? (double)(bytes - 1) * m->G : 0;
+}
+
+/* Split mode: whether node i belongs to the application thread. */
+static bool app_node(const struct sim *S, uint32_t i)
+{
+    int lv = S->J->node[i].level;
+    lv = lv < 0 ? -lv : lv;
+    return S->run->progress == NBCXI_SIM_SPLIT && lv >= 1 &&
+           lv <= S->run->split_levels;
+}
+
+/* Runs an item of node i of rank r, ready at t, taking dur on the CPU
+ * that runs it; returns when it starts. */
+static double cpu_run(struct sim *S, int r, uint32_t i, double t, double dur)
+{
+    bool split = S->run->progress == NBCXI_SIM_SPLIT;
+    bool app = app_node(S, i);
+    double *cpu = split && (app || S->init) ? &S->cpu_app[r] : &S->cpu[r];
+    double s = t > *cpu ? t : *cpu;
+    if (!S->init && (S->run->progress == NBCXI_SIM_CALLER ||
+                     (app && S->tb[r] >= 0))) {
+        double tw = S->tb[r] + S->run->compute_us;
+        if (s < tw)
+            s = tw;
+    }
+    *cpu = s + dur;
+    return s;
+}
+
+static void node_done(struct sim *S, int r, uint32_t i, double t)
+{
+    const struct nbcxi_sim_job *J = S->J;
+    S->J->flags[i] |= F_DONE;
+    S->left[r]--;
+    if (J->node[i].level > 0 && app_node(S, i) && --S->up_left[r] == 0 &&
+        !S->init && S->tb[r] < 0) /* the start returns */
+        S->tb[r] = t > S->cpu_app[r] ? t : S->cpu_app[r];
+    if (t > S->done[r])
+        S->done[r] = t;
+    for (uint32_t k = J->node[i].succ; k < J->node[i + 1].succ; k++)
+        if (--J->pend[J->succ[k]] == 0)
+            later(S, J->succ[k], t);
+}
+
+/* A receive whose message is there and which is posted: o on the CPU. */
+static void recv_task(struct sim *S, int r, uint32_t i, double t)
+{
+    const struct sim_node *n = &S->J->node[i];
+    const struct nbcxi_loggp *m = model(S, r, n->peer);
+    double s = cpu_run(S, r, i, t, m->o);
+    event(S, s + m->o, r, i, EV_DONE);
+}
+
+/* Node i of rank r is ready at t. */
+static void ready(struct sim *S, int r, uint32_t i, double t)
+{
+    const struct sim_node *n = &S->J->node[i];
+    switch (n->kind) {
+    case NBCXI_NODE_RECV:
+        S->J->flags[i] |= F_POSTED;
+        if (S->J->flags[i] & F_ARRIVED)
+            recv_task(S, r, i, t);
+        return;
+    case NBCXI_NODE_SEND: {
+        const struct nbcxi_loggp *m = model(S, r, n->peer);
+        double s = cpu_run(S, r, i, t, m->o);
+        event(S, s + m->o, r, i, EV_INJECT);
+        return;
+    }
+    case NBCXI_NODE_COPY:
+    case NBCXI_NODE_REDUCE: {
+        double rate = n->kind == NBCXI_NODE_COPY ? S->p->copy_per_byte
+                                                 : S->p->reduce_per_byte;
+        double d = (double)n->bytes * rate, e = cpu_run(S, r, i, t, d) + d;
+        if (S->init)
+            node_done(S, r, i, e); /* the start runs what it releases */
+        else
+            event(S, e, r, i, EV_DONE);
+        return;
+    }
+    default: /* calls: no cost */
+        node_done(S, r, i, t);
+        return;
+    }
+}
+
+/* Runs the ready nodes found, in the order found (what they release
+ * joins the end). */
+static void drain(struct sim *S, int r)
+{
+    for (size_t k = 0; k < S->nwl && !S->fail; k++) {
+        struct work w = S->wl[k];
+        ready(S, r, w.node, w.t);
+    }
+    S->nwl = 0;
+}
+
+static void handle(struct sim *S, const struct ev *e)
+{
+    struct nbcxi_sim_job *J = S->J;
+    const struct sim_node *n = &J->node[e->node];
+    int r = (int)(e->rt >> 2);
+    switch (e->rt & 3) {
+    case EV_INJECT: { /* the send's o is over: to the NIC */
+        bool local = same_node(S, r, n->peer);
+        const struct nbcxi_loggp *m = local ? &S->p->intra : &S->p->inter;
+        double *nic = local ? &S->snic[r] : &S->snic_n[r / J->C];
+        double w = e->t > *nic ? e->t : *nic;
+        double body = per_byte(m, n->bytes);
+        *nic = w + m->g + body;
+        event(S, w + m->L, r, e->node, EV_LAND);
+        event(S, w + body, r, e->node, EV_DONE);
+        break;
+    }
+    case EV_LAND: { /* first byte at the receiving NIC */
+        bool local = same_node(S, r, n->peer);
+        const struct nbcxi_loggp *m = local ? &S->p->intra : &S->p->inter;
+        int d = n->peer % J->F;
+        double *nic = local ? &S->rnic[d] : &S->rnic_n[d / J->C];
+        double a0 = e->t > *nic ? e->t : *nic;
+        double body = per_byte(m, n->bytes);
+        *nic = a0 + m->g + body;
+        event(S, a0 + body, d, J->partner[e->node], EV_ARRIVE);
+        break;
+    }
+    case EV_ARRIVE:
+        J->flags[e->node] |= F_ARRIVED;
+        if (J->flags[e->node] & F_POSTED)
+            recv_task(S, r, e->node, e->t);
+        break;
+    default:
+        node_done(S, r, e->node, e->t);
+        drain(S, r);
+        break;
+    }
+}
+
+double nbcxi_sim_overlap(double t_pure, double c, double t_total)
+{
+    double d = t_pure < c ? t_pure : c;
+    if (!(d > 0))
+        return 0;
+    double v = (t_pure + c - t_total) / d;
+    return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
+                       const struct nbcxi_sim_params *p,
+                       const struct nbcxi_sim_run *run,
+                       struct nbcxi_sim_result *res)
+{
+    int64_t t0 = nbcxi_now_ns();
+    memset(res, 0, sizeof *res);
+    const size_t F = (size_t)J->F, nn = (size_t)J->nnodes;
+    const size_t nodes = (F + (size_t)J->C - 1) / (size_t)J->C;
+    struct sim S = { .J = J, .p = p, .run = run };
+    if (!J->pend)
+        J->pend = malloc(sizeof(uint32_t) * (nn ? nn : 1));
+    if (!J->flags)
+        J->flags = malloc(nn ? nn : 1);
+    double *arr = calloc(6 * F + 2 * nodes, sizeof(double));
+    S.left = malloc(sizeof(uint32_t) * F);
+    S.up_left = calloc(F, sizeof(uint32_t));
+    if (!J->pend || !J->flags || !arr || !S.left || !S.up_left) {
+        free(arr);
+        free(S.left);
+        free(S.up_left);
+        return NBCXI_SIM_ENOMEM;
+    }
+    S.cpu_app = arr + 5 * F + 2 * nodes;
+    S.cpu = arr, S.snic = arr + F, S.rnic = arr + 2 * F, S.done = arr + 3 * F;
+    S.tb = arr + 4 * F, S.snic_n = arr + 5 * F, S.rnic_n = S.snic_n + nodes;
+    for (size_t i = 0; i < nn; i++) {
+        J->pend[i] = J->node[i].npred;
+        J->flags[i] = 0;
+    }
+    for (size_t r = 0; r < F; r++)
+        for (uint32_t i = J->rep_off[r]; i < J->rep_off[r + 1]; i++)
+            S.up_left[r] += J->node[i].level > 0 && app_node(&S, i);
+    /* The start, rank by rank: receives first, then the other nodes
+     * without predecessors (the executor's order), and what they
+     * release locally. */
+    S.init = true;
+    for (size_t r = 0; r < F && !S.fail; r++) {
+        uint32_t a = J->rep_off[r], b = J->rep_off[r + 1];
+        S.left[r] = b - a;
+        for (int pass = 0; pass < 2; pass++)
+            for (uint32_t i = a; i < b; i++)
+                if (J->node[i].npred == 0 &&
+                    (J->node[i].kind == NBCXI_NODE_RECV) == (pass == 0)) {
+                    later(&S, i, 0);
+                    /* in order: run each before finding the next */
+                    drain(&S, (int)r);
+                }
+        if (run->progress == NBCXI_SIM_SPLIT) {
+            /* the progress core takes over when the start has posted */
+            S.cpu[r] = S.cpu_app[r];
+            S.tb[r] = S.up_left[r] ? -1 : S.cpu_app[r];
+        } else {
+            S.tb[r] = S.cpu[r];
+        }
+    }
+    S.init = false;
+    while (S.h.n > 0 && !S.fail) {
+        struct ev e = pop(&S.h);
+        S.events++;
+        handle(&S, &e);
+    }
+    int rc = S.fail;
+    if (!rc) {
+        for (size_t r = 0; r < F; r++)
+            if (S.left[r]) {
+                rc = NBCXI_SIM_EMATCH; /* a deadlock */
+                break;
+            }
+    }
+    if (!rc) {
+        double c = run->compute_us;
+        res->t_max = 0;
+        for (size_t r = 0; r < F; r++) {
+            double wait = S.tb[r] + c;
+            double end = S.done[r] > wait ? S.done[r] : wait;
+            if (end > res->t_total_max)
+                res->t_total_max = end;
+            if (S.tb[r] > res->t_start_max)
+                res->t_start_max = S.tb[r];
+            if (S.done[r] > res->t_max)
+                res->t_max = S.done[r];
+        }
+        /* distribution over the simulated ranks (folded: each stands for
+         * P / F ranks, so the distribution is the same) */
+        memcpy(S.cpu, S.done, F * sizeof(double));
+        qsort(S.cpu, F, sizeof(double), cmp_double);
+        res->t_min = S.cpu[0];
+        res->t_median = F % 2 ? S.cpu[F / 2]
+                              : (S.cpu[F / 2 - 1] + S.cpu[F / 2]) / 2;
+    }
+    res->events = S.events;
+    free(S.h.a);
+    free(S.wl);
+    free(arr);
+    free(S.left);
+    free(S.up_left);
+    res->sim_seconds = (double)(nbcxi_now_ns() - t0) * 1e-9;
+    return rc;
+}
+
+int nbcxi_sim_run(const struct nbcxi_sim_config *cfg,
+                  const struct nbcxi_sim_params *p,
+                  const struct nbcxi_sim_run *run,
+                  struct nbcxi_sim_info *info, struct nbcxi_sim_result *res,
+                  char *err, size_t errlen)
+{
+    struct nbcxi_sim_job *J;
+    int rc = nbcxi_sim_build(cfg, &J, err, errlen);
+    if (rc)
+        return rc;
+    if (info)
+        nbcxi_sim_job_info(J, info);
+    rc = nbcxi_sim_simulate(J, p, run, res);
+    if (rc == NBCXI_SIM_ENOMEM)
+        snprintf(err, errlen, "out of memory simulating");
+    else if (rc)
+        snprintf(err, errlen, "deadlock: some nodes never ran");
+    nbcxi_sim_free(J);
+    return rc;
+}

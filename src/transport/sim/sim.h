@@ -1,0 +1,157 @@
+/*
+ * sim.h - the LogGP simulator (transport/sim/, docs/sim.md): the real
+ * builders' schedules of P virtual ranks, run in simulated time.
+ *
+ *   params.c  the parameter file (JSON, format "nbcx-loggp/1")
+ *   build.c   every rank's schedule, built by the real builders on a
+ *             communicator of the sim transport, kept in a compact form,
+ *             and the matching of sends to receives (MPI order)
+ *   engine.c  the discrete-event simulation of the compact graphs
+ *   exec.c    the data mode: the real executor, real data, no time
+ *
+ * Two steps, so that one build serves many simulations (nbcx-tune: the
+ * same schedules under several parameter files, or with and without a
+ * computation):
+ *
+ *     struct nbcxi_sim_job *job;
+ *     nbcxi_sim_build(&cfg, &job, err, sizeof err);      // schedules
+ *     nbcxi_sim_simulate(job, &params, &run, &res);       // times
+ *     nbcxi_sim_free(job);
+ *
+ * nbcxi_sim_run does both for one configuration. Times are microseconds.
+ */
+#ifndef NBCX_SIM_H
+#define NBCX_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- parameters (params.c) ---- */
+
+struct nbcxi_loggp {
+    double L; /* latency, µs                                  */
+    double o; /* CPU overhead per message, at send and receive */
+    double g; /* gap between consecutive messages of a NIC     */
+    double G; /* µs per byte                                   */
+};
+
+struct nbcxi_sim_params {
+    char source[256];
+    int cores_per_node;
+    struct nbcxi_loggp intra, inter;
+    double copy_per_byte;   /* µs per byte of a local copy  */
+    double reduce_per_byte; /* µs per byte of a reduction   */
+};
+
+/* Parses a parameter file's text; 0, or -1 with a message in err. */
+int nbcxi_sim_params_parse(const char *text, size_t len,
+                           struct nbcxi_sim_params *p, char *err,
+                           size_t errlen);
+/* Reads and parses the file at path (message names the path). */
+int nbcxi_sim_params_load(const char *path, struct nbcxi_sim_params *p,
+                          char *err, size_t errlen);
+
+/* ---- building (build.c) ---- */
+
+enum nbcxi_sim_fold { NBCXI_SIM_FOLD_AUTO, NBCXI_SIM_FOLD_ON,
+                      NBCXI_SIM_FOLD_OFF };
+
+struct nbcxi_sim_config {
+    int coll;               /* enum nbcxi_coll                        */
+    const char *alg;        /* an algorithm's name; NULL or "auto":
+                               the automatic choice (coll/select.c)   */
+    int ranks;
+    int ranks_per_node;     /* > 0                                    */
+    size_t bytes;           /* the buffer (bcast, reductions, scans)
+                               or one block (gather, alltoall, ...)   */
+    size_t segsize;         /* pipelined algorithms' fragment; 0: 64 KiB */
+    int root;
+    int fold;               /* enum nbcxi_sim_fold                    */
+    size_t max_nodes;       /* refuse schedules above this (0: 60 M)  */
+};
+
+struct nbcxi_sim_job; /* the compact schedules and their matching */
+
+/* Error codes of nbcxi_sim_build / nbcxi_sim_run (err says more). */
+enum { NBCXI_SIM_OK = 0, NBCXI_SIM_EARG = 2, NBCXI_SIM_ETOOBIG = 3,
+       NBCXI_SIM_EBUILD = 4, NBCXI_SIM_EMATCH = 5, NBCXI_SIM_ENOMEM = 6 };
+
+int nbcxi_sim_build(const struct nbcxi_sim_config *cfg,
+                    struct nbcxi_sim_job **out, char *err, size_t errlen);
+void nbcxi_sim_free(struct nbcxi_sim_job *job);
+
+/* What the build found. */
+struct nbcxi_sim_info {
+    char alg[64];         /* the algorithm built (auto: the one chosen) */
+    int period;           /* folded: ranks simulated (P / period
+                             classes of equivalent ranks); 0: all ranks */
+    bool approx;          /* folded with message sizes that differ by a
+                             few bytes between equivalent ranks        */
+    long long nodes;      /* nodes kept (of the simulated ranks)       */
+    long long messages;   /* sends of the simulated ranks              */
+    long long messages_total; /* sends of all P ranks                  */
+    double build_seconds;
+};
+void nbcxi_sim_job_info(const struct nbcxi_sim_job *job,
+                        struct nbcxi_sim_info *info);
+
+/* ---- simulating (engine.c) ---- */
+
+enum nbcxi_sim_progress { NBCXI_SIM_THREAD, NBCXI_SIM_CALLER,
+                          NBCXI_SIM_SPLIT };
+
+struct nbcxi_sim_run {
+    int progress;       /* enum nbcxi_sim_progress                   */
+    double compute_us;  /* computation between start and wait, >= 0  */
+    int split_levels;   /* split: the S tree levels nearest the leaves
+                           run on the application core (engine.c)    */
+};
+
+struct nbcxi_sim_result {
+    /* completion of the operation, µs from the start, over the ranks */
+    double t_max, t_min, t_median;
+    /* with the computation: when wait returns (max over ranks), and
+     * when start returned (max over ranks) */
+    double t_total_max, t_start_max;
+    long long events;
+    double sim_seconds;
+};
+
+/* 0, or NBCXI_SIM_ENOMEM / NBCXI_SIM_EMATCH (a deadlock: some node never
+ * ran; cannot happen for schedules nbcx-check accepts). */
+int nbcxi_sim_simulate(struct nbcxi_sim_job *job,
+                       const struct nbcxi_sim_params *p,
+                       const struct nbcxi_sim_run *run,
+                       struct nbcxi_sim_result *res);
+
+/* The overlap of a computation of length c with an operation that takes
+ * t_pure alone and t_total with it (IMB-NBC, as nbcx-bench): (t_pure + c
+ * - t_total) / min(t_pure, c), clamped to [0, 1]. */
+double nbcxi_sim_overlap(double t_pure, double c, double t_total);
+
+/* Build and simulate one configuration. */
+int nbcxi_sim_run(const struct nbcxi_sim_config *cfg,
+                  const struct nbcxi_sim_params *p,
+                  const struct nbcxi_sim_run *run,
+                  struct nbcxi_sim_info *info, struct nbcxi_sim_result *res,
+                  char *err, size_t errlen);
+
+/* The data mode (exec.c): runs the schedules of cfg (1 to 1024 ranks)
+ * with real data through the real executor over an in-process transport
+ * (no time), from fixed input patterns; *out (malloc'd, *outlen bytes)
+ * receives every rank's receive buffer, rank after rank. Every algorithm
+ * of a collective must give the same bytes. 0, or an NBCXI_SIM_E... code
+ * with err: a deadlock, a message nobody receives, a size mismatch. */
+int nbcxi_sim_execute(const struct nbcxi_sim_config *cfg, unsigned char **out,
+                      size_t *outlen, char *err, size_t errlen);
+
+/* Collective by name (enum nbcxi_coll, -1: none), and whether algorithm
+ * `name` is one of the core table's for it (the backends' native ones,
+ * inproc's "slots", need their own transport and are not simulated). */
+int nbcxi_sim_coll(const char *name);
+bool nbcxi_sim_has_alg(int coll, const char *name);
+/* The i-th simulable algorithm of coll (NULL past the last). */
+const char *nbcxi_sim_alg(int coll, int i);
+
+#endif /* NBCX_SIM_H */

@@ -1,0 +1,85 @@
+#!/bin/sh
+# nbcx-sim's command line: bad input is a clear message and exit status
+# 2, never a crash; a good run prints a line per combination and valid
+# JSON. Usage: cli_test.sh NBCX_SIM DEFAULT_PARAMS_JSON
+sim="$1" params="$2"
+tmp="${TMPDIR:-/tmp}/nbcx-sim-cli.$$"
+mkdir -p "$tmp" || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# expect STATUS PATTERN ARGS...: exit status and a pattern of stderr
+expect() {
+    want="$1" pat="$2"; shift 2
+    "$sim" "$@" >"$tmp/out" 2>"$tmp/err"
+    got=$?
+    if [ "$got" != "$want" ] || ! grep -q -- "$pat" "$tmp/err"; then
+        echo "FAILED: nbcx-sim $*: status $got (want $want), stderr:" >&2
+        cat "$tmp/err" >&2
+        fail=1
+    fi
+}
+
+expect 2 "op is required" --ranks 4 --size 8
+expect 2 "ranks is required" --op bcast --size 8
+expect 2 "size is required" --op bcast --ranks 4
+expect 2 "no such collective" --op nosuch --ranks 4 --size 8
+expect 2 "has no such algorithm (have: auto binomial chain)" --op bcast --alg nosuch --ranks 4 --size 8
+expect 2 "not a size" --op bcast --ranks 4 --size 12q
+expect 2 "not a size" --op bcast --ranks 4 --size -5
+expect 2 "not a number of ranks" --op bcast --ranks 0 --size 8
+expect 2 "not a number of ranks" --op bcast --ranks 4x --size 8
+expect 2 "not a rank" --op bcast --ranks 4 --size 8 --root 4
+expect 2 "thread, caller or split" --op bcast --ranks 4 --size 8 --progress later
+expect 2 "split-levels" --op bcast --ranks 4 --size 8 --progress split --split-levels x
+expect 2 "not a time" --op bcast --ranks 4 --size 8 --compute-us -1
+expect 2 "unknown argument" --op bcast --ranks 4 --size 8 --frobnicate
+expect 2 "needs a value" --op bcast --ranks 4 --size
+expect 2 "ranks-per-node" --op bcast --ranks 4 --size 8 --ranks-per-node 0
+expect 2 "does not fold" --op bcast --alg binomial --ranks 8 --size 8 --fold on
+expect 2 "int" --op alltoall --alg linear --ranks 100000 --size 1m
+expect 2 "No such file" --op bcast --ranks 4 --size 8 --params "$tmp/none.json"
+printf '{"format": "nbcx-loggp/1", "cores_per_node": 2}' >"$tmp/p.json"
+expect 2 'missing key "intra"' --op bcast --ranks 4 --size 8 --params "$tmp/p.json"
+printf '{"format": "nbcx-loggp/1", "cores_per_node": 2,' >"$tmp/p.json"
+expect 2 "line 1" --op bcast --ranks 4 --size 8 --params "$tmp/p.json"
+
+# too large: status 3, reported on its line
+"$sim" --op alltoall --alg bruck --ranks 4000 --size 8 --max-nodes 100000 \
+    >"$tmp/out" 2>"$tmp/err"
+st=$?
+if [ $st != 3 ] || ! grep -q "too large" "$tmp/out"; then
+    echo "FAILED: too large: status $st" >&2; cat "$tmp/out" "$tmp/err" >&2; fail=1
+fi
+
+# good runs: every op and algorithm, text and JSON
+if ! "$sim" --op all --alg all --ranks 2,7 --size 0,1k --compute-us 50 \
+        --params "$params" --verify >"$tmp/out" 2>"$tmp/err"; then
+    echo "FAILED: --op all --alg all" >&2; cat "$tmp/err" "$tmp/out" >&2; fail=1
+fi
+# --verify: the data mode agrees with each op's first algorithm
+ok=$(grep -c ' data ok$' "$tmp/out")
+if [ "$ok" -lt 150 ] || grep -q 'data \(DIFFERS\|FAILED\)' "$tmp/out"; then
+    echo "FAILED: --verify: $ok lines ok" >&2; grep data "$tmp/out" | grep -v 'data ok$' >&2; fail=1
+fi
+lines=$(grep -vc '^#' "$tmp/out")
+if [ "$lines" -lt 150 ]; then
+    echo "FAILED: --op all --alg all printed $lines lines" >&2; fail=1
+fi
+if ! "$sim" --op allreduce --alg all --ranks 16 --sizes 1k,64k --json \
+        --compute-us 100 --progress caller >"$tmp/json" 2>"$tmp/err"; then
+    echo "FAILED: --json" >&2; cat "$tmp/err" >&2; fail=1
+fi
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$tmp/json" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "nbcx-sim/1", d["format"]
+rs = d["results"]
+assert len(rs) == 6, len(rs)
+for r in rs:
+    assert r["t_max_us"] >= r["t_median_us"] >= r["t_min_us"] > 0, r
+    assert 0 <= r["overlap"] <= 1, r
+PY
+fi
+exit $fail

@@ -1,0 +1,558 @@
+/*
+ * test_sim.c - the LogGP simulator (src/transport/sim, docs/sim.md):
+ * closed-form LogGP times on cases derived by hand, every algorithm of
+ * every collective simulated to completion without unmatched messages,
+ * folded runs equal to full ones, and the parameter file's errors.
+ */
+#include <math.h>
+
+#include "harness.h"
+#include "coll/coll.h"
+#include "transport/sim/sim.h"
+
+/* Round numbers, g <= L + 2o, no local costs unless a test sets them. */
+static struct nbcxi_sim_params params(void)
+{
+    struct nbcxi_sim_params p;
+    memset(&p, 0, sizeof p);
+    p.cores_per_node = 1;
+    p.intra = (struct nbcxi_loggp){ 0.5, 0.25, 0.375, 0.001 };
+    p.inter = (struct nbcxi_loggp){ 10, 2, 3, 0.01 };
+    return p;
+}
+
+struct out {
+    int rc;
+    char err[512];
+    struct nbcxi_sim_info info;
+    struct nbcxi_sim_result res;
+};
+
+static struct out sim(const char *coll, const char *alg, int P, int C,
+                      size_t bytes, int fold,
+                      const struct nbcxi_sim_params *p, int progress,
+                      double compute)
+{
+    struct out o;
+    memset(&o, 0, sizeof o);
+    struct nbcxi_sim_config cfg = { .coll = nbcxi_sim_coll(coll), .alg = alg,
+                                    .ranks = P, .ranks_per_node = C,
+                                    .bytes = bytes, .fold = fold };
+    struct nbcxi_sim_run run = { progress, compute, 0 };
+    o.rc = nbcxi_sim_run(&cfg, p, &run, &o.info, &o.res, o.err,
+                         sizeof o.err);
+    return o;
+}
+
+static bool near(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * (fabs(a) + fabs(b)) + 1e-9;
+}
+
+#define CHECK_TIME(actual, expected)                                         \
+    CHECK(near((actual), (expected)), "got %.9g us, expected %.9g us",      \
+          (double)(actual), (double)(expected))
+
+/* Binomial bcast of m bytes on P = 2^k ranks: k (L + 2o + (m-1)G), the
+ * root sending to the largest subtree first; inside one node and with
+ * every rank on its own node. */
+static void test_bcast_binomial(void)
+{
+    struct nbcxi_sim_params p = params();
+    for (int k = 1; k <= 10; k++) {
+        int P = 1 << k;
+        for (size_t m = 1; m <= 1 << 16; m *= 64) {
+            struct out a = sim("bcast", "binomial", P, P, m,
+                               NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+            CHECK(a.rc == 0, "%s", a.err);
+            CHECK_TIME(a.res.t_max, k * (p.intra.L + 2 * p.intra.o +
+                                         (double)(m - 1) * p.intra.G));
+            struct out b = sim("bcast", "binomial", P, 1, m,
+                               NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+            CHECK(b.rc == 0, "%s", b.err);
+            CHECK_TIME(b.res.t_max, k * (p.inter.L + 2 * p.inter.o +
+                                         (double)(m - 1) * p.inter.G));
+        }
+    }
+}
+
+/* Dissemination barrier: ceil(log2 P) rounds of L + 2o, any P. */
+static void test_barrier(void)
+{
+    struct nbcxi_sim_params p = params();
+    for (int P = 2; P <= 200; P++) {
+        int rounds = 0;
+        while ((1 << rounds) < P)
+            rounds++;
+        for (int fold = NBCXI_SIM_FOLD_AUTO; fold <= NBCXI_SIM_FOLD_OFF;
+             fold += 2) {
+            struct out a = sim("barrier", NULL, P, 1, 0, fold, &p, 0, 0);
+            CHECK(a.rc == 0, "%s", a.err);
+            CHECK_TIME(a.res.t_max, rounds * (p.inter.L + 2 * p.inter.o));
+            CHECK_TIME(a.res.t_min, a.res.t_max);
+            CHECK(fold == NBCXI_SIM_FOLD_OFF ? a.info.period == 0
+                                             : a.info.period == 1,
+                  "P %d fold %d: period %d", P, fold, a.info.period);
+        }
+    }
+}
+
+/* Ring allgather of m-byte blocks: P - 1 steps of L + 2o + (m-1)G, each
+ * forwarding the block received in the step before (the own block's
+ * copy costs nothing here). */
+static void test_allgather_ring(void)
+{
+    struct nbcxi_sim_params p = params();
+    for (int P = 2; P <= 40; P += 3)
+        for (size_t m = 8; m <= 8192; m *= 32) {
+            struct out a = sim("allgather", "ring", P, 1, m,
+                               NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+            CHECK(a.rc == 0, "%s", a.err);
+            CHECK_TIME(a.res.t_max, (P - 1) * (p.inter.L + 2 * p.inter.o +
+                                               (double)(m - 1) * p.inter.G));
+        }
+}
+
+/* Linear gather: P - 1 messages reach the root's NIC at o + L, which
+ * takes one per g + (m-1)G; the root spends o on each (o <= that gap):
+ * 2o + L + (m-1)G + (P-2)(g + (m-1)G). */
+static void test_gather_linear(void)
+{
+    struct nbcxi_sim_params p = params();
+    for (int P = 2; P <= 64; P *= 2)
+        for (size_t m = 1; m <= 4096; m *= 16) {
+            struct out a = sim("gather", "linear", P, 1, m,
+                               NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+            CHECK(a.rc == 0, "%s", a.err);
+            double body = (double)(m - 1) * p.inter.G;
+            CHECK_TIME(a.res.t_max, 2 * p.inter.o + p.inter.L + body +
+                                        (P - 2) * (p.inter.g + body));
+        }
+}
+
+/* Reductions and copies cost bytes x their rate: a binomial reduce of m
+ * bytes on 2 ranks ends with the root's reduction after the message
+ * (its own data's copy into rbuf is done long before). */
+static void test_reduce_cost(void)
+{
+    struct nbcxi_sim_params p = params();
+    p.reduce_per_byte = 0.002;
+    p.copy_per_byte = 0.0001;
+    size_t m = 4096;
+    struct out a = sim("reduce", "binomial", 2, 1, m, NBCXI_SIM_FOLD_AUTO,
+                       &p, 0, 0);
+    CHECK(a.rc == 0, "%s", a.err);
+    CHECK_TIME(a.res.t_max, p.inter.L + 2 * p.inter.o +
+                                (double)(m - 1) * p.inter.G +
+                                (double)m * p.reduce_per_byte);
+}
+
+/* Progress: one message (bcast on 2 ranks) and a computation c longer
+ * than it. With a progress thread the receive happens during the
+ * computation: wait returns at t_b + c, overlap 1. Called progress only:
+ * the receiver spends its o at wait (t = c), and returns at c + o; the
+ * overlap is (T + c - (c + o)) / T = 1 - o / T. */
+static void test_progress(void)
+{
+    struct nbcxi_sim_params p = params();
+    size_t m = 1000;
+    double T = p.inter.L + 2 * p.inter.o + (double)(m - 1) * p.inter.G;
+    double c = 1000;
+    struct out pure = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF,
+                          &p, NBCXI_SIM_THREAD, 0);
+    CHECK_TIME(pure.res.t_total_max, T);
+    struct out th = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF, &p,
+                        NBCXI_SIM_THREAD, c);
+    CHECK(th.rc == 0, "%s", th.err);
+    /* the root's start is its send's o; the receiver's start is empty */
+    CHECK_TIME(th.res.t_total_max, p.inter.o + c);
+    CHECK_TIME(th.res.t_max, T);
+    struct out ca = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF, &p,
+                        NBCXI_SIM_CALLER, c);
+    CHECK(ca.rc == 0, "%s", ca.err);
+    CHECK_TIME(ca.res.t_total_max, p.inter.o + c);
+    CHECK_TIME(ca.res.t_max, c + p.inter.o);
+    CHECK_TIME(nbcxi_sim_overlap(T, c, ca.res.t_total_max),
+               (T + c - (p.inter.o + c)) / T);
+    /* a computation too short to cover the message: caller mode delays
+     * nothing that was not waiting anyway */
+    struct out sh = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF, &p,
+                        NBCXI_SIM_CALLER, 1);
+    CHECK_TIME(sh.res.t_max, T);
+}
+
+static struct out sim_split(const char *coll, const char *alg, int P,
+                            size_t m, const struct nbcxi_sim_params *p,
+                            double c, int levels)
+{
+    struct out o;
+    memset(&o, 0, sizeof o);
+    struct nbcxi_sim_config cfg = { .coll = nbcxi_sim_coll(coll), .alg = alg,
+                                    .ranks = P, .ranks_per_node = 1,
+                                    .bytes = m };
+    struct nbcxi_sim_run run = { NBCXI_SIM_SPLIT, c, levels };
+    o.rc = nbcxi_sim_run(&cfg, p, &run, &o.info, &o.res, o.err,
+                         sizeof o.err);
+    return o;
+}
+
+/* Split progress: S = 0 is thread mode; the leaf levels of a bcast wait
+ * for wait (t = c) on the application core; the leaf level of a reduce
+ * is done inside the start, which then lasts one message. */
+static void test_split(void)
+{
+    struct nbcxi_sim_params p = params();
+    const size_t m = 1000;
+    const double c = 1000, T = p.inter.L + 2 * p.inter.o +
+                               (double)(m - 1) * p.inter.G;
+    static const char *const cases[][2] = {
+        { "bcast", "binomial" }, { "reduce", "binomial" },
+        { "allreduce", "reduce_bcast" }, { "gather", "binomial" },
+        { "scatter", "binomial" }, { "alltoall", "pairwise" } };
+    for (int k = 0; k < TH_COUNT(cases); k++) {
+        struct out a = sim_split(cases[k][0], cases[k][1], 13, m, &p, c, 0);
+        struct out b = sim(cases[k][0], cases[k][1], 13, 1, m,
+                           NBCXI_SIM_FOLD_AUTO, &p, NBCXI_SIM_THREAD, c);
+        CHECK(a.rc == 0 && b.rc == 0, "%s %s", a.err, b.err);
+        CHECK(near(a.res.t_total_max, b.res.t_total_max) &&
+                  near(a.res.t_max, b.res.t_max) &&
+                  near(a.res.t_start_max, b.res.t_start_max),
+              "%s: split S=0 %g %g, thread %g %g", cases[k][0],
+              a.res.t_total_max, a.res.t_max, b.res.t_total_max,
+              b.res.t_max);
+        for (int S = 1; S <= 5; S++) { /* completes, never earlier */
+            struct out x = sim_split(cases[k][0], cases[k][1], 13, m, &p, c,
+                                     S);
+            CHECK(x.rc == 0 && x.res.t_total_max >= b.res.t_total_max - 1e-9,
+                  "%s S=%d: %s %g < %g", cases[k][0], S, x.err,
+                  x.res.t_total_max, b.res.t_total_max);
+        }
+    }
+    struct out s1 = sim_split("bcast", "binomial", 4, m, &p, c, 1);
+    CHECK_TIME(s1.res.t_total_max, c + T);
+    struct out s2 = sim_split("bcast", "binomial", 4, m, &p, c, 2);
+    CHECK_TIME(s2.res.t_total_max, c + p.inter.o + T);
+    struct out r1 = sim_split("reduce", "binomial", 2, m, &p, c, 1);
+    CHECK_TIME(r1.res.t_start_max, T);
+    CHECK_TIME(r1.res.t_total_max, T + c);
+}
+
+/* Every algorithm of every collective, on several P and placements:
+ * built, matched, simulated to completion. */
+static void test_all_algorithms(void)
+{
+    struct nbcxi_sim_params p = params();
+    p.copy_per_byte = 0.0001;
+    p.reduce_per_byte = 0.0003;
+    static const int Ps[] = { 1, 2, 3, 4, 5, 7, 8, 12, 16, 33, 64 };
+    long runs = 0;
+    for (int c = 0; c < NBCXI_NCOLL; c++) {
+        const char *alg;
+        for (int i = 0; (alg = nbcxi_sim_alg(c, i)); i++)
+            for (int k = 0; k < TH_COUNT(Ps); k++)
+                for (int C = 1; C <= 4; C *= 4)
+                    for (size_t m = 0; m <= 100000; m = m ? m * 100 : 10) {
+                        struct out a = sim(nbcxi_coll_name(c), alg, Ps[k], C,
+                                           m, NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+                        CHECK(a.rc == 0, "%s %s P %d C %d m %zu: %s",
+                              nbcxi_coll_name(c), alg, Ps[k], C, m, a.err);
+                        CHECK(a.res.t_max >= a.res.t_median &&
+                                  a.res.t_median >= a.res.t_min &&
+                                  a.res.t_min >= 0,
+                              "%s %s P %d: times %g %g %g",
+                              nbcxi_coll_name(c), alg, Ps[k], a.res.t_max,
+                              a.res.t_median, a.res.t_min);
+                        CHECK(Ps[k] == 1 || m == 0 ||
+                                  a.info.messages_total > 0,
+                              "%s %s P %d m %zu: no messages",
+                              nbcxi_coll_name(c), alg, Ps[k], m);
+                        runs++;
+                    }
+        /* the automatic choice too */
+        struct out a = sim(nbcxi_coll_name(c), "auto", 16, 2, 1024,
+                           NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+        CHECK(a.rc == 0, "%s auto: %s", nbcxi_coll_name(c), a.err);
+        CHECK(a.info.alg[0] != '\0', "%s auto: no name", nbcxi_coll_name(c));
+    }
+    CHECK(runs > 1000, "only %ld runs", runs);
+}
+
+/* Folding (simulating one node's ranks for all) gives the times of the
+ * full simulation, for every algorithm that folds, in both progress
+ * modes. */
+static void test_fold_equals_full(void)
+{
+    struct nbcxi_sim_params p = params();
+    p.copy_per_byte = 0.0001;
+    p.reduce_per_byte = 0.0003;
+    int folded = 0;
+    for (int c = 0; c < NBCXI_NCOLL; c++) {
+        const char *alg;
+        for (int i = 0; (alg = nbcxi_sim_alg(c, i)); i++)
+            for (int C = 1; C <= 4; C *= 2)
+                for (int P = 2 * C; P <= 48; P += 6 * C) {
+                    /* a size most P here divide (720720 = 2^4 3^2 5 7 11
+                     * 13): exact folds, approximate for the others */
+                    size_t m = 4 * 720720;
+                    if (c == NBCXI_ALLTOALL || c == NBCXI_ALLGATHER ||
+                        c == NBCXI_ALLTOALLV || c == NBCXI_ALLTOALLW ||
+                        c == NBCXI_ALLGATHERV || c == NBCXI_GATHER ||
+                        c == NBCXI_SCATTER || c == NBCXI_GATHERV ||
+                        c == NBCXI_SCATTERV || c == NBCXI_REDUCE_SCATTER ||
+                        c == NBCXI_REDUCE_SCATTER_BLOCK)
+                        m = 4 * 1000;
+                    for (int pr = 0; pr < 2; pr++) {
+                        struct out a = sim(nbcxi_coll_name(c), alg, P, C, m,
+                                           NBCXI_SIM_FOLD_AUTO, &p, pr, 300);
+                        struct out b = sim(nbcxi_coll_name(c), alg, P, C, m,
+                                           NBCXI_SIM_FOLD_OFF, &p, pr, 300);
+                        CHECK(a.rc == 0 && b.rc == 0, "%s %s: %s %s",
+                              nbcxi_coll_name(c), alg, a.err, b.err);
+                        if (!a.info.period)
+                            continue;
+                        folded++;
+                        if (a.info.approx) {
+                            /* sizes differ by an element between the
+                             * ranks' blocks (count % P != 0): close */
+                            CHECK(fabs(a.res.t_max - b.res.t_max) <=
+                                      1e-4 * b.res.t_max,
+                                  "%s %s P %d C %d: approx %g vs %g",
+                                  nbcxi_coll_name(c), alg, P, C, a.res.t_max,
+                                  b.res.t_max);
+                            continue;
+                        }
+                        CHECK(near(a.res.t_max, b.res.t_max) &&
+                                  near(a.res.t_min, b.res.t_min) &&
+                                  near(a.res.t_median, b.res.t_median) &&
+                                  near(a.res.t_total_max, b.res.t_total_max),
+                              "%s %s P %d C %d mode %d: folded %g %g %g %g, "
+                              "full %g %g %g %g",
+                              nbcxi_coll_name(c), alg, P, C, pr, a.res.t_max,
+                              a.res.t_median, a.res.t_min,
+                              a.res.t_total_max, b.res.t_max,
+                              b.res.t_median, b.res.t_min,
+                              b.res.t_total_max);
+                        CHECK(a.info.messages_total == b.info.messages_total,
+                              "%s %s P %d: %lld messages folded, %lld full",
+                              nbcxi_coll_name(c), alg, P,
+                              a.info.messages_total, b.info.messages_total);
+                    }
+                }
+    }
+    /* at least the barrier, the rings, linear and pairwise alltoall */
+    CHECK(folded >= 20, "only %d folded runs", folded);
+}
+
+static void test_params_file(void)
+{
+    struct nbcxi_sim_params p;
+    char err[512];
+    const char *good =
+        "{\"format\": \"nbcx-loggp/1\", \"source\": \"t\\\"x\", "
+        "\"cores_per_node\": 2, \"extra\": [1, {\"a\": null}, true],\n"
+        " \"intra\": {\"L\": 0.35, \"o\": 0.25, \"g\": 0.30, \"G\": 1.2e-4},\n"
+        " \"inter\": {\"L\": 45.0, \"o\": 3.0, \"g\": 4.0, \"G\": 0.0080},\n"
+        " \"copy_per_byte\": 0.00008, \"reduce_per_byte\": 0.0003}\n";
+    CHECK(nbcxi_sim_params_parse(good, strlen(good), &p, err, sizeof err) ==
+              0,
+          "%s", err);
+    CHECK(p.cores_per_node == 2 && p.intra.G == 1.2e-4 && p.inter.L == 45 &&
+              p.reduce_per_byte == 0.0003 && strcmp(p.source, "t\"x") == 0,
+          "parsed wrongly");
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        { "", "one JSON object" },
+        { "[]", "one JSON object" },
+        { "{\"format\": \"nbcx-loggp/2\"}", "is not \"nbcx-loggp/1\"" },
+        { "{\"format\": \"nbcx-loggp/1\"}", "missing key \"cores_per_node\"" },
+        { "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 2, "
+          "\"intra\": {\"L\": 1, \"o\": 1, \"g\": 1}}",
+          "missing key \"G\" in \"intra\"" },
+        { "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 0}",
+          "cores_per_node" },
+        { "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 1.5}",
+          "cores_per_node" },
+        { "{\"copy_per_byte\": -1}", "must be a finite number >= 0" },
+        { "{\"copy_per_byte\": \"1\"}", "must be a number" },
+        { "{\"copy_per_byte\": 1,}", "expected '\"'" },
+        { "{\"copy_per_byte\": 1", "expected '}'" },
+        { "{\"a\": 1} x", "text after" },
+        { "{\"intra\": 3}", "must be an object" },
+    };
+    for (int i = 0; i < TH_COUNT(bad); i++) {
+        err[0] = '\0';
+        int rc = nbcxi_sim_params_parse(bad[i].text, strlen(bad[i].text), &p,
+                                        err, sizeof err);
+        CHECK(rc != 0 && strstr(err, bad[i].msg),
+              "'%s': rc %d, message '%s' lacks '%s'", bad[i].text, rc, err,
+              bad[i].msg);
+    }
+    CHECK(nbcxi_sim_params_load("/nonexistent/x.json", &p, err,
+                                sizeof err) != 0 &&
+              strstr(err, "/nonexistent/x.json"),
+          "%s", err);
+}
+
+/* Bad configurations: clear errors, no crash. */
+static void test_bad_config(void)
+{
+    struct nbcxi_sim_params p = params();
+    struct out a = sim("bcast", "nosuch", 4, 1, 8, 0, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG && strstr(a.err, "binomial"), "%s", a.err);
+    a = sim("nosuch", "auto", 4, 1, 8, 0, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG, "%s", a.err);
+    a = sim("bcast", "auto", 0, 1, 8, 0, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG, "%s", a.err);
+    a = sim("bcast", "binomial", 8, 3, 8, NBCXI_SIM_FOLD_ON, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG && strstr(a.err, "multiple"), "%s", a.err);
+    a = sim("bcast", "binomial", 8, 2, 8, NBCXI_SIM_FOLD_ON, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG && strstr(a.err, "does not fold"), "%s",
+          a.err);
+    a = sim("alltoall", "linear", 100000, 1, (size_t)1 << 20, 0, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG && strstr(a.err, "int"), "%s", a.err);
+    struct nbcxi_sim_config cfg = { .coll = NBCXI_ALLTOALL, .alg = "bruck",
+                                    .ranks = 4000, .ranks_per_node = 1,
+                                    .bytes = 8, .max_nodes = 100000 };
+    struct nbcxi_sim_run run = { 0, 0, 0 };
+    struct nbcxi_sim_info info;
+    struct nbcxi_sim_result res;
+    char err[512];
+    int rc = nbcxi_sim_run(&cfg, &p, &run, &info, &res, err, sizeof err);
+    CHECK(rc == NBCXI_SIM_ETOOBIG && strstr(err, "too large"), "%d %s", rc,
+          err);
+}
+
+/* One large run stays quick: a 100,000-rank binomial bcast (each rank's
+ * schedule built) and a folded 100,000-rank ring allreduce. */
+static void test_scale(void)
+{
+    struct nbcxi_sim_params p = params();
+    p.cores_per_node = 2;
+    struct out a = sim("bcast", "binomial", 100000, 2, 1024,
+                       NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+    CHECK(a.rc == 0, "%s", a.err);
+    /* 17 levels: ceil(log2 100000); the first inside a node */
+    CHECK(a.res.t_max > 16 * (p.inter.L + 2 * p.inter.o), "%g",
+          a.res.t_max);
+    struct out b = sim("allreduce", "ring", 100000, 2, 1 << 20,
+                       NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+    CHECK(b.rc == 0 && b.info.period == 2, "%s", b.err);
+    CHECK(b.info.messages_total == 2LL * 100000 * 99999, "%lld",
+          b.info.messages_total);
+}
+
+/* The data mode: every algorithm of every collective, run by the real
+ * executor with real data, leaves the same bytes in every rank's buffers
+ * as the collective's first algorithm (and the automatic choice). */
+static void test_data(void)
+{
+    static const int Ps[] = { 1, 2, 3, 4, 5, 7, 8, 12, 16 };
+    static const size_t sizes[] = { 0, 4, 40, 3000 };
+    long compared = 0;
+    for (int c = 0; c < NBCXI_NCOLL; c++)
+        for (int k = 0; k < TH_COUNT(Ps); k++)
+            for (int z = 0; z < TH_COUNT(sizes); z++) {
+                unsigned char *ref = NULL;
+                size_t reflen = 0;
+                const char *alg, *refalg = NULL;
+                for (int i = -1; i == -1 || (alg = nbcxi_sim_alg(c, i)); i++) {
+                    if (i == -1)
+                        alg = "auto";
+                    struct nbcxi_sim_config cfg = {
+                        .coll = c, .alg = alg, .ranks = Ps[k],
+                        .ranks_per_node = 1, .bytes = sizes[z],
+                        .root = Ps[k] / 2, .segsize = 1000 };
+                    unsigned char *out;
+                    size_t len;
+                    char err[512];
+                    int rc = nbcxi_sim_execute(&cfg, &out, &len, err,
+                                               sizeof err);
+                    CHECK(rc == 0, "%s %s P %d size %zu: %s",
+                          nbcxi_coll_name(c), alg, Ps[k], sizes[z], err);
+                    if (rc)
+                        continue;
+                    if (!ref) {
+                        ref = out, reflen = len, refalg = alg;
+                        continue;
+                    }
+                    size_t at = 0;
+                    while (at < len && at < reflen && out[at] == ref[at])
+                        at++;
+                    CHECK(len == reflen && at == len,
+                          "%s P %d size %zu: %s and %s differ at byte %zu "
+                          "(rank %zu)",
+                          nbcxi_coll_name(c), Ps[k], sizes[z], alg, refalg,
+                          at, len / (size_t)Ps[k] ? at / (len / (size_t)Ps[k])
+                                                  : 0);
+                    compared++;
+                    free(out);
+                }
+                free(ref);
+            }
+    CHECK(compared > 500, "only %ld comparisons", compared);
+    /* and the bytes are the collective's: a bcast from root 2 of 5, an
+     * allreduce (int32 sums) on 6 (inputs as exec.c's fill()) */
+    for (int c = NBCXI_BCAST; c <= NBCXI_ALLREDUCE; c += 2) {
+        int P = c == NBCXI_BCAST ? 5 : 6;
+        struct nbcxi_sim_config cfg = { .coll = c, .alg = "auto", .ranks = P,
+                                        .ranks_per_node = 1, .bytes = 40,
+                                        .root = 2 };
+        unsigned char *out;
+        size_t len;
+        char err[256];
+        if (nbcxi_sim_execute(&cfg, &out, &len, err, sizeof err)) {
+            CHECK(0, "%s", err);
+            continue;
+        }
+        size_t one = len / (size_t)P;
+        int bad = 0;
+        for (int r = 0; r < P; r++)
+            for (int i = 0; i < 10; i++) {
+                int32_t got, want = 0;
+                memcpy(&got, out + one * (size_t)r + 4 * (size_t)i, 4);
+                if (c == NBCXI_BCAST) {
+                    unsigned char w[4];
+                    for (int b = 0; b < 4; b++)
+                        w[b] = (unsigned char)(2 * 29 + (4 * i + b) * 3 + 2);
+                    memcpy(&want, w, 4);
+                } else {
+                    for (int q = 0; q < P; q++)
+                        want += (q * 131 + i * 7 + 1) % 1000;
+                }
+                bad += got != want;
+            }
+        CHECK(bad == 0, "%s: %d wrong elements", nbcxi_coll_name(c), bad);
+        free(out);
+    }
+    /* errors, not crashes */
+    struct nbcxi_sim_config big = { .coll = NBCXI_BCAST, .ranks = 5000,
+                                    .ranks_per_node = 1, .bytes = 8 };
+    unsigned char *out;
+    size_t len;
+    char err[256];
+    CHECK(nbcxi_sim_execute(&big, &out, &len, err, sizeof err) ==
+              NBCXI_SIM_EARG, "%s", err);
+}
+
+static const struct th_test tests[] = {
+    { "data", test_data },
+    { "bcast_binomial", test_bcast_binomial },
+    { "barrier", test_barrier },
+    { "allgather_ring", test_allgather_ring },
+    { "gather_linear", test_gather_linear },
+    { "reduce_cost", test_reduce_cost },
+    { "progress", test_progress },
+    { "split", test_split },
+    { "all_algorithms", test_all_algorithms },
+    { "fold_equals_full", test_fold_equals_full },
+    { "params_file", test_params_file },
+    { "bad_config", test_bad_config },
+    { "scale", test_scale },
+};
+
+int main(int argc, char **argv)
+{
+    (void)th_fail; /* the harness's, unused here */
+    return th_main(argc, argv, tests, TH_COUNT(tests));
+}
