@@ -55,7 +55,8 @@ enum nbcx_error {
     NBCX_ERR_NOMEM,     /* out of memory                                */
     NBCX_ERR_TRANSPORT, /* the transport (e.g. MPI) reported an error   */
     NBCX_ERR_TRUNCATE,  /* message longer than the receive buffer       */
-    NBCX_ERR_ALGORITHM, /* unknown algorithm name in an NBCX_*_ALG var  */
+    NBCX_ERR_ALGORITHM, /* unknown algorithm name in an NBCX_*_ALG var, or
+                           an NBCX_TUNING file that does not parse     */
     NBCX_ERR_INTERN,    /* internal error (a bug: please report it)     */
     NBCX_ERR_TOPOLOGY,  /* neighbourhood collective on a communicator
                            without neighbours, or a bad topology       */

@@ -185,6 +185,15 @@ struct nbcxi_algorithm {
                    const struct nbcxi_coll_args *a);
 };
 
+/* tuning.c: the selection table of NBCX_TUNING (read once, by select.c) */
+NBCX_HIDDEN int nbcxi_tuning_load(const char *path);
+/* The algorithm the table names for coll on p ranks and `bytes` (the
+ * size the automatic choice looks at), or NULL; sets *segsize when the
+ * rule gives one. */
+NBCX_HIDDEN const char *nbcxi_tuning_choose(int coll, int p, size_t bytes,
+                                            size_t *segsize);
+NBCX_HIDDEN int nbcxi_tuning_describe(char *buf, size_t len);
+
 /* barrier.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_barrier_dissemination;
 /* bcast.c */

@@ -12,7 +12,10 @@
  * whole buffer, or one block for gather, scatter, allgather and
  * alltoall), in every progress mode. nbcx_algorithm_set() or
  * NBCX_<COLL>_ALG forces an algorithm; one that cannot serve a call falls
- * back to the automatic choice, so forcing never changes a result.
+ * back to the automatic choice, so forcing never changes a result. A
+ * selection table (NBCX_TUNING, tuning.c: written by nbcx-tune from
+ * simulations) replaces the built-in thresholds for the calls its rules
+ * cover.
  *
  * Adding an algorithm: its builder (coll.h) and one line in the table.
  */
@@ -155,7 +158,8 @@ static const struct nbcxi_algorithm *registered(enum nbcxi_coll coll,
 static _Atomic(const char *) forced[NBCXI_NCOLL];
 static _Atomic size_t segsize;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
-static int env_error; /* first bad NBCX_<COLL>_ALG, reported at each call */
+static int env_error; /* first bad NBCX_<COLL>_ALG or NBCX_TUNING file,
+                         returned by every call */
 /* nbcx_algorithm_names: the names of each collective's algorithms */
 static char names[NBCXI_NCOLL][128];
 
@@ -202,6 +206,12 @@ static void read_env(void)
                     var, v, coll_names[c], names[c]);
             env_error = NBCX_ERR_ALGORITHM;
         }
+    }
+    const char *tuning = nbcxi_getenv("NBCX_TUNING");
+    if (tuning && *tuning) {
+        int err = nbcxi_tuning_load(tuning);
+        if (err && !env_error)
+            env_error = err;
     }
 }
 
@@ -336,7 +346,19 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
     if (!can_serve(alg, s, a)) {
         /* The progress mode's preference (split mode: the binomial trees
          * it splits) unless an algorithm is forced, else by size. */
-        const char *name = !force && prefer ? prefer : automatic(coll, s, a);
+        const char *name = !force && prefer ? prefer : NULL;
+        if (!name) { /* a rule of NBCX_TUNING, else the built-in choice */
+            size_t seg = a->segsize;
+            name = nbcxi_tuning_choose((int)coll, s->size, message_bytes(a),
+                                       &seg);
+            const struct nbcxi_algorithm *tuned = name ? lookup(algorithms,
+                                                                coll, name)
+                                                       : NULL;
+            if (can_serve(tuned, s, a))
+                a->segsize = seg;
+            else
+                name = automatic(coll, s, a);
+        }
         alg = lookup(algorithms, coll, name);
         /* What the backend serves natively (inproc: shared-memory
          * slots), up to the size it says (NBCX_INPROC_SLOT_MAX). */
@@ -358,6 +380,8 @@ int nbcxi_coll_describe(char *buf, size_t len)
 {
     pthread_once(&env_once, read_env);
     size_t n = (size_t)snprintf(buf, len, " segsize=%zu", (size_t)segsize);
+    if (n < len)
+        n += (size_t)nbcxi_tuning_describe(buf + n, len - n);
     for (int c = 0; c < NBCXI_NCOLL && n < len; c++) {
         const char *f = forced[c];
         n += (size_t)snprintf(buf + n, len - n, " %s=%s", coll_names[c],

@@ -1,0 +1,214 @@
+/*
+ * test_tuning.c - the selection table of NBCX_TUNING (coll/tuning.c).
+ *
+ * The table is read once per process, so CTest runs each test in a
+ * process of its own (the test writes its file and sets NBCX_TUNING
+ * before nbcx reads it):
+ *   choose    rules steer the choice: by collective, rank range and byte
+ *             range, first match wins; a rule's segment size reaches the
+ *             builder; an algorithm that cannot serve the call (ring for
+ *             a non-commutative op) falls back to the built-in choice,
+ *             as do calls no rule covers; a forced algorithm wins
+ *   results   collectives chosen by the table give the sequential
+ *             reference's results on a loopback world
+ *   missing   a file that does not exist: every call fails with
+ *             NBCX_ERR_ALGORITHM and stderr names the file
+ *   bad_line  a line naming an unknown algorithm: the same, and stderr
+ *             names the line
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "coll/coll.h"
+#include "harness.h"
+#include "loopback.h"
+#include "progress/request.h"
+
+enum { P = 4, MAXC = 1 << 18 };
+
+static nbcx_comm comms[P];
+static char path[64];
+
+static void write_table(const char *text)
+{
+    snprintf(path, sizeof path, "/tmp/nbcx-tuning-%d.txt", (int)getpid());
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(1);
+    }
+    setenv("NBCX_TUNING", path, 1);
+}
+
+/* Builds rank 0's schedule of coll with count int32 elements (double for
+ * the reductions) on p ranks of comms; returns the algorithm's name and
+ * the segment size the builder got (a copy: the schedule is freed). */
+static const char *chosen(enum nbcxi_coll coll, int count, nbcx_op op,
+                          size_t *segsize, int *err)
+{
+    static int32_t buf[2][MAXC];
+    struct nbcx_sched_s *s = NULL;
+    *err = nbcxi_sched_new(nbcxi_comm(comms[0]), &s);
+    if (*err)
+        return NULL;
+    struct nbcx_datatype_s *t = nbcxi_type(NBCX_INT32);
+    struct nbcxi_coll_args a = {
+        .sbuf = buf[0], .rbuf = buf[1], .scount = count, .rcount = count,
+        .stype = t, .rtype = t, .op = nbcxi_op(op), .root = 0,
+    };
+    *err = nbcxi_coll_build(coll, s, &a, NULL);
+    const char *name = *err ? NULL : s->alg_name;
+    if (segsize)
+        *segsize = a.segsize;
+    nbcxi_sched_destroy(s);
+    return name;
+}
+
+static void expect_alg(enum nbcxi_coll coll, int count, nbcx_op op,
+                       const char *want, size_t want_seg)
+{
+    size_t seg = 0;
+    int err = 0;
+    const char *got = chosen(coll, count, op, &seg, &err);
+    CHECK(err == NBCX_SUCCESS, "%s x%d: %s", nbcxi_coll_name(coll), count,
+          nbcx_error_string(err));
+    CHECK(got && strcmp(got, want) == 0, "%s x%d: got %s, want %s",
+          nbcxi_coll_name(coll), count, got ? got : "(none)", want);
+    if (want_seg)
+        CHECK(seg == want_seg, "%s x%d: segsize %zu, want %zu",
+              nbcxi_coll_name(coll), count, seg, want_seg);
+}
+
+static void world(void)
+{
+    REQUIRE_OK(loopback_world_create(P, comms));
+}
+
+/* A user op that is not commutative (first argument wins). */
+static void first_wins(const void *in, void *inout, int count,
+                       nbcx_datatype type, void *ctx)
+{
+    (void)in, (void)inout, (void)count, (void)type, (void)ctx;
+}
+
+static void test_choose(void)
+{
+    /* Built in, on 4 ranks: allreduce of 8 bytes is recursive_doubling,
+     * of 1 MiB ring; bcast of 1 MiB is chain, of 8 bytes binomial. */
+    write_table("# nbcx-tune/1 (test)\n"
+                "allreduce 2-3 *        recursive_doubling 0\n"
+                "allreduce 4   0-1023   ring 0   # small: ring\n"
+                "allreduce *   1024-*   recursive_doubling 0\n"
+                "bcast     4-* 4096-*   binomial 0\n"
+                "bcast     *   *        chain    1000\n"
+                "alltoall  *   *        pairwise 0\n"
+                "alltoall  *   *        bruck    0   # never: first wins\n");
+    world();
+    expect_alg(NBCXI_ALLREDUCE, 2, NBCX_SUM, "ring", 0);
+    expect_alg(NBCXI_ALLREDUCE, 1 << 18, NBCX_SUM, "recursive_doubling", 0);
+    expect_alg(NBCXI_BCAST, 1 << 18, NBCX_SUM, "binomial", 0);
+    expect_alg(NBCXI_BCAST, 2, NBCX_SUM, "chain", 1000);
+    expect_alg(NBCXI_ALLTOALL, 2, NBCX_SUM, "pairwise", 0);
+    /* Not covered: the built-in choice. */
+    expect_alg(NBCXI_GATHER, 1, NBCX_SUM, "binomial", 0);
+    expect_alg(NBCXI_GATHER, 4096, NBCX_SUM, "linear", 0);
+    /* ring cannot serve a non-commutative op: the built-in choice. */
+    nbcx_op nc;
+    REQUIRE_OK(nbcx_op_create(first_wins, 0, NULL, &nc));
+    expect_alg(NBCXI_ALLREDUCE, 2, nc, "recursive_doubling", 0);
+    nbcx_op_free(&nc);
+    /* A forced algorithm wins over the table. */
+    REQUIRE_OK(nbcx_algorithm_set("bcast", "binomial"));
+    expect_alg(NBCXI_BCAST, 2, NBCX_SUM, "binomial", 0);
+    REQUIRE_OK(nbcx_algorithm_set("bcast", "auto"));
+    /* nbcx_info names the table. */
+    char info[2048];
+    REQUIRE_OK(nbcx_info(info, sizeof info));
+    CHECK(strstr(info, "tuning=") && strstr(info, "(7 rules)"),
+          "nbcx_info does not name the table: %s", info);
+    loopback_world_destroy(P, comms);
+    unlink(path);
+}
+
+static void test_results(void)
+{
+    write_table("allreduce * * ring 0\n"
+                "bcast * * chain 24\n");
+    world();
+    enum { N = 37 };
+    static double in[P][N], out[P][N];
+    static int32_t data[P][N];
+    nbcx_request req[P];
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < N; i++) {
+            in[r][i] = r * 100 + i;
+            out[r][i] = -1;
+            data[r][i] = r == 2 ? 7 * i + 1 : -1;
+        }
+    for (int r = 0; r < P; r++)
+        REQUIRE_OK(nbcx_iallreduce(in[r], out[r], N, NBCX_DOUBLE, NBCX_SUM,
+                                   comms[r], &req[r]));
+    REQUIRE_OK(loopback_waitall(comms[0], P, req));
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < N; i++)
+            CHECK(out[r][i] == 600.0 + 4.0 * i, "rank %d [%d]: %g", r, i,
+                  out[r][i]);
+    for (int r = 0; r < P; r++)
+        REQUIRE_OK(nbcx_ibcast(data[r], N, NBCX_INT32, 2, comms[r], &req[r]));
+    REQUIRE_OK(loopback_waitall(comms[0], P, req));
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < N; i++)
+            CHECK(data[r][i] == 7 * i + 1, "bcast rank %d [%d]: %d", r, i,
+                  (int)data[r][i]);
+    loopback_world_destroy(P, comms);
+    unlink(path);
+}
+
+/* Every call fails with NBCX_ERR_ALGORITHM, and stderr says `what`. */
+static void expect_refused(const char *what)
+{
+    if (!CHECK(capture_begin(), "cannot capture stderr"))
+        return;
+    world();
+    int err = 0;
+    chosen(NBCXI_BCAST, 1, NBCX_SUM, NULL, &err);
+    CHECK(err == NBCX_ERR_ALGORITHM, "bcast: %s", nbcx_error_string(err));
+    double x = 1, y = 0;
+    nbcx_request req;
+    err = nbcx_iallreduce(&x, &y, 1, NBCX_DOUBLE, NBCX_SUM, comms[0], &req);
+    CHECK(err == NBCX_ERR_ALGORITHM, "iallreduce: %s",
+          nbcx_error_string(err));
+    loopback_world_destroy(P, comms);
+    char *said = capture_end();
+    CHECK(said && strstr(said, "NBCX_TUNING=") && strstr(said, what),
+          "stderr lacks \"%s\": %s", what, said ? said : "(null)");
+    free(said);
+}
+
+static void test_missing(void)
+{
+    setenv("NBCX_TUNING", "/nonexistent/tuning.txt", 1);
+    expect_refused("No such file");
+}
+
+static void test_bad_line(void)
+{
+    write_table("# fine\nbcast * * binomial 0\n\nbcast * * fastest 0\n");
+    expect_refused(":4: unknown algorithm");
+    unlink(path);
+}
+
+static const struct th_test tests[] = {
+    { "choose", test_choose },
+    { "results", test_results },
+    { "missing", test_missing },
+    { "bad_line", test_bad_line },
+};
+
+int main(int argc, char **argv)
+{
+    return th_main(argc, argv, tests, TH_COUNT(tests));
+}
