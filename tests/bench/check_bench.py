@@ -379,9 +379,30 @@ def check_persistent(text: str, doc: dict[str, Any]) -> None:
             raise CheckError(f"table says native {line!r}, the JSON {native!r}")
 
 
+def check_pure_only(doc: dict[str, Any]) -> None:
+    """--pure-only: the JSON says so, every t_pure was measured (> 0) and
+    nothing of the overlapped run was (0)."""
+    if doc["config"].get("pure_only") is not True:
+        raise CheckError("config.pure_only is not true")
+    for r in doc["results"]:
+        for impl in ("native", "nbcx"):
+            if impl not in r:
+                continue
+            x = r[impl]
+            where = f"{r['op']} {r['bytes']} B {impl}"
+            if not x["t_pure"]["median"] > 0:
+                raise CheckError(f"{where}: t_pure not measured")
+            for k in ("t_cpu", "t_ovrl", "overhead", "overlap"):
+                if x[k]["median"] != 0 or x[k]["max"] != 0:
+                    raise CheckError(f"{where}: {k} is not 0 in --pure-only")
+
+
 def cmd_run(args: argparse.Namespace) -> None:
     p = run_ok(args.cmd)
     doc = check_files(args.schema, args.json, p.stdout)
+    if args.pure_only:
+        check_pure_only(doc)
+        print("check_bench: pure only")
     if args.persistent:
         check_persistent(p.stdout, doc)
         print(f"check_bench: persistent, native {doc['config']['native_persistent']}")
@@ -455,6 +476,11 @@ def main(argv: list[str]) -> int:
         "--persistent",
         action="store_true",
         help="expect an nbcx-bench --persistent run",
+    )
+    p_run.add_argument(
+        "--pure-only",
+        action="store_true",
+        help="expect an nbcx-bench --pure-only run",
     )
     p_bad = sub.add_parser("badargs", help="expect exit code 2 and one line")
     p_bad.add_argument("--tool", default="nbcx-bench", help="the line's prefix")

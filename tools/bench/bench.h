@@ -149,6 +149,7 @@ struct bench_options {
     int persistent; /* --persistent: nbcx_<op>_init once per size, then
                        nbcx_start + wait per run (native likewise) */
     int pmpi;       /* --pmpi: the MPI_I... calls also through the shim */
+    int pure_only;  /* --pure-only: t_block and t_pure, no overlap run */
     enum bench_transport transport;
     int ranks;     /* inproc: thread ranks                           */
     /* inproc: progress mode of the blocking variant (an

@@ -515,6 +515,11 @@ static int run_one(const struct bench *c, const struct bench_op *op,
     if (result_alloc(r, choose_reps(c->o, t)) != 0)
         bench_die(c, "out of memory");
     series_pure(c, op, &b, r);
+    if (c->o->pure_only) { /* t_cpu, t_ovrl and the rest stay 0 */
+        persistent_free(c, op, &b);
+        bench_buf_free(&b);
+        return 0;
+    }
     long units[IMPL_COUNT] = { 0 };
     double block = bench_stat_of(r->t_block, r->reps).median;
     FOR_IMPL(c, i) {

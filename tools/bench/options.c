@@ -98,6 +98,10 @@ void options_usage(FILE *f)
 "                    'pmpi'). The shim is the libnbcx-pmpi.so next to the\n"
 "                    libnbcx this program runs with (install tree: the same\n"
 "                    directory), or in the build tree, or NBCX_BENCH_PMPI_LIB\n"
+"  --pure-only       measure t_block and t_pure only (no computation, no\n"
+"                    overlapped run: t_cpu, t_ovrl, overlap, overhead and\n"
+"                    cpu are 0), e.g. to compare with nbcx-sim's\n"
+"                    predictions; several times faster\n"
 "  --json FILE       write every figure as JSON (schema nbcx-bench/1 with\n"
 "                    MPI, nbcx-bench/1.1 inproc)\n"
 "  --verbose         every rank reports the calibration of t_cpu on stderr\n"
@@ -305,7 +309,8 @@ static void filter_sizes(struct bench_options *o, size_t min, size_t max)
 enum opt_id {
     OPT_OP, OPT_SIZES, OPT_MIN, OPT_MAX, OPT_REPS, OPT_BUDGET, OPT_WARMUP,
     OPT_TESTS, OPT_COMPUTE, OPT_TRANSPORT, OPT_RANKS, OPT_BLOCK_PROGRESS,
-    OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_PERSISTENT, OPT_PMPI
+    OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_PERSISTENT, OPT_PMPI,
+    OPT_PURE_ONLY
 };
 
 static const struct {
@@ -322,6 +327,7 @@ static const struct {
     { "json", OPT_JSON, 1 },
     { "verbose", OPT_VERBOSE, 0 }, { "help", OPT_HELP, 0 },
     { "persistent", OPT_PERSISTENT, 0 }, { "pmpi", OPT_PMPI, 0 },
+    { "pure-only", OPT_PURE_ONLY, 0 },
 };
 
 int options_parse(int argc, char **argv, struct bench_options *o, char *err,
@@ -475,6 +481,9 @@ int options_parse(int argc, char **argv, struct bench_options *o, char *err,
             break;
         case OPT_PMPI:
             o->pmpi = 1;
+            break;
+        case OPT_PURE_ONLY:
+            o->pure_only = 1;
             break;
         case OPT_HELP:
             o->help = 1;

@@ -480,6 +480,7 @@ static void json_document(FILE *f, const struct bench_meta *m,
             bench_compute_name(o->compute));
     fprintf(f, ", \"persistent\": %s, \"native_persistent\": \"%s\"",
             o->persistent ? "true" : "false", m->native_persistent);
+    fprintf(f, ", \"pure_only\": %s", o->pure_only ? "true" : "false");
     if (!m->has_native)
         fprintf(f, ", \"block_progress\": \"%s\"",
                 m->block_progress ? bench_progress_name(m->block_progress)
