@@ -1,0 +1,62 @@
+#!/bin/sh
+# nbcx-tune end to end. Usage: tune_test.sh NBCX_TUNE NBCX_SIM NBCX_BENCH PARAMS
+#  1. bad input: a clear message and exit status 2, nothing written;
+#  2. the table's choice at each grid point is the fastest of nbcx-sim
+#     --alg all at that point (the two tools agree), and never slower
+#     than the built-in choice (--report's gain >= 1);
+#  3. the table is accepted by NBCX_TUNING: nbcx-bench on thread ranks
+#     (inproc; it checks every result against a sequential reference)
+#     runs with it, and nbcx_info names it.
+tune="$1" sim="$2" bench="$3" params="$4"
+tmp="${TMPDIR:-/tmp}/nbcx-tune-test.$$"
+mkdir -p "$tmp" || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+say() { echo "FAILED: $*" >&2; fail=1; }
+
+expect() { # STATUS PATTERN ARGS...
+    want="$1" pat="$2"; shift 2
+    "$tune" "$@" >"$tmp/out" 2>"$tmp/err"
+    got=$?
+    if [ "$got" != "$want" ] || ! grep -q -- "$pat" "$tmp/err"; then
+        say "nbcx-tune $*: status $got (want $want), stderr: $(cat "$tmp/err")"
+    fi
+}
+expect 2 "unknown collective" --params "$params" --ops nosuch
+expect 2 "topology" --params "$params" --ops neighbor_alltoall
+expect 2 "values must ascend" --params "$params" --sizes 4k,1k
+expect 2 "not a value" --params "$params" --ranks 0
+expect 2 "No such file" --params "$tmp/none.json"
+expect 2 "unknown option" --params "$params" --frobnicate
+"$tune" --params "$params" --ops bcast --out "$tmp/dir/none.txt" 2>"$tmp/err"
+[ $? = 2 ] || say "--out into a missing directory: not status 2"
+
+# 2. agreement with nbcx-sim, and the gain
+ops=bcast,reduce,allreduce,allgather,alltoall
+"$tune" --params "$params" --ops $ops --ranks 2,4,8 --sizes 1k,64k,1m \
+    --segsizes 64k --report --out "$tmp/table.txt" >"$tmp/report" ||
+    say "nbcx-tune exited with $?"
+n=0
+while read -r coll p bytes alg seg t builtin tb gain; do
+    case "$coll" in "#"*|"") continue ;; esac
+    n=$((n + 1))
+    best=$("$sim" --params "$params" --op "$coll" --alg all --ranks "$p" \
+           --size "$bytes" --segsize 64k |
+           awk '!/^#/ { if (!seen || $6 < t) { t = $6; a = $2; seen = 1 } }
+                END { print a }')
+    [ "$seg" != 0 ] || [ "$best" = "$alg" ] ||
+        say "$coll $p ranks $bytes B: nbcx-tune chose $alg, nbcx-sim's fastest is $best"
+    awk -v g="$gain" 'BEGIN { exit !(g + 0 >= 0.995) }' ||
+        say "$coll $p ranks $bytes B: $alg predicted slower than built-in $builtin ($gain)"
+done <"$tmp/report"
+[ "$n" = 45 ] || say "report has $n grid points, want 45"
+grep -q "^allreduce " "$tmp/table.txt" || say "no allreduce rule in the table"
+
+# 3. the table in use
+NBCX_TUNING="$tmp/table.txt" "$bench" --transport inproc --ranks 4 \
+    --op ibcast,ireduce,iallreduce,iallgather,ialltoall --sizes 1k,64k,1m \
+    --reps 2 --warmup 0 --json "$tmp/bench.json" >/dev/null 2>"$tmp/err" ||
+    say "nbcx-bench with the table: $(cat "$tmp/err")"
+grep -q "tuning=$tmp/table.txt" "$tmp/bench.json" ||
+    say "nbcx_info does not name the table"
+exit $fail

@@ -1,0 +1,405 @@
+/*
+ * nbcx-tune - picks the fastest algorithm (and fragment size) of each
+ * collective by simulation and writes a selection table for NBCX_TUNING
+ * (src/coll/tuning.c; docs/sim.md).
+ *
+ *   nbcx-tune --params machine.json --ops bcast,allreduce,alltoall \
+ *             --ranks 2,4,8 --sizes 1k,16k,256k,4m [--segsizes 16k,64k,256k]
+ *             [--ranks-per-node C] [--out table.txt] [--report]
+ *
+ * For every collective, number of ranks and size of the grid it simulates
+ * every algorithm of the core table (nbcxi_sim_alg) with every fragment
+ * size, under the parameter file (nbcx-loggp's measurements), and keeps
+ * the fastest completion (t_max: the last rank done, no computation). A
+ * grid point's choice holds halfway, geometrically, to its neighbours:
+ * the rules cover every rank count and size, the first from 1 rank and 0
+ * bytes, the last to "*". Neighbouring ranges with the same choice are
+ * merged. A fragment size is written only when it changes the predicted
+ * time of that algorithm (0 otherwise: NBCX_SEGSIZE stays in force).
+ *
+ * --report prints, per grid point, the choice and its predicted time
+ * beside the built-in choice's (the hand thresholds of coll/select.c,
+ * simulated the same way): the gain the table promises on this model.
+ *
+ * Exit status: 0 done; 2 bad input (nothing written); 3 some point could
+ * not be simulated (too large: reported, left to the built-in choice);
+ * 4 a schedule could not be built or matched (a bug).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "coll/coll.h"
+#include "transport/sim/sim.h"
+
+#ifndef NBCX_SIM_DEFAULT_PARAMS
+#define NBCX_SIM_DEFAULT_PARAMS "default.json"
+#endif
+
+enum { EXIT_USAGE = 2, EXIT_TOOBIG = 3, EXIT_BUG = 4 };
+enum { MAXLIST = 64 };
+
+static const char usage[] =
+"usage: nbcx-tune --params FILE [--ops LIST|all] [--ranks LIST]\n"
+"                 [--sizes LIST] [--segsizes LIST] [--ranks-per-node C]\n"
+"                 [--out FILE] [--report]\n"
+"Picks the fastest algorithm of each collective by simulation (the LogGP\n"
+"model of nbcx-sim) and writes a selection table for NBCX_TUNING.\n"
+"  --params FILE        parameter file, format nbcx-loggp/1 (default:\n"
+"                       " NBCX_SIM_DEFAULT_PARAMS ")\n"
+"  --ops LIST           collectives (default: bcast, reduce, allreduce,\n"
+"                       gather, scatter, allgather, alltoall,\n"
+"                       reduce_scatter_block, scan; all: every one but\n"
+"                       the neighbourhood collectives)\n"
+"  --ranks LIST         numbers of ranks of the grid (default 2,4,8,16,64)\n"
+"  --sizes LIST         bytes of the grid: the buffer (bcast, reductions)\n"
+"                       or one block (gather, alltoall, ...); k, m, g\n"
+"                       suffixes (default 8,1k,16k,256k,4m)\n"
+"  --segsizes LIST      fragment sizes tried for pipelined algorithms\n"
+"                       (default 16k,64k,256k)\n"
+"  --ranks-per-node C   default: the file's cores_per_node\n"
+"  --out FILE           the table (default: standard output)\n"
+"  --report             per grid point: choice, predicted time, and the\n"
+"                       built-in choice's (on standard error with --out -)\n"
+"  -h, --help           this text\n"
+"Exit status: 0 done, 2 bad input, 3 some point too large to simulate,\n"
+"4 a bug.\n";
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("nbcx-tune: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs(" (nbcx-tune --help)\n", stderr);
+    exit(EXIT_USAGE);
+}
+
+/* "4k" -> 4096; -1 when not a size (k, m, g: powers of 1024). */
+static long long parse_size(const char *s)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *e;
+    unsigned long long v = strtoull(s, &e, 10);
+    unsigned long long mul = 1;
+    switch (tolower((unsigned char)*e)) {
+    case 'k': mul = 1ull << 10; e++; break;
+    case 'm': mul = 1ull << 20; e++; break;
+    case 'g': mul = 1ull << 30; e++; break;
+    default: break;
+    }
+    if (errno || *e || v > (unsigned long long)LLONG_MAX / mul)
+        return -1;
+    return (long long)(v * mul);
+}
+
+/* A comma list of sizes (or numbers), ascending and distinct. */
+static int parse_list(const char *opt, const char *s, long long *out,
+                      long long min, long long max)
+{
+    char *copy = strdup(s);
+    if (!copy)
+        die("out of memory");
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t;
+         t = strtok_r(NULL, ",", &save)) {
+        long long v = parse_size(t);
+        if (v < min || v > max)
+            die("%s: '%s' is not a value from %lld to %lld", opt, t, min,
+                max);
+        if (n == MAXLIST)
+            die("%s: more than %d values", opt, MAXLIST);
+        if (n > 0 && v <= out[n - 1])
+            die("%s: values must ascend ('%s')", opt, t);
+        out[n++] = v;
+    }
+    free(copy);
+    if (n == 0)
+        die("%s needs a value", opt);
+    return n;
+}
+
+static const char *default_ops[] = { "bcast", "reduce", "allreduce",
+                                     "gather", "scatter", "allgather",
+                                     "alltoall", "reduce_scatter_block",
+                                     "scan" };
+
+struct choice {
+    const char *alg; /* NULL: not simulated (too large) */
+    size_t segsize;  /* 0: the default */
+    double t;        /* predicted, µs */
+    char builtin[64];
+    double t_builtin;
+};
+
+/* One configuration's predicted time; <0 when too large to simulate
+ * (*status raised), exits on a bug. */
+static double simulate(const struct nbcxi_sim_config *cfg,
+                       const struct nbcxi_sim_params *par, char *alg_out,
+                       size_t alg_len, int *status)
+{
+    struct nbcxi_sim_run run = { .progress = NBCXI_SIM_THREAD,
+                                 .compute_us = 0 };
+    struct nbcxi_sim_info info;
+    struct nbcxi_sim_result res;
+    char err[512];
+    int rc = nbcxi_sim_run(cfg, par, &run, &info, &res, err, sizeof err);
+    if (rc == NBCXI_SIM_ETOOBIG || rc == NBCXI_SIM_ENOMEM) {
+        fprintf(stderr, "nbcx-tune: %s %s on %d ranks, %zu bytes: %s\n",
+                nbcxi_coll_name(cfg->coll), cfg->alg ? cfg->alg : "auto",
+                cfg->ranks, cfg->bytes, err);
+        if (*status < EXIT_TOOBIG)
+            *status = EXIT_TOOBIG;
+        return -1;
+    }
+    if (rc) {
+        fprintf(stderr, "nbcx-tune: %s %s on %d ranks, %zu bytes: %s\n",
+                nbcxi_coll_name(cfg->coll), cfg->alg ? cfg->alg : "auto",
+                cfg->ranks, cfg->bytes, err);
+        exit(EXIT_BUG);
+    }
+    if (alg_out)
+        snprintf(alg_out, alg_len, "%s", info.alg);
+    return res.t_max;
+}
+
+/* The fastest algorithm and fragment size at one grid point. */
+static struct choice best_at(int coll, int p, int rpn, size_t bytes,
+                             const long long *segs, int nsegs,
+                             const struct nbcxi_sim_params *par, int *status)
+{
+    struct choice c = { .alg = NULL, .t = INFINITY };
+    struct nbcxi_sim_config cfg = { .coll = coll, .ranks = p,
+                                    .ranks_per_node = rpn, .bytes = bytes,
+                                    .fold = NBCXI_SIM_FOLD_AUTO };
+    const char *alg;
+    for (int i = 0; (alg = nbcxi_sim_alg(coll, i)); i++) {
+        cfg.alg = alg;
+        cfg.segsize = 0;
+        double t0 = simulate(&cfg, par, NULL, 0, status);
+        if (t0 < 0)
+            continue;
+        double t_best = t0;
+        size_t seg_best = 0;
+        for (int s = 0; s < nsegs; s++) {
+            cfg.segsize = (size_t)segs[s];
+            double t = simulate(&cfg, par, NULL, 0, status);
+            /* a fragment size only when it matters (1 ns) */
+            if (t >= 0 && t < t_best - 1e-3) {
+                t_best = t;
+                seg_best = (size_t)segs[s];
+            }
+        }
+        if (t_best < c.t) {
+            c.t = t_best;
+            c.alg = alg;
+            c.segsize = seg_best;
+        }
+    }
+    cfg.alg = NULL; /* the built-in choice */
+    cfg.segsize = 0;
+    c.t_builtin = simulate(&cfg, par, c.builtin, sizeof c.builtin, status);
+    return c;
+}
+
+/* The boundary between grid values a < b: their geometric mean, rounded
+ * up, so that a's range is [.., m - 1] and b's [m, ..]. */
+static long long boundary(long long a, long long b)
+{
+    long long m = (long long)ceil(sqrt((double)(a > 0 ? a : 1) * (double)b));
+    if (m <= a)
+        m = a + 1;
+    if (m > b)
+        m = b;
+    return m;
+}
+
+static void range(char *buf, size_t len, long long lo, long long hi)
+{
+    if (hi < 0)
+        snprintf(buf, len, "%lld-*", lo);
+    else if (lo == hi)
+        snprintf(buf, len, "%lld", lo);
+    else
+        snprintf(buf, len, "%lld-%lld", lo, hi);
+}
+
+int main(int argc, char **argv)
+{
+    const char *params = NBCX_SIM_DEFAULT_PARAMS, *out_path = NULL;
+    const char *ops_arg = NULL;
+    long long ranks[MAXLIST], sizes[MAXLIST], segs[MAXLIST];
+    int nranks = parse_list("--ranks", "2,4,8,16,64", ranks, 1, INT_MAX);
+    int nsizes = parse_list("--sizes", "8,1k,16k,256k,4m", sizes, 0,
+                            1ll << 40);
+    int nsegs = parse_list("--segsizes", "16k,64k,256k", segs, 1, 1ll << 40);
+    int rpn = 0;
+    bool report = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (strcmp(a, "--report") == 0) {
+            report = true;
+            continue;
+        }
+        static const char *const with_value[] = {
+            "--params", "--ops", "--ranks", "--sizes", "--segsizes",
+            "--ranks-per-node", "--out" };
+        bool known = false;
+        for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
+            known = known || strcmp(a, with_value[k]) == 0;
+        if (!known)
+            die("unknown option '%s'", a);
+        if (i + 1 >= argc)
+            die("%s needs a value", a);
+        const char *v = argv[++i];
+        if (strcmp(a, "--params") == 0)
+            params = v;
+        else if (strcmp(a, "--ops") == 0)
+            ops_arg = v;
+        else if (strcmp(a, "--ranks") == 0)
+            nranks = parse_list(a, v, ranks, 1, INT_MAX);
+        else if (strcmp(a, "--sizes") == 0)
+            nsizes = parse_list(a, v, sizes, 0, 1ll << 40);
+        else if (strcmp(a, "--segsizes") == 0)
+            nsegs = parse_list(a, v, segs, 1, 1ll << 40);
+        else if (strcmp(a, "--ranks-per-node") == 0) {
+            long long r = parse_size(v);
+            if (r < 1 || r > INT_MAX)
+                die("--ranks-per-node: '%s' is not a positive number", v);
+            rpn = (int)r;
+        } else /* --out */
+            out_path = v;
+    }
+
+    int colls[NBCXI_NCOLL], ncolls = 0;
+    if (!ops_arg) {
+        for (size_t i = 0; i < sizeof default_ops / sizeof *default_ops; i++)
+            colls[ncolls++] = nbcxi_sim_coll(default_ops[i]);
+    } else if (strcmp(ops_arg, "all") == 0) {
+        for (int c = 0; c < NBCXI_NCOLL; c++)
+            if (strncmp(nbcxi_coll_name(c), "neighbor", 8) != 0)
+                colls[ncolls++] = c;
+    } else {
+        char *copy = strdup(ops_arg);
+        for (char *save = NULL, *t = strtok_r(copy, ",", &save); t;
+             t = strtok_r(NULL, ",", &save)) {
+            int c = nbcxi_sim_coll(t);
+            if (c < 0)
+                die("--ops: unknown collective '%s'", t);
+            if (strncmp(t, "neighbor", 8) == 0)
+                die("--ops: %s depends on the topology: not tuned", t);
+            if (ncolls == NBCXI_NCOLL)
+                die("--ops: too many");
+            colls[ncolls++] = c;
+        }
+        free(copy);
+    }
+
+    struct nbcxi_sim_params par;
+    char err[512];
+    if (nbcxi_sim_params_load(params, &par, err, sizeof err) != 0)
+        die("%s", err);
+    if (rpn == 0)
+        rpn = par.cores_per_node > 0 ? par.cores_per_node : 1;
+
+    FILE *out = stdout;
+    if (out_path && strcmp(out_path, "-") != 0) {
+        out = fopen(out_path, "w");
+        if (!out)
+            die("--out %s: %s", out_path, strerror(errno));
+    }
+    FILE *rep = out == stdout ? stderr : stdout;
+    int status = 0;
+
+    time_t now = time(NULL);
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    fprintf(out, "# nbcx-tune/1 %s\n# params: %s\n# source: %s\n", date,
+            params, par.source);
+    fprintf(out, "# grid: ranks");
+    for (int i = 0; i < nranks; i++)
+        fprintf(out, "%s%lld", i ? "," : " ", ranks[i]);
+    fprintf(out, ", bytes");
+    for (int i = 0; i < nsizes; i++)
+        fprintf(out, "%s%lld", i ? "," : " ", sizes[i]);
+    fprintf(out, ", %d ranks per node; each choice holds halfway "
+                 "(geometrically) to its neighbours\n",
+            rpn);
+    fprintf(out, "# coll ranks bytes algorithm segsize\n");
+    if (report)
+        fprintf(rep, "# %-20s %7s %10s  %-24s %12s  %-24s %12s %6s\n", "coll",
+                "ranks", "bytes", "choice", "t_us", "built-in", "t_us",
+                "gain");
+
+    struct choice *row = calloc((size_t)nsizes, sizeof *row);
+    if (!row)
+        die("out of memory");
+    for (int ci = 0; ci < ncolls; ci++) {
+        int coll = colls[ci];
+        for (int ri = 0; ri < nranks; ri++) {
+            int p = (int)ranks[ri];
+            for (int si = 0; si < nsizes; si++) {
+                row[si] = best_at(coll, p, rpn, (size_t)sizes[si], segs,
+                                  nsegs, &par, &status);
+                if (report && row[si].alg)
+                    fprintf(rep,
+                            "  %-20s %7d %10lld  %-17s %6zu %12.2f  %-24s "
+                            "%12.2f %5.2fx\n",
+                            nbcxi_coll_name(coll), p, sizes[si], row[si].alg,
+                            row[si].segsize, row[si].t, row[si].builtin,
+                            row[si].t_builtin,
+                            row[si].t > 0 ? row[si].t_builtin / row[si].t
+                                          : 1.0);
+            }
+            long long plo = ri == 0 ? 1 : boundary(ranks[ri - 1], ranks[ri]);
+            long long phi = ri + 1 < nranks
+                                ? boundary(ranks[ri], ranks[ri + 1]) - 1
+                                : -1;
+            char pr[48];
+            range(pr, sizeof pr, plo, phi);
+            /* runs of equal choices, merged */
+            for (int si = 0; si < nsizes;) {
+                int sj = si;
+                while (sj + 1 < nsizes && row[sj + 1].alg == row[si].alg &&
+                       row[sj + 1].segsize == row[si].segsize)
+                    sj++;
+                if (row[si].alg) {
+                    long long blo =
+                        si == 0 ? 0 : boundary(sizes[si - 1], sizes[si]);
+                    long long bhi = sj + 1 < nsizes
+                                        ? boundary(sizes[sj], sizes[sj + 1]) - 1
+                                        : -1;
+                    char br[64];
+                    range(br, sizeof br, blo, bhi);
+                    fprintf(out, "%-20s %-12s %-22s %-20s %zu\n",
+                            nbcxi_coll_name(coll), pr, br, row[si].alg,
+                            row[si].segsize);
+                }
+                si = sj + 1;
+            }
+        }
+    }
+    free(row);
+    if (out != stdout && fclose(out) != 0) {
+        fprintf(stderr, "nbcx-tune: --out %s: %s\n", out_path,
+                strerror(errno));
+        return EXIT_USAGE;
+    }
+    return status;
+}
