@@ -38,7 +38,7 @@ static struct out sim(const char *coll, const char *alg, int P, int C,
     struct nbcxi_sim_config cfg = { .coll = nbcxi_sim_coll(coll), .alg = alg,
                                     .ranks = P, .ranks_per_node = C,
                                     .bytes = bytes, .fold = fold };
-    struct nbcxi_sim_run run = { progress, compute, 0 };
+    struct nbcxi_sim_run run = { progress, compute, 0, 0 };
     o.rc = nbcxi_sim_run(&cfg, p, &run, &o.info, &o.res, o.err,
                          sizeof o.err);
     return o;
@@ -190,7 +190,7 @@ static struct out sim_split(const char *coll, const char *alg, int P,
     struct nbcxi_sim_config cfg = { .coll = nbcxi_sim_coll(coll), .alg = alg,
                                     .ranks = P, .ranks_per_node = 1,
                                     .bytes = m };
-    struct nbcxi_sim_run run = { NBCXI_SIM_SPLIT, c, levels };
+    struct nbcxi_sim_run run = { NBCXI_SIM_SPLIT, c, levels, 0 };
     o.rc = nbcxi_sim_run(&cfg, p, &run, &o.info, &o.res, o.err,
                          sizeof o.err);
     return o;
@@ -235,6 +235,92 @@ static void test_split(void)
     struct out r1 = sim_split("reduce", "binomial", 2, m, &p, c, 1);
     CHECK_TIME(r1.res.t_start_max, T);
     CHECK_TIME(r1.res.t_total_max, T + c);
+}
+
+/* A run with k shared progress cores per node. */
+static struct out sim_pool(const char *coll, const char *alg, int P, int C,
+                           size_t m, const struct nbcxi_sim_params *p,
+                           int progress, double c, int levels, int k)
+{
+    struct out o;
+    memset(&o, 0, sizeof o);
+    struct nbcxi_sim_config cfg = { .coll = nbcxi_sim_coll(coll), .alg = alg,
+                                    .ranks = P, .ranks_per_node = C,
+                                    .bytes = m, .fold = NBCXI_SIM_FOLD_OFF };
+    struct nbcxi_sim_run run = { progress, c, levels, k };
+    o.rc = nbcxi_sim_run(&cfg, p, &run, &o.info, &o.res, o.err,
+                         sizeof o.err);
+    return o;
+}
+
+/* Shared progress cores (run.progress_cores_per_node = k). Linear
+ * alltoall of 1 byte on one node of P = 4 ranks, o = 1 >= g: the start
+ * sends every rank's 3 messages on its application core, injected at
+ * o, 2o, 3o; at j o + L each rank gets one (the peers are a shift), and
+ * the 12 receives' o go to the pool. With a core per rank (k = 0) or
+ * k = 4 each rank's receive is done o after it lands: L + 4o. With k
+ * cores the pool never idles from the first landing, o + L, on: L + o +
+ * 12 o / k (k = 1: the C ranks' o serialised, L + 13o; k = 2: L + 7o).
+ * Caller mode ignores k. */
+static void test_shared_progress(void)
+{
+    struct nbcxi_sim_params p = params();
+    p.intra = (struct nbcxi_loggp){ 3, 1, 0.5, 0.001 };
+    const double L = p.intra.L, o = p.intra.o;
+    static const int ks[] = { 0, 1, 2, 4 };
+    const double want[] = { L + 4 * o, L + 13 * o, L + 7 * o, L + 4 * o };
+    for (int i = 0; i < TH_COUNT(ks); i++) {
+        struct out a = sim_pool("alltoall", "linear", 4, 4, 1, &p,
+                                NBCXI_SIM_THREAD, 0, 0, ks[i]);
+        CHECK(a.rc == 0, "k=%d: %s", ks[i], a.err);
+        CHECK(near(a.res.t_max, want[i]), "k=%d: %g, expected %g", ks[i],
+              a.res.t_max, want[i]);
+        /* split mode at S = 0 is thread mode, also on a pool */
+        struct out b = sim_pool("alltoall", "linear", 4, 4, 1, &p,
+                                NBCXI_SIM_SPLIT, 0, 0, ks[i]);
+        CHECK(b.rc == 0 && near(b.res.t_max, want[i]), "split k=%d: %g",
+              ks[i], b.res.t_max);
+        /* the pool is per node: two nodes of 4 ranks (the messages
+         * between them inter-node, so only compare k = 1 with k = 0:
+         * never faster) */
+        struct out c0 = sim_pool("alltoall", "linear", 8, 4, 1, &p,
+                                 NBCXI_SIM_CALLER, 100, 0, 0);
+        struct out c1 = sim_pool("alltoall", "linear", 8, 4, 1, &p,
+                                 NBCXI_SIM_CALLER, 100, 0, ks[i]);
+        CHECK(c0.rc == 0 && c1.rc == 0 &&
+                  near(c0.res.t_total_max, c1.res.t_total_max),
+              "caller k=%d: %g vs %g", ks[i], c1.res.t_total_max,
+              c0.res.t_total_max);
+    }
+    /* Split binomial bcast, 8 ranks on one node, 1 byte, k = 1, S = 1,
+     * computation c long: level 3 (0 -> 4) is sent in the start (o on
+     * the root's core), lands at o + L, rank 4's receive on the pool
+     * until 2o + L; level 2: the root's send 0 -> 2 was in the start too
+     * (2o, lands 2o + L), rank 4's send 4 -> 6 and rank 2's receive
+     * share the one pool core: 2 -> [2o+L, 3o+L] receive of 2 (ready
+     * first? both ready at 2o + L: the pool takes them one after the
+     * other), then 4 -> 6 [3o+L, 4o+L], lands 4o+2L, rank 6's receive
+     * [4o+2L, 5o+2L]; rank 2's send 2 -> 3 is level 1 (application).
+     * Level 1 waits for c: the root's 0 -> 1 is in the start; 2 -> 3,
+     * 4 -> 5, 6 -> 7 sends at c on each application core, then L, then
+     * the receive o: all done at c + 2o + L. */
+    p.intra.g = 0;
+    const double c = 1000;
+    struct out s = sim_pool("bcast", "binomial", 8, 8, 1, &p,
+                            NBCXI_SIM_SPLIT, c, 1, 1);
+    CHECK(s.rc == 0, "%s", s.err);
+    CHECK(near(s.res.t_total_max, c + 2 * o + L), "split k=1: %g, want %g",
+          s.res.t_total_max, c + 2 * o + L);
+    /* S = 0, k = 1: the 7 receives and the 4 forwarding sends (4 -> 6,
+     * 4 -> 5, 2 -> 3, 6 -> 7) all on one core, no computation: at least
+     * 11 o of pool work after the first landing. */
+    struct out z = sim_pool("bcast", "binomial", 8, 8, 1, &p,
+                            NBCXI_SIM_SPLIT, 0, 0, 1);
+    struct out z0 = sim_pool("bcast", "binomial", 8, 8, 1, &p,
+                             NBCXI_SIM_SPLIT, 0, 0, 0);
+    CHECK(z.rc == 0 && z.res.t_max >= o + L + 11 * o - 1e-9 &&
+              z.res.t_max > z0.res.t_max,
+          "S=0 k=1: %g (k=0: %g)", z.res.t_max, z0.res.t_max);
 }
 
 /* Every algorithm of every collective, on several P and placements:
@@ -414,7 +500,7 @@ static void test_bad_config(void)
     struct nbcxi_sim_config cfg = { .coll = NBCXI_ALLTOALL, .alg = "bruck",
                                     .ranks = 4000, .ranks_per_node = 1,
                                     .bytes = 8, .max_nodes = 100000 };
-    struct nbcxi_sim_run run = { 0, 0, 0 };
+    struct nbcxi_sim_run run = { 0, 0, 0, 0 };
     struct nbcxi_sim_info info;
     struct nbcxi_sim_result res;
     char err[512];
@@ -544,6 +630,7 @@ static const struct th_test tests[] = {
     { "reduce_cost", test_reduce_cost },
     { "progress", test_progress },
     { "split", test_split },
+    { "shared_progress", test_shared_progress },
     { "all_algorithms", test_all_algorithms },
     { "fold_equals_full", test_fold_equals_full },
     { "params_file", test_params_file },

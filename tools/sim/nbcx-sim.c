@@ -4,7 +4,8 @@
  *
  *   nbcx-sim --op allreduce --alg ring --size 1m --ranks 100000 \
  *            --ranks-per-node 2 --params file.json [--compute-us 500]
- *            [--progress thread|caller] [--json]
+ *            [--progress thread|caller|split] [--split-levels S|all]
+ *            [--progress-cores K] [--json]
  *
  * --op, --alg, --size (--sizes) and --ranks take comma-separated lists
  * (and "all" for --op and --alg): every combination is simulated, one
@@ -58,7 +59,12 @@ static const char usage[] =
 "                       split (the --split-levels S binomial-tree levels\n"
 "                       nearest the leaves on the application core, the\n"
 "                       others on the progress core; default S = 0)\n"
-"  --split-levels S     split mode's S (0..127)\n"
+"  --split-levels S|all split mode's S (0..127); all: every S from 0 to\n"
+"                       the tree height, a line each, the best marked\n"
+"                       (least t_with_comp, else t_max)\n"
+"  --progress-cores K   thread and split: K progress cores per node shared\n"
+"                       by all its ranks (earliest free first) instead of\n"
+"                       one per rank (default 0: one per rank)\n"
 "  --segsize SIZE       fragment of pipelined algorithms (default 64k)\n"
 "  --root R             root of rooted collectives (default 0)\n"
 "  --fold auto|on|off   simulate one node's ranks when every rank's\n"
@@ -168,7 +174,8 @@ struct opts {
     char **ops, **algs, **sizes, **ranks;
     char **ops_given; /* --op's list, when "all" replaced it */
     int nops, nalgs, nsizes, nranks;
-    int rpn, root, fold, progress, split_levels;
+    int rpn, root, fold, progress, split_levels, progress_cores;
+    bool split_all; /* --split-levels all: S = 0..H, and the best */
     double compute;
     long long segsize;
     long long max_nodes;
@@ -235,11 +242,21 @@ static void parse(int argc, char **argv, struct opts *o)
                 die("--progress %s: thread, caller or split", v);
         } else if (strcmp(a, "--split-levels") == 0) {
             const char *v = need(argc, argv, &i);
+            o->split_all = strcmp(v, "all") == 0;
+            if (o->split_all)
+                continue;
             long x = strtol(v, &e, 10);
             if (*e || e == v || x < 0 || x > 127)
                 die("--split-levels %s: a number of tree levels, 0 to 127",
                     v);
             o->split_levels = (int)x;
+        } else if (strcmp(a, "--progress-cores") == 0) {
+            const char *v = need(argc, argv, &i);
+            long x = strtol(v, &e, 10);
+            if (*e || e == v || x < 0 || x > 1 << 20)
+                die("--progress-cores %s: a number of cores per node, 0 to "
+                    "%d", v, 1 << 20);
+            o->progress_cores = (int)x;
         } else if (strcmp(a, "--segsize") == 0) {
             const char *v = need(argc, argv, &i);
             o->segsize = parse_size(v);
@@ -267,6 +284,8 @@ static void parse(int argc, char **argv, struct opts *o)
             die("unknown argument '%s'", a);
         }
     }
+    if (o->split_all && o->progress != NBCXI_SIM_SPLIT)
+        die("--split-levels all needs --progress split");
     if (!o->ops)
         die("--op is required");
     if (!o->ranks)
@@ -354,6 +373,8 @@ struct row {
     struct nbcxi_sim_info info;
     struct nbcxi_sim_result pure, with;
     double overlap, wall, peak;
+    int S;     /* split mode: the S simulated */
+    bool best; /* --split-levels all: the best S of its sweep */
     const char *verified; /* NULL: not asked; "ok", "DIFFERS", ... */
     char verr[256];
 };
@@ -379,6 +400,8 @@ static void print_row_text(const struct opts *o, const struct row *r)
     if (o->compute > 0)
         printf(" %12.2f %7.1f", r->with.t_total_max, 100 * r->overlap);
     printf(" %-9s %8.2f %8.1f", fold, r->wall, r->peak);
+    if (o->progress == NBCXI_SIM_SPLIT)
+        printf("  S=%d%s", r->S, r->best ? " best" : "");
     if (r->verified)
         printf("  data %s%s%s", r->verified, r->verr[0] ? ": " : "",
                r->verr);
@@ -391,8 +414,12 @@ static void print_header_text(const struct opts *o,
     printf("# nbcx-sim: parameters %s (%s); progress %s", o->params,
            p->source[0] ? p->source : "no source given",
            progress_name(o->progress));
-    if (o->progress == NBCXI_SIM_SPLIT)
+    if (o->progress == NBCXI_SIM_SPLIT && o->split_all)
+        printf(" (S = 0..H, best: least t_with_comp, else t_max)");
+    else if (o->progress == NBCXI_SIM_SPLIT)
         printf(" (S = %d)", o->split_levels);
+    if (o->progress_cores > 0 && o->progress != NBCXI_SIM_CALLER)
+        printf(", %d shared progress core(s) per node", o->progress_cores);
     if (o->compute > 0)
         printf(", computation %.2f us", o->compute);
     printf("\n# times in us from the start; t_max: the last rank done; "
@@ -401,7 +428,8 @@ static void print_header_text(const struct opts *o,
            "ranks", "rpn", "bytes", "t_max", "t_median", "t_min");
     if (o->compute > 0)
         printf(" %12s %7s", "t_with_comp", "ovrl%");
-    printf(" %-9s %8s %8s\n", "sim", "wall_s", "peak_MiB");
+    printf(" %-9s %8s %8s", "sim", "wall_s", "peak_MiB");
+    printf(o->progress == NBCXI_SIM_SPLIT ? "  S\n" : "\n");
 }
 
 static void print_row_json(const struct opts *o, const struct row *r,
@@ -435,6 +463,9 @@ static void print_row_json(const struct opts *o, const struct row *r,
            r->info.messages_total, r->info.nodes, r->pure.events,
            r->info.build_seconds, r->pure.sim_seconds + r->with.sim_seconds,
            r->wall, r->peak);
+    if (o->progress == NBCXI_SIM_SPLIT)
+        printf(", \"split_levels\": %d, \"split_best\": %s", r->S,
+               r->best ? "true" : "false");
     if (r->verified) {
         printf(", \"verified\": ");
         json_str(r->verified);
@@ -496,7 +527,9 @@ static int simulate(const struct opts *o, const struct nbcxi_sim_params *p,
     r->rc = nbcxi_sim_build(&cfg, &job, r->err, sizeof r->err);
     if (r->rc == NBCXI_SIM_OK) {
         nbcxi_sim_job_info(job, &r->info);
-        struct nbcxi_sim_run run = { o->progress, 0, o->split_levels };
+        struct nbcxi_sim_run run = { o->progress, 0, o->split_levels,
+                                     o->progress_cores };
+        r->S = o->split_levels;
         r->rc = nbcxi_sim_simulate(job, p, &run, &r->pure);
         if (r->rc == NBCXI_SIM_OK && o->compute > 0) {
             run.compute_us = o->compute;
@@ -515,6 +548,51 @@ static int simulate(const struct opts *o, const struct nbcxi_sim_params *p,
     r->wall = now_s() - t0;
     r->peak = peak_mib();
     return r->rc;
+}
+
+/* --split-levels all: S = 0..H (H = ceil(log2 ranks), the binomial
+ * tree's height), a row each, the best marked (least time with the
+ * computation, else alone; ties: the smaller S, as the model). The rows
+ * are printed once the sweep is over; *r is left as the best one (or the
+ * first that failed). */
+static int sweep_split(struct opts *o, const struct nbcxi_sim_params *p,
+                       struct row *r, int coll, const char *alg,
+                       long long ranks, long long bytes, bool *first)
+{
+    int h = 0;
+    while (h < 31 && (1LL << h) < ranks)
+        h++;
+    struct row *rows = calloc((size_t)h + 1, sizeof *rows);
+    if (!rows)
+        die("out of memory");
+    int n = 0, best = -1, rc = 0;
+    for (int S = 0; S <= h; S++) {
+        o->split_levels = S;
+        rc = simulate(o, p, &rows[n], coll, alg, ranks, bytes);
+        n++;
+        if (rc)
+            break;
+        const struct row *x = &rows[n - 1];
+        double t = o->compute > 0 ? x->with.t_total_max : x->pure.t_max;
+        if (best < 0 ||
+            t < (o->compute > 0 ? rows[best].with.t_total_max
+                                : rows[best].pure.t_max) -
+                    1e-9 * t)
+            best = n - 1;
+    }
+    o->split_levels = 0;
+    if (best >= 0 && !rc)
+        rows[best].best = true;
+    for (int i = 0; i < n; i++) {
+        if (o->json)
+            print_row_json(o, &rows[i], *first);
+        else
+            print_row_text(o, &rows[i]);
+        *first = false;
+    }
+    *r = rc || best < 0 ? rows[n - 1] : rows[best];
+    free(rows);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -551,9 +629,15 @@ int main(int argc, char **argv)
                p.cores_per_node, p.intra.L, p.intra.o, p.intra.g, p.intra.G,
                p.inter.L, p.inter.o, p.inter.g, p.inter.G, p.copy_per_byte,
                p.reduce_per_byte);
-        printf(", \"progress\": \"%s\", \"split_levels\": %d, "
-               "\"compute_us\": %g, \"results\": [",
-               progress_name(o.progress), o.split_levels, o.compute);
+        printf(", \"progress\": \"%s\", \"split_levels\": ",
+               progress_name(o.progress));
+        if (o.split_all)
+            printf("\"all\"");
+        else
+            printf("%d", o.split_levels);
+        printf(", \"progress_cores_per_node\": %d, \"compute_us\": %g, "
+               "\"results\": [",
+               o.progress_cores, o.compute);
     } else {
         print_header_text(&o, &p);
     }
@@ -570,14 +654,20 @@ int main(int argc, char **argv)
             for (int k = 0; k < o.nranks; k++)
                 for (int s = 0; s < o.nsizes; s++) {
                     struct row r;
-                    int rc = simulate(&o, &p, &r, coll, alg,
-                                      atoll(o.ranks[k]),
-                                      parse_size(o.sizes[s]));
-                    if (o.json)
-                        print_row_json(&o, &r, first);
-                    else
-                        print_row_text(&o, &r);
-                    first = false;
+                    int rc = o.split_all
+                                 ? sweep_split(&o, &p, &r, coll, alg,
+                                               atoll(o.ranks[k]),
+                                               parse_size(o.sizes[s]), &first)
+                                 : simulate(&o, &p, &r, coll, alg,
+                                            atoll(o.ranks[k]),
+                                            parse_size(o.sizes[s]));
+                    if (!o.split_all) {
+                        if (o.json)
+                            print_row_json(&o, &r, first);
+                        else
+                            print_row_text(&o, &r);
+                        first = false;
+                    }
                     fflush(stdout);
                     if (rc == NBCXI_SIM_EARG && !all) {
                         if (o.json)

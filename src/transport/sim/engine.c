@@ -44,6 +44,18 @@
  *           and from t_w = t_b + c on; the other nodes run on the
  *           progress core as in thread mode. S = 0 is thread mode.
  * With c = 0 thread and caller are the same.
+ *
+ * Shared progress cores (run->progress_cores_per_node = k > 0, thread
+ * and split): instead of a progress core per rank, each node has a pool
+ * of k progress cores that serves the progress work of all its C ranks
+ * (in split mode: the nodes of the upper levels). An item ready at t
+ * goes to the pool's core that is free first (the lowest-numbered on
+ * ties), and starts at max(t, that core free, the end of its rank's
+ * start): with k = 1, the sends of C ranks' progress work are
+ * serialised, C o one after the other; with k >= C it is the same as a
+ * core per rank. The application cores still run the start (and, in
+ * split mode, the lower S levels). This is paper 002's manycore node: N
+ * application cores and N_proc - N communication cores.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +138,9 @@ struct sim {
     uint64_t seq;
     /* per simulated rank; tb < 0: the start is not over (split) */
     double *cpu, *snic, *rnic, *done, *tb, *cpu_app;
+    /* shared progress cores: k per node, pool[node * k + j] free at */
+    double *pool;
+    int k;
     uint32_t *left, *up_left;
     /* per node (inter-node NICs) */
     double *snic_n, *rnic_n;
@@ -185,6 +200,17 @@ static bool app_node(const struct sim *S, uint32_t i)
            lv <= S->run->split_levels;
 }
 
+/* The pool core of rank r's node that is free first. */
+static double *pool_core(struct sim *S, int r)
+{
+    double *c = &S->pool[(size_t)(r / S->J->C) * (size_t)S->k];
+    double *best = c;
+    for (int j = 1; j < S->k; j++)
+        if (c[j] < *best)
+            best = &c[j];
+    return best;
+}
+
 /* Runs an item of node i of rank r, ready at t, taking dur on the CPU
  * that runs it; returns when it starts. */
 static double cpu_run(struct sim *S, int r, uint32_t i, double t, double dur)
@@ -192,6 +218,14 @@ static double cpu_run(struct sim *S, int r, uint32_t i, double t, double dur)
     bool split = S->run->progress == NBCXI_SIM_SPLIT;
     bool app = app_node(S, i);
     double *cpu = split && (app || S->init) ? &S->cpu_app[r] : &S->cpu[r];
+    if (S->k > 0 && !S->init && !app &&
+        S->run->progress != NBCXI_SIM_CALLER) {
+        /* a shared progress core; cpu[r], the end of r's start, stays
+         * the earliest it may begin */
+        if (t < S->cpu[r])
+            t = S->cpu[r];
+        cpu = pool_core(S, r);
+    }
     double s = t > *cpu ? t : *cpu;
     if (!S->init && (S->run->progress == NBCXI_SIM_CALLER ||
                      (app && S->tb[r] >= 0))) {
@@ -340,7 +374,11 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
         J->pend = malloc(sizeof(uint32_t) * (nn ? nn : 1));
     if (!J->flags)
         J->flags = malloc(nn ? nn : 1);
-    double *arr = calloc(6 * F + 2 * nodes, sizeof(double));
+    S.k = run->progress == NBCXI_SIM_CALLER ? 0
+          : run->progress_cores_per_node > 0 ? run->progress_cores_per_node
+                                              : 0;
+    double *arr = calloc(6 * F + 2 * nodes + nodes * (size_t)S.k,
+                         sizeof(double));
     S.left = malloc(sizeof(uint32_t) * F);
     S.up_left = calloc(F, sizeof(uint32_t));
     if (!J->pend || !J->flags || !arr || !S.left || !S.up_left) {
@@ -350,6 +388,7 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
         return NBCXI_SIM_ENOMEM;
     }
     S.cpu_app = arr + 5 * F + 2 * nodes;
+    S.pool = arr + 6 * F + 2 * nodes;
     S.cpu = arr, S.snic = arr + F, S.rnic = arr + 2 * F, S.done = arr + 3 * F;
     S.tb = arr + 4 * F, S.snic_n = arr + 5 * F, S.rnic_n = S.snic_n + nodes;
     for (size_t i = 0; i < nn; i++) {

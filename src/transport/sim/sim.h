@@ -106,6 +106,10 @@ struct nbcxi_sim_run {
     double compute_us;  /* computation between start and wait, >= 0  */
     int split_levels;   /* split: the S tree levels nearest the leaves
                            run on the application core (engine.c)    */
+    int progress_cores_per_node; /* thread, split: 0, a progress core
+                           per rank; k > 0, a pool of k progress cores
+                           per node serves all its ranks' progress
+                           work (earliest free first, engine.c)      */
 };
 
 struct nbcxi_sim_result {
