@@ -458,7 +458,7 @@ static void print_row_json(const struct opts *o, const struct row *r,
                r->with.t_total_max, r->overlap);
     printf(", \"folded\": %d, \"approx\": %s, \"messages\": %lld, "
            "\"nodes_simulated\": %lld, \"events\": %lld, \"build_s\": %.3f,"
-           " \"sim_s\": %.3f, \"wall_s\": %.3f, \"peak_rss_mib\": %.1f}",
+           " \"sim_s\": %.3f, \"wall_s\": %.3f, \"peak_rss_mib\": %.1f",
            r->info.period, r->info.approx ? "true" : "false",
            r->info.messages_total, r->info.nodes, r->pure.events,
            r->info.build_seconds, r->pure.sim_seconds + r->with.sim_seconds,
@@ -474,6 +474,7 @@ static void print_row_json(const struct opts *o, const struct row *r,
             json_str(r->verr);
         }
     }
+    printf("}");
 }
 
 /* The data mode (nbcxi_sim_execute) of cfg against the op's first
