@@ -570,8 +570,9 @@ NBCX_API int nbcx_progress(void);
  *           application thread (inside the start call where they come
  *           first, as in reduce and gather; inside wait where they come
  *           last, as in bcast and scatter) and the others on the progress
- *           thread. S comes from the cost model (nbcx_split_model) or
- *           NBCX_SPLIT_LEVELS.
+ *           thread. S comes from the cost model (nbcx_split_model), a
+ *           split rule of the NBCX_TUNING table (nbcx-tune --split), or
+ *           NBCX_SPLIT_LEVELS, which wins.
  *   AUTO    per operation: a small one (under NBCX_AUTO_THREAD_BYTES of
  *           sends, default 64 KiB) is left to the application's own
  *           calls, as in CALLER, and never wakes the thread, which only

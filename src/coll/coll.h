@@ -193,6 +193,8 @@ NBCX_HIDDEN int nbcxi_tuning_load(const char *path);
 NBCX_HIDDEN const char *nbcxi_tuning_choose(int coll, int p, size_t bytes,
                                             size_t *segsize);
 NBCX_HIDDEN int nbcxi_tuning_describe(char *buf, size_t len);
+/* The S of the first split rule for coll on p ranks and `bytes`, or -1. */
+NBCX_HIDDEN int nbcxi_tuning_split(int coll, int p, size_t bytes);
 
 /* barrier.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_barrier_dissemination;

@@ -371,6 +371,9 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
     }
     s->op_name = coll_names[coll]; /* for diagnoses (progress/watchdog.c) */
     s->alg_name = alg->name;
+    /* split progress's S for this call, if NBCX_TUNING has a rule */
+    s->split_tuned = nbcxi_tuning_split((int)coll, s->size,
+                                        message_bytes(a)) + 1;
     int err = alg->build(s, a);
     return err ? err : s->err;
 }

@@ -21,6 +21,16 @@
  * the built-in choice. A forced algorithm (NBCX_<COLL>_ALG,
  * nbcx_algorithm_set) still wins over the table.
  *
+ * A line starting with the word "split" is a rule for split progress
+ * (progress/split.c) instead: `split COLL RANKS BYTES S` gives the number
+ * S of binomial-tree levels to run on the application for COLL on those
+ * ranks and bytes (bytes as above), when NBCX_SPLIT_LEVELS does not force
+ * one; nbcx-tune --split writes them from simulations of the split mode
+ * (S = 0..H, the fastest). Calls no split rule matches keep the split
+ * mode's analytic model.
+ *
+ *     split        bcast   2-48    0-*             1
+ *
  * A file that cannot be read, or a line that does not parse or names an
  * unknown collective or algorithm, is reported once on stderr with its
  * line number, and every collective call then fails with
@@ -40,8 +50,9 @@ struct rule {
     int coll;
     int plo, phi;
     size_t blo, bhi;
-    const char *alg; /* the registered entry's name */
+    const char *alg; /* the registered entry's name; NULL: a split rule */
     size_t segsize;
+    int split;       /* a split rule's S */
 };
 
 static struct rule *rules;
@@ -110,8 +121,19 @@ static const char *parse_line(char *line, struct rule *r)
         f[n++] = tok;
     }
     if (n != 5)
-        return "expected 5 fields: coll ranks bytes algorithm segsize";
+        return "expected 5 fields: coll ranks bytes algorithm segsize "
+               "(or split coll ranks bytes S)";
     unsigned long long lo, hi, seg;
+    bool split = strcasecmp(f[0], "split") == 0;
+    if (split) { /* split COLL RANKS BYTES S: f[0..3] as a rule's */
+        if (!parse_range(f[4], 127, &seg, &hi) || seg != hi)
+            return "bad split levels S (a number from 0 to 127)";
+        r->split = (int)seg;
+        r->alg = NULL;
+        r->segsize = 0;
+        for (int i = 0; i < 4; i++)
+            f[i] = f[i + 1];
+    }
     if ((r->coll = find_coll(f[0])) < 0)
         return "unknown collective";
     if (!parse_range(f[1], INT_MAX, &lo, &hi) || hi < 1)
@@ -122,6 +144,9 @@ static const char *parse_line(char *line, struct rule *r)
         return "bad bytes range (lo-hi, a number, or *)";
     r->blo = (size_t)lo;
     r->bhi = (size_t)hi;
+    if (split)
+        return NULL;
+    r->split = -1;
     if (!(r->alg = find_alg(r->coll, f[3])))
         return "unknown algorithm for this collective";
     if (!parse_range(f[4], SIZE_MAX, &seg, &hi) || seg != hi)
@@ -191,7 +216,7 @@ const char *nbcxi_tuning_choose(int coll, int p, size_t bytes,
 {
     for (int i = 0; i < nrules; i++) {
         const struct rule *r = &rules[i];
-        if (r->coll == coll && p >= r->plo && p <= r->phi &&
+        if (r->alg && r->coll == coll && p >= r->plo && p <= r->phi &&
             bytes >= r->blo && bytes <= r->bhi) {
             if (r->segsize)
                 *segsize = r->segsize;
@@ -199,6 +224,17 @@ const char *nbcxi_tuning_choose(int coll, int p, size_t bytes,
         }
     }
     return NULL;
+}
+
+int nbcxi_tuning_split(int coll, int p, size_t bytes)
+{
+    for (int i = 0; i < nrules; i++) {
+        const struct rule *r = &rules[i];
+        if (!r->alg && r->coll == coll && p >= r->plo && p <= r->phi &&
+            bytes >= r->blo && bytes <= r->bhi)
+            return r->split;
+    }
+    return -1;
 }
 
 int nbcxi_tuning_describe(char *buf, size_t len)

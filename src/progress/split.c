@@ -53,6 +53,11 @@
  * The chosen S has the least overlapped time, the smaller S on ties (more
  * overlap for the same time). In split mode the computation is assumed
  * sized like the blocking collective, C = H, the paper's assumption.
+ *
+ * Unless NBCX_SPLIT_LEVELS forces S, a split rule of the NBCX_TUNING
+ * table (nbcx-tune --split: S chosen by simulating the split mode with
+ * S = 0..H, coll/tuning.c) wins over the model; select.c leaves it in the
+ * schedule (split_tuned) when it builds the collective.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -174,6 +179,8 @@ void nbcxi_split_mark(struct nbcx_sched_s *s)
     if (h <= 0)
         return;
     int levels = forced_levels();
+    if (levels < 0 && s->split_tuned > 0)
+        levels = s->split_tuned - 1;
     if (levels < 0) {
         int app_cores = 0, progress_cores = 0;
         nbcxi_placement_cores(&app_cores, &progress_cores);

@@ -119,6 +119,8 @@ struct nbcx_sched_s {
     int ndeferred;
     int app_up_left;          /* application nodes not done, by side    */
     int app_down_left;
+    int split_tuned;          /* S + 1 from a split rule of NBCX_TUNING
+                                 (coll/select.c), 0: none               */
 
     /* diagnoses (progress/watchdog.c): the collective and algorithm
      * (coll/select.c; NULL: a user schedule), and the watchdog's view:

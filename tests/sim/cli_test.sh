@@ -33,6 +33,8 @@ expect 2 "not a rank" --op bcast --ranks 4 --size 8 --root 4
 expect 2 "thread, caller or split" --op bcast --ranks 4 --size 8 --progress later
 expect 2 "split-levels" --op bcast --ranks 4 --size 8 --progress split --split-levels x
 expect 2 "not a time" --op bcast --ranks 4 --size 8 --compute-us -1
+expect 2 "needs --progress split" --op bcast --ranks 4 --size 8 --split-levels all
+expect 2 "progress-cores" --op bcast --ranks 4 --size 8 --progress-cores x
 expect 2 "unknown argument" --op bcast --ranks 4 --size 8 --frobnicate
 expect 2 "needs a value" --op bcast --ranks 4 --size
 expect 2 "ranks-per-node" --op bcast --ranks 4 --size 8 --ranks-per-node 0
@@ -43,6 +45,22 @@ printf '{"format": "nbcx-loggp/1", "cores_per_node": 2}' >"$tmp/p.json"
 expect 2 'missing key "intra"' --op bcast --ranks 4 --size 8 --params "$tmp/p.json"
 printf '{"format": "nbcx-loggp/1", "cores_per_node": 2,' >"$tmp/p.json"
 expect 2 "line 1" --op bcast --ranks 4 --size 8 --params "$tmp/p.json"
+
+# --split-levels all: S = 0..3 on 8 ranks, one best; JSON rows carry S
+"$sim" --op bcast --alg binomial --ranks 8 --size 1k --progress split \
+    --split-levels all --progress-cores 1 --compute-us 100 \
+    --params "$params" >"$tmp/out" 2>"$tmp/err"
+if [ $? != 0 ] || [ "$(grep -c ' S=[0-3]' "$tmp/out")" != 4 ] ||
+   [ "$(grep -c ' best$' "$tmp/out")" != 1 ]; then
+    echo "FAILED: --split-levels all" >&2; cat "$tmp/out" "$tmp/err" >&2; fail=1
+fi
+"$sim" --op bcast --alg binomial --ranks 8 --size 1k --progress split \
+    --split-levels all --progress-cores 1 --compute-us 100 --json \
+    --params "$params" >"$tmp/out" 2>"$tmp/err"
+if [ "$(grep -c '"split_best": true' "$tmp/out")" != 1 ] ||
+   [ "$(grep -c '"split_levels": [0-3],' "$tmp/out")" != 4 ]; then
+    echo "FAILED: --split-levels all --json" >&2; cat "$tmp/out" >&2; fail=1
+fi
 
 # too large: status 3, reported on its line
 "$sim" --op alltoall --alg bruck --ranks 4000 --size 8 --max-nodes 100000 \

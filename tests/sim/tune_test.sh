@@ -52,6 +52,23 @@ done <"$tmp/report"
 [ "$n" = 45 ] || say "report has $n grid points, want 45"
 grep -q "^allreduce " "$tmp/table.txt" || say "no allreduce rule in the table"
 
+# 2b. --split: each rule's S is nbcx-sim --split-levels all's best
+"$tune" --params "$params" --split --ops bcast,reduce --ranks 4,16 \
+    --sizes 1k,1m --progress-cores 1 --compute-us 300 --report \
+    --out "$tmp/split.txt" >"$tmp/report" || say "nbcx-tune --split: $?"
+n=0
+while read -r coll p bytes S t; do
+    case "$coll" in "#"*|"") continue ;; esac
+    n=$((n + 1))
+    best=$("$sim" --params "$params" --op "$coll" --alg binomial --ranks "$p" \
+           --size "$bytes" --progress split --split-levels all \
+           --progress-cores 1 --compute-us 300 | sed -n 's/.* S=\([0-9]*\) best$/\1/p')
+    [ "$best" = "$S" ] ||
+        say "split $coll $p ranks $bytes B: nbcx-tune chose S=$S, nbcx-sim's best is S=$best"
+done <"$tmp/report"
+[ "$n" = 8 ] || say "split report has $n grid points, want 8"
+grep -q "^split bcast " "$tmp/split.txt" || say "no split bcast rule"
+
 # 3. the table in use
 NBCX_TUNING="$tmp/table.txt" "$bench" --transport inproc --ranks 4 \
     --op ibcast,ireduce,iallreduce,iallgather,ialltoall --sizes 1k,64k,1m \

@@ -15,6 +15,10 @@
  *             NBCX_ERR_ALGORITHM and stderr names the file
  *   bad_line  a line naming an unknown algorithm: the same, and stderr
  *             names the line
+ *   split     split rules (nbcx-tune --split) give split mode's S per
+ *             collective, ranks and bytes; NBCX_SPLIT_LEVELS still wins;
+ *             calls no split rule covers keep the model; split rules do
+ *             not steer the algorithm, nor algorithm rules S
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,7 @@
 #include "coll/coll.h"
 #include "harness.h"
 #include "loopback.h"
+#include "progress/progress.h"
 #include "progress/request.h"
 
 enum { P = 4, MAXC = 1 << 18 };
@@ -201,8 +206,71 @@ static void test_bad_line(void)
     unlink(path);
 }
 
+/* The S split mode marks on rank 0's schedule of coll (binomial, or the
+ * table's algorithm), count int32 elements: the highest level of a node
+ * it gives the application. */
+static int split_levels(enum nbcxi_coll coll, int count, const char **alg)
+{
+    static int32_t buf[2][MAXC];
+    struct nbcx_sched_s *s = NULL;
+    CHECK_OK(nbcxi_sched_new(nbcxi_comm(comms[0]), &s));
+    if (!s)
+        return -1;
+    struct nbcx_datatype_s *t = nbcxi_type(NBCX_INT32);
+    struct nbcxi_coll_args a = {
+        .sbuf = buf[0], .rbuf = buf[1], .scount = count, .rcount = count,
+        .stype = t, .rtype = t, .op = nbcxi_op(NBCX_SUM), .root = 0,
+    };
+    CHECK_OK(nbcxi_coll_build(coll, s, &a,
+                              nbcxi_split_mode.algorithm((int)coll)));
+    *alg = s->alg_name;
+    nbcxi_split_mark(s);
+    int top = 0;
+    for (int i = 0; i < s->nnodes; i++) {
+        int lv = s->nodes[i].level < 0 ? -s->nodes[i].level
+                                       : s->nodes[i].level;
+        if (s->nodes[i].app && lv > top)
+            top = lv;
+    }
+    nbcxi_sched_destroy(s);
+    return top;
+}
+
+static void test_split(void)
+{
+    write_table("# nbcx-tune --split (test)\n"
+                "split bcast  4   0-1023  2\n"
+                "split bcast  4   1024-*  0\n"
+                "split reduce 2-8 *       1\n"
+                "bcast        *   *       chain 0   # split mode: binomial\n");
+    world();
+    unsetenv("NBCX_SPLIT_LEVELS");
+    const char *alg = NULL;
+    /* 4 ranks: a tree of 2 levels */
+    CHECK_INT(split_levels(NBCXI_BCAST, 2, &alg), 2);
+    CHECK(strcmp(alg, "binomial") == 0, "%s", alg);
+    CHECK_INT(split_levels(NBCXI_BCAST, 1024, &alg), 0);
+    CHECK_INT(split_levels(NBCXI_REDUCE, 1 << 16, &alg), 1);
+    /* forced S wins over the table */
+    setenv("NBCX_SPLIT_LEVELS", "1", 1);
+    CHECK_INT(split_levels(NBCXI_BCAST, 2, &alg), 1);
+    unsetenv("NBCX_SPLIT_LEVELS");
+    /* no split rule for gather: the model's S */
+    int app = 0, prog = 0;
+    nbcxi_placement_cores(&app, &prog);
+    int model = nbcx_split_model(P, app > 0 ? app : 1, prog > 0 ? prog : 0,
+                                 2.0, -1, NULL, NULL, NULL);
+    CHECK_INT(split_levels(NBCXI_GATHER, 2, &alg), model);
+    /* split rules are not algorithm rules: bcast still gets chain
+     * outside split mode */
+    expect_alg(NBCXI_BCAST, 2, NBCX_SUM, "chain", 0);
+    loopback_world_destroy(P, comms);
+    unlink(path);
+}
+
 static const struct th_test tests[] = {
     { "choose", test_choose },
+    { "split", test_split },
     { "results", test_results },
     { "missing", test_missing },
     { "bad_line", test_bad_line },

@@ -21,6 +21,17 @@
  * beside the built-in choice's (the hand thresholds of coll/select.c,
  * simulated the same way): the gain the table promises on this model.
  *
+ * --split writes split-progress rules instead (`split COLL RANKS BYTES
+ * S`, coll/tuning.c): for each of the split mode's collectives (bcast,
+ * reduce, gather, scatter on binomial trees, allreduce as reduce + bcast)
+ * and grid point it simulates the split mode with S = 0..H, H the tree
+ * height, with --progress-cores K shared progress cores per node (0: one
+ * per rank) and a computation of --compute-us µs between start and wait
+ * (default: the blocking time of the same collective, the paper's
+ * assumption and the split model's), and keeps the S whose last wait
+ * returns first (ties: the smaller S). split.c uses it unless
+ * NBCX_SPLIT_LEVELS forces S.
+ *
  * Exit status: 0 done; 2 bad input (nothing written); 3 some point could
  * not be simulated (too large: reported, left to the built-in choice);
  * 4 a schedule could not be built or matched (a bug).
@@ -38,6 +49,7 @@
 #include <time.h>
 
 #include "coll/coll.h"
+#include "progress/progress.h"
 #include "transport/sim/sim.h"
 
 #ifndef NBCX_SIM_DEFAULT_PARAMS
@@ -69,6 +81,14 @@ static const char usage[] =
 "  --out FILE           the table (default: standard output)\n"
 "  --report             per grid point: choice, predicted time, and the\n"
 "                       built-in choice's (on standard error with --out -)\n"
+"  --split              split-progress rules instead: the S (binomial-tree\n"
+"                       levels on the application) the simulation of split\n"
+"                       mode finds fastest (default ops: bcast, reduce,\n"
+"                       gather, scatter, allreduce)\n"
+"  --progress-cores K   --split: K progress cores per node shared by its\n"
+"                       ranks (default 0: one per rank)\n"
+"  --compute-us C       --split: the computation between start and wait\n"
+"                       (default: the blocking time of the collective)\n"
 "  -h, --help           this text\n"
 "Exit status: 0 done, 2 bad input, 3 some point too large to simulate,\n"
 "4 a bug.\n";
@@ -214,6 +234,57 @@ static struct choice best_at(int coll, int p, int rpn, size_t bytes,
     return c;
 }
 
+/* --split at one grid point: the S whose last wait returns first (the
+ * smaller S on ties), -1 when too large to simulate; *t its time. */
+static int split_at(int coll, int p, int rpn, size_t bytes, int cores,
+                    double compute, const struct nbcxi_sim_params *par,
+                    double *t, int *status)
+{
+    struct nbcxi_sim_config cfg = {
+        .coll = coll, .alg = nbcxi_split_mode.algorithm(coll), .ranks = p,
+        .ranks_per_node = rpn, .bytes = bytes,
+        .fold = NBCXI_SIM_FOLD_AUTO };
+    struct nbcxi_sim_job *job;
+    char err[512];
+    int rc = nbcxi_sim_build(&cfg, &job, err, sizeof err);
+    if (rc == NBCXI_SIM_ETOOBIG || rc == NBCXI_SIM_ENOMEM) {
+        fprintf(stderr, "nbcx-tune: split %s on %d ranks, %zu bytes: %s\n",
+                nbcxi_coll_name(coll), p, bytes, err);
+        if (*status < EXIT_TOOBIG)
+            *status = EXIT_TOOBIG;
+        return -1;
+    }
+    if (rc) {
+        fprintf(stderr, "nbcx-tune: split %s on %d ranks, %zu bytes: %s\n",
+                nbcxi_coll_name(coll), p, bytes, err);
+        exit(EXIT_BUG);
+    }
+    struct nbcxi_sim_result res;
+    struct nbcxi_sim_run run = { NBCXI_SIM_CALLER, 0, 0, 0 };
+    rc = nbcxi_sim_simulate(job, par, &run, &res); /* blocking */
+    if (compute < 0)
+        compute = res.t_max;
+    int h = 0;
+    while (h < 31 && (1LL << h) < p)
+        h++;
+    int best = -1;
+    for (int S = 0; S <= h && !rc; S++) {
+        run = (struct nbcxi_sim_run){ NBCXI_SIM_SPLIT, compute, S, cores };
+        rc = nbcxi_sim_simulate(job, par, &run, &res);
+        if (!rc && (best < 0 || res.t_total_max < *t * (1 - 1e-9))) {
+            best = S;
+            *t = res.t_total_max;
+        }
+    }
+    nbcxi_sim_free(job);
+    if (rc) {
+        fprintf(stderr, "nbcx-tune: split %s on %d ranks: simulation "
+                "failed (%d)\n", nbcxi_coll_name(coll), p, rc);
+        exit(EXIT_BUG);
+    }
+    return best;
+}
+
 /* The boundary between grid values a < b: their geometric mean, rounded
  * up, so that a's range is [.., m - 1] and b's [m, ..]. */
 static long long boundary(long long a, long long b)
@@ -236,6 +307,67 @@ static void range(char *buf, size_t len, long long lo, long long hi)
         snprintf(buf, len, "%lld-%lld", lo, hi);
 }
 
+/* --split: the rules of every collective, merged over sizes as the
+ * algorithm rules are. */
+static int tune_split(FILE *out, const int *colls, int ncolls,
+                      const long long *ranks, int nranks,
+                      const long long *sizes, int nsizes, int rpn, int cores,
+                      double compute, const struct nbcxi_sim_params *par,
+                      FILE *rep)
+{
+    int status = 0;
+    int *S = calloc((size_t)nsizes, sizeof *S);
+    if (!S)
+        die("out of memory");
+    if (rep)
+        fprintf(rep, "# %-20s %7s %10s %3s %12s\n", "coll", "ranks",
+                "bytes", "S", "t_us");
+    for (int ci = 0; ci < ncolls; ci++) {
+        int coll = colls[ci];
+        if (!nbcxi_split_mode.algorithm(coll)) {
+            fprintf(stderr, "nbcx-tune: --split: split mode does not split "
+                            "%s; skipped\n", nbcxi_coll_name(coll));
+            continue;
+        }
+        for (int ri = 0; ri < nranks; ri++) {
+            int p = (int)ranks[ri];
+            for (int si = 0; si < nsizes; si++) {
+                double t = 0;
+                S[si] = split_at(coll, p, rpn, (size_t)sizes[si], cores,
+                                 compute, par, &t, &status);
+                if (rep && S[si] >= 0)
+                    fprintf(rep, "  %-20s %7d %10lld %3d %12.2f\n",
+                            nbcxi_coll_name(coll), p, sizes[si], S[si], t);
+            }
+            long long plo = ri == 0 ? 1 : boundary(ranks[ri - 1], ranks[ri]);
+            long long phi = ri + 1 < nranks
+                                ? boundary(ranks[ri], ranks[ri + 1]) - 1
+                                : -1;
+            char pr[48];
+            range(pr, sizeof pr, plo, phi);
+            for (int si = 0; si < nsizes;) {
+                int sj = si;
+                while (sj + 1 < nsizes && S[sj + 1] == S[si])
+                    sj++;
+                if (S[si] >= 0) {
+                    long long blo =
+                        si == 0 ? 0 : boundary(sizes[si - 1], sizes[si]);
+                    long long bhi = sj + 1 < nsizes
+                                        ? boundary(sizes[sj], sizes[sj + 1]) - 1
+                                        : -1;
+                    char br[64];
+                    range(br, sizeof br, blo, bhi);
+                    fprintf(out, "split %-14s %-12s %-22s %d\n",
+                            nbcxi_coll_name(coll), pr, br, S[si]);
+                }
+                si = sj + 1;
+            }
+        }
+    }
+    free(S);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     const char *params = NBCX_SIM_DEFAULT_PARAMS, *out_path = NULL;
@@ -245,8 +377,9 @@ int main(int argc, char **argv)
     int nsizes = parse_list("--sizes", "8,1k,16k,256k,4m", sizes, 0,
                             1ll << 40);
     int nsegs = parse_list("--segsizes", "16k,64k,256k", segs, 1, 1ll << 40);
-    int rpn = 0;
-    bool report = false;
+    int rpn = 0, cores = 0;
+    double compute = -1;
+    bool report = false, split = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -257,9 +390,14 @@ int main(int argc, char **argv)
             report = true;
             continue;
         }
+        if (strcmp(a, "--split") == 0) {
+            split = true;
+            continue;
+        }
         static const char *const with_value[] = {
             "--params", "--ops", "--ranks", "--sizes", "--segsizes",
-            "--ranks-per-node", "--out" };
+            "--ranks-per-node", "--out", "--progress-cores",
+            "--compute-us" };
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known = known || strcmp(a, with_value[k]) == 0;
@@ -283,12 +421,26 @@ int main(int argc, char **argv)
             if (r < 1 || r > INT_MAX)
                 die("--ranks-per-node: '%s' is not a positive number", v);
             rpn = (int)r;
+        } else if (strcmp(a, "--progress-cores") == 0) {
+            long long k = parse_size(v);
+            if (k < 0 || k > 1 << 20)
+                die("--progress-cores: '%s' is not a number of cores", v);
+            cores = (int)k;
+        } else if (strcmp(a, "--compute-us") == 0) {
+            char *e;
+            compute = strtod(v, &e);
+            if (*e || e == v || !(compute >= 0) || compute > 1e15)
+                die("--compute-us: '%s' is not a time >= 0 in us", v);
         } else /* --out */
             out_path = v;
     }
 
     int colls[NBCXI_NCOLL], ncolls = 0;
-    if (!ops_arg) {
+    if (!ops_arg && split) {
+        for (int c = 0; c < NBCXI_NCOLL; c++)
+            if (nbcxi_split_mode.algorithm(c))
+                colls[ncolls++] = c;
+    } else if (!ops_arg) {
         for (size_t i = 0; i < sizeof default_ops / sizeof *default_ops; i++)
             colls[ncolls++] = nbcxi_sim_coll(default_ops[i]);
     } else if (strcmp(ops_arg, "all") == 0) {
@@ -341,6 +493,24 @@ int main(int argc, char **argv)
     fprintf(out, ", %d ranks per node; each choice holds halfway "
                  "(geometrically) to its neighbours\n",
             rpn);
+    if (split) {
+        fprintf(out, "# split rules: %d progress core(s) per node%s, "
+                     "computation %s\n",
+                cores, cores ? "" : " (0: one per rank)",
+                compute < 0 ? "= the blocking collective's time" : "given");
+        if (compute >= 0)
+            fprintf(out, "# computation %g us\n", compute);
+        fprintf(out, "# split coll ranks bytes S\n");
+        int status = tune_split(out, colls, ncolls, ranks, nranks, sizes,
+                                nsizes, rpn, cores, compute, &par,
+                                report ? rep : NULL);
+        if (out != stdout && fclose(out) != 0) {
+            fprintf(stderr, "nbcx-tune: --out %s: %s\n", out_path,
+                    strerror(errno));
+            return EXIT_USAGE;
+        }
+        return status;
+    }
     fprintf(out, "# coll ranks bytes algorithm segsize\n");
     if (report)
         fprintf(rep, "# %-20s %7s %10s  %-24s %12s  %-24s %12s %6s\n", "coll",
