@@ -261,7 +261,8 @@ static struct out sim_pool(const char *coll, const char *alg, int P, int C,
  * k = 4 each rank's receive is done o after it lands: L + 4o. With k
  * cores the pool never idles from the first landing, o + L, on: L + o +
  * 12 o / k (k = 1: the C ranks' o serialised, L + 13o; k = 2: L + 7o).
- * Caller mode ignores k. */
+ * Caller mode ignores k. With k >= C ranks, the times of a core per
+ * rank. */
 static void test_shared_progress(void)
 {
     struct nbcxi_sim_params p = params();
@@ -291,6 +292,25 @@ static void test_shared_progress(void)
                   near(c0.res.t_total_max, c1.res.t_total_max),
               "caller k=%d: %g vs %g", ks[i], c1.res.t_total_max,
               c0.res.t_total_max);
+    }
+    /* A rank's progress thread runs one item at a time, on whichever
+     * core: k >= C gives the times of a core per rank, for any
+     * schedule. */
+    static const char *const trees[][2] = { { "bcast", "binomial" },
+        { "reduce", "binomial" }, { "allreduce", "recursive_doubling" },
+        { "scatter", "binomial" } };
+    for (int i = 0; i < TH_COUNT(trees); i++) {
+        struct out a = sim_pool(trees[i][0], trees[i][1], 13, 13, 1000, &p,
+                                NBCXI_SIM_THREAD, 50, 0, 0);
+        for (int k = 13; k <= 26; k += 13) {
+            struct out b = sim_pool(trees[i][0], trees[i][1], 13, 13, 1000,
+                                    &p, NBCXI_SIM_THREAD, 50, 0, k);
+            CHECK(a.rc == 0 && b.rc == 0 &&
+                      near(a.res.t_total_max, b.res.t_total_max) &&
+                      near(a.res.t_max, b.res.t_max),
+                  "%s k=%d: %g, a core per rank: %g", trees[i][0], k,
+                  b.res.t_max, a.res.t_max);
+        }
     }
     /* Split binomial bcast, 8 ranks on one node, 1 byte, k = 1, S = 1,
      * computation c long: level 3 (0 -> 4) is sent in the start (o on

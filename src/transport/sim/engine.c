@@ -48,14 +48,17 @@
  * Shared progress cores (run->progress_cores_per_node = k > 0, thread
  * and split): instead of a progress core per rank, each node has a pool
  * of k progress cores that serves the progress work of all its C ranks
- * (in split mode: the nodes of the upper levels). An item ready at t
- * goes to the pool's core that is free first (the lowest-numbered on
- * ties), and starts at max(t, that core free, the end of its rank's
- * start): with k = 1, the sends of C ranks' progress work are
- * serialised, C o one after the other; with k >= C it is the same as a
- * core per rank. The application cores still run the start (and, in
- * split mode, the lower S levels). This is paper 002's manycore node: N
- * application cores and N_proc - N communication cores.
+ * (in split mode: the nodes of the upper levels). Each rank still has
+ * one progress thread (as in MPC, paper 002: a thread per MPI task, the
+ * threads bound to the communication cores), which now needs a core of
+ * the pool: an item ready at t goes to the pool's core that is free
+ * first (the lowest-numbered on ties) and starts at max(t, that core
+ * free, the rank's thread free; the thread is first free when the
+ * rank's start is over). With k = 1 the progress work of the C ranks is
+ * serialised (their o one after the other); with k >= C it is the same
+ * as a core per rank. The application cores still run the start (and,
+ * in split mode, the lower S levels). This is paper 002's manycore node:
+ * N application cores and N_proc - N communication cores.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,13 +221,12 @@ static double cpu_run(struct sim *S, int r, uint32_t i, double t, double dur)
     bool split = S->run->progress == NBCXI_SIM_SPLIT;
     bool app = app_node(S, i);
     double *cpu = split && (app || S->init) ? &S->cpu_app[r] : &S->cpu[r];
+    double *core = NULL; /* the shared progress core, if any */
     if (S->k > 0 && !S->init && !app &&
         S->run->progress != NBCXI_SIM_CALLER) {
-        /* a shared progress core; cpu[r], the end of r's start, stays
-         * the earliest it may begin */
-        if (t < S->cpu[r])
-            t = S->cpu[r];
-        cpu = pool_core(S, r);
+        core = pool_core(S, r);
+        if (t < *core)
+            t = *core;
     }
     double s = t > *cpu ? t : *cpu;
     if (!S->init && (S->run->progress == NBCXI_SIM_CALLER ||
@@ -234,6 +236,8 @@ static double cpu_run(struct sim *S, int r, uint32_t i, double t, double dur)
             s = tw;
     }
     *cpu = s + dur;
+    if (core)
+        *core = s + dur;
     return s;
 }
 
