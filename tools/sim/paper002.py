@@ -75,6 +75,8 @@ def main():
                     help="cores per node, comma-separated")
     ap.add_argument("--ops", default="bcast,reduce")
     ap.add_argument("--json", help="write all results here")
+    ap.add_argument("--plot", metavar="DIR",
+                    help="charts: DIR/paper002-NPROC-OP.png (matplotlib)")
     a = ap.parse_args()
     t = Tools(a.build, a.params, a.size)
     doc = {"format": "nbcx-paper002/1", "params": a.params, "size": a.size,
@@ -111,9 +113,50 @@ def main():
                 sys.stdout.flush()
             doc["nodes"].append(node)
     summary(doc)
+    if a.plot:
+        plot(doc, a.plot)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(doc, f, indent=1)
+
+
+def plot(doc, outdir):
+    """Per node and op, as the paper's Figures 5-6: time against N, a
+    line per S (simulated: solid; model x unit: dotted), and computation
+    + blocking collective."""
+    import os
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    os.makedirs(outdir, exist_ok=True)
+    for node in doc["nodes"]:
+        rows, u = node["rows"], node["unit_us"]
+        ns = [r["N"] for r in rows]
+        hmax = max(len(r["sim_t_us"]) for r in rows)
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for S in range(hmax):
+            pts = [(r["N"], r["sim_t_us"][S] / 1000, r["model_t_units"][S] * u
+                    / 1000) for r in rows if S < len(r["sim_t_us"])]
+            line, = ax.plot([p[0] for p in pts], [p[1] for p in pts],
+                            label=f"S={S} (sim.)")
+            ax.plot([p[0] for p in pts], [p[2] for p in pts], ":",
+                    color=line.get_color())
+        ax.plot(ns, [r["blocking_plus_compute_us"] / 1000 for r in rows],
+                "k--", label="comp + blocking")
+        best = [r["sim_t_us"][r["sim_best_S"]] / 1000 for r in rows]
+        ax.plot(ns, best, "k.", label="sim. best S")
+        ax.set_yscale("log")
+        ax.set_xlabel(f"application cores = ranks N (progress cores "
+                      f"{node['nproc']} - N)")
+        ax.set_ylabel("comp + comms (ms)")
+        ax.set_title(f"{node['op']} 2 MiB, split tree, {node['nproc']}-core "
+                     f"node (dotted: nbcx's model x one transfer)")
+        ax.legend(fontsize=7, ncol=2)
+        ax.grid(True, which="both", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(f"{outdir}/paper002-{node['nproc']}-{node['op']}.png",
+                    dpi=90)
+        plt.close(fig)
 
 
 def ranges(rows, key):
