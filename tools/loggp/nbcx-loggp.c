@@ -497,35 +497,39 @@ static double prtt(int n, double d_client, double d_server, int s)
 
 struct point {
     long s;
-    int held; /* held out of the g/G fit */
+    int held;    /* held out of the g/G fit */
+    int dropped; /* an outlier of the large-message fit */
     double p1, pn;          /* medians of PRTT(1,0,s), PRTT(n,0,s) */
     double gall;            /* (4) */
 };
 
 /* Least squares of y = a + b x, x = s - 1, y = G_all(s), over the
- * points with smin <= s <= smax not held out (unweighted, as Netgauge's
- * getfit). The residual is Netgauge's lsquares: sqrt(sum r^2 / (m - 2)),
- * in us. Returns the number of points. */
+ * points with smin <= s <= smax neither held out nor dropped, weighted
+ * by 1/y^2: relative errors, as the sizes are geometric and an unweighted
+ * fit would let the largest size alone decide. The residual is the RMS
+ * relative one, sqrt(sum r^2 / (m - 2)) as Netgauge's lsquares (which is
+ * absolute: its sizes are evenly spaced). Returns the number of points. */
 static int fit_line(const struct point *pt, int np, long smin, long smax,
                     double *a, double *b, double *res)
 {
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
     int m = 0;
     for (int i = 0; i < np; i++) {
-        if (pt[i].held || pt[i].s < smin || pt[i].s > smax)
+        if (pt[i].held || pt[i].dropped || pt[i].s < smin || pt[i].s > smax)
             continue;
         double x = (double)(pt[i].s - 1), y = pt[i].gall;
-        sx += x, sy += y, sxx += x * x, sxy += x * y;
+        double w = 1.0 / fmax(y * y, 1e-12);
+        sw += w, sx += w * x, sy += w * y, sxx += w * x * x, sxy += w * x * y;
         m++;
     }
-    double det = m * sxx - sx * sx;
-    *b = (m * sxy - sx * sy) / det;
-    *a = (sy - *b * sx) / m;
+    double det = sw * sxx - sx * sx;
+    *b = (sw * sxy - sx * sy) / det;
+    *a = (sy - *b * sx) / sw;
     double r2 = 0;
     for (int i = 0; i < np; i++) {
-        if (pt[i].held || pt[i].s < smin || pt[i].s > smax)
+        if (pt[i].held || pt[i].dropped || pt[i].s < smin || pt[i].s > smax)
             continue;
-        double r = *a + *b * (double)(pt[i].s - 1) - pt[i].gall;
+        double r = (*a + *b * (double)(pt[i].s - 1) - pt[i].gall) / pt[i].gall;
         r2 += r * r;
     }
     *res = m > 2 ? sqrt(r2 / (m - 2)) : 0;
@@ -534,33 +538,54 @@ static int fit_line(const struct point *pt, int np, long smin, long smax,
 
 /* g and G from G_all(s) = g + (s-1) G, (4). The paper fits the line per
  * protocol range (Netgauge detects the changes of protocol, e.g. eager
- * to rendezvous, as jumps of the residual); the simulator needs one g and
- * one G, so the two ends are fitted: g is the intercept of the fit over
- * the small messages (1 to 64 B: there (s-1) G is negligible and G_all
- * is the gap per message), G the slope of the fit over the large ones
- * (the five powers of two up to max_size: there G_all is the time per
- * byte). What lies between (the protocol changes) is reported as the
- * residual of the resulting line over all fitted sizes, relative. */
+ * to rendezvous, as jumps of the residual, and removes outliers); the
+ * simulator needs one g and one G, so the two ends are fitted: g is the
+ * intercept of the fit over the small messages (1 to 64 B: there (s-1) G
+ * is negligible and G_all is the gap per message), G the slope of the fit
+ * over the large ones (the five powers of two up to max_size: there
+ * G_all is the time per byte). As Netgauge, a point far off the large
+ * fit is an outlier (a burst of load on the machine): one more than 50%
+ * off is dropped and the line fitted again, at most twice, never below 3
+ * points. What lies between the ends (the protocol changes) shows as
+ * the relative residual of the resulting line over all fitted sizes. */
 struct gfit {
     double g, G;
-    double res_small, res_large; /* us, per segment */
+    double res_small, res_large; /* relative, per segment */
     double g_large;              /* intercept of the large fit (--raw) */
     double rel_res;              /* RMS relative error of g + (s-1) G */
     long large_min;
+    int dropped;
 };
 
-static void fit_gG(const struct point *pt, int np, long max_pow2,
-                   struct gfit *f)
+static void fit_gG(struct point *pt, int np, long max_pow2, struct gfit *f)
 {
     double slope_small;
     fit_line(pt, np, 1, 64, &f->g, &slope_small, &f->res_small);
     f->large_min = max_pow2 / 16 > 1 ? max_pow2 / 16 : 1;
-    fit_line(pt, np, f->large_min, max_pow2, &f->g_large, &f->G,
-             &f->res_large);
+    f->dropped = 0;
+    for (;;) {
+        int m = fit_line(pt, np, f->large_min, max_pow2, &f->g_large, &f->G,
+                         &f->res_large);
+        int worst = -1;
+        double wr = 0.5;
+        for (int i = 0; i < np; i++) {
+            if (pt[i].held || pt[i].dropped || pt[i].s < f->large_min ||
+                pt[i].s > max_pow2)
+                continue;
+            double pred = f->g_large + f->G * (double)(pt[i].s - 1);
+            double r = fabs(pred - pt[i].gall) / pt[i].gall;
+            if (r > wr)
+                wr = r, worst = i;
+        }
+        if (worst < 0 || m <= 3 || f->dropped == 2)
+            break;
+        pt[worst].dropped = 1;
+        f->dropped++;
+    }
     double r2 = 0;
     int m = 0;
     for (int i = 0; i < np; i++) {
-        if (pt[i].held)
+        if (pt[i].held || pt[i].dropped)
             continue;
         double pred = f->g + f->G * (double)(pt[i].s - 1);
         double r = (pred - pt[i].gall) / pt[i].gall;
@@ -748,12 +773,20 @@ int main(int argc, char **argv)
     /* PRTT(1,0,s) and PRTT(n,0,s), all sizes interleaved in every
      * repetition, so that a burst of load on the machine spreads over
      * the sizes instead of spoiling one. */
-    for (int r = 0; r < reps; r++)
+    for (int r = 0; r < reps; r++) {
+        /* A discarded round trip first: the pass's first point would
+         * otherwise pay for the end of the previous pass's largest
+         * messages (seen: PRTT(1,0,1) 4x too long on shared memory). */
+        prtt(1, 0, 0, 1);
         for (int i = 0; i < np; i++) {
             s1[i * reps + r] = prtt(1, 0, 0, (int)pt[i].s);
             sn[i * reps + r] = prtt(n, 0, 0, (int)pt[i].s);
         }
+    }
     double fit[6] = {0}; /* g, G, rel_res, -, d, G_all(1) */
+    long max_pow2 = 1;
+    while (max_pow2 * 2 <= opt.max_size)
+        max_pow2 *= 2;
     struct gfit gf = {0};
     if (rank_me == 0) {
         for (int i = 0; i < np; i++) {
@@ -761,9 +794,6 @@ int main(int argc, char **argv)
             pt[i].pn = median(sn + i * reps, reps);
             pt[i].gall = (pt[i].pn - pt[i].p1) / (n - 1); /* (4) */
         }
-        long max_pow2 = 1;
-        while (max_pow2 * 2 <= opt.max_size)
-            max_pow2 *= 2;
         fit_gG(pt, np, max_pow2, &gf);
         fit[0] = gf.g, fit[1] = gf.G, fit[2] = gf.rel_res;
         /* d for (5) and (6): Netgauge's PRTT(1,0,1), at least twice
@@ -817,7 +847,7 @@ int main(int argc, char **argv)
         if (opt.raw) {
             fprintf(stderr,
                     "# nbcx-loggp raw: n=%d reps=%d (medians), as=%s, %.1f s\n"
-                    "# size held PRTT(1,0,s) PRTT(n,0,s) G_all(s) fit(s) "
+                    "# size held(1: not fitted, 0x: outlier dropped) PRTT(1,0,s) PRTT(n,0,s) G_all(s) fit(s) "
                     "PRTT(n,0,s)_model rel_err\n",
                     n, reps, as, elapsed);
             for (int i = 0; i < np; i++) {
@@ -826,16 +856,16 @@ int main(int argc, char **argv)
                  * PRTT(1,0,1) by (7). */
                 double model = prtt_10 + 2 * (double)(pt[i].s - 1) * G +
                                (n - 1) * fs;
-                fprintf(stderr, "prtt %ld %d %.3f %.3f %.4f %.4f %.3f %.4f\n",
-                        pt[i].s, pt[i].held, pt[i].p1, pt[i].pn, pt[i].gall,
+                fprintf(stderr, "prtt %ld %d%s %.3f %.3f %.4f %.4f %.3f %.4f\n",
+                        pt[i].s, pt[i].held, pt[i].dropped ? "x" : "", pt[i].p1, pt[i].pn, pt[i].gall,
                         fs, model, (model - pt[i].pn) / pt[i].pn);
             }
             fprintf(stderr,
-                    "fit g=%.6g (1-64 B: residual %.4g us) G=%.6g (%ld B-%ld B: "
-                    "residual %.4g us, intercept %.4g us) line "
-                    "rel_residual=%.4g\n",
-                    g, gf.res_small, G, gf.large_min, pt[np - 1].s,
-                    gf.res_large, gf.g_large, gf.rel_res);
+                    "fit g=%.6g (1-64 B: rel. residual %.4g) G=%.6g (%ld B-%ld B: "
+                    "rel. residual %.4g, intercept %.4g us, %d outliers "
+                    "dropped) line rel_residual=%.4g\n",
+                    g, gf.res_small, G, gf.large_min, max_pow2,
+                    gf.res_large, gf.g_large, gf.dropped, gf.rel_res);
             fprintf(stderr,
                     "o d=%.4g PRTT(n,d,1)=%.4f PRTT(1,0,1)=%.4f o_s=%.4g "
                     "o_r=%.4g o=%.4g\n",
