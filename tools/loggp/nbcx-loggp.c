@@ -783,7 +783,7 @@ int main(int argc, char **argv)
             sn[i * reps + r] = prtt(n, 0, 0, (int)pt[i].s);
         }
     }
-    double fit[6] = {0}; /* g, G, rel_res, -, d, G_all(1) */
+    double fit[6] = {0}; /* g, G, rel_res, -, d, g of 1-64 B */
     long max_pow2 = 1;
     while (max_pow2 * 2 <= opt.max_size)
         max_pow2 *= 2;
