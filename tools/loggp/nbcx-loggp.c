@@ -745,8 +745,7 @@ int main(int argc, char **argv)
     int n = opt.n, reps = opt.reps;
     double *s1 = malloc((size_t)np * (size_t)reps * sizeof *s1);
     double *sn = malloc((size_t)np * (size_t)reps * sizeof *sn);
-    double *tmp = malloc((size_t)reps * sizeof *tmp);
-    if (!s1 || !sn || !tmp) {
+    if (!s1 || !sn) {
         say("out of memory");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -817,6 +816,10 @@ int main(int argc, char **argv)
     double *sd = malloc((size_t)reps * sizeof *sd);
     double *s10 = malloc((size_t)reps * sizeof *s10);
     double *sr = malloc((size_t)reps * sizeof *sr);
+    if (!sd || !s10 || !sr) {
+        say("out of memory");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     for (int r = 0; r < reps; r++) {
         sd[r] = prtt(n, d, 0, 1);
         s10[r] = prtt(1, 0, 0, 1);
@@ -944,7 +947,7 @@ int main(int argc, char **argv)
         }
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    free(sd), free(s10), free(sr), free(s1), free(sn), free(tmp), free(buf);
+    free(sd), free(s10), free(sr), free(s1), free(sn), free(buf);
     MPI_Finalize();
     return rc;
 }
