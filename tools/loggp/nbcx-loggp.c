@@ -29,6 +29,11 @@
  *       received), and o_r = (T_server - (n-1) d) / (n-1);
  *   (7) L = PRTT(1, 0, 1) / 2 - o_s - o_r   (from (1) with s = 1).
  *
+ * The numbering (1)-(7) is ours, not the paper's (its text was not at
+ * hand): the model and derivations follow the paper as Netgauge's LogGP
+ * pattern implements it (ptrn_loggp.c), except (6), see docs/loggp.md,
+ * and L, which Netgauge's code reports as PRTT(1,0,s_min)/2.
+ *
  * The JSON has one o per side of a message: o = (o_s + o_r) / 2, so that
  * 2o = o_s + o_r and (1) holds with it. docs/loggp.md explains the
  * choices (sizes, weighting of the fit, held-out sizes, limits).
