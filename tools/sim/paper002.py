@@ -18,6 +18,7 @@ point-to-point transfer; and writes everything as JSON.
     tools/sim/paper002.py --build build/nompi \\
         --params tools/sim/params/paper002.json --json paper002.json
 """
+
 import argparse
 import json
 import math
@@ -42,9 +43,22 @@ class Tools:
         self.size = size
 
     def sim_run(self, op, ranks, extra):
-        cmd = [self.sim, "--op", op, "--alg", "binomial", "--size",
-               self.size, "--ranks", str(ranks), "--ranks-per-node",
-               str(ranks), "--params", self.params, "--json"] + extra
+        cmd = [
+            self.sim,
+            "--op",
+            op,
+            "--alg",
+            "binomial",
+            "--size",
+            self.size,
+            "--ranks",
+            str(ranks),
+            "--ranks-per-node",
+            str(ranks),
+            "--params",
+            self.params,
+            "--json",
+        ] + extra
         return run_json(cmd)["results"]
 
     def blocking(self, op, ranks):
@@ -52,18 +66,39 @@ class Tools:
         return self.sim_run(op, ranks, ["--progress", "caller"])[0]["t_max_us"]
 
     def split_sweep(self, op, n, p, compute):
-        rows = self.sim_run(op, n, ["--progress", "split", "--split-levels",
-                                    "all", "--progress-cores", str(p),
-                                    "--compute-us", repr(compute)])
+        rows = self.sim_run(
+            op,
+            n,
+            [
+                "--progress",
+                "split",
+                "--split-levels",
+                "all",
+                "--progress-cores",
+                str(p),
+                "--compute-us",
+                repr(compute),
+            ],
+        )
         times = [r["t_with_compute_us"] for r in rows]
         alone = [r["t_max_us"] for r in rows]
-        best = [r["split_levels"] for r in rows if r["split_best"]][0]
+        best = next(r["split_levels"] for r in rows if r["split_best"])
         return times, alone, best
 
     def model_run(self, n, p, compute_units):
-        return run_json([self.model, "--ranks", str(n), "--app-cores", str(n),
-                         "--progress-cores", str(p), "--compute",
-                         repr(compute_units)])
+        return run_json(
+            [
+                self.model,
+                "--ranks",
+                str(n),
+                "--app-cores",
+                str(n),
+                "--progress-cores",
+                str(p),
+                "--compute",
+                repr(compute_units),
+            ]
+        )
 
 
 def main():
@@ -71,45 +106,60 @@ def main():
     ap.add_argument("--build", default="build/nompi")
     ap.add_argument("--params", default="tools/sim/params/paper002.json")
     ap.add_argument("--size", default="2m")
-    ap.add_argument("--nproc", default="64,256",
-                    help="cores per node, comma-separated")
+    ap.add_argument("--nproc", default="64,256", help="cores per node, comma-separated")
     ap.add_argument("--ops", default="bcast,reduce")
     ap.add_argument("--json", help="write all results here")
-    ap.add_argument("--plot", metavar="DIR",
-                    help="charts: DIR/paper002-NPROC-OP.png (matplotlib)")
+    ap.add_argument(
+        "--plot", metavar="DIR", help="charts: DIR/paper002-NPROC-OP.png (matplotlib)"
+    )
     a = ap.parse_args()
     t = Tools(a.build, a.params, a.size)
-    doc = {"format": "nbcx-paper002/1", "params": a.params, "size": a.size,
-           "nodes": []}
+    doc = {"format": "nbcx-paper002/1", "params": a.params, "size": a.size, "nodes": []}
     for nproc in [int(x) for x in a.nproc.split(",")]:
         for op in a.ops.split(","):
-            unit = t.blocking(op, 2)      # one point-to-point transfer
+            unit = t.blocking(op, 2)  # one point-to-point transfer
             tblock = t.blocking(op, nproc)  # T_blocking(N_proc)
             hp = height(nproc)
-            node = {"nproc": nproc, "op": op, "unit_us": unit,
-                    "t_blocking_nproc_us": tblock, "rows": []}
-            print(f"\n## {op}, {nproc}-core node: unit (one transfer) "
-                  f"{unit:.0f} us, T_blocking({nproc}) {tblock:.0f} us "
-                  f"= {tblock / unit:.2f} units (model: H = {hp})")
-            print("N\tP\tC_us\tblock+C\tsim t(S=0..H)\tsim S\tmodel S"
-                  "\tmodel t(S) x unit")
+            node = {
+                "nproc": nproc,
+                "op": op,
+                "unit_us": unit,
+                "t_blocking_nproc_us": tblock,
+                "rows": [],
+            }
+            print(
+                f"\n## {op}, {nproc}-core node: unit (one transfer) "
+                f"{unit:.0f} us, T_blocking({nproc}) {tblock:.0f} us "
+                f"= {tblock / unit:.2f} units (model: H = {hp})"
+            )
+            print(
+                "N\tP\tC_us\tblock+C\tsim t(S=0..H)\tsim S\tmodel S\tmodel t(S) x unit"
+            )
             for n in range(nproc // 2, nproc):
                 p = nproc - n
                 c_us = n / nproc * tblock
                 times, alone, sbest = t.split_sweep(op, n, p, c_us)
                 m = t.model_run(n, p, n / nproc * hp)
                 mtimes = [pt["t_overlapped"] for pt in m["points"]]
-                row = {"N": n, "P": p, "compute_us": c_us,
-                       "blocking_plus_compute_us": t.blocking(op, n) + c_us,
-                       "sim_t_us": times, "sim_alone_us": alone,
-                       "sim_best_S": sbest, "model_best_S": m["best_S"],
-                       "model_t_units": mtimes}
+                row = {
+                    "N": n,
+                    "P": p,
+                    "compute_us": c_us,
+                    "blocking_plus_compute_us": t.blocking(op, n) + c_us,
+                    "sim_t_us": times,
+                    "sim_alone_us": alone,
+                    "sim_best_S": sbest,
+                    "model_best_S": m["best_S"],
+                    "model_t_units": mtimes,
+                }
                 node["rows"].append(row)
-                print(f"{n}\t{p}\t{c_us:.0f}\t"
-                      f"{row['blocking_plus_compute_us']:.0f}\t"
-                      + " ".join(f"{x:.0f}" for x in times)
-                      + f"\t{sbest}\t{m['best_S']}\t"
-                      + " ".join(f"{x * unit:.0f}" for x in mtimes))
+                print(
+                    f"{n}\t{p}\t{c_us:.0f}\t"
+                    f"{row['blocking_plus_compute_us']:.0f}\t"
+                    + " ".join(f"{x:.0f}" for x in times)
+                    + f"\t{sbest}\t{m['best_S']}\t"
+                    + " ".join(f"{x * unit:.0f}" for x in mtimes)
+                )
                 sys.stdout.flush()
             doc["nodes"].append(node)
     summary(doc)
@@ -125,9 +175,12 @@ def plot(doc, outdir):
     line per S (simulated: solid; model x unit: dotted), and computation
     + blocking collective."""
     import os
+
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     os.makedirs(outdir, exist_ok=True)
     for node in doc["nodes"]:
         rows, u = node["rows"], node["unit_us"]
@@ -135,27 +188,38 @@ def plot(doc, outdir):
         hmax = max(len(r["sim_t_us"]) for r in rows)
         fig, ax = plt.subplots(figsize=(8, 5))
         for S in range(hmax):
-            pts = [(r["N"], r["sim_t_us"][S] / 1000, r["model_t_units"][S] * u
-                    / 1000) for r in rows if S < len(r["sim_t_us"])]
-            line, = ax.plot([p[0] for p in pts], [p[1] for p in pts],
-                            label=f"S={S} (sim.)")
-            ax.plot([p[0] for p in pts], [p[2] for p in pts], ":",
-                    color=line.get_color())
-        ax.plot(ns, [r["blocking_plus_compute_us"] / 1000 for r in rows],
-                "k--", label="comp + blocking")
+            pts = [
+                (r["N"], r["sim_t_us"][S] / 1000, r["model_t_units"][S] * u / 1000)
+                for r in rows
+                if S < len(r["sim_t_us"])
+            ]
+            (line,) = ax.plot(
+                [p[0] for p in pts], [p[1] for p in pts], label=f"S={S} (sim.)"
+            )
+            ax.plot(
+                [p[0] for p in pts], [p[2] for p in pts], ":", color=line.get_color()
+            )
+        ax.plot(
+            ns,
+            [r["blocking_plus_compute_us"] / 1000 for r in rows],
+            "k--",
+            label="comp + blocking",
+        )
         best = [r["sim_t_us"][r["sim_best_S"]] / 1000 for r in rows]
         ax.plot(ns, best, "k.", label="sim. best S")
         ax.set_yscale("log")
-        ax.set_xlabel(f"application cores = ranks N (progress cores "
-                      f"{node['nproc']} - N)")
+        ax.set_xlabel(
+            f"application cores = ranks N (progress cores {node['nproc']} - N)"
+        )
         ax.set_ylabel("comp + comms (ms)")
-        ax.set_title(f"{node['op']} 2 MiB, split tree, {node['nproc']}-core "
-                     f"node (dotted: nbcx's model x one transfer)")
+        ax.set_title(
+            f"{node['op']} 2 MiB, split tree, {node['nproc']}-core "
+            f"node (dotted: nbcx's model x one transfer)"
+        )
         ax.legend(fontsize=7, ncol=2)
         ax.grid(True, which="both", alpha=0.3)
         fig.tight_layout()
-        fig.savefig(f"{outdir}/paper002-{node['nproc']}-{node['op']}.png",
-                    dpi=90)
+        fig.savefig(f"{outdir}/paper002-{node['nproc']}-{node['op']}.png", dpi=90)
         plt.close(fig)
 
 
@@ -177,9 +241,11 @@ def summary(doc):
     """Per node and op: where each S is chosen, and what the model's
     choice costs in the simulation."""
     print("\n## Summary: the S chosen, by N (application cores = ranks)")
-    print("| node | op | simulation's S (least S of the fastest) | model's S"
-          " | same S | model's S as fast in sim. | sim. time of the model's S"
-          " over the best, worst |")
+    print(
+        "| node | op | simulation's S (least S of the fastest) | model's S"
+        " | same S | model's S as fast in sim. | sim. time of the model's S"
+        " over the best, worst |"
+    )
     print("|---|---|---|---|---|---|---|")
     for node in doc["nodes"]:
         rows = node["rows"]
@@ -187,18 +253,21 @@ def summary(doc):
         for r in rows:
             t = r["sim_t_us"]
             same += r["sim_best_S"] == r["model_best_S"]
-            agree += t[min(r["model_best_S"], len(t) - 1)] <= \
-                t[r["sim_best_S"]] * (1 + 1e-6)
+            agree += t[min(r["model_best_S"], len(t) - 1)] <= t[r["sim_best_S"]] * (
+                1 + 1e-6
+            )
         worst, at = 0.0, None
         for r in rows:
             t = r["sim_t_us"]
             loss = t[min(r["model_best_S"], len(t) - 1)] / t[r["sim_best_S"]] - 1
             if loss > worst:
                 worst, at = loss, r["N"]
-        print(f"| {node['nproc']} | {node['op']} | {ranges(rows, 'sim_best_S')}"
-              f" | {ranges(rows, 'model_best_S')} | {same}/{len(rows)} | "
-              f"{agree}/{len(rows)} | "
-              f"+{100 * worst:.1f}%" + (f" (N = {at})" if at else "") + " |")
+        print(
+            f"| {node['nproc']} | {node['op']} | {ranges(rows, 'sim_best_S')}"
+            f" | {ranges(rows, 'model_best_S')} | {same}/{len(rows)} | "
+            f"{agree}/{len(rows)} | "
+            f"+{100 * worst:.1f}%" + (f" (N = {at})" if at else "") + " |"
+        )
 
 
 if __name__ == "__main__":
