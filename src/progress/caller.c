@@ -13,7 +13,10 @@ static void caller_poke(int count, nbcx_request reqs[])
 }
 
 /* Polls, yielding the core when polling finds nothing several times in a
- * row (ranks often outnumber cores). */
+ * row (ranks often outnumber cores); on a transport that can wake it
+ * (UCX), sleeps on its events instead after SLEEP_AFTER idle polls. */
+enum { SLEEP_AFTER = 256, SLEEP_MS = 2 };
+
 static int caller_wait_some(int count, nbcx_request reqs[])
 {
     int i;
@@ -23,7 +26,9 @@ static int caller_wait_some(int count, nbcx_request reqs[])
             sched_yield(); /* the thread that progresses needs a core */
         else if (advanced)
             idle = 0;
-        else if (++idle > 64)
+        else if (++idle > SLEEP_AFTER && nbcxi_engine_sleep(SLEEP_MS))
+            idle = 0;
+        else if (idle > 64)
             sched_yield();
     }
     return i;
