@@ -1,6 +1,6 @@
 /* info.c - nbcx_info: the version, the progress mode, the algorithm
  * selection, the schedule cache's counts and the transports created by
- * name that run in this process (transport=ucx(UCX_TLS=...)), in one
+ * name that run in this process (transport=ucx(tls=...)), in one
  * line. */
 #include <stdio.h>
 

@@ -9,7 +9,7 @@
  *   - "mpi" (explicit): the MPI transport;
  *   - "ucx": in a build with UCX (NBCX_TEST_HAVE_UCX) the communicator
  *     runs on "ucx", its allreduce and bcast equal MPI's, and nbcx_info
- *     names it (transport=ucx(UCX_TLS=...)); in a build without UCX the
+ *     names it (transport=ucx(tls=...)); in a build without UCX the
  *     name is unknown, as above.
  *
  * The program sets NBCX_TRANSPORT itself (nbcx reads it at every

@@ -66,7 +66,7 @@ static struct {
     pthread_mutex_t lock;      /* peers, next_ctx */
     struct peer *peers;
     uint32_t next_ctx;         /* next context id to propose */
-    char tls[64];              /* UCX_TLS, for nbcx_info */
+    char tls[64];              /* its transports, for nbcx_info */
 } ux = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER,
          .efd = -1 };
 
@@ -74,6 +74,20 @@ static void init_once(void)
 {
     ucp_config_t *cfg;
     ucs_status_t st = ucp_config_read(NULL, NULL, &cfg);
+    /* NBCX_UCX_TLS: the transports of nbcx's UCX only, not those of an
+     * MPI library that runs on UCX too (UCX_TLS sets both). */
+    const char *tls = nbcxi_getenv("NBCX_UCX_TLS");
+    if (st == UCS_OK && tls && (st = ucp_config_modify(cfg, "TLS", tls)) !=
+                                   UCS_OK) {
+        ucp_config_release(cfg);
+        snprintf(ux.why, sizeof ux.why, "NBCX_UCX_TLS=%s: UCX does not "
+                 "take it (%s)", tls, ucs_status_string(st));
+        ux.err = NBCX_ERR_TRANSPORT;
+        return;
+    }
+    if (!tls)
+        tls = nbcxi_getenv("UCX_TLS");
+    snprintf(ux.tls, sizeof ux.tls, "%s", tls ? tls : "default");
     if (st == UCS_OK) {
         ucp_params_t p = {
             .field_mask = UCP_PARAM_FIELD_FEATURES |
@@ -105,8 +119,6 @@ static void init_once(void)
     }
     if (ucp_worker_get_efd(ux.worker, &ux.efd) != UCS_OK)
         ux.efd = -1; /* progress then polls, as for MPI */
-    const char *tls = nbcxi_getenv("UCX_TLS");
-    snprintf(ux.tls, sizeof ux.tls, "%s", tls ? tls : "default");
 }
 
 static uint64_t hash_of(const unsigned char *a, size_t len)
@@ -521,7 +533,7 @@ static void ucx_describe(char *buf, size_t len)
     if (len)
         buf[0] = '\0';
     if (ux.worker)
-        snprintf(buf, len, "ucx(UCX_TLS=%s%s)", ux.tls,
+        snprintf(buf, len, "ucx(tls=%s%s)", ux.tls,
                  ux.efd >= 0 ? "" : ", no event fd");
 }
 
