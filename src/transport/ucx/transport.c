@@ -336,8 +336,6 @@ static int post(nbcxi_transport *t, struct slot *s, struct op *op, bool send,
     if (r == NULL) { /* done already */
         s->posted_done = true;
         s->status = complete(s, NBCX_SUCCESS, info.length);
-        if (op && op->persistent)
-            s->op = op; /* kept with the slot until testsome */
         return NBCX_SUCCESS;
     }
     s->ucp = r;
