@@ -15,7 +15,7 @@ static void caller_poke(int count, nbcx_request reqs[])
 /* Polls, yielding the core when polling finds nothing several times in a
  * row (ranks often outnumber cores); on a transport that can wake it
  * (UCX), sleeps on its events instead after SLEEP_AFTER idle polls. */
-enum { SLEEP_AFTER = 256, SLEEP_MS = 2 };
+enum { SLEEP_AFTER = 256, SLEEP_MS = 10 };
 
 static int caller_wait_some(int count, nbcx_request reqs[])
 {
@@ -27,7 +27,7 @@ static int caller_wait_some(int count, nbcx_request reqs[])
         else if (advanced)
             idle = 0;
         else if (++idle > SLEEP_AFTER && nbcxi_engine_sleep(SLEEP_MS))
-            idle = 0;
+            idle = SLEEP_AFTER; /* still idle: the next idle poll sleeps */
         else if (idle > 64)
             sched_yield();
     }
