@@ -143,19 +143,19 @@ int nbcxi_engine_arm_locked(void)
     return armed == 0 ? fd : armed == 1 ? -2 : -1;
 }
 
-bool nbcxi_engine_sleep(int ms)
+int nbcxi_engine_sleep(int ms)
 {
     if (pthread_mutex_trylock(&nbcxi_engine_lock) != 0)
-        return false;
+        return 0;
     int fd = nbcxi_engine_arm_locked();
     pthread_mutex_unlock(&nbcxi_engine_lock);
     if (fd == -2)
-        return true;
+        return 1;
     if (fd < 0)
-        return false;
+        return -1;
     struct pollfd p = { .fd = fd, .events = POLLIN };
     poll(&p, 1, ms);
-    return true;
+    return 1;
 }
 
 int64_t nbcxi_engine_next_due_locked(void)

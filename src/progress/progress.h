@@ -89,11 +89,11 @@ NBCX_HIDDEN int64_t nbcxi_engine_next_due_locked(void);
  * at once); -1 when they cannot (poll on a timer). Needs the lock. */
 NBCX_HIDDEN int nbcxi_engine_arm_locked(void);
 /* For an application thread that found nothing to do in a wait: sleeps
- * on the event fd (as above) for ms milliseconds at most; returns false
- * at once when the operations cannot be waited for so (or another
- * thread holds the lock). Lock not held. The time-out covers an event
- * that another thread consumed. */
-NBCX_HIDDEN bool nbcxi_engine_sleep(int ms);
+ * on the event fd (as above) for ms milliseconds at most and returns 1;
+ * returns 0 at once if another thread holds the lock, -1 if the
+ * operations cannot be waited for so. Lock not held. The time-out covers
+ * an event that another thread consumed. */
+NBCX_HIDDEN int nbcxi_engine_sleep(int ms);
 /* Whether an active operation wants the progress thread to poll it now:
  * any that is not lazy (auto mode). Needs the lock. */
 NBCX_HIDDEN bool nbcxi_engine_urgent_locked(void);
