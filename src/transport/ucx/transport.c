@@ -109,6 +109,14 @@ static void init_once(void)
         .thread_mode = UCS_THREAD_MODE_MULTI,
     };
     st = ucp_worker_create(ux.ctx, &wp, &ux.worker);
+    ucp_worker_attr_t wa = { .field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE };
+    if (st == UCS_OK && ucp_worker_query(ux.worker, &wa) == UCS_OK &&
+        wa.thread_mode == UCS_THREAD_MODE_SINGLE) {
+        snprintf(ux.why, sizeof ux.why, "UCX gives a worker for one thread "
+                 "only (nbcx needs UCS_THREAD_MODE_SERIALIZED at least)");
+        ux.err = NBCX_ERR_TRANSPORT;
+        return;
+    }
     if (st == UCS_OK)
         st = ucp_worker_get_address(ux.worker, &ux.addr, &ux.addrlen);
     if (st != UCS_OK) {
