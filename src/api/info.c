@@ -1,5 +1,7 @@
 /* info.c - nbcx_info: the version, the progress mode, the algorithm
- * selection and the schedule cache's counts, in one line. */
+ * selection, the schedule cache's counts and the transports created by
+ * name that run in this process (transport=ucx(tls=...)), in one
+ * line. */
 #include <stdio.h>
 
 #include "../progress/request.h"
@@ -19,7 +21,17 @@ int nbcx_info(char *buf, size_t len)
     unsigned long hits, misses;
     nbcxi_cache_stats(&hits, &misses);
     if (n < len)
-        snprintf(buf + n, len - n, " cache_hits=%lu cache_misses=%lu", hits,
-                 misses);
+        n += (size_t)snprintf(buf + n, len - n,
+                              " cache_hits=%lu cache_misses=%lu", hits,
+                              misses);
+    /* Backends created by name that run in this process (e.g. "ucx"). */
+    for (int b = 0; nbcxi_backends[b] && n < len; b++) {
+        char d[128];
+        if (!nbcxi_backends[b]->describe)
+            continue;
+        nbcxi_backends[b]->describe(d, sizeof d);
+        if (d[0])
+            n += (size_t)snprintf(buf + n, len - n, " transport=%s", d);
+    }
     return NBCX_SUCCESS;
 }

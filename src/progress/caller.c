@@ -13,18 +13,29 @@ static void caller_poke(int count, nbcx_request reqs[])
 }
 
 /* Polls, yielding the core when polling finds nothing several times in a
- * row (ranks often outnumber cores). */
+ * row (ranks often outnumber cores); on a transport that can wake it
+ * (UCX), sleeps on its events instead after SLEEP_AFTER idle polls. */
+enum { SLEEP_AFTER = 256, SLEEP_MS = 10 };
+
 static int caller_wait_some(int count, nbcx_request reqs[])
 {
     int i;
+    bool events = true; /* until the operations say they cannot wake us */
     for (int idle = 0; (i = nbcxi_find_complete(count, reqs)) == -1;) {
         long advanced = 0;
-        if (!nbcxi_progress_unless_busy(&advanced))
+        if (!nbcxi_progress_unless_busy(&advanced)) {
             sched_yield(); /* the thread that progresses needs a core */
-        else if (advanced)
+        } else if (advanced) {
             idle = 0;
-        else if (++idle > 64)
+        } else if (++idle > SLEEP_AFTER && events) {
+            int slept = nbcxi_engine_sleep(SLEEP_MS);
+            if (slept > 0)
+                idle = SLEEP_AFTER; /* still idle: the next poll sleeps */
+            else if (slept < 0)
+                events = false;
+        } else if (idle > 64) {
             sched_yield();
+        }
     }
     return i;
 }

@@ -13,6 +13,7 @@
  * mode.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,42 @@ bool nbcxi_engine_urgent_locked(void)
         if (!r->lazy)
             return true;
     return false;
+}
+
+int nbcxi_engine_arm_locked(void)
+{
+    nbcxi_transport *tp = NULL;
+    int fd = -1;
+    for (struct nbcx_request_s *r = active; r; r = r->next) {
+        struct nbcx_sched_s *s = r->sched;
+        nbcxi_transport *t = s->comm->tp;
+        if (s->npolls > 0 || !t->ops->event_fd)
+            return -1; /* a poll node, or a transport that cannot wake us */
+        int f = t->ops->event_fd(t);
+        if (f < 0 || (fd >= 0 && f != fd))
+            return -1; /* (one fd only: one UCX worker per process) */
+        fd = f;
+        tp = t;
+    }
+    if (!tp)
+        return -1;
+    int armed = tp->ops->arm(tp);
+    return armed == 0 ? fd : armed == 1 ? -2 : -1;
+}
+
+int nbcxi_engine_sleep(int ms)
+{
+    if (pthread_mutex_trylock(&nbcxi_engine_lock) != 0)
+        return 0;
+    int fd = nbcxi_engine_arm_locked();
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    if (fd == -2)
+        return 1;
+    if (fd < 0)
+        return -1;
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    poll(&p, 1, ms);
+    return 1;
 }
 
 int64_t nbcxi_engine_next_due_locked(void)

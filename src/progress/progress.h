@@ -81,6 +81,19 @@ NBCX_HIDDEN long nbcxi_progress_all_locked(bool app);
  * their requests (0: none predicted). Need the lock. */
 NBCX_HIDDEN bool nbcxi_engine_busy_locked(void);
 NBCX_HIDDEN int64_t nbcxi_engine_next_due_locked(void);
+/* Whether waiting for the active operations can sleep on their
+ * transport's event fd (transport.h: event_fd, arm) instead of polling:
+ * when all of them run on transports with the same event fd and none
+ * has a poll node, arms it and returns the fd (sleep in poll() on it
+ * with the lock released); -2 when events are pending (progress again
+ * at once); -1 when they cannot (poll on a timer). Needs the lock. */
+NBCX_HIDDEN int nbcxi_engine_arm_locked(void);
+/* For an application thread that found nothing to do in a wait: sleeps
+ * on the event fd (as above) for ms milliseconds at most and returns 1;
+ * returns 0 at once if another thread holds the lock, -1 if the
+ * operations cannot be waited for so. Lock not held. The time-out covers
+ * an event that another thread consumed. */
+NBCX_HIDDEN int nbcxi_engine_sleep(int ms);
 /* Whether an active operation wants the progress thread to poll it now:
  * any that is not lazy (auto mode). Needs the lock. */
 NBCX_HIDDEN bool nbcxi_engine_urgent_locked(void);

@@ -4,8 +4,13 @@
  * It never spins flat out:
  *   - nothing active: it sleeps on a condition variable until a start
  *     wakes it;
- *   - operations active: MPI point-to-point cannot wake anyone, so the
- *     thread polls, sleeping in between. After a poll that moved
+ *   - operations active on a transport that can wake it (UCX: an event
+ *     fd, transport.h): after an idle poll it arms the transport and
+ *     sleeps in poll() on that fd and on a wake-up eventfd (written by a
+ *     start, a kick or a stop), for EVENT_WAIT_MS at most (the watchdog's
+ *     timeouts still get their passes). Nothing is spent while waiting.
+ *   - operations active otherwise: MPI point-to-point cannot wake anyone,
+ *     so the thread polls, sleeping in between. After a poll that moved
  *     something it polls again almost at once (the next message of a
  *     pipeline or a protocol handshake is often due); after an idle poll
  *     the pause doubles, up to a ceiling (NBCX_PROGRESS_POLL_MAX
@@ -27,12 +32,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "progress.h"
 
@@ -43,6 +51,7 @@ enum {
     SPIN_POLLS = 64,             /* idle polls that only yield, while
                                     a thread waits                     */
     WATCH_NS = 1000000,          /* auto mode: a look at lazy work     */
+    EVENT_WAIT_MS = 100,         /* longest sleep on transport events  */
 };
 static const int64_t LINGER_NS = 100000000; /* watching after the last
                                                lazy start (100 ms)     */
@@ -60,6 +69,8 @@ static pthread_cond_t work_cv;   /* CLOCK_MONOTONIC */
 static pthread_once_t cv_once = PTHREAD_ONCE_INIT;
 static char where[96];           /* placement, under the engine lock */
 static int64_t poll_max_ns = POLL_MAX_NS;
+static int wake_fd = -1;         /* eventfd: wakes an event sleep      */
+static atomic_bool event_sleep;  /* in poll() on transport events      */
 
 static void init_cv(void)
 {
@@ -72,6 +83,7 @@ static void init_cv(void)
     long us = v ? atol(v) : 0;
     if (us > 0)
         poll_max_ns = (int64_t)us * 1000;
+    wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); /* -1: timed polls */
 }
 
 static void sleep_until_locked(int64_t t)
@@ -92,6 +104,35 @@ static int64_t next_pause(int64_t pause, int64_t now)
     if (due > now)
         pause = NBCXI_MIN(pause, due - now);
     return NBCXI_MAX(pause, POLL_MIN_NS);
+}
+
+/* After an idle poll: sleeps until a transport event, a wake-up or
+ * EVENT_WAIT_MS, if every active operation's transport can wake us
+ * (nbcxi_engine_arm_locked). Returns false, having done nothing, when
+ * the thread must poll on a timer instead. Lock held (released while
+ * asleep). */
+static bool sleep_on_events_locked(void)
+{
+    if (wake_fd < 0)
+        return false;
+    int fd = nbcxi_engine_arm_locked();
+    if (fd == -2)
+        return true; /* events pending: poll again now */
+    if (fd < 0)
+        return false;
+    idle_sleep = true; /* a start or a kick must wake us (eventfd) */
+    atomic_store(&event_sleep, true);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+                           { .fd = wake_fd, .events = POLLIN } };
+    poll(p, 2, EVENT_WAIT_MS);
+    atomic_store(&event_sleep, false);
+    uint64_t n;
+    if (p[1].revents & POLLIN)
+        (void)!read(wake_fd, &n, sizeof n);
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    idle_sleep = false;
+    return true;
 }
 
 static void *main_loop(void *arg)
@@ -141,6 +182,11 @@ static void *main_loop(void *arg)
             pthread_mutex_unlock(&nbcxi_engine_lock);
             sched_yield();
             pthread_mutex_lock(&nbcxi_engine_lock);
+            continue;
+        }
+        if (!advanced && sleep_on_events_locked()) {
+            pause = POLL_MIN_NS;
+            idle = 0;
             continue;
         }
         int64_t now = nbcxi_now_ns();
@@ -193,9 +239,19 @@ bool nbcxi_thread_watch_locked(void)
     return running && idle_sleep && !watching;
 }
 
+/* The thread sleeps on the condition variable or, on transport events,
+ * in poll(): the eventfd wakes it there. */
+static void wake_events(void)
+{
+    uint64_t one = 1;
+    if (wake_fd >= 0 && atomic_load(&event_sleep))
+        (void)!write(wake_fd, &one, sizeof one);
+}
+
 void nbcxi_thread_wake(void)
 {
     pthread_cond_signal(&work_cv);
+    wake_events();
 }
 
 void nbcxi_thread_stop(void)
@@ -208,6 +264,7 @@ void nbcxi_thread_stop(void)
         pthread_cond_signal(&work_cv);
     }
     pthread_mutex_unlock(&nbcxi_engine_lock);
+    wake_events();
     if (join)
         pthread_join(thread, NULL);
 }

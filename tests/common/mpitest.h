@@ -15,7 +15,8 @@
  *     progress thread and the multi-threaded tests need it) and mt_init()
  *     checks that nbcx runs in the mode NBCX_PROGRESS asks for (CTest
  *     runs every program once per mode), so that a test registered as
- *     "thread" cannot silently pass in caller mode.
+ *     "thread" cannot silently pass in caller mode; likewise the
+ *     transport NBCX_TRANSPORT asks for (default mpi).
  *
  * Only the public API of nbcx (nbcx.h, nbcx_mpi.h) is used.
  */
@@ -193,6 +194,13 @@ static void mt_check_mode(void)
         mt_fail("progress mode is %s, expected %s (NBCX_PROGRESS=%s, MPI "
                 "thread level %d)", mt_mode_name(mt_mode),
                 mt_mode_name(want), env ? env : "(unset)", mt_thread_level);
+    /* And on the transport NBCX_TRANSPORT asks for (default "mpi"), so
+     * that a test registered as "ucx" cannot silently run on MPI. */
+    const char *tp = getenv("NBCX_TRANSPORT"), *name = NULL;
+    MT_OK(nbcx_comm_transport(c, &name));
+    if (!name || strcmp(name, tp && *tp ? tp : "mpi") != 0)
+        mt_fail("transport is %s, expected %s (NBCX_TRANSPORT)",
+                name ? name : "(none)", tp && *tp ? tp : "mpi");
     MT_OK(nbcx_comm_free(&c));
 }
 

@@ -99,6 +99,7 @@ void meta_collect(struct bench_meta *m, nbcx_comm comm, int ranks)
     if (nbcx_comm_transport(comm, &transport) != NBCX_SUCCESS || !transport)
         transport = "unknown";
     snprintf(m->transport, sizeof m->transport, "%s", transport);
+    snprintf(m->transport_desc, sizeof m->transport_desc, "%s", transport);
     const char *net = getenv("NBCX_BENCH_NETWORK");
     snprintf(m->network, sizeof m->network, "%s", net && *net ? net : "shm");
 
@@ -126,6 +127,14 @@ void meta_collect(struct bench_meta *m, nbcx_comm comm, int ranks)
                 memcpy(m->progress_cpus, c, n);
                 m->progress_cpus[n] = '\0';
             }
+        }
+        /* "transport=ucx(tls=...)": a transport created by name says
+         * which of its own transports it runs on (UCX_TLS). */
+        const char *t = strstr(m->nbcx_info, "transport=");
+        if (t) {
+            t += strlen("transport=");
+            snprintf(m->transport_desc, sizeof m->transport_desc, "%.*s",
+                     (int)strcspn(t, " "), t);
         }
     } else {
         m->nbcx_info[0] = '\0';
@@ -184,7 +193,7 @@ void table_header(FILE *f, const struct bench_meta *m,
             "network %s, progress %s (cpus %s), transport %s\n",
             op->name, m->ranks, m->cores, mpi, m->has_native ? " " : "",
             m->has_native ? m->mpi_version : "", m->network, m->progress,
-            m->progress_cpus, m->transport);
+            m->progress_cpus, m->transport_desc);
     fprintf(f, "# host %s, cpu %s, %s, nbcx %d.%d.%d, %s\n", m->hostname,
             m->cpu_model, m->os, NBCX_VERSION_MAJOR, NBCX_VERSION_MINOR,
             NBCX_VERSION_PATCH, m->date);

@@ -8,7 +8,9 @@
  */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mpi_backend.h"
 #include "../../progress/request.h"
@@ -165,6 +167,44 @@ static int attach_topology(MPI_Comm comm, nbcx_comm c)
     return err;
 }
 
+/* ---- the transport under a communicator: NBCX_TRANSPORT ---- */
+
+/* The bootstrap of a backend created by name (transport.h): one
+ * MPI_Allgather on the duplicate. */
+static int boot_allgather(void *ctx, const void *in, size_t bytes, void *out)
+{
+    if (bytes > (size_t)INT32_MAX)
+        return NBCX_ERR_ARG;
+    return nbcxi_mpi_error(MPI_Allgather(in, (int)bytes, MPI_BYTE, out,
+                                         (int)bytes, MPI_BYTE,
+                                         *(MPI_Comm *)ctx));
+}
+
+/* The backend NBCX_TRANSPORT names ("mpi", the default: NULL), or an
+ * error with the names there are. */
+static int chosen_backend(const struct nbcxi_transport_ops **ops)
+{
+    *ops = NULL;
+    const char *name = nbcxi_getenv("NBCX_TRANSPORT");
+    if (!name || !*name || strcmp(name, "mpi") == 0)
+        return NBCX_SUCCESS;
+    char known[128] = "mpi";
+    for (int b = 0; nbcxi_backends[b]; b++) {
+        if (!nbcxi_backends[b]->create)
+            continue;
+        if (strcmp(nbcxi_backends[b]->name, name) == 0) {
+            *ops = nbcxi_backends[b];
+            return NBCX_SUCCESS;
+        }
+        size_t n = strlen(known);
+        snprintf(known + n, sizeof known - n, ", %s",
+                 nbcxi_backends[b]->name);
+    }
+    return nbcxi_error(NBCX_ERR_TRANSPORT, "nbcx_comm_from_mpi: "
+                       "NBCX_TRANSPORT=%s: no such transport in this build "
+                       "of nbcx (there are: %s)", name, known);
+}
+
 int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
 {
     if (!out)
@@ -175,6 +215,10 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
     int inter = 0;
     if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return NBCX_ERR_COMM; /* intercommunicators are not supported */
+    const struct nbcxi_transport_ops *byname;
+    int err = chosen_backend(&byname);
+    if (err != NBCX_SUCCESS)
+        return err;
     MPI_Comm dup;
     int rc = MPI_Comm_dup(comm, &dup);
     if (rc != MPI_SUCCESS)
@@ -187,7 +231,14 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
     MPI_Comm_rank(dup, &rank);
     MPI_Comm_size(dup, &size);
     nbcxi_transport *tp;
-    int err = nbcxi_mpi_transport_create(dup, &tp);
+    if (byname) { /* e.g. UCX: MPI only to start it (and the topology) */
+        struct nbcxi_bootstrap boot = { .rank = rank, .size = size,
+                                        .allgather = boot_allgather,
+                                        .ctx = &dup };
+        err = byname->create(&boot, &tp);
+    } else {
+        err = nbcxi_mpi_transport_create(dup, &tp); /* owns dup */
+    }
     if (err != NBCX_SUCCESS) {
         MPI_Comm_free(&dup);
         return err;
@@ -195,6 +246,8 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
     err = nbcxi_comm_create(rank, size, tp, out);
     if (err == NBCX_SUCCESS && (err = attach_topology(dup, *out)) != 0)
         nbcx_comm_free(out);
+    if (byname)
+        MPI_Comm_free(&dup);
     return err;
 }
 

@@ -1,0 +1,676 @@
+/* transport.c - the UCX transport: nbcx's point-to-point over UCP tag
+ * matching (ucp_tag_send_nbx / ucp_tag_recv_nbx).
+ *
+ * One UCP context and one worker per process, shared by every UCX
+ * communicator; endpoints per peer worker, made on the first send to it
+ * and shared by every communicator that reaches that peer. Rendezvous
+ * for large messages is left to UCX.
+ *
+ * Tags: a 64-bit UCP tag holds the communicator's context id (16 bits,
+ * agreed by its members at creation), the sender's rank in the
+ * communicator (20 bits) and nbcx's transport tag (28 bits: tag slot and
+ * schedule tag, base/comm.c); receives match it with a full mask, so two
+ * communicators never cross and a receive matches only its peer.
+ *
+ * Datatypes: contiguous ones go as they are; a face's non-contiguous
+ * derived type is packed into a staging buffer before a send and
+ * unpacked from one after a receive (nbcxi_type_pack / unpack).
+ *
+ * Created by name (ops->create, NBCX_TRANSPORT=ucx): the bootstrap
+ * (transport.h) exchanges worker addresses with one allgather, after
+ * which nothing but UCX is on the data path. No MPI in this folder.
+ *
+ * Threads: every executor call (post, test, cancel, arm) runs under the
+ * engine lock, but communicators are made and freed outside it, so the
+ * worker is asked for UCS_THREAD_MODE_MULTI (SERIALIZED is accepted if
+ * that is all UCX gives: the engine lock then serialises the data path,
+ * and the bootstrap only reads the worker's address, taken once).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ucp/api/ucp.h>
+
+#include "../../base/base.h"
+
+enum {
+    CTX_BITS = 16,
+    RANK_BITS = 20,
+    TAG_BITS = 28,
+    SPIN_CANCEL = 1000, /* progress calls a cancelled request may take */
+};
+
+/* ---- the process's context, worker and endpoints ---- */
+
+struct peer { /* an endpoint, by the peer worker's address */
+    struct peer *next;
+    uint64_t hash;
+    size_t len;
+    ucp_ep_h ep;
+    unsigned char addr[];
+};
+
+static struct {
+    pthread_once_t once;
+    int err;                   /* of the initialisation */
+    char why[200];
+    ucp_context_h ctx;
+    ucp_worker_h worker;
+    ucp_address_t *addr;       /* this worker's address */
+    size_t addrlen;
+    int efd;                   /* the worker's event fd, -1 if none */
+    pthread_mutex_t lock;      /* peers, next_ctx */
+    struct peer *peers;
+    uint32_t next_ctx;         /* next context id to propose */
+    char tls[64];              /* its transports, for nbcx_info */
+} ux = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER,
+         .efd = -1 };
+
+static void init_once(void)
+{
+    ucp_config_t *cfg;
+    ucs_status_t st = ucp_config_read(NULL, NULL, &cfg);
+    /* NBCX_UCX_TLS: the transports of nbcx's UCX only, not those of an
+     * MPI library that runs on UCX too (UCX_TLS sets both). */
+    const char *tls = nbcxi_getenv("NBCX_UCX_TLS");
+    if (st == UCS_OK && tls && (st = ucp_config_modify(cfg, "TLS", tls)) !=
+                                   UCS_OK) {
+        ucp_config_release(cfg);
+        snprintf(ux.why, sizeof ux.why, "NBCX_UCX_TLS=%s: UCX does not "
+                 "take it (%s)", tls, ucs_status_string(st));
+        ux.err = NBCX_ERR_TRANSPORT;
+        return;
+    }
+    if (!tls)
+        tls = nbcxi_getenv("UCX_TLS");
+    snprintf(ux.tls, sizeof ux.tls, "%s", tls ? tls : "default");
+    if (st == UCS_OK) {
+        ucp_params_t p = {
+            .field_mask = UCP_PARAM_FIELD_FEATURES |
+                          UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+            .features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP,
+            .mt_workers_shared = 1,
+        };
+        st = ucp_init(&p, cfg, &ux.ctx);
+        ucp_config_release(cfg);
+    }
+    if (st != UCS_OK) {
+        snprintf(ux.why, sizeof ux.why, "UCX could not be initialised "
+                 "(ucp_init: %s)", ucs_status_string(st));
+        ux.err = NBCX_ERR_TRANSPORT;
+        return;
+    }
+    ucp_worker_params_t wp = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = UCS_THREAD_MODE_MULTI,
+    };
+    st = ucp_worker_create(ux.ctx, &wp, &ux.worker);
+    ucp_worker_attr_t wa = { .field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE };
+    if (st == UCS_OK && ucp_worker_query(ux.worker, &wa) == UCS_OK &&
+        wa.thread_mode == UCS_THREAD_MODE_SINGLE) {
+        snprintf(ux.why, sizeof ux.why, "UCX gives a worker for one thread "
+                 "only (nbcx needs UCS_THREAD_MODE_SERIALIZED at least)");
+        ux.err = NBCX_ERR_TRANSPORT;
+        return;
+    }
+    if (st == UCS_OK)
+        st = ucp_worker_get_address(ux.worker, &ux.addr, &ux.addrlen);
+    if (st != UCS_OK) {
+        snprintf(ux.why, sizeof ux.why, "UCX: no worker (%s)",
+                 ucs_status_string(st));
+        ux.err = NBCX_ERR_TRANSPORT;
+        return;
+    }
+    if (ucp_worker_get_efd(ux.worker, &ux.efd) != UCS_OK)
+        ux.efd = -1; /* progress then polls, as for MPI */
+}
+
+static uint64_t hash_of(const unsigned char *a, size_t len)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ a[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The endpoint to the worker at addr, made on first use. */
+static int endpoint(const unsigned char *addr, size_t len, ucp_ep_h *ep)
+{
+    uint64_t h = hash_of(addr, len);
+    pthread_mutex_lock(&ux.lock);
+    struct peer *p = ux.peers;
+    while (p && !(p->hash == h && p->len == len &&
+                  memcmp(p->addr, addr, len) == 0))
+        p = p->next;
+    int err = NBCX_SUCCESS;
+    if (!p) {
+        p = malloc(sizeof *p + len);
+        ucp_ep_params_t ep_params = {
+            .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+            .address = (const ucp_address_t *)addr,
+        };
+        ucs_status_t st = p ? ucp_ep_create(ux.worker, &ep_params, &p->ep)
+                            : UCS_ERR_NO_MEMORY;
+        if (st != UCS_OK) {
+            free(p);
+            p = NULL;
+            err = nbcxi_error(st == UCS_ERR_NO_MEMORY ? NBCX_ERR_NOMEM
+                                                      : NBCX_ERR_TRANSPORT,
+                              "UCX: no endpoint to a peer (%s)",
+                              ucs_status_string(st));
+        } else {
+            p->hash = h;
+            p->len = len;
+            memcpy(p->addr, addr, len);
+            p->next = ux.peers;
+            ux.peers = p;
+        }
+    }
+    *ep = p ? p->ep : NULL;
+    pthread_mutex_unlock(&ux.lock);
+    return err;
+}
+
+/* ---- a communicator ---- */
+
+struct ucx_comm {
+    int rank, size;
+    uint64_t ctx_bits;     /* context id, in place */
+    size_t addrlen;        /* stride of addrs */
+    unsigned char *addrs;  /* every rank's worker address */
+    size_t *lens;          /* and its length */
+    ucp_ep_h *eps;         /* per rank, NULL until the first send */
+};
+
+static struct ucx_comm *comm_of(nbcxi_transport *t)
+{
+    return t->state;
+}
+
+static uint64_t tag_of(const struct ucx_comm *c, int src, int tag)
+{
+    return c->ctx_bits | ((uint64_t)src << TAG_BITS) | (uint64_t)tag;
+}
+
+static int ep_of(struct ucx_comm *c, int peer, ucp_ep_h *ep)
+{
+    if (c->eps[peer]) {
+        *ep = c->eps[peer];
+        return NBCX_SUCCESS;
+    }
+    int err = endpoint(c->addrs + (size_t)peer * c->addrlen, c->lens[peer],
+                       ep);
+    if (err == NBCX_SUCCESS)
+        c->eps[peer] = *ep;
+    return err;
+}
+
+static int error_of(ucs_status_t st)
+{
+    switch (st) {
+    case UCS_OK: return NBCX_SUCCESS;
+    case UCS_ERR_MESSAGE_TRUNCATED: return NBCX_ERR_TRUNCATE;
+    case UCS_ERR_NO_MEMORY: return NBCX_ERR_NOMEM;
+    default: return NBCX_ERR_TRANSPORT;
+    }
+}
+
+/* ---- requests ----
+ *
+ * A request slot (the executor's, moved around by memcpy: UCX never
+ * holds its address) has the UCX request in flight and, for a staged
+ * (non-contiguous) or persistent operation, the operation's record. A
+ * persistent operation's record is made once by send_init/recv_init and
+ * reused by every start; a plain staged one lives until it completes. */
+
+struct op {
+    bool send, persistent;
+    bool orphan;           /* freed while UCX may still use tmp: leak it */
+    void *buf;
+    int count;
+    struct nbcx_datatype_s *type;
+    int peer, tag;
+    void *tmp;             /* staging, count * size bytes, or NULL */
+    size_t len;            /* bytes received (completed at post) */
+};
+
+struct slot {
+    void *ucp;             /* UCX request in flight, or NULL */
+    struct op *op;         /* NULL: plain contiguous */
+    int status;            /* done at post: its nbcx result */
+    bool recv;
+    bool posted_done;      /* completed when posted */
+};
+_Static_assert(sizeof(struct slot) <= 32, "a small slot");
+
+static bool staged(const struct nbcx_datatype_s *type)
+{
+    return !type->contiguous;
+}
+
+/* The result of a finished request: for a staged receive, unpacks the
+ * len bytes received. */
+static int complete(struct slot *s, int err, size_t len)
+{
+    struct op *op = s->op;
+    if (op && op->tmp && !op->send && err == NBCX_SUCCESS) {
+        size_t esz = op->type->size;
+        if (esz && len % esz)
+            err = NBCX_ERR_TRUNCATE; /* not whole elements: a mismatch */
+        else if (esz)
+            err = nbcxi_type_unpack(op->tmp, (int)(len / esz), op->type,
+                                    op->buf);
+    }
+    if (op && !op->persistent) {
+        free(op->tmp);
+        free(op);
+    }
+    s->op = NULL;
+    s->ucp = NULL;
+    return err;
+}
+
+/* Posts one operation into slot s (op: its record or NULL). */
+static int post(nbcxi_transport *t, struct slot *s, struct op *op, bool send,
+                void *buf, int count, struct nbcx_datatype_s *type, int peer,
+                int tag)
+{
+    struct ucx_comm *c = comm_of(t);
+    size_t bytes = (size_t)count * type->size;
+    void *data = buf;
+    memset(s, 0, sizeof *s);
+    s->recv = !send;
+    if (staged(type) && bytes) {
+        if (!op) {
+            op = calloc(1, sizeof *op);
+            if (!op)
+                return NBCX_ERR_NOMEM;
+            op->send = send;
+            op->buf = buf;
+            op->count = count;
+            op->type = type;
+        }
+        if (!op->tmp && !(op->tmp = malloc(bytes))) {
+            if (!op->persistent)
+                free(op);
+            return NBCX_ERR_NOMEM;
+        }
+        data = op->tmp;
+        if (send) {
+            int err = nbcxi_type_pack(buf, count, type, data);
+            if (err != NBCX_SUCCESS) {
+                s->op = op;
+                complete(s, err, 0);
+                return err;
+            }
+        }
+    }
+    s->op = op;
+    ucp_tag_recv_info_t info = { 0 };
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
+        .datatype = ucp_dt_make_contig(1),
+    };
+    ucs_status_ptr_t r;
+    if (send) {
+        ucp_ep_h ep = NULL;
+        int err = ep_of(c, peer, &ep);
+        if (err != NBCX_SUCCESS) {
+            complete(s, err, 0);
+            return err;
+        }
+        r = ucp_tag_send_nbx(ep, data, bytes, tag_of(c, c->rank, tag), &p);
+    } else {
+        p.op_attr_mask |= UCP_OP_ATTR_FIELD_RECV_INFO;
+        p.recv_info.tag_info = &info;
+        /* UCX 1.13 leaves info.length unset when a receive completes at
+         * once; a staged one needs it (to unpack what came). */
+        if (data != buf)
+            p.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+        r = ucp_tag_recv_nbx(ux.worker, data, bytes, tag_of(c, peer, tag),
+                             UINT64_MAX, &p);
+    }
+    if (UCS_PTR_IS_ERR(r)) {
+        int err = error_of(UCS_PTR_STATUS(r));
+        complete(s, err, 0);
+        return nbcxi_error(err, "UCX: %s to rank %d failed (%s)",
+                           send ? "send" : "receive", peer,
+                           ucs_status_string(UCS_PTR_STATUS(r)));
+    }
+    if (r == NULL) { /* done already */
+        s->posted_done = true;
+        s->status = complete(s, NBCX_SUCCESS, info.length);
+        return NBCX_SUCCESS;
+    }
+    s->ucp = r;
+    return NBCX_SUCCESS;
+}
+
+static int ucx_isend(nbcxi_transport *t, const void *buf, int count,
+                     struct nbcx_datatype_s *type, int peer, int tag,
+                     void *req)
+{
+    return post(t, req, NULL, true, (void *)buf, count, type, peer, tag);
+}
+
+static int ucx_irecv(nbcxi_transport *t, void *buf, int count,
+                     struct nbcx_datatype_s *type, int peer, int tag,
+                     void *req)
+{
+    return post(t, req, NULL, false, buf, count, type, peer, tag);
+}
+
+/* Whether slot s is finished; *err gets its result. Releases its UCX
+ * request. */
+static bool finished(struct slot *s, int *err)
+{
+    if (s->posted_done) {
+        *err = s->status;
+        s->posted_done = false;
+        s->op = NULL;
+        return true;
+    }
+    ucs_status_t st;
+    size_t len = 0;
+    if (s->recv) {
+        ucp_tag_recv_info_t info;
+        st = ucp_tag_recv_request_test(s->ucp, &info);
+        len = info.length;
+    } else {
+        st = ucp_request_check_status(s->ucp);
+    }
+    if (st == UCS_INPROGRESS)
+        return false;
+    ucp_request_free(s->ucp);
+    *err = complete(s, error_of(st), len);
+    return true;
+}
+
+static int ucx_testsome(nbcxi_transport *t, int n, void *reqs, int *ndone,
+                        int *idx)
+{
+    (void)t;
+    for (int k = 0; k < 64 && ucp_worker_progress(ux.worker); k++)
+        ;
+    struct slot *s = reqs;
+    int out = 0, first = NBCX_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        int err;
+        if (!finished(&s[i], &err))
+            continue;
+        idx[out++] = i;
+        if (first == NBCX_SUCCESS && err != NBCX_SUCCESS)
+            first = err;
+    }
+    *ndone = out;
+    return first;
+}
+
+/* Cancels a request in flight and waits (a little) for UCX to let go of
+ * its buffer; a send that does not finish by then keeps its staging
+ * buffer, leaked (error paths only). */
+static void cancel_slot(struct slot *s)
+{
+    if (s->posted_done || !s->ucp) {
+        s->posted_done = false;
+        return;
+    }
+    ucp_request_cancel(ux.worker, s->ucp);
+    for (int k = 0; k < SPIN_CANCEL &&
+                    ucp_request_check_status(s->ucp) == UCS_INPROGRESS; k++)
+        ucp_worker_progress(ux.worker);
+    if (ucp_request_check_status(s->ucp) == UCS_INPROGRESS && s->op)
+        s->op->orphan = true;
+    ucp_request_free(s->ucp);
+    s->ucp = NULL;
+}
+
+static void ucx_cancel(nbcxi_transport *t, void *req)
+{
+    (void)t;
+    struct slot *s = req;
+    cancel_slot(s);
+    if (s->op && !s->op->orphan) {
+        free(s->op->tmp);
+        free(s->op);
+    }
+    s->op = NULL;
+}
+
+/* ---- persistent operations: the record is made once ---- */
+
+static int prepare(nbcxi_transport *t, bool send, void *buf, int count,
+                   struct nbcx_datatype_s *type, int peer, int tag, void *req)
+{
+    (void)t;
+    struct op *op = calloc(1, sizeof *op);
+    if (!op)
+        return NBCX_ERR_NOMEM;
+    *op = (struct op){ .send = send, .persistent = true, .buf = buf,
+                       .count = count, .type = type, .peer = peer,
+                       .tag = tag };
+    size_t bytes = (size_t)count * type->size;
+    if (staged(type) && bytes && !(op->tmp = malloc(bytes))) {
+        free(op);
+        return NBCX_ERR_NOMEM;
+    }
+    struct slot *s = req;
+    memset(s, 0, sizeof *s);
+    s->op = op;
+    s->recv = !send;
+    return NBCX_SUCCESS;
+}
+
+static int ucx_send_init(nbcxi_transport *t, const void *buf, int count,
+                         struct nbcx_datatype_s *type, int peer, int tag,
+                         void *req)
+{
+    return prepare(t, true, (void *)buf, count, type, peer, tag, req);
+}
+
+static int ucx_recv_init(nbcxi_transport *t, void *buf, int count,
+                         struct nbcx_datatype_s *type, int peer, int tag,
+                         void *req)
+{
+    return prepare(t, false, buf, count, type, peer, tag, req);
+}
+
+static int ucx_start(nbcxi_transport *t, int n, void *reqs)
+{
+    struct slot *s = reqs;
+    for (int i = 0; i < n; i++) {
+        struct op *op = s[i].op;
+        int err = post(t, &s[i], op, op->send, op->buf, op->count, op->type,
+                       op->peer, op->tag);
+        if (err != NBCX_SUCCESS) {
+            /* All or none (MPI_Startall): the executor counts none of
+             * them as started. */
+            s[i].op = op;
+            while (--i >= 0)
+                cancel_slot(&s[i]);
+            return err;
+        }
+    }
+    return NBCX_SUCCESS;
+}
+
+static void ucx_cancel_prepared(nbcxi_transport *t, void *req)
+{
+    (void)t;
+    cancel_slot(req);
+}
+
+static void ucx_free_prepared(nbcxi_transport *t, void *req)
+{
+    (void)t;
+    struct slot *s = req;
+    if (s->op && !s->op->orphan) {
+        free(s->op->tmp);
+        free(s->op);
+    }
+    s->op = NULL;
+}
+
+/* ---- sleeping on events ---- */
+
+static int ucx_event_fd(nbcxi_transport *t)
+{
+    (void)t;
+    return ux.efd;
+}
+
+static int ucx_arm(nbcxi_transport *t)
+{
+    (void)t;
+    if (ux.efd < 0)
+        return -1;
+    if (ucp_worker_progress(ux.worker))
+        return 1; /* something moved: test before sleeping */
+    ucs_status_t st = ucp_worker_arm(ux.worker);
+    return st == UCS_OK ? 0 : st == UCS_ERR_BUSY ? 1 : -1;
+}
+
+static void ucx_describe(char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    if (ux.worker)
+        snprintf(buf, len, "ucx(tls=%s%s)", ux.tls,
+                 ux.efd >= 0 ? "" : ", no event fd");
+}
+
+/* ---- creation and destruction ---- */
+
+static void ucx_destroy(nbcxi_transport *t)
+{
+    struct ucx_comm *c = comm_of(t);
+    if (c) { /* endpoints stay: other communicators may use them */
+        free(c->addrs);
+        free(c->lens);
+        free(c->eps);
+        free(c);
+    }
+    free(t);
+}
+
+static int ucx_create(const struct nbcxi_bootstrap *b, nbcxi_transport **out);
+
+const struct nbcxi_transport_ops nbcxi_ucx_ops = {
+    .name = "ucx",
+    .req_size = sizeof(struct slot),
+    .isend = ucx_isend,
+    .irecv = ucx_irecv,
+    .testsome = ucx_testsome,
+    .cancel = ucx_cancel,
+    .destroy = ucx_destroy,
+    .send_init = ucx_send_init,
+    .recv_init = ucx_recv_init,
+    .start = ucx_start,
+    .cancel_prepared = ucx_cancel_prepared,
+    .free_prepared = ucx_free_prepared,
+    .create = ucx_create,
+    .event_fd = ucx_event_fd,
+    .arm = ucx_arm,
+    .describe = ucx_describe,
+};
+
+/* What each rank tells the others first. */
+struct hello {
+    uint32_t ok;        /* 1: UCX is up here */
+    uint32_t ctx;       /* the context id it proposes */
+    uint64_t addrlen;
+};
+
+static int ucx_create(const struct nbcxi_bootstrap *b, nbcxi_transport **out)
+{
+    *out = NULL;
+    pthread_once(&ux.once, init_once);
+    int n = b->size;
+    struct hello mine = { .ok = ux.err == NBCX_SUCCESS && n < (1 << RANK_BITS),
+                          .addrlen = ux.addrlen };
+    pthread_mutex_lock(&ux.lock);
+    mine.ctx = ux.next_ctx;
+    pthread_mutex_unlock(&ux.lock);
+    struct hello *all = calloc((size_t)n, sizeof *all);
+    if (!all) /* (the others then wait: as MPI would on no memory) */
+        return NBCX_ERR_NOMEM;
+    int err = b->allgather(b->ctx, &mine, sizeof mine, all);
+    if (err != NBCX_SUCCESS) {
+        free(all);
+        return err;
+    }
+    uint32_t ctx = 0;
+    size_t maxlen = 0;
+    int bad = -1;
+    for (int i = 0; i < n; i++) {
+        if (!all[i].ok && bad < 0)
+            bad = i;
+        ctx = all[i].ctx > ctx ? all[i].ctx : ctx;
+        maxlen = all[i].addrlen > maxlen ? (size_t)all[i].addrlen : maxlen;
+    }
+    if (bad >= 0 || ctx >= (1u << CTX_BITS)) {
+        free(all);
+        if (bad < 0)
+            return nbcxi_error(NBCX_ERR_TRANSPORT, "NBCX_TRANSPORT=ucx: "
+                               "this process has made %u UCX communicators, "
+                               "the most its tags can tell apart",
+                               1u << CTX_BITS);
+        return nbcxi_error(NBCX_ERR_TRANSPORT, "NBCX_TRANSPORT=ucx: %s",
+                           ux.err ? ux.why
+                           : n >= (1 << RANK_BITS)
+                               ? "too many ranks for UCX tags (2^20 at most)"
+                               : "UCX could not start on another rank");
+    }
+    pthread_mutex_lock(&ux.lock);
+    if (ux.next_ctx < ctx + 1)
+        ux.next_ctx = ctx + 1;
+    pthread_mutex_unlock(&ux.lock);
+
+    /* Every worker address, padded to the longest (the true lengths are
+     * in the hellos: an endpoint is found by its peer's true address). */
+    size_t stride = maxlen ? maxlen : 1;
+    unsigned char *pad = calloc(1, stride);
+    unsigned char *addrs = calloc((size_t)n, stride);
+    if (!pad || !addrs) { /* (the others then wait, as MPI would) */
+        free(pad);
+        free(addrs);
+        free(all);
+        return NBCX_ERR_NOMEM;
+    }
+    memcpy(pad, ux.addr, ux.addrlen);
+    err = b->allgather(b->ctx, pad, maxlen, addrs);
+    free(pad);
+    nbcxi_transport *t = calloc(1, sizeof *t);
+    struct ucx_comm *c = calloc(1, sizeof *c);
+    size_t *lens = calloc((size_t)n, sizeof *lens);
+    ucp_ep_h *eps = calloc((size_t)n, sizeof *eps);
+    if (err == NBCX_SUCCESS && (!t || !c || !lens || !eps))
+        err = NBCX_ERR_NOMEM;
+    for (int i = 0; lens && i < n; i++)
+        lens[i] = (size_t)all[i].addrlen;
+    free(all);
+    if (err != NBCX_SUCCESS) {
+        free(addrs);
+        free(lens);
+        free(eps);
+        free(c);
+        free(t);
+        return err;
+    }
+    c->addrs = addrs;
+    c->lens = lens;
+    c->eps = eps;
+    c->rank = b->rank;
+    c->size = n;
+    c->addrlen = maxlen;
+    c->ctx_bits = (uint64_t)ctx << (RANK_BITS + TAG_BITS);
+    t->ops = &nbcxi_ucx_ops;
+    t->state = c;
+    t->tag_ub = (1 << TAG_BITS) - 1;
+    *out = t;
+    return NBCX_SUCCESS;
+}
