@@ -42,7 +42,11 @@ expect 2 "does not fold" --op bcast --alg binomial --ranks 8 --size 8 --fold on
 expect 2 "int" --op alltoall --alg linear --ranks 100000 --size 1m
 expect 2 "No such file" --op bcast --ranks 4 --size 8 --params "$tmp/none.json"
 printf '{"format": "nbcx-loggp/1", "cores_per_node": 2}' >"$tmp/p.json"
-expect 2 'missing key "intra"' --op bcast --ranks 4 --size 8 --params "$tmp/p.json"
+expect 2 'missing key "copy_per_byte"' --op bcast --ranks 4 --size 8 --params "$tmp/p.json"
+printf '{"format": "nbcx-loggp/1", "cores_per_node": 2, "copy_per_byte": 0, "reduce_per_byte": 0}' >"$tmp/p.json"
+expect 2 'missing key "intra" or "inter"' --op bcast --ranks 4 --size 8 --params "$tmp/p.json"
+printf '{"format": "nbcx-loggp/1", "cores_per_node": 2, "copy_per_byte": 0, "reduce_per_byte": 0, "intra": {"L": 1, "o": 1, "g": 1, "G": 0.001}}' >"$tmp/p.json"
+expect 2 'no "inter" block' --op bcast --ranks 4 --size 8 --ranks-per-node 2 --params "$tmp/p.json"
 printf '{"format": "nbcx-loggp/1", "cores_per_node": 2,' >"$tmp/p.json"
 expect 2 "line 1" --op bcast --ranks 4 --size 8 --params "$tmp/p.json"
 

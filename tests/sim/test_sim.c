@@ -18,6 +18,7 @@ static struct nbcxi_sim_params params(void)
     p.cores_per_node = 1;
     p.intra = (struct nbcxi_loggp){ 0.5, 0.25, 0.375, 0.001 };
     p.inter = (struct nbcxi_loggp){ 10, 2, 3, 0.01 };
+    p.has_intra = p.has_inter = true;
     return p;
 }
 
@@ -465,10 +466,40 @@ static void test_params_file(void)
     CHECK(p.cores_per_node == 2 && p.intra.G == 1.2e-4 && p.inter.L == 45 &&
               p.reduce_per_byte == 0.0003 && strcmp(p.source, "t\"x") == 0,
           "parsed wrongly");
+    /* One block only (one nbcx-loggp run): parsed, and a run that needs
+     * the other block is refused with a message. */
+    const char *intra_only =
+        "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 2,\n"
+        " \"intra\": {\"L\": 0.35, \"o\": 0.25, \"g\": 0.30, \"G\": 1.2e-4},\n"
+        " \"copy_per_byte\": 0.00008, \"reduce_per_byte\": 0.0003}\n";
+    CHECK(nbcxi_sim_params_parse(intra_only, strlen(intra_only), &p, err,
+                                 sizeof err) == 0,
+          "%s", err);
+    CHECK(p.has_intra && !p.has_inter, "blocks: intra %d inter %d",
+          p.has_intra, p.has_inter);
+    {
+        struct nbcxi_sim_config cfg = { .coll = NBCXI_BCAST, .alg = "binomial",
+                                        .ranks = 4, .ranks_per_node = 4,
+                                        .bytes = 8 };
+        struct nbcxi_sim_run run = { .progress = NBCXI_SIM_CALLER };
+        struct nbcxi_sim_result res;
+        err[0] = '\0';
+        CHECK(nbcxi_sim_run(&cfg, &p, &run, NULL, &res, err, sizeof err) == 0,
+              "one node, intra only: %s", err);
+        cfg.ranks_per_node = 2;
+        err[0] = '\0';
+        CHECK(nbcxi_sim_run(&cfg, &p, &run, NULL, &res, err, sizeof err) ==
+                      NBCXI_SIM_EARG &&
+                  strstr(err, "no \"inter\" block"),
+              "two nodes, intra only: %s", err);
+    }
     static const struct {
         const char *text, *msg;
     } bad[] = {
         { "", "one JSON object" },
+        { "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 2, "
+          "\"copy_per_byte\": 0, \"reduce_per_byte\": 0}",
+          "missing key \"intra\" or \"inter\"" },
         { "[]", "one JSON object" },
         { "{\"format\": \"nbcx-loggp/2\"}", "is not \"nbcx-loggp/1\"" },
         { "{\"format\": \"nbcx-loggp/1\"}", "missing key \"cores_per_node\"" },

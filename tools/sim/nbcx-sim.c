@@ -525,7 +525,13 @@ static int simulate(const struct opts *o, const struct nbcxi_sim_params *p,
     r->bytes = bytes;
     double t0 = now_s();
     struct nbcxi_sim_job *job;
-    r->rc = nbcxi_sim_build(&cfg, &job, r->err, sizeof r->err);
+    const char *unfit = nbcxi_sim_params_fit(p, cfg.ranks, cfg.ranks_per_node);
+    if (unfit) {
+        r->rc = NBCXI_SIM_EARG;
+        snprintf(r->err, sizeof r->err, "%s", unfit);
+    } else {
+        r->rc = nbcxi_sim_build(&cfg, &job, r->err, sizeof r->err);
+    }
     if (r->rc == NBCXI_SIM_OK) {
         nbcxi_sim_job_info(job, &r->info);
         struct nbcxi_sim_run run = { o->progress, 0, o->split_levels,

@@ -369,8 +369,10 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
                        const struct nbcxi_sim_run *run,
                        struct nbcxi_sim_result *res)
 {
-    int64_t t0 = nbcxi_now_ns();
     memset(res, 0, sizeof *res);
+    if (nbcxi_sim_params_fit(p, J->P, J->C))
+        return NBCXI_SIM_EARG;
+    int64_t t0 = nbcxi_now_ns();
     const size_t F = (size_t)J->F, nn = (size_t)J->nnodes;
     const size_t nodes = (F + (size_t)J->C - 1) / (size_t)J->C;
     struct sim S = { .J = J, .p = p, .run = run };
@@ -470,12 +472,29 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
     return rc;
 }
 
+const char *nbcxi_sim_params_fit(const struct nbcxi_sim_params *p, int ranks,
+                                 int ranks_per_node)
+{
+    if (!p->has_inter && ranks_per_node < ranks)
+        return "the parameter file has no \"inter\" block (messages "
+               "between nodes): ranks per node must be at least the ranks";
+    if (!p->has_intra && ranks_per_node > 1 && ranks > 1)
+        return "the parameter file has no \"intra\" block (messages "
+               "inside a node): use 1 rank per node";
+    return NULL;
+}
+
 int nbcxi_sim_run(const struct nbcxi_sim_config *cfg,
                   const struct nbcxi_sim_params *p,
                   const struct nbcxi_sim_run *run,
                   struct nbcxi_sim_info *info, struct nbcxi_sim_result *res,
                   char *err, size_t errlen)
 {
+    const char *why = nbcxi_sim_params_fit(p, cfg->ranks, cfg->ranks_per_node);
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        return NBCXI_SIM_EARG;
+    }
     struct nbcxi_sim_job *J;
     int rc = nbcxi_sim_build(cfg, &J, err, errlen);
     if (rc)

@@ -359,10 +359,19 @@ int nbcxi_sim_params_parse(const char *text, size_t len,
                                          "intra", "inter", "copy_per_byte",
                                          "reduce_per_byte" };
     for (int i = 0; i < 6; i++)
-        if (!(seen & (1 << i))) {
+        if (!(seen & (1 << i)) && !((1 << i) & (INTRA | INTER))) {
             snprintf(err, errlen, "missing key \"%s\"", names[i]);
             return -1;
         }
+    /* intra and inter: at least one (a file of one nbcx-loggp run has
+     * only the block it measured) */
+    if (!(seen & (INTRA | INTER))) {
+        snprintf(err, errlen, "missing key \"intra\" or \"inter\" (at "
+                              "least one is needed)");
+        return -1;
+    }
+    p->has_intra = seen & INTRA;
+    p->has_inter = seen & INTER;
     return 0;
 }
 

@@ -40,6 +40,9 @@ struct nbcxi_sim_params {
     char source[256];
     int cores_per_node;
     struct nbcxi_loggp intra, inter;
+    /* which blocks the file has (nbcx-loggp measures one per run): a
+     * simulation that needs a missing one is refused (NBCXI_SIM_EARG) */
+    bool has_intra, has_inter;
     double copy_per_byte;   /* µs per byte of a local copy  */
     double reduce_per_byte; /* µs per byte of a reduction   */
 };
@@ -133,6 +136,11 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *job,
  * t_pure alone and t_total with it (IMB-NBC, as nbcx-bench): (t_pure + c
  * - t_total) / min(t_pure, c), clamped to [0, 1]. */
 double nbcxi_sim_overlap(double t_pure, double c, double t_total);
+
+/* NULL when p has the blocks a run of `ranks` at ranks_per_node needs,
+ * else why not. */
+const char *nbcxi_sim_params_fit(const struct nbcxi_sim_params *p, int ranks,
+                                 int ranks_per_node);
 
 /* Build and simulate one configuration. */
 int nbcxi_sim_run(const struct nbcxi_sim_config *cfg,
