@@ -114,6 +114,32 @@ static void test_allgather_ring(void)
         }
 }
 
+/* "inter_link": "shared" (tools/emunet: one loopback for both ways):
+ * the 2 ranks of a ring allgather send at once; on a duplex link each
+ * takes L + 2o + (m-1)G, on a shared one the second message waits for
+ * the first to leave, g + (m-1)G more. A folded run cannot model the
+ * shared link and is refused. */
+static void test_shared_link(void)
+{
+    struct nbcxi_sim_params p = params();
+    for (size_t m = 8; m <= 1 << 20; m *= 64) {
+        struct out dup = sim("allgather", "ring", 2, 1, m,
+                             NBCXI_SIM_FOLD_OFF, &p, 0, 0);
+        p.inter_shared = true;
+        struct out sh = sim("allgather", "ring", 2, 1, m, NBCXI_SIM_FOLD_OFF,
+                            &p, 0, 0);
+        CHECK(dup.rc == 0 && sh.rc == 0, "%s %s", dup.err, sh.err);
+        double body = (double)(m - 1) * p.inter.G;
+        CHECK_TIME(dup.res.t_max, p.inter.L + 2 * p.inter.o + body);
+        CHECK_TIME(sh.res.t_max, dup.res.t_max + p.inter.g + body);
+        struct out folded = sim("allgather", "ring", 8, 1, m,
+                                NBCXI_SIM_FOLD_ON, &p, 0, 0);
+        CHECK(folded.rc == NBCXI_SIM_EARG && strstr(folded.err, "folded"),
+              "folded with a shared link: rc %d %s", folded.rc, folded.err);
+        p.inter_shared = false;
+    }
+}
+
 /* Linear gather: P - 1 messages reach the root's NIC at o + L, which
  * takes one per g + (m-1)G; the root spends o on each (o <= that gap):
  * 2o + L + (m-1)G + (P-2)(g + (m-1)G). */
@@ -685,6 +711,7 @@ static const struct th_test tests[] = {
     { "all_algorithms", test_all_algorithms },
     { "fold_equals_full", test_fold_equals_full },
     { "params_file", test_params_file },
+    { "shared_link", test_shared_link },
     { "bad_config", test_bad_config },
     { "scale", test_scale },
 };

@@ -227,6 +227,7 @@ struct params {
     char source[2048];
     double cores_per_node, copy_per_byte, reduce_per_byte;
     struct jblock intra, inter;
+    char inter_link[16]; /* "" (duplex, the default) or "shared" */
 };
 
 struct jp {
@@ -352,6 +353,9 @@ static int read_params(const char *path, struct params *pr, const char **why)
         } else if (!strcmp(key, "source")) {
             if (jstring(&j, pr->source, sizeof pr->source))
                 return -1;
+        } else if (!strcmp(key, "inter_link")) {
+            if (jstring(&j, pr->inter_link, sizeof pr->inter_link))
+                return -1;
         } else if (!strcmp(key, "intra") || !strcmp(key, "inter")) {
             if (jblock(&j, key[3] == 'r' && key[4] == 'a' ? &pr->intra
                                                            : &pr->inter))
@@ -415,6 +419,8 @@ static int write_params(const char *path, const struct params *pr)
         write_block(f, "intra", &pr->intra);
     if (pr->inter.present)
         write_block(f, "inter", &pr->inter);
+    if (pr->inter_link[0])
+        fprintf(f, " \"inter_link\": \"%s\",\n", pr->inter_link);
     fprintf(f, " \"copy_per_byte\": %.6g, \"reduce_per_byte\": %.6g}\n",
             pr->copy_per_byte, pr->reduce_per_byte);
     if (path && fclose(f) != 0) {
@@ -942,10 +948,15 @@ int main(int argc, char **argv)
                 pr.reduce_per_byte = reduce_pb;
                 snprintf(pr.source, sizeof pr.source, "%s", src);
             }
-            if (!strcmp(as, "intra"))
+            if (!strcmp(as, "intra")) {
                 pr.intra = blk;
-            else
+            } else {
                 pr.inter = blk;
+                /* tools/emunet: one rate-limited loopback carries both
+                 * directions, which the simulator must know */
+                snprintf(pr.inter_link, sizeof pr.inter_link, "%s",
+                         net && *net ? "shared" : "");
+            }
             const char *path = opt.out ? opt.out : opt.merge;
             if (write_params(path, &pr))
                 rc = 1;

@@ -515,7 +515,11 @@ static int simulate(const struct opts *o, const struct nbcxi_sim_params *p,
         .coll = coll, .alg = alg, .ranks = (int)ranks,
         .ranks_per_node = o->rpn ? o->rpn : p->cores_per_node,
         .bytes = (size_t)bytes, .segsize = (size_t)o->segsize,
-        .root = o->root, .fold = o->fold, .max_nodes = (size_t)o->max_nodes,
+        .root = o->root, .max_nodes = (size_t)o->max_nodes,
+        /* a shared link is simulated on every rank (engine.c) */
+        .fold = p->inter_shared && o->fold == NBCXI_SIM_FOLD_AUTO
+                    ? NBCXI_SIM_FOLD_OFF
+                    : o->fold,
     };
     memset(r, 0, sizeof *r);
     r->op = nbcxi_coll_name(coll);
@@ -547,7 +551,10 @@ static int simulate(const struct opts *o, const struct nbcxi_sim_params *p,
         if (r->rc)
             snprintf(r->err, sizeof r->err, "%s",
                      r->rc == NBCXI_SIM_ENOMEM ? "out of memory simulating"
-                                               : "deadlock: nodes never ran");
+                     : r->rc == NBCXI_SIM_EARG
+                         ? "a shared inter-node link (inter_link) cannot be "
+                           "simulated folded: --fold off"
+                         : "deadlock: nodes never ran");
         nbcxi_sim_free(job);
     }
     if (r->rc == NBCXI_SIM_OK && o->verify)

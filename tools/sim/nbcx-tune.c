@@ -203,7 +203,9 @@ static struct choice best_at(int coll, int p, int rpn, size_t bytes,
     struct choice c = { .alg = NULL, .t = INFINITY };
     struct nbcxi_sim_config cfg = { .coll = coll, .ranks = p,
                                     .ranks_per_node = rpn, .bytes = bytes,
-                                    .fold = NBCXI_SIM_FOLD_AUTO };
+                                    .fold = par->inter_shared
+                                                ? NBCXI_SIM_FOLD_OFF
+                                                : NBCXI_SIM_FOLD_AUTO };
     const char *alg;
     for (int i = 0; (alg = nbcxi_sim_alg(coll, i)); i++) {
         cfg.alg = alg;
@@ -243,7 +245,7 @@ static int split_at(int coll, int p, int rpn, size_t bytes, int cores,
     struct nbcxi_sim_config cfg = {
         .coll = coll, .alg = nbcxi_split_mode.algorithm(coll), .ranks = p,
         .ranks_per_node = rpn, .bytes = bytes,
-        .fold = NBCXI_SIM_FOLD_AUTO };
+        .fold = par->inter_shared ? NBCXI_SIM_FOLD_OFF : NBCXI_SIM_FOLD_AUTO };
     struct nbcxi_sim_job *job;
     char err[512];
     int rc = nbcxi_sim_build(&cfg, &job, err, sizeof err);

@@ -21,6 +21,9 @@
  *   copy, reduction    bytes x copy_per_byte (reduce_per_byte) on the CPU.
  *   call               nothing.
  *
+ * With "inter_link": "shared" in the parameter file one sending
+ * interface serves every inter-node message of every node (the emulated
+ * network: one rate-limited loopback for both directions).
  * One message alone thus takes o + L + (m-1)G + o. L, o, g, G are the
  * intra-node ones when both ranks are on the same node (ranks r and q
  * with r / C == q / C), else the inter-node ones. Sending and receiving
@@ -318,7 +321,9 @@ static void handle(struct sim *S, const struct ev *e)
     case EV_INJECT: { /* the send's o is over: to the NIC */
         bool local = same_node(S, r, n->peer);
         const struct nbcxi_loggp *m = local ? &S->p->intra : &S->p->inter;
-        double *nic = local ? &S->snic[r] : &S->snic_n[r / J->C];
+        double *nic = local             ? &S->snic[r]
+                      : S->p->inter_shared ? &S->snic_n[0] /* one link */
+                                           : &S->snic_n[r / J->C];
         double w = e->t > *nic ? e->t : *nic;
         double body = per_byte(m, n->bytes);
         *nic = w + m->g + body;
@@ -372,6 +377,8 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
     memset(res, 0, sizeof *res);
     if (nbcxi_sim_params_fit(p, J->P, J->C))
         return NBCXI_SIM_EARG;
+    if (p->inter_shared && J->F < J->P && J->C < J->P)
+        return NBCXI_SIM_EARG; /* folded: the others' traffic is missing */
     int64_t t0 = nbcxi_now_ns();
     const size_t F = (size_t)J->F, nn = (size_t)J->nnodes;
     const size_t nodes = (F + (size_t)J->C - 1) / (size_t)J->C;
@@ -504,6 +511,9 @@ int nbcxi_sim_run(const struct nbcxi_sim_config *cfg,
     rc = nbcxi_sim_simulate(J, p, run, res);
     if (rc == NBCXI_SIM_ENOMEM)
         snprintf(err, errlen, "out of memory simulating");
+    else if (rc == NBCXI_SIM_EARG)
+        snprintf(err, errlen, "a shared inter-node link (inter_link) cannot "
+                              "be simulated folded: fold off");
     else if (rc)
         snprintf(err, errlen, "deadlock: some nodes never ran");
     nbcxi_sim_free(J);

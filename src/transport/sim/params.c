@@ -332,6 +332,21 @@ int nbcxi_sim_params_parse(const char *text, size_t len,
                 if (loggp(&r, "inter", &p->inter))
                     return -1;
                 seen |= INTER;
+            } else if (strcmp(key, "inter_link") == 0) {
+                char v[16];
+                if (peek(&r) != '"') {
+                    fail(&r, "\"inter_link\" must be \"duplex\" or "
+                             "\"shared\"");
+                    return -1;
+                }
+                if (string(&r, v, sizeof v))
+                    return -1;
+                if (strcmp(v, "shared") && strcmp(v, "duplex")) {
+                    fail(&r, "\"inter_link\" must be \"duplex\" or "
+                             "\"shared\" (got \"%s\")", v);
+                    return -1;
+                }
+                p->inter_shared = strcmp(v, "shared") == 0;
             } else if (strcmp(key, "copy_per_byte") == 0) {
                 if (param(&r, key, &p->copy_per_byte))
                     return -1;

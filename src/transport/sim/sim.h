@@ -43,6 +43,11 @@ struct nbcxi_sim_params {
     /* which blocks the file has (nbcx-loggp measures one per run): a
      * simulation that needs a missing one is refused (NBCXI_SIM_EARG) */
     bool has_intra, has_inter;
+    /* "inter_link": "shared": one link carries every inter-node message,
+     * both directions (tools/emunet: one rate-limited loopback); default
+     * "duplex": each node has its own send and receive interfaces. A
+     * shared link cannot be simulated folded (NBCXI_SIM_EARG). */
+    bool inter_shared;
     double copy_per_byte;   /* µs per byte of a local copy  */
     double reduce_per_byte; /* µs per byte of a reduction   */
 };
