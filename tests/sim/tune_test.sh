@@ -34,7 +34,7 @@ expect 2 "unknown option" --params "$params" --frobnicate
 # 2. agreement with nbcx-sim, and the gain
 ops=bcast,reduce,allreduce,allgather,alltoall
 "$tune" --params "$params" --ops $ops --ranks 2,4,8 --sizes 1k,64k,1m \
-    --segsizes 64k --report --out "$tmp/table.txt" >"$tmp/report" ||
+    --segsizes 64k --min-gain 1 --report --out "$tmp/table.txt" >"$tmp/report" ||
     say "nbcx-tune exited with $?"
 n=0
 while read -r coll p bytes alg seg t builtin tb gain; do
@@ -51,6 +51,19 @@ while read -r coll p bytes alg seg t builtin tb gain; do
 done <"$tmp/report"
 [ "$n" = 45 ] || say "report has $n grid points, want 45"
 grep -q "^allreduce " "$tmp/table.txt" || say "no allreduce rule in the table"
+
+# 2b. the default --min-gain 1.05: a choice other than the built-in one
+#     only where it is predicted at least 5% faster
+"$tune" --params "$params" --ops $ops --ranks 2,4,8 --sizes 1k,64k,1m \
+    --report --out "$tmp/table2.txt" >"$tmp/report2" ||
+    say "nbcx-tune (default --min-gain) exited with $?"
+while read -r coll p bytes alg seg t builtin tb gain; do
+    case "$coll" in "#"*|"") continue ;; esac
+    [ "$alg" = "$builtin" ] ||
+        awk -v g="$gain" 'BEGIN { exit !(g + 0 >= 1.045) }' ||
+        say "$coll $p ranks $bytes B: $alg over built-in $builtin for only $gain"
+done <"$tmp/report2"
+expect 2 "min-gain" --params "$params" --min-gain 0.5
 
 # 2b. --split: each rule's S is nbcx-sim --split-levels all's best
 "$tune" --params "$params" --split --ops bcast,reduce --ranks 4,16 \
