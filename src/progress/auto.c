@@ -14,6 +14,18 @@
  * on a network, where a wake-up costs little beside the transfer, and
  * where the native library gives no overlap either.
  *
+ * Except where the thread could only take the application's core to do
+ * the application's copying: when the progress thread has no core to
+ * spare (placement.c: every core of the node is an application
+ * process's) and
+ * the bandwidth measured so far is that of memory, not of a network (at
+ * least NBCX_AUTO_COPY_BW bytes per second, default 2 GiB/s: shared
+ * memory, loopback TCP), the transfer is CPU work that whichever thread
+ * polls must do. Run on the thread, it costs the computation the same
+ * time plus the switches, and measured so (issue 15: 8-43 % progress CPU
+ * at 1-4 MiB on shared memory, no overlap gained). Such operations are
+ * lazy at every size. NBCX_AUTO_COPY_BW=0 turns the rule off.
+ *
  * A wait drives progress itself, as in caller mode, instead of sleeping
  * until the thread announces a completion: the waiting thread has
  * nothing else to do, and a completion seen by the thread costs a
@@ -24,6 +36,7 @@
  * have work to do.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "progress.h"
 
@@ -42,13 +55,39 @@ static size_t thread_bytes(void)
 /* Below this predicted duration an operation is left to the caller. */
 enum { LAZY_NS = 250000 };
 
+/* NBCX_AUTO_COPY_BW in bytes per nanosecond; 0: the rule is off. */
+static double copy_bw(void)
+{
+    static _Atomic double bw = -1; /* not read yet */
+    double b = atomic_load_explicit(&bw, memory_order_relaxed);
+    if (b < 0) {
+        const char *v = nbcxi_getenv("NBCX_AUTO_COPY_BW");
+        b = v && strcmp(v, "0") == 0
+                ? 0
+                : (double)nbcxi_env_size("NBCX_AUTO_COPY_BW",
+                                         (size_t)2 << 30) / 1e9;
+        atomic_store_explicit(&bw, b, memory_order_relaxed);
+    }
+    return b;
+}
+
+/* Whether moving s's data is memory copying with no spare core for the
+ * progress thread to do it on (above). */
+static bool copy_bound(void)
+{
+    double limit = copy_bw(), measured = nbcxi_pace_bandwidth();
+    if (!(limit > 0) || measured < limit)
+        return false;
+    return !nbcxi_placement_spare_core();
+}
+
 /* Whether s is short: few bytes, or a predicted end within LAZY_NS. */
 static bool short_op(const struct nbcx_sched_s *s)
 {
     if (s->send_bytes < thread_bytes())
         return true;
     int64_t now = nbcxi_now_ns(), due = nbcxi_pace_due(s->send_bytes, now);
-    return due > 0 && due - now < LAZY_NS;
+    return (due > 0 && due - now < LAZY_NS) || copy_bound();
 }
 
 static void auto_started_locked(struct nbcx_request_s *r, bool *wake)

@@ -40,6 +40,7 @@ static hwloc_bitmap_t node_set;   /* union of the node's bindings; NULL:
                                    * not told */
 static int node_n = 1, node_me;   /* processes on the node, our index */
 static int progress_cores;        /* recorded by the last bind */
+static atomic_bool spare_core;    /* recorded by the last bind */
 
 static void topo_load(void)
 {
@@ -171,6 +172,9 @@ void nbcxi_placement_bind_self(char *desc, size_t len)
     pthread_mutex_lock(&state_lock);
     hwloc_const_bitmap_t busy = busy_locked();
     int nidle = automatic ? count_cores(allowed, busy, -1, NULL) : 0;
+    /* Unbound processes make every core busy: then the cores beyond one
+     * per process of the node are spare all the same. */
+    bool more_cores = count_cores(busy, NULL, -1, NULL) > node_n;
     if (!automatic) {
         /* Exactly the PUs asked for, as far as we may use them. */
         if (hwloc_bitmap_list_sscanf(target, env) != 0)
@@ -214,6 +218,13 @@ void nbcxi_placement_bind_self(char *desc, size_t len)
     pthread_mutex_lock(&state_lock);
     progress_cores = pcores;
     pthread_mutex_unlock(&state_lock);
+    atomic_store_explicit(&spare_core, pcores > 0 || more_cores,
+                          memory_order_relaxed);
+}
+
+bool nbcxi_placement_spare_core(void)
+{
+    return atomic_load_explicit(&spare_core, memory_order_relaxed);
 }
 
 void nbcxi_placement_cores(int *app_cores, int *prog_cores)

@@ -192,6 +192,10 @@ NBCX_HIDDEN void nbcxi_placement_bind_self(char *desc, size_t len);
  * on, and cores the progress threads have to themselves (0: they share
  * the application's). Valid after nbcxi_placement_bind_self(). */
 NBCX_HIDDEN void nbcxi_placement_cores(int *app_cores, int *progress_cores);
+/* Whether the progress thread has a core the application does not need:
+ * a core of its own, or, where processes are not bound, more cores on
+ * the node than processes. Valid after nbcxi_placement_bind_self(). */
+NBCX_HIDDEN bool nbcxi_placement_spare_core(void);
 
 
 #endif /* NBCX_PROGRESS_H */

@@ -36,3 +36,8 @@ int64_t nbcxi_pace_due(size_t bytes, int64_t t0)
         return 0;
     return t0 + (int64_t)((double)bytes / bandwidth);
 }
+
+double nbcxi_pace_bandwidth(void)
+{
+    return bandwidth;
+}

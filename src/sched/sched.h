@@ -210,5 +210,8 @@ NBCX_HIDDEN void nbcxi_sched_release_requests(struct nbcx_sched_s *s);
  * yet). The progress thread sleeps until the earliest (s->next_due). */
 NBCX_HIDDEN void nbcxi_pace_sample(size_t bytes, int64_t t0, int64_t now);
 NBCX_HIDDEN int64_t nbcxi_pace_due(size_t bytes, int64_t t0);
+/* The bandwidth measured so far, in bytes per nanosecond (GB/s); 0 until
+ * a request large enough to be a sample has completed. */
+NBCX_HIDDEN double nbcxi_pace_bandwidth(void);
 
 #endif /* NBCX_SCHED_H */

@@ -8,6 +8,7 @@
  * every time. Cases that need an idle core are skipped on one core.
  */
 #include <pthread.h>
+#include <stdlib.h>
 
 #include <hwloc.h>
 
@@ -132,8 +133,37 @@ static void test_auto_shared(void)
     nbcxi_placement_cores(&app, &prog);
     CHECK_INT(app, 2);
     CHECK_INT(prog, 0);
+    CHECK(!nbcxi_placement_spare_core(), "no spare core: %s", b.desc);
     hwloc_bitmap_free(b.set);
     hwloc_bitmap_free(before);
+}
+
+/* Processes not bound (each may run anywhere): as many processes as
+ * cores leave none spare; fewer leave some. */
+static void test_spare_unbound(void)
+{
+    int n = ncores();
+    if (n < 2) {
+        printf("(one core: skipped)\n");
+        return;
+    }
+    hwloc_const_bitmap_t all = hwloc_topology_get_allowed_cpuset(topology());
+    char list[256];
+    hwloc_bitmap_list_snprintf(list, sizeof list, all);
+    const char **node = calloc((size_t)n, sizeof *node);
+    CHECK(node != NULL, "calloc");
+    for (int i = 0; i < n; i++)
+        node[i] = list;
+    for (int procs = 1; procs <= n; procs += n - 1) {
+        nbcxi_placement_node(node, procs, 0);
+        struct bound b;
+        run_bind("auto", &b);
+        CHECK(nbcxi_placement_spare_core() == (procs < n),
+              "%d processes on %d cores (%s): spare %d", procs, n, b.desc,
+              (int)nbcxi_placement_spare_core());
+        hwloc_bitmap_free(b.set);
+    }
+    free(node);
 }
 
 /* The cpuset of the k-th core that does not hold PU 0. */
@@ -176,6 +206,7 @@ static void test_auto_idle(void)
         nbcxi_placement_cores(&app, &prog);
         CHECK_INT(app, 1);
         CHECK_INT(prog, me + 1 < n - 1 ? me + 1 : n - 1);
+        CHECK(nbcxi_placement_spare_core(), "an idle core: %s", b.desc);
         hwloc_bitmap_free(want);
         hwloc_bitmap_free(b.set);
     }
@@ -187,6 +218,7 @@ static const struct th_test tests[] = {
     { "invalid", test_invalid },
     { "auto_shared", test_auto_shared },
     { "auto_idle", test_auto_idle },
+    { "spare_unbound", test_spare_unbound },
 };
 
 int main(int argc, char **argv)
