@@ -27,7 +27,9 @@
  *     WATCH_NS, and keeps watching so for LINGER_NS after the last lazy
  *     start, so that a run of small operations never wakes it, while a
  *     program that blocks elsewhere (say in MPI_Recv) still sees them
- *     finish.
+ *     finish. While a waiting thread drives lazy work and nothing else
+ *     is active, the look comes every DRIVEN_WATCH_NS instead: a wait
+ *     that lasts costs no progress CPU.
  * Timer slack is set to 1 us so the kernel honours short pauses.
  *
  * The thread asks the scheduler for a short time slice
@@ -62,6 +64,7 @@ enum {
     SPIN_POLLS = 64,             /* idle polls that only yield, while
                                     a thread waits                     */
     WATCH_NS = 1000000,          /* auto mode: a look at lazy work     */
+    DRIVEN_WATCH_NS = 10000000,  /* the same while a wait drives it    */
     EVENT_WAIT_MS = 100,         /* longest sleep on transport events  */
 };
 static const int64_t LINGER_NS = 100000000; /* watching after the last
@@ -205,8 +208,14 @@ static void *main_loop(void *arg)
              * nothing to do while a waiting thread drives it). */
             if (busy && !driven)
                 nbcxi_progress_all_locked(false);
+            /* Lazy work that a waiting thread drives needs no look at
+             * all while it does: a rare one, only for what may be left
+             * when the wait returns. */
+            bool all_driven = busy && driven &&
+                              !nbcxi_engine_urgent_locked();
             watching = idle_sleep = true;
-            sleep_until_locked(nbcxi_now_ns() + WATCH_NS);
+            sleep_until_locked(nbcxi_now_ns() +
+                               (all_driven ? DRIVEN_WATCH_NS : WATCH_NS));
             watching = idle_sleep = false;
             pause = POLL_MIN_NS;
             idle = 0;
