@@ -136,4 +136,5 @@ const struct nbcxi_progress_mode nbcxi_auto_mode = {
     .started_locked = auto_started_locked,
     .poke = auto_poke,
     .wait_some = auto_wait_some,
+    .handoff = true,
 };

@@ -6,6 +6,16 @@
  * waiting for different collectives would deadlock. One mutex guards the
  * list and every executor call.
  *
+ * Application threads never wait for that mutex to start an operation
+ * while a progress thread runs: a start that finds it taken (most often
+ * by the progress thread's pass over every operation) pushes its request
+ * onto a lock-free stack and wakes the thread, which begins it at its
+ * next turn (nbcxi_engine_adopt_locked; every progress pass adopts too).
+ * Tests and waits only try the lock (nbcxi_progress_unless_busy). The
+ * in-process transport and split mode always begin in the caller: the
+ * first publishes shared buffers other ranks poll for, the second runs
+ * the first tree levels inside the start.
+ *
  * What differs between the progress modes (who drives the list, how a
  * wait waits, what a start does besides posting) is in each mode's table
  * (struct nbcxi_progress_mode): caller.c, thread_mode.c, split.c; mode.c
@@ -27,6 +37,9 @@ pthread_cond_t nbcxi_done_cv = PTHREAD_COND_INITIALIZER;
 int nbcxi_waiters;
 
 static struct nbcx_request_s *active; /* doubly linked, under the lock */
+/* Starts handed over (newest first, linked by ->handed): pushed without
+ * the lock, taken whole under it. */
+static _Atomic(struct nbcx_request_s *) handed;
 
 /* ------------------------------------------------------------------ */
 /* The active list                                                     */
@@ -94,6 +107,7 @@ static long progress_one_locked(struct nbcx_request_s *r, bool app,
  * at every step of every operation. */
 long nbcxi_progress_all_locked(bool app)
 {
+    nbcxi_engine_adopt_locked();
     long advanced = 0;
     bool wake = false;
     int64_t wd_now = atomic_load_explicit(&nbcxi_watchdog_armed,
@@ -111,7 +125,8 @@ long nbcxi_progress_all_locked(bool app)
 
 bool nbcxi_engine_busy_locked(void)
 {
-    return active != NULL;
+    return active != NULL ||
+           atomic_load_explicit(&handed, memory_order_relaxed) != NULL;
 }
 
 bool nbcxi_engine_urgent_locked(void)
@@ -229,6 +244,8 @@ static struct nbcx_request_s *new_request(struct nbcx_sched_s *s,
 }
 
 static void activate(struct nbcx_request_s *r);
+static bool begin_locked(struct nbcx_request_s *r,
+                         const struct nbcxi_progress_mode *m, bool *wake);
 
 int nbcxi_start(struct nbcx_sched_s *s, nbcx_request *req)
 {
@@ -260,12 +277,11 @@ int nbcxi_plan(struct nbcx_sched_s *s, nbcx_request *req)
     return NBCX_SUCCESS;
 }
 
-/* Starts r's schedule and, unless it finished at once, puts r on the
- * active list. */
+/* Starts r's schedule: begins it (begin_locked), or hands it over to
+ * the progress thread. */
 static void activate(struct nbcx_request_s *r)
 {
     struct nbcx_sched_s *s = r->sched;
-    int err;
     nbcxi_watchdog_init(); /* NBCX_TIMEOUT, NBCX_DEBUG_DUMP (once) */
     r->started = true;
     r->lazy = false;
@@ -285,30 +301,86 @@ static void activate(struct nbcx_request_s *r)
     if (m->prepare)
         m->prepare(s);
 
-    bool done, wake = false;
-    pthread_mutex_lock(&nbcxi_engine_lock);
-    err = nbcxi_sched_begin(s, &done);
+    /* Where a progress thread will adopt it, a start does not wait for
+     * the lock (above). */
+    if (m->handoff && !s->comm->tp->ops->in_process &&
+        nbcxi_thread_live()) {
+        if (pthread_mutex_trylock(&nbcxi_engine_lock) != 0) {
+            struct nbcx_request_s *top =
+                atomic_load_explicit(&handed, memory_order_relaxed);
+            do
+                r->handed = top;
+            while (!atomic_compare_exchange_weak_explicit(
+                &handed, &top, r, memory_order_release,
+                memory_order_relaxed));
+            nbcxi_thread_wake();
+            return;
+        }
+    } else {
+        pthread_mutex_lock(&nbcxi_engine_lock);
+    }
+    bool wake = false;
+    begin_locked(r, m, &wake);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    if (wake)
+        nbcxi_thread_wake();
+}
+
+/* Begins r's schedule and, unless it finished at once, puts r on the
+ * active list; returns whether it finished (r may then be freed by its
+ * owner at once). Lock held. */
+static bool begin_locked(struct nbcx_request_s *r,
+                         const struct nbcxi_progress_mode *m, bool *wake)
+{
+    struct nbcx_sched_s *s = r->sched;
+    bool done, in_process = s->comm->tp->ops->in_process;
+    int err = nbcxi_sched_begin(s, &done);
     if (done) {
         /* A communication error met while starting (the executor has
          * cancelled what it posted) is reported at completion, as MPI
          * does: part of the schedule may already have run. */
         finish(r, err);
-        if (s->comm->tp->ops->in_process) /* as below */
+        if (in_process) /* as below */
             nbcxi_progress_all_locked(false);
-    } else {
-        r->next = active;
-        if (active)
-            active->prev = r;
-        active = r;
-        /* In-process peers: this start (a message sent, a buffer
-         * published or read) may have completed other ranks' operations,
-         * whose waiters need not wait for the progress thread's poll. */
-        if (s->comm->tp->ops->in_process)
-            nbcxi_progress_all_locked(false);
-        if (m->started_locked)
-            m->started_locked(r, &wake);
+        return true;
     }
-    pthread_mutex_unlock(&nbcxi_engine_lock);
+    r->next = active;
+    if (active)
+        active->prev = r;
+    active = r;
+    /* In-process peers: this start (a message sent, a buffer published
+     * or read) may have completed other ranks' operations, whose waiters
+     * need not wait for the progress thread's poll. */
+    if (in_process)
+        nbcxi_progress_all_locked(false);
+    if (m->started_locked)
+        m->started_locked(r, wake);
+    return false;
+}
+
+void nbcxi_engine_adopt_locked(void)
+{
+    struct nbcx_request_s *r =
+        atomic_exchange_explicit(&handed, NULL, memory_order_acquire);
+    if (!r)
+        return;
+    struct nbcx_request_s *fifo = NULL; /* oldest first, as started */
+    while (r) {
+        struct nbcx_request_s *older = r->handed;
+        r->handed = fifo;
+        fifo = r;
+        r = older;
+    }
+    const struct nbcxi_progress_mode *m = nbcxi_mode();
+    bool wake = false, ended = false;
+    for (r = fifo; r;) {
+        struct nbcx_request_s *next = r->handed; /* before r may be freed */
+        r->handed = NULL;
+        ended |= begin_locked(r, m, &wake);
+        r = next;
+    }
+    if (ended && nbcxi_waiters) /* its owner may already wait */
+        pthread_cond_broadcast(&nbcxi_done_cv);
     if (wake)
         nbcxi_thread_wake();
 }

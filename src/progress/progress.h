@@ -17,7 +17,9 @@
  *   watchdog.c   timeouts (NBCX_TIMEOUT) and the dump (NBCX_DEBUG_DUMP)
  *
  * One mutex (nbcxi_engine_lock) guards the active list and every
- * executor call; completions are announced on nbcxi_done_cv.
+ * executor call; completions are announced on nbcxi_done_cv. A start
+ * that finds it taken hands its operation to the progress thread
+ * instead of waiting (engine.c), and tests and waits only try it.
  */
 #ifndef NBCX_PROGRESS_H
 #define NBCX_PROGRESS_H
@@ -49,6 +51,10 @@ struct nbcxi_progress_mode {
     /* Optional: the algorithm the mode wants for collective coll when
      * none is forced (NULL: no preference). */
     const char *(*algorithm)(int coll);
+    /* A start that finds the engine lock taken may hand its operation
+     * to the progress thread rather than wait (not split: its start runs
+     * the first tree levels itself). */
+    bool handoff;
 };
 extern NBCX_HIDDEN const struct nbcxi_progress_mode nbcxi_caller_mode,
     nbcxi_thread_mode, nbcxi_split_mode, nbcxi_auto_mode;
@@ -77,9 +83,15 @@ extern int nbcxi_waiters;
 /* Advances every active operation once, as the application thread or
  * not (app); returns how many nodes finished. Needs the lock. */
 NBCX_HIDDEN long nbcxi_progress_all_locked(bool app);
-/* Whether any operation is active; the earliest predicted completion of
- * their requests (0: none predicted). Need the lock. */
+/* Whether any operation is active (or handed over, not yet begun); the
+ * earliest predicted completion of their requests (0: none predicted).
+ * Need the lock. */
 NBCX_HIDDEN bool nbcxi_engine_busy_locked(void);
+/* Begins the starts that application threads handed over because the
+ * lock was taken (nbcx_start never waits for it where a progress thread
+ * runs: engine.c). The progress thread calls it at every turn; every
+ * progress pass does too. Needs the lock. */
+NBCX_HIDDEN void nbcxi_engine_adopt_locked(void);
 NBCX_HIDDEN int64_t nbcxi_engine_next_due_locked(void);
 /* Whether waiting for the active operations can sleep on their
  * transport's event fd (transport.h: event_fd, arm) instead of polling:
@@ -143,6 +155,9 @@ NBCX_HIDDEN int nbcxi_thread_ensure(void);
  * thread only to block it on the lock we hold. */
 NBCX_HIDDEN bool nbcxi_thread_kick_locked(bool urgent);
 NBCX_HIDDEN void nbcxi_thread_wake(void);
+/* Whether the thread runs and adopts handed-over starts at every turn
+ * (engine.c); lock not needed. */
+NBCX_HIDDEN bool nbcxi_thread_live(void);
 /* Auto mode: a lazy operation started (lock held). The thread looks at
  * lazy work once per watch period, and keeps doing so for a while after
  * the last lazy start, so that a run of small operations never wakes it;

@@ -23,6 +23,7 @@ struct nbcx_request_s {
      * period (thread.c). Reset at every start. */
     bool lazy;
     struct nbcx_request_s *prev, *next; /* in the engine's active list */
+    struct nbcx_request_s *handed;      /* in the hand-over stack */
 };
 
 /* Starts a built schedule; on success *req owns it, on failure it is

@@ -2,13 +2,16 @@
  *
  * One thread per process serves every communicator and every operation.
  * It never spins flat out:
- *   - nothing active: it sleeps on a condition variable until a start
- *     wakes it;
+ *   - it always sleeps in poll() on a wake-up eventfd (written by a
+ *     start, a kick or a stop); a write is never lost, even one made
+ *     just before the thread goes to sleep;
+ *   - nothing active: it sleeps until a start wakes it;
  *   - operations active on a transport that can wake it (UCX: an event
  *     fd, transport.h): after an idle poll it arms the transport and
- *     sleeps in poll() on that fd and on a wake-up eventfd (written by a
- *     start, a kick or a stop), for EVENT_WAIT_MS at most (the watchdog's
+ *     sleeps on that fd too, for EVENT_WAIT_MS at most (the watchdog's
  *     timeouts still get their passes). Nothing is spent while waiting.
+ *   - at every turn it adopts the starts handed over to it by
+ *     application threads that found the engine lock taken (engine.c).
  *   - operations active otherwise: MPI point-to-point cannot wake anyone,
  *     so the thread polls, sleeping in between. After a poll that moved
  *     something it polls again almost at once (the next message of a
@@ -79,32 +82,51 @@ static bool idle_sleep;          /* waiting for work, under the lock */
 static bool watching;            /* in a WATCH_NS sleep, under the lock */
 static int64_t lazy_seen;        /* last lazy start (ns), under the lock */
 atomic_int nbcxi_drivers;
-static pthread_cond_t work_cv;   /* CLOCK_MONOTONIC */
-static pthread_once_t cv_once = PTHREAD_ONCE_INIT;
+static atomic_bool live;         /* the thread runs and will adopt
+                                    handed-over starts                 */
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static char where[96];           /* placement, under the engine lock */
 static int64_t poll_max_ns = POLL_MAX_NS;
-static int wake_fd = -1;         /* eventfd: wakes an event sleep      */
-static atomic_bool event_sleep;  /* in poll() on transport events      */
+/* The thread sleeps in poll() on this eventfd, and is woken by writing
+ * to it. Unlike a condition variable signalled without the lock, a
+ * write made before the thread goes to sleep is not lost: that is what
+ * lets a start hand its operation over without taking the lock
+ * (engine.c). */
+static int wake_fd = -1;
 
-static void init_cv(void)
+static void init_once_fn(void)
 {
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&work_cv, &a);
-    pthread_condattr_destroy(&a);
     const char *v = nbcxi_getenv("NBCX_PROGRESS_POLL_MAX");
     long us = v ? atol(v) : 0;
     if (us > 0)
         poll_max_ns = (int64_t)us * 1000;
-    wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); /* -1: timed polls */
+    wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+/* Sleeps until t (0: until woken) or a wake-up, with the lock released;
+ * on the transport's event fd too where fd >= 0. */
+static void sleep_locked(int64_t t, int fd)
+{
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN },
+                           { .fd = fd, .events = POLLIN } };
+    struct timespec ts, *timeout = NULL;
+    if (t) {
+        int64_t d = NBCXI_MAX(t - nbcxi_now_ns(), 0);
+        ts = (struct timespec){ .tv_sec = (time_t)(d / 1000000000),
+                                .tv_nsec = (long)(d % 1000000000) };
+        timeout = &ts;
+    }
+    uint64_t n;
+    if (ppoll(p, fd >= 0 ? 2 : 1, timeout, NULL) > 0 &&
+        (p[0].revents & POLLIN))
+        (void)!read(wake_fd, &n, sizeof n);
+    pthread_mutex_lock(&nbcxi_engine_lock);
 }
 
 static void sleep_until_locked(int64_t t)
 {
-    struct timespec ts = { .tv_sec = (time_t)(t / 1000000000),
-                           .tv_nsec = (long)(t % 1000000000) };
-    pthread_cond_timedwait(&work_cv, &nbcxi_engine_lock, &ts);
+    sleep_locked(t, -1);
 }
 
 /* The pause after an idle poll. */
@@ -127,24 +149,13 @@ static int64_t next_pause(int64_t pause, int64_t now)
  * asleep). */
 static bool sleep_on_events_locked(void)
 {
-    if (wake_fd < 0)
-        return false;
     int fd = nbcxi_engine_arm_locked();
     if (fd == -2)
         return true; /* events pending: poll again now */
     if (fd < 0)
         return false;
-    idle_sleep = true; /* a start or a kick must wake us (eventfd) */
-    atomic_store(&event_sleep, true);
-    pthread_mutex_unlock(&nbcxi_engine_lock);
-    struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
-                           { .fd = wake_fd, .events = POLLIN } };
-    poll(p, 2, EVENT_WAIT_MS);
-    atomic_store(&event_sleep, false);
-    uint64_t n;
-    if (p[1].revents & POLLIN)
-        (void)!read(wake_fd, &n, sizeof n);
-    pthread_mutex_lock(&nbcxi_engine_lock);
+    idle_sleep = true; /* a start or a kick must wake us */
+    sleep_locked(nbcxi_now_ns() + (int64_t)EVENT_WAIT_MS * 1000000, fd);
     idle_sleep = false;
     return true;
 }
@@ -195,10 +206,12 @@ static void *main_loop(void *arg)
     pthread_mutex_lock(&nbcxi_engine_lock);
     memcpy(where, desc, sizeof where);
     ready = true;
+    atomic_store(&live, true);
     pthread_cond_broadcast(&nbcxi_done_cv); /* nbcxi_thread_ensure */
     int64_t pause = POLL_MIN_NS;
     int idle = 0;
     while (!stopping) {
+        nbcxi_engine_adopt_locked(); /* starts handed over (engine.c) */
         bool busy = nbcxi_engine_busy_locked();
         bool driven = atomic_load_explicit(&nbcxi_drivers,
                                            memory_order_relaxed) > 0;
@@ -223,7 +236,7 @@ static void *main_loop(void *arg)
         }
         if (!busy) {
             idle_sleep = true;
-            pthread_cond_wait(&work_cv, &nbcxi_engine_lock);
+            sleep_until_locked(0);
             idle_sleep = false;
             pause = POLL_MIN_NS;
             idle = 0;
@@ -254,13 +267,17 @@ static void *main_loop(void *arg)
             idle = 0;
         }
     }
+    nbcxi_engine_adopt_locked(); /* nothing left behind */
+    atomic_store(&live, false);
     pthread_mutex_unlock(&nbcxi_engine_lock);
     return NULL;
 }
 
 int nbcxi_thread_ensure(void)
 {
-    pthread_once(&cv_once, init_cv);
+    pthread_once(&init_once, init_once_fn);
+    if (wake_fd < 0)
+        return NBCX_ERR_NOMEM; /* no eventfd: no thread (caller mode) */
     pthread_mutex_lock(&nbcxi_engine_lock);
     int err = NBCX_SUCCESS;
     if (!running) {
@@ -295,19 +312,16 @@ bool nbcxi_thread_watch_locked(void)
     return running && idle_sleep && !watching;
 }
 
-/* The thread sleeps on the condition variable or, on transport events,
- * in poll(): the eventfd wakes it there. */
-static void wake_events(void)
+void nbcxi_thread_wake(void)
 {
     uint64_t one = 1;
-    if (wake_fd >= 0 && atomic_load(&event_sleep))
+    if (wake_fd >= 0)
         (void)!write(wake_fd, &one, sizeof one);
 }
 
-void nbcxi_thread_wake(void)
+bool nbcxi_thread_live(void)
 {
-    pthread_cond_signal(&work_cv);
-    wake_events();
+    return atomic_load_explicit(&live, memory_order_acquire);
 }
 
 void nbcxi_thread_stop(void)
@@ -317,10 +331,10 @@ void nbcxi_thread_stop(void)
     if (running) {
         stopping = true;
         running = false;
-        pthread_cond_signal(&work_cv);
     }
     pthread_mutex_unlock(&nbcxi_engine_lock);
-    wake_events();
+    if (join)
+        nbcxi_thread_wake();
     if (join)
         pthread_join(thread, NULL);
 }

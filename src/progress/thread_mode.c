@@ -86,4 +86,5 @@ const struct nbcxi_progress_mode nbcxi_thread_mode = {
     .started_locked = nbcxi_thread_started_locked,
     .poke = nbcxi_thread_poke,
     .wait_some = nbcxi_thread_wait_some,
+    .handoff = true,
 };
