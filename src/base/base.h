@@ -11,6 +11,7 @@
 #define NBCX_BASE_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -56,6 +57,8 @@ extern NBCX_HIDDEN struct nbcxi_pool nbcxi_comm_pool, nbcxi_op_pool,
  * nbcx_error_detail(code) returns it (base/errors.c). */
 NBCX_HIDDEN int nbcxi_error(int code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+NBCX_HIDDEN int nbcxi_verror(int code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* Records why handle h of a pooled kind (a "communicator", freed by
  * `freed_by`) is not live, from its magic: freed (0 or NBCXI_DEAD_MAGIC)
  * or never one of ours; returns code. */

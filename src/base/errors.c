@@ -50,13 +50,19 @@ const char *nbcx_error_string(int err)
 static _Thread_local int detail_code;
 static _Thread_local char detail[256];
 
+int nbcxi_verror(int code, const char *fmt, va_list ap)
+{
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    detail_code = code;
+    return code;
+}
+
 int nbcxi_error(int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
+    nbcxi_verror(code, fmt, ap);
     va_end(ap);
-    detail_code = code;
     return code;
 }
 

@@ -13,6 +13,7 @@
 #ifndef NBCX_TRANSPORT_H
 #define NBCX_TRANSPORT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -121,5 +122,44 @@ struct nbcxi_transport {
  * name (NBCX_TRANSPORT) without naming it in its code. */
 extern const struct nbcxi_transport_ops *const nbcxi_backends[];
 
+/* ---- backends built as loadable modules ----
+ *
+ * A backend whose nbcx_backend() line says MODULE (e.g. ucx, so that
+ * libnbcx does not link UCX and no program loads UCX's memory hooks
+ * unless it asks for that transport) is built as libnbcx-<name>.so, a
+ * plugin that links its own libraries but not libnbcx, whose internals
+ * are hidden. The registry holds a stand-in for it (base/module.c) with
+ * its name, create and describe: the first create loads the module
+ * (dlopen; NBCX_MODULE_PATH, then the build tree, then
+ * <libdir>/nbcx/), all ranks agree on whether it loaded, and its own
+ * table then serves every transport it creates. The module exports one
+ * function, nbcx_module_<name> (nbcxi_module_init_fn), which gets the few
+ * functions of base/ its backend calls (struct nbcxi_module_host: they
+ * are forwarded to libnbcx by base/module_base.c, compiled into the
+ * module) and returns the backend's table, or NULL with a reason in why
+ * when the module was built for another libnbcx. A module backend cannot
+ * serve algorithms natively (their names must be known before it is
+ * loaded). */
+
+/* Bumped whenever this header, struct nbcx_datatype_s or the host table
+ * change in a way a module built elsewhere would not notice. */
+#define NBCXI_MODULE_ABI 1u
+
+struct nbcxi_module_host {
+    unsigned abi;             /* NBCXI_MODULE_ABI of libnbcx */
+    unsigned version;         /* nbcx's, major * 10000 + minor * 100 + patch */
+    size_t ops_size;          /* sizeof(struct nbcxi_transport_ops) */
+    size_t type_size;         /* sizeof(struct nbcx_datatype_s) */
+    int (*verror)(int code, const char *fmt, va_list ap);
+    const char *(*getenv)(const char *name);
+    int (*type_pack)(const void *src, int count, struct nbcx_datatype_s *t,
+                     void *dst);
+    int (*type_unpack)(const void *src, int count, struct nbcx_datatype_s *t,
+                       void *dst);
+};
+
+typedef const struct nbcxi_transport_ops *
+nbcxi_module_init_fn(const struct nbcxi_module_host *host, char *why,
+                     size_t len);
 
 #endif /* NBCX_TRANSPORT_H */

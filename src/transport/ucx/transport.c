@@ -20,6 +20,12 @@
  * (transport.h) exchanges worker addresses with one allgather, after
  * which nothing but UCX is on the data path. No MPI in this folder.
  *
+ * Built as a module, libnbcx-ucx.so (MODULE in its nbcx_backend() line,
+ * transport/transport.h): libnbcx loads it the first time a communicator
+ * asks for "ucx", so programs that never do never load UCX (nor libucm's
+ * memory hooks). The functions of base/ called here reach libnbcx through
+ * base/module_base.c.
+ *
  * Threads: every executor call (post, test, cancel, arm) runs under the
  * engine lock, but communicators are made and freed outside it, so the
  * worker is asked for UCS_THREAD_MODE_MULTI (SERIALIZED is accepted if
