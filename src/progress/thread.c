@@ -275,6 +275,8 @@ static void *main_loop(void *arg)
 
 int nbcxi_thread_ensure(void)
 {
+    if (atomic_load_explicit(&live, memory_order_acquire))
+        return NBCX_SUCCESS; /* (every start asks: no lock for that) */
     pthread_once(&init_once, init_once_fn);
     if (wake_fd < 0)
         return NBCX_ERR_NOMEM; /* no eventfd: no thread (caller mode) */
@@ -331,6 +333,7 @@ void nbcxi_thread_stop(void)
     if (running) {
         stopping = true;
         running = false;
+        atomic_store(&live, false); /* starts no longer hand over */
     }
     pthread_mutex_unlock(&nbcxi_engine_lock);
     if (join)
