@@ -174,6 +174,51 @@ static void test_reduce_cost(void)
                                 (double)m * p.reduce_per_byte);
 }
 
+/* nbcx's engine (start_cost s, node_cost n): a binomial bcast of m bytes
+ * on 2 ranks: the root's start s, then its send's o + n; the receiver's
+ * posting n is over long before the message lands, then o:
+ *     T = s + n + L + 2o + (m-1)G.
+ * A binomial reduce on 2 ranks adds the root's reduction node, n + m x
+ * reduce_per_byte, after its receive. A call-only schedule would finish
+ * at s + n. Without the keys (0) the times are the plain LogGP ones. */
+static void test_engine_cost(void)
+{
+    struct nbcxi_sim_params p = params();
+    p.reduce_per_byte = 0.002;
+    size_t m = 4096;
+    double wire = p.inter.L + 2 * p.inter.o + (double)(m - 1) * p.inter.G;
+    struct out plain = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF,
+                           &p, NBCXI_SIM_CALLER, 0);
+    CHECK(plain.rc == 0, "%s", plain.err);
+    CHECK_TIME(plain.res.t_max, wire);
+    p.start_cost = 0.7;
+    p.node_cost = 0.125;
+    for (int progress = NBCXI_SIM_THREAD; progress <= NBCXI_SIM_CALLER;
+         progress++) {
+        struct out b = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF,
+                           &p, progress, 0);
+        CHECK(b.rc == 0, "%s", b.err);
+        CHECK_TIME(b.res.t_max, p.start_cost + p.node_cost + wire);
+        struct out r = sim("reduce", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF,
+                           &p, progress, 0);
+        CHECK(r.rc == 0, "%s", r.err);
+        CHECK_TIME(r.res.t_max, p.start_cost + 2 * p.node_cost + wire +
+                                    (double)m * p.reduce_per_byte);
+    }
+    /* on one rank: the start alone (bcast has no node there) */
+    struct out one = sim("bcast", "binomial", 1, 1, m, NBCXI_SIM_FOLD_OFF, &p,
+                         NBCXI_SIM_CALLER, 0);
+    CHECK(one.rc == 0, "%s", one.err);
+    CHECK_TIME(one.res.t_max, p.start_cost);
+    /* a binomial bcast on 2^k ranks: every level pays a send's n */
+    for (int k = 2; k <= 4; k++) {
+        struct out b = sim("bcast", "binomial", 1 << k, 1, m,
+                           NBCXI_SIM_FOLD_OFF, &p, NBCXI_SIM_CALLER, 0);
+        CHECK(b.rc == 0, "%s", b.err);
+        CHECK_TIME(b.res.t_max, p.start_cost + k * (p.node_cost + wire));
+    }
+}
+
 /* Progress: one message (bcast on 2 ranks) and a computation c longer
  * than it. With a progress thread the receive happens during the
  * computation: wait returns at t_b + c, overlap 1. Called progress only:
@@ -492,6 +537,18 @@ static void test_params_file(void)
     CHECK(p.cores_per_node == 2 && p.intra.G == 1.2e-4 && p.inter.L == 45 &&
               p.reduce_per_byte == 0.0003 && strcmp(p.source, "t\"x") == 0,
           "parsed wrongly");
+    CHECK(p.start_cost == 0 && p.node_cost == 0,
+          "engine costs without their keys: %g %g", p.start_cost, p.node_cost);
+    const char *engine =
+        "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 2,\n"
+        " \"intra\": {\"L\": 0.35, \"o\": 0.25, \"g\": 0.30, \"G\": 1.2e-4},\n"
+        " \"copy_per_byte\": 0.00008, \"reduce_per_byte\": 0.0003,\n"
+        " \"start_cost\": 0.42, \"node_cost\": 0.031}\n";
+    CHECK(nbcxi_sim_params_parse(engine, strlen(engine), &p, err,
+                                 sizeof err) == 0,
+          "%s", err);
+    CHECK(p.start_cost == 0.42 && p.node_cost == 0.031,
+          "engine costs parsed wrongly: %g %g", p.start_cost, p.node_cost);
     /* One block only (one nbcx-loggp run): parsed, and a run that needs
      * the other block is refused with a message. */
     const char *intra_only =
@@ -537,6 +594,8 @@ static void test_params_file(void)
         { "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 1.5}",
           "cores_per_node" },
         { "{\"copy_per_byte\": -1}", "must be a finite number >= 0" },
+        { "{\"node_cost\": -0.1}", "must be a finite number >= 0" },
+        { "{\"start_cost\": \"1\"}", "must be a number" },
         { "{\"copy_per_byte\": \"1\"}", "must be a number" },
         { "{\"copy_per_byte\": 1,}", "expected '\"'" },
         { "{\"copy_per_byte\": 1", "expected '}'" },
@@ -705,6 +764,7 @@ static const struct th_test tests[] = {
     { "allgather_ring", test_allgather_ring },
     { "gather_linear", test_gather_linear },
     { "reduce_cost", test_reduce_cost },
+    { "engine_cost", test_engine_cost },
     { "progress", test_progress },
     { "split", test_split },
     { "shared_progress", test_shared_progress },

@@ -21,6 +21,13 @@
  *   copy, reduction    bytes x copy_per_byte (reduce_per_byte) on the CPU.
  *   call               nothing.
  *
+ * nbcx's own engine (the parameter file's start_cost and node_cost,
+ * default 0): each rank's start first takes start_cost on its CPU, and
+ * every node the executor runs takes node_cost more on the CPU: added to
+ * a send's o, to a copy's or reduction's time, as the CPU time of a
+ * receive's posting and of a call (with node_cost 0 those two cost
+ * nothing and do not wait for the CPU, as before).
+ *
  * With "inter_link": "shared" in the parameter file one sending
  * interface serves every inter-node message of every node (the emulated
  * network: one rate-limited loopback for both directions).
@@ -274,28 +281,40 @@ static void ready(struct sim *S, int r, uint32_t i, double t)
     const struct sim_node *n = &S->J->node[i];
     switch (n->kind) {
     case NBCXI_NODE_RECV:
+        if (S->p->node_cost > 0) /* the executor posts it */
+            cpu_run(S, r, i, t, S->p->node_cost);
         S->J->flags[i] |= F_POSTED;
         if (S->J->flags[i] & F_ARRIVED)
             recv_task(S, r, i, t);
         return;
     case NBCXI_NODE_SEND: {
         const struct nbcxi_loggp *m = model(S, r, n->peer);
-        double s = cpu_run(S, r, i, t, m->o);
-        event(S, s + m->o, r, i, EV_INJECT);
+        double d = m->o + S->p->node_cost;
+        double s = cpu_run(S, r, i, t, d);
+        event(S, s + d, r, i, EV_INJECT);
         return;
     }
     case NBCXI_NODE_COPY:
     case NBCXI_NODE_REDUCE: {
         double rate = n->kind == NBCXI_NODE_COPY ? S->p->copy_per_byte
                                                  : S->p->reduce_per_byte;
-        double d = (double)n->bytes * rate, e = cpu_run(S, r, i, t, d) + d;
+        double d = (double)n->bytes * rate + S->p->node_cost;
+        double e = cpu_run(S, r, i, t, d) + d;
         if (S->init)
             node_done(S, r, i, e); /* the start runs what it releases */
         else
             event(S, e, r, i, EV_DONE);
         return;
     }
-    default: /* calls: no cost */
+    default: /* calls: only the executor's node_cost */
+        if (S->p->node_cost > 0) {
+            double d = S->p->node_cost, e = cpu_run(S, r, i, t, d) + d;
+            if (S->init)
+                node_done(S, r, i, e);
+            else
+                event(S, e, r, i, EV_DONE);
+            return;
+        }
         node_done(S, r, i, t);
         return;
     }
@@ -418,6 +437,8 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
     for (size_t r = 0; r < F && !S.fail; r++) {
         uint32_t a = J->rep_off[r], b = J->rep_off[r + 1];
         S.left[r] = b - a;
+        /* the engine's start, before any node (the start's CPU) */
+        S.cpu[r] = S.cpu_app[r] = S.done[r] = p->start_cost;
         for (int pass = 0; pass < 2; pass++)
             for (uint32_t i = a; i < b; i++)
                 if (J->node[i].npred == 0 &&

@@ -5,10 +5,12 @@
  *   {"format": "nbcx-loggp/1", "source": "free text", "cores_per_node": 2,
  *    "intra": {"L": 0.35, "o": 0.25, "g": 0.30, "G": 0.00012},
  *    "inter": {"L": 45.0, "o": 3.0, "g": 4.0, "G": 0.0080},
- *    "copy_per_byte": 0.00008, "reduce_per_byte": 0.0003}
+ *    "copy_per_byte": 0.00008, "reduce_per_byte": 0.0003,
+ *    "start_cost": 0.3, "node_cost": 0.05}
  *
- * Times in µs, per-byte costs in µs per byte. Every key but "source" is
- * required; unknown keys are skipped (a measuring tool may add its own,
+ * Times in µs, per-byte costs in µs per byte. Every key but "source",
+ * "start_cost" and "node_cost" (nbcx's engine, default 0: files written
+ * before nbcx-loggp measured them still load) is required; unknown keys are skipped (a measuring tool may add its own,
  * e.g. the raw samples). A tiny JSON reader for exactly this: any JSON
  * value is accepted where a key is skipped, numbers must be finite and
  * not negative, cores_per_node a positive integer.
@@ -355,6 +357,12 @@ int nbcxi_sim_params_parse(const char *text, size_t len,
                 if (param(&r, key, &p->reduce_per_byte))
                     return -1;
                 seen |= REDUCE;
+            } else if (strcmp(key, "start_cost") == 0) {
+                if (param(&r, key, &p->start_cost))
+                    return -1;
+            } else if (strcmp(key, "node_cost") == 0) {
+                if (param(&r, key, &p->node_cost))
+                    return -1;
             } else if (skip_value(&r, 1)) {
                 return -1;
             }

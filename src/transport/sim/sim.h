@@ -50,6 +50,15 @@ struct nbcxi_sim_params {
     bool inter_shared;
     double copy_per_byte;   /* µs per byte of a local copy  */
     double reduce_per_byte; /* µs per byte of a reduction   */
+    /* nbcx's own engine, outside LogGP (optional keys, default 0):
+     * start_cost  µs of every operation's start (the request, the
+     *             schedule's reset, the first executor pass), on the
+     *             rank's CPU before its first node runs;
+     * node_cost   µs of the executor per schedule node it runs (ready
+     *             queue, dispatch, completion bookkeeping), on the CPU
+     *             with the node: a send's o, a receive's posting, a copy
+     *             or reduction, a call. */
+    double start_cost, node_cost;
 };
 
 /* Parses a parameter file's text; 0, or -1 with a message in err. */
