@@ -35,7 +35,18 @@
  * and L, which Netgauge's code reports as PRTT(1,0,s_min)/2.
  *
  * The JSON has one o per side of a message: o = (o_s + o_r) / 2, so that
- * 2o = o_s + o_r and (1) holds with it. docs/loggp.md explains the
+ * 2o = o_s + o_r and (1) holds with it.
+ *
+ * nbcx's own engine, which LogGP does not see (rank 0 alone, nbcx on
+ * MPI_COMM_SELF, caller progress, no message):
+ *   node_cost  = (T(65 calls) - T(1 call)) / 64, T(k) the start + wait
+ *                of a user schedule of k independent no-op call nodes
+ *                (built before the clock starts): the executor's work
+ *                per node, dispatch and completion;
+ *   start_cost = T(nbcx_iallreduce of 1 double) - node_cost: a cached
+ *                nonblocking call (cache lookup, request, schedule reset,
+ *                executor passes, wait) whose schedule on one rank is a
+ *                single 8-byte copy node. docs/loggp.md explains the
  * choices (sizes, weighting of the fit, held-out sizes, limits).
  */
 #include <errno.h>
@@ -49,6 +60,7 @@
 #include <unistd.h>
 
 #include "nbcx.h"
+#include "nbcx_mpi.h"
 
 #define TOOL "nbcx-loggp"
 #define MAX_SIZES 64
@@ -226,6 +238,7 @@ struct jblock {
 struct params {
     char source[2048];
     double cores_per_node, copy_per_byte, reduce_per_byte;
+    double start_cost, node_cost; /* optional: nbcx's engine */
     struct jblock intra, inter;
     char inter_link[16]; /* "" (duplex, the default) or "shared" */
 };
@@ -370,6 +383,10 @@ static int read_params(const char *path, struct params *pr, const char **why)
                 pr->copy_per_byte = v, seen |= 2;
             else if (!strcmp(key, "reduce_per_byte"))
                 pr->reduce_per_byte = v, seen |= 4;
+            else if (!strcmp(key, "start_cost"))
+                pr->start_cost = v;
+            else if (!strcmp(key, "node_cost"))
+                pr->node_cost = v;
         }
         jws(&j);
         if (*j.p == ',') {
@@ -421,8 +438,10 @@ static int write_params(const char *path, const struct params *pr)
         write_block(f, "inter", &pr->inter);
     if (pr->inter_link[0])
         fprintf(f, " \"inter_link\": \"%s\",\n", pr->inter_link);
-    fprintf(f, " \"copy_per_byte\": %.6g, \"reduce_per_byte\": %.6g}\n",
+    fprintf(f, " \"copy_per_byte\": %.6g, \"reduce_per_byte\": %.6g,\n",
             pr->copy_per_byte, pr->reduce_per_byte);
+    fprintf(f, " \"start_cost\": %.6g, \"node_cost\": %.6g}\n",
+            pr->start_cost, pr->node_cost);
     if (path && fclose(f) != 0) {
         say("cannot write %s: %s", path, strerror(errno));
         return -1;
@@ -659,6 +678,82 @@ static double reduce_cost(size_t bytes, int reps)
     return m;
 }
 
+/* ---------- nbcx's engine ---------- */
+
+static int noop(void *arg)
+{
+    (void)arg;
+    return NBCX_SUCCESS;
+}
+
+/* Start + wait of a user schedule of k no-op call nodes, built before
+ * the clock starts; -1 on an error. */
+static double sched_calls(nbcx_comm comm, int k)
+{
+    nbcx_sched sc;
+    if (nbcx_sched_create(comm, &sc) != NBCX_SUCCESS)
+        return -1;
+    for (int i = 0; i < k; i++) {
+        nbcx_node nd;
+        if (nbcx_sched_call(sc, noop, NULL, &nd) != NBCX_SUCCESS) {
+            nbcx_sched_free(&sc);
+            return -1;
+        }
+    }
+    nbcx_request req;
+    double t0 = now_us();
+    if (nbcx_sched_start(&sc, &req) != NBCX_SUCCESS ||
+        nbcx_wait(&req) != NBCX_SUCCESS)
+        return -1;
+    return now_us() - t0;
+}
+
+/* start_cost and node_cost (the file's header comment), medians of reps
+ * samples, interleaved; 0 with *why set when nbcx fails. */
+static int engine_cost(int reps, double *start, double *node,
+                       const char **why)
+{
+    *start = *node = 0;
+    nbcx_comm comm;
+    *why = "the caller progress mode cannot be set";
+    if (nbcx_progress_set(NBCX_PROGRESS_CALLER) != NBCX_SUCCESS)
+        return -1;
+    *why = "nbcx_comm_from_mpi(MPI_COMM_SELF) failed";
+    if (nbcx_comm_from_mpi(MPI_COMM_SELF, &comm) != NBCX_SUCCESS)
+        return -1;
+    double *t1 = malloc((size_t)reps * sizeof *t1);
+    double *tk = malloc((size_t)reps * sizeof *tk);
+    double *ta = malloc((size_t)reps * sizeof *ta);
+    double in = 1, out = 0;
+    int rc = t1 && tk && ta ? 0 : -1;
+    *why = "out of memory";
+    for (int r = -reps / 4; r < reps && rc == 0; r++) { /* warm-up first */
+        double a = sched_calls(comm, 1), b = sched_calls(comm, 65);
+        nbcx_request req;
+        double t0 = now_us();
+        int e = nbcx_iallreduce(&in, &out, 1, NBCX_DOUBLE, NBCX_SUM, comm,
+                                &req);
+        if (e == NBCX_SUCCESS)
+            e = nbcx_wait(&req);
+        double c = now_us() - t0;
+        if (a < 0 || b < 0 || e != NBCX_SUCCESS || out != in) {
+            *why = "an nbcx operation on MPI_COMM_SELF failed";
+            rc = -1;
+        } else if (r >= 0) {
+            t1[r] = a, tk[r] = b, ta[r] = c;
+        }
+    }
+    if (rc == 0) {
+        double n = (median(tk, reps) - median(t1, reps)) / 64;
+        *node = n > 0 ? n : 0;
+        double st = median(ta, reps) - *node;
+        *start = st > 0 ? st : 0;
+    }
+    free(t1), free(tk), free(ta);
+    nbcx_comm_free(&comm);
+    return rc;
+}
+
 /* ---------- main ---------- */
 
 static void mpi_library(char *out, size_t cap)
@@ -766,12 +861,16 @@ int main(int argc, char **argv)
      * waits in the barrier). Buffers of 32 MiB (8 MiB with --quick): far
      * beyond the caches, as the copies and reductions of large
      * collectives. */
-    double copy_pb = 0, reduce_pb = 0;
+    double copy_pb = 0, reduce_pb = 0, start_c = 0, node_c = 0;
     if (rank_me == 0) {
         size_t lb = opt.quick ? (size_t)8 << 20 : (size_t)32 << 20;
         int lreps = opt.quick ? 5 : 11;
         copy_pb = copy_cost(lb, lreps);
         reduce_pb = reduce_cost(lb, lreps);
+        const char *why;
+        if (engine_cost(opt.quick ? 201 : 2001, &start_c, &node_c, &why))
+            say("warning: nbcx's engine costs not measured (%s): "
+                "start_cost and node_cost written as 0", why);
     }
     MPI_Barrier(MPI_COMM_WORLD);
 
@@ -895,6 +994,8 @@ int main(int argc, char **argv)
                     L, L_measured);
             fprintf(stderr, "local copy_per_byte=%.6g reduce_per_byte=%.6g\n",
                     copy_pb, reduce_pb);
+            fprintf(stderr, "engine start_cost=%.6g node_cost=%.6g\n",
+                    start_c, node_c);
         }
         if (o_s + d <= fit[5])
             say("warning: o_s + d = %.3g us is not above g = %.3g us: (5) "
@@ -941,11 +1042,18 @@ int main(int argc, char **argv)
                 snprintf(old, sizeof old, "%s", pr.source);
                 snprintf(pr.source, sizeof pr.source, "%s: %.900s; %.1000s", as,
                          src, old);
+                /* a file from before the engine costs: add them */
+                if (pr.start_cost == 0 && pr.node_cost == 0) {
+                    pr.start_cost = start_c;
+                    pr.node_cost = node_c;
+                }
             } else {
                 long cores = sysconf(_SC_NPROCESSORS_ONLN);
                 pr.cores_per_node = cores > 0 ? (double)cores : 1;
                 pr.copy_per_byte = copy_pb;
                 pr.reduce_per_byte = reduce_pb;
+                pr.start_cost = start_c;
+                pr.node_cost = node_c;
                 snprintf(pr.source, sizeof pr.source, "%s", src);
             }
             if (!strcmp(as, "intra")) {
