@@ -46,6 +46,9 @@ TOP_KEYS = (
     "reduce_per_byte",
     "start_cost",
     "node_cost",
+    "cache_bytes",
+    "copy_per_byte_cached",
+    "reduce_per_byte_cached",
 )
 
 
@@ -86,6 +89,8 @@ def load(path: Path, blocks: tuple[str, ...]) -> dict[str, Any]:
     positive("reduce_per_byte", doc["reduce_per_byte"])
     positive("start_cost", doc["start_cost"])
     positive("node_cost", doc["node_cost"], zero=True)
+    for k in ("cache_bytes", "copy_per_byte_cached", "reduce_per_byte_cached"):
+        positive(k, doc[k])
     for b in blocks:
         blk = doc.get(b)
         if not isinstance(blk, dict):
@@ -168,6 +173,9 @@ def cmd_merge(args: argparse.Namespace) -> None:
         "reduce_per_byte",
         "start_cost",
         "node_cost",
+        "cache_bytes",
+        "copy_per_byte_cached",
+        "reduce_per_byte_cached",
         "intra",
     ):
         if merged[k] != base[k]:

@@ -172,6 +172,19 @@ static void test_reduce_cost(void)
     CHECK_TIME(a.res.t_max, p.inter.L + 2 * p.inter.o +
                                 (double)(m - 1) * p.inter.G +
                                 (double)m * p.reduce_per_byte);
+    /* up to cache_bytes the cached rate applies, above it the other */
+    p.reduce_per_byte_cached = 0.0005;
+    p.copy_per_byte_cached = 0.00001;
+    for (int k = 0; k < 2; k++) {
+        p.cache_bytes = (double)m - k;
+        struct out c = sim("reduce", "binomial", 2, 1, m,
+                           NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+        CHECK(c.rc == 0, "%s", c.err);
+        CHECK_TIME(c.res.t_max,
+                   p.inter.L + 2 * p.inter.o + (double)(m - 1) * p.inter.G +
+                       (double)m * (k == 0 ? p.reduce_per_byte_cached
+                                           : p.reduce_per_byte));
+    }
 }
 
 /* nbcx's engine (start_cost s, node_cost n): a binomial bcast of m bytes
@@ -539,16 +552,24 @@ static void test_params_file(void)
           "parsed wrongly");
     CHECK(p.start_cost == 0 && p.node_cost == 0,
           "engine costs without their keys: %g %g", p.start_cost, p.node_cost);
+    CHECK(p.cache_bytes == 0 && p.copy_per_byte_cached == p.copy_per_byte &&
+              p.reduce_per_byte_cached == p.reduce_per_byte,
+          "cached rates without their keys: %g %g %g", p.cache_bytes,
+          p.copy_per_byte_cached, p.reduce_per_byte_cached);
     const char *engine =
         "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 2,\n"
         " \"intra\": {\"L\": 0.35, \"o\": 0.25, \"g\": 0.30, \"G\": 1.2e-4},\n"
         " \"copy_per_byte\": 0.00008, \"reduce_per_byte\": 0.0003,\n"
-        " \"start_cost\": 0.42, \"node_cost\": 0.031}\n";
+        " \"start_cost\": 0.42, \"node_cost\": 0.031, \"cache_bytes\": 65536,\n"
+        " \"copy_per_byte_cached\": 2e-5, \"reduce_per_byte_cached\": 3e-5}\n";
     CHECK(nbcxi_sim_params_parse(engine, strlen(engine), &p, err,
                                  sizeof err) == 0,
           "%s", err);
     CHECK(p.start_cost == 0.42 && p.node_cost == 0.031,
           "engine costs parsed wrongly: %g %g", p.start_cost, p.node_cost);
+    CHECK(p.cache_bytes == 65536 && p.copy_per_byte_cached == 2e-5 &&
+              p.reduce_per_byte_cached == 3e-5,
+          "cached rates parsed wrongly");
     /* One block only (one nbcx-loggp run): parsed, and a run that needs
      * the other block is refused with a message. */
     const char *intra_only =

@@ -46,7 +46,13 @@
  *   start_cost = T(nbcx_iallreduce of 1 double) - node_cost: a cached
  *                nonblocking call (cache lookup, request, schedule reset,
  *                executor passes, wait) whose schedule on one rank is a
- *                single 8-byte copy node. docs/loggp.md explains the
+ *                single 8-byte copy node.
+ *
+ * Copies (memcpy) and reductions (nbcx_reduce_local, sum of doubles) are
+ * timed twice: on 32 MiB buffers, far beyond the caches (copy_per_byte,
+ * reduce_per_byte), and on 64 KiB buffers used again and again
+ * (copy_per_byte_cached, reduce_per_byte_cached), which the simulator
+ * applies up to cache_bytes = half the core's L2 cache. docs/loggp.md explains the
  * choices (sizes, weighting of the fit, held-out sizes, limits).
  */
 #include <errno.h>
@@ -239,6 +245,8 @@ struct params {
     char source[2048];
     double cores_per_node, copy_per_byte, reduce_per_byte;
     double start_cost, node_cost; /* optional: nbcx's engine */
+    /* optional: copies and reductions in the cache */
+    double cache_bytes, copy_per_byte_cached, reduce_per_byte_cached;
     struct jblock intra, inter;
     char inter_link[16]; /* "" (duplex, the default) or "shared" */
 };
@@ -387,6 +395,12 @@ static int read_params(const char *path, struct params *pr, const char **why)
                 pr->start_cost = v;
             else if (!strcmp(key, "node_cost"))
                 pr->node_cost = v;
+            else if (!strcmp(key, "cache_bytes"))
+                pr->cache_bytes = v;
+            else if (!strcmp(key, "copy_per_byte_cached"))
+                pr->copy_per_byte_cached = v;
+            else if (!strcmp(key, "reduce_per_byte_cached"))
+                pr->reduce_per_byte_cached = v;
         }
         jws(&j);
         if (*j.p == ',') {
@@ -440,8 +454,12 @@ static int write_params(const char *path, const struct params *pr)
         fprintf(f, " \"inter_link\": \"%s\",\n", pr->inter_link);
     fprintf(f, " \"copy_per_byte\": %.6g, \"reduce_per_byte\": %.6g,\n",
             pr->copy_per_byte, pr->reduce_per_byte);
-    fprintf(f, " \"start_cost\": %.6g, \"node_cost\": %.6g}\n",
+    fprintf(f, " \"start_cost\": %.6g, \"node_cost\": %.6g,\n",
             pr->start_cost, pr->node_cost);
+    fprintf(f, " \"cache_bytes\": %.0f, \"copy_per_byte_cached\": %.6g, "
+               "\"reduce_per_byte_cached\": %.6g}\n",
+            pr->cache_bytes, pr->copy_per_byte_cached,
+            pr->reduce_per_byte_cached);
     if (path && fclose(f) != 0) {
         say("cannot write %s: %s", path, strerror(errno));
         return -1;
@@ -666,10 +684,12 @@ static double reduce_cost(size_t bytes, int reps)
     double *t = malloc((size_t)reps * sizeof *t);
     for (int r = 0; r < reps; r++) {
         double t0 = now_us();
-        /* b += a, as a reduction with MPI_SUM of MPI_DOUBLE combines
-         * an incoming buffer into the accumulated one. */
-        for (size_t i = 0; i < n; i++)
-            b[i] += a[i];
+        /* b += a, nbcx's own kernel (the one its reduce nodes run), as a
+         * reduction with MPI_SUM of MPI_DOUBLE combines an incoming
+         * buffer into the accumulated one. */
+        if (nbcx_reduce_local(a, b, (int)n, NBCX_DOUBLE, NBCX_SUM) !=
+            NBCX_SUCCESS)
+            abort();
         t[r] = now_us() - t0;
         reduce_sink = b[(size_t)r % n];
     }
@@ -862,11 +882,20 @@ int main(int argc, char **argv)
      * beyond the caches, as the copies and reductions of large
      * collectives. */
     double copy_pb = 0, reduce_pb = 0, start_c = 0, node_c = 0;
+    double cache_b = 0, copy_cpb = 0, reduce_cpb = 0;
     if (rank_me == 0) {
         size_t lb = opt.quick ? (size_t)8 << 20 : (size_t)32 << 20;
         int lreps = opt.quick ? 5 : 11;
         copy_pb = copy_cost(lb, lreps);
         reduce_pb = reduce_cost(lb, lreps);
+        /* In the cache: buffers of 64 KiB, the same again and again.
+         * Copies and reductions up to half the core's L2 (both operands
+         * fit; 256 KiB where the size is unknown) count as cached. */
+        long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        cache_b = l2 > 0 ? (double)(l2 / 2) : 256.0 * 1024;
+        int creps = opt.quick ? 201 : 2001;
+        copy_cpb = copy_cost((size_t)64 << 10, creps);
+        reduce_cpb = reduce_cost((size_t)64 << 10, creps);
         const char *why;
         if (engine_cost(opt.quick ? 201 : 2001, &start_c, &node_c, &why))
             say("warning: nbcx's engine costs not measured (%s): "
@@ -996,6 +1025,9 @@ int main(int argc, char **argv)
                     copy_pb, reduce_pb);
             fprintf(stderr, "engine start_cost=%.6g node_cost=%.6g\n",
                     start_c, node_c);
+            fprintf(stderr, "cached cache_bytes=%.0f copy_per_byte=%.6g "
+                            "reduce_per_byte=%.6g\n",
+                    cache_b, copy_cpb, reduce_cpb);
         }
         if (o_s + d <= fit[5])
             say("warning: o_s + d = %.3g us is not above g = %.3g us: (5) "
@@ -1006,9 +1038,11 @@ int main(int argc, char **argv)
                 "take the whole one-way time; L set to %.2g us",
                 L_measured, L_floor);
         const char *what[] = {"L", "o_s", "o_r", "g", "G", "copy_per_byte",
-                              "reduce_per_byte"};
-        double val[] = {L, o_s, o_r, g, G, copy_pb, reduce_pb};
-        for (int k = 0; k < 7; k++)
+                              "reduce_per_byte", "copy_per_byte_cached",
+                              "reduce_per_byte_cached"};
+        double val[] = {L, o_s, o_r, g, G, copy_pb, reduce_pb, copy_cpb,
+                        reduce_cpb};
+        for (int k = 0; k < 9; k++)
             if (!isfinite(val[k]) || val[k] <= 0) {
                 say("measured %s = %.4g is not positive: the model does not "
                     "fit this run (load? see --raw); no output written",
@@ -1047,6 +1081,11 @@ int main(int argc, char **argv)
                     pr.start_cost = start_c;
                     pr.node_cost = node_c;
                 }
+                if (pr.cache_bytes == 0) {
+                    pr.cache_bytes = cache_b;
+                    pr.copy_per_byte_cached = copy_cpb;
+                    pr.reduce_per_byte_cached = reduce_cpb;
+                }
             } else {
                 long cores = sysconf(_SC_NPROCESSORS_ONLN);
                 pr.cores_per_node = cores > 0 ? (double)cores : 1;
@@ -1054,6 +1093,9 @@ int main(int argc, char **argv)
                 pr.reduce_per_byte = reduce_pb;
                 pr.start_cost = start_c;
                 pr.node_cost = node_c;
+                pr.cache_bytes = cache_b;
+                pr.copy_per_byte_cached = copy_cpb;
+                pr.reduce_per_byte_cached = reduce_cpb;
                 snprintf(pr.source, sizeof pr.source, "%s", src);
             }
             if (!strcmp(as, "intra")) {

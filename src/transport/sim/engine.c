@@ -18,7 +18,10 @@
  *   receive            posting costs nothing; once the receive is posted
  *                      and its message has arrived, o on the CPU, and it
  *                      completes.
- *   copy, reduction    bytes x copy_per_byte (reduce_per_byte) on the CPU.
+ *   copy, reduction    bytes x copy_per_byte (reduce_per_byte) on the CPU;
+ *                      at most cache_bytes bytes: x copy_per_byte_cached
+ *                      (reduce_per_byte_cached), the operands being in
+ *                      the core's cache.
  *   call               nothing.
  *
  * nbcx's own engine (the parameter file's start_cost and node_cost,
@@ -296,8 +299,12 @@ static void ready(struct sim *S, int r, uint32_t i, double t)
     }
     case NBCXI_NODE_COPY:
     case NBCXI_NODE_REDUCE: {
-        double rate = n->kind == NBCXI_NODE_COPY ? S->p->copy_per_byte
-                                                 : S->p->reduce_per_byte;
+        bool cached = (double)n->bytes <= S->p->cache_bytes;
+        double rate = n->kind == NBCXI_NODE_COPY
+                          ? (cached ? S->p->copy_per_byte_cached
+                                    : S->p->copy_per_byte)
+                          : (cached ? S->p->reduce_per_byte_cached
+                                    : S->p->reduce_per_byte);
         double d = (double)n->bytes * rate + S->p->node_cost;
         double e = cpu_run(S, r, i, t, d) + d;
         if (S->init)

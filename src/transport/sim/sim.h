@@ -50,6 +50,10 @@ struct nbcxi_sim_params {
     bool inter_shared;
     double copy_per_byte;   /* µs per byte of a local copy  */
     double reduce_per_byte; /* µs per byte of a reduction   */
+    /* Copies and reductions of at most cache_bytes bytes (optional, 0:
+     * none) run at the cached rates instead, measured on buffers that
+     * stay in the core's cache (optional; default the rates above). */
+    double cache_bytes, copy_per_byte_cached, reduce_per_byte_cached;
     /* nbcx's own engine, outside LogGP (optional keys, default 0):
      * start_cost  µs of every operation's start (the request, the
      *             schedule's reset, the first executor pass), on the
