@@ -7,8 +7,8 @@ Python packages).
                      [--attempts N] [--no-model] -- CMD...
       run CMD (an nbcx-loggp command with --raw writing F), expect exit 0;
       F must be JSON of format nbcx-loggp/1 with every key, every value
-      finite and > 0 (nbcx's engine: start_cost > 0, node_cost >= 0, as
-      a difference of two medians may round to nothing); and the sizes the fit did not see (the "held" rows
+      finite and > 0 (nbcx's engine: start_cost > 0, node_cost and
+      message_cost >= 0, as differences of medians may come to nothing); and the sizes the fit did not see (the "held" rows
       of the --raw table) must be predicted by the LogGP model with the
       parameters of F within T (relative, default 0.4):
         PRTT(n,0,s) = 2 (L + 2o + (s-1) G) + (n-1) (g + (s-1) G)
@@ -46,6 +46,7 @@ TOP_KEYS = (
     "reduce_per_byte",
     "start_cost",
     "node_cost",
+    "message_cost",
     "cache_bytes",
     "copy_per_byte_cached",
     "reduce_per_byte_cached",
@@ -89,6 +90,7 @@ def load(path: Path, blocks: tuple[str, ...]) -> dict[str, Any]:
     positive("reduce_per_byte", doc["reduce_per_byte"])
     positive("start_cost", doc["start_cost"])
     positive("node_cost", doc["node_cost"], zero=True)
+    positive("message_cost", doc["message_cost"], zero=True)
     for k in ("cache_bytes", "copy_per_byte_cached", "reduce_per_byte_cached"):
         positive(k, doc[k])
     for b in blocks:
@@ -173,6 +175,7 @@ def cmd_merge(args: argparse.Namespace) -> None:
         "reduce_per_byte",
         "start_cost",
         "node_cost",
+        "message_cost",
         "cache_bytes",
         "copy_per_byte_cached",
         "reduce_per_byte_cached",

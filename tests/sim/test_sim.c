@@ -187,10 +187,11 @@ static void test_reduce_cost(void)
     }
 }
 
-/* nbcx's engine (start_cost s, node_cost n): a binomial bcast of m bytes
- * on 2 ranks: the root's start s, then its send's o + n; the receiver's
- * posting n is over long before the message lands, then o:
- *     T = s + n + L + 2o + (m-1)G.
+/* nbcx's engine (start_cost s, node_cost n, message_cost c): a binomial
+ * bcast of m bytes on 2 ranks: the root's start s, then its send's
+ * o + c + n; the receiver's posting n is over long before the message
+ * lands, then o + c:
+ *     T = s + n + L + 2(o + c) + (m-1)G.
  * A binomial reduce on 2 ranks adds the root's reduction node, n + m x
  * reduce_per_byte, after its receive. A call-only schedule would finish
  * at s + n. Without the keys (0) the times are the plain LogGP ones. */
@@ -206,6 +207,8 @@ static void test_engine_cost(void)
     CHECK_TIME(plain.res.t_max, wire);
     p.start_cost = 0.7;
     p.node_cost = 0.125;
+    p.message_cost = 0.0625;
+    wire += 2 * p.message_cost;
     for (int progress = NBCXI_SIM_THREAD; progress <= NBCXI_SIM_CALLER;
          progress++) {
         struct out b = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF,
@@ -550,7 +553,7 @@ static void test_params_file(void)
     CHECK(p.cores_per_node == 2 && p.intra.G == 1.2e-4 && p.inter.L == 45 &&
               p.reduce_per_byte == 0.0003 && strcmp(p.source, "t\"x") == 0,
           "parsed wrongly");
-    CHECK(p.start_cost == 0 && p.node_cost == 0,
+    CHECK(p.start_cost == 0 && p.node_cost == 0 && p.message_cost == 0,
           "engine costs without their keys: %g %g", p.start_cost, p.node_cost);
     CHECK(p.cache_bytes == 0 && p.copy_per_byte_cached == p.copy_per_byte &&
               p.reduce_per_byte_cached == p.reduce_per_byte,
@@ -560,12 +563,14 @@ static void test_params_file(void)
         "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 2,\n"
         " \"intra\": {\"L\": 0.35, \"o\": 0.25, \"g\": 0.30, \"G\": 1.2e-4},\n"
         " \"copy_per_byte\": 0.00008, \"reduce_per_byte\": 0.0003,\n"
-        " \"start_cost\": 0.42, \"node_cost\": 0.031, \"cache_bytes\": 65536,\n"
+        " \"start_cost\": 0.42, \"node_cost\": 0.031, \"message_cost\": 0.07,\n"
+        " \"cache_bytes\": 65536,\n"
         " \"copy_per_byte_cached\": 2e-5, \"reduce_per_byte_cached\": 3e-5}\n";
     CHECK(nbcxi_sim_params_parse(engine, strlen(engine), &p, err,
                                  sizeof err) == 0,
           "%s", err);
-    CHECK(p.start_cost == 0.42 && p.node_cost == 0.031,
+    CHECK(p.start_cost == 0.42 && p.node_cost == 0.031 &&
+              p.message_cost == 0.07,
           "engine costs parsed wrongly: %g %g", p.start_cost, p.node_cost);
     CHECK(p.cache_bytes == 65536 && p.copy_per_byte_cached == 2e-5 &&
               p.reduce_per_byte_cached == 3e-5,

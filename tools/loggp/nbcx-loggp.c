@@ -46,7 +46,14 @@
  *   start_cost = T(nbcx_iallreduce of 1 double) - node_cost: a cached
  *                nonblocking call (cache lookup, request, schedule reset,
  *                executor passes, wait) whose schedule on one rank is a
- *                single 8-byte copy node.
+ *                single 8-byte copy node;
+ * and on both ranks (nbcx on MPI_COMM_WORLD, caller progress):
+ *   message_cost = (RT/2 - start_cost - node_cost - L - 2o) / 2, RT the
+ *                round trip of two 1-byte nbcx_ibcast (root 0, then root
+ *                1, each waited for): what each end of an nbcx message
+ *                costs beyond the o of blocking MPI (nonblocking
+ *                requests, MPI_Testsome polling), the simulator's model
+ *                of a 2-rank bcast being s + n + L + 2(o + message_cost).
  *
  * Copies (memcpy) and reductions (nbcx_reduce_local, sum of doubles) are
  * timed twice: on 32 MiB buffers, far beyond the caches (copy_per_byte,
@@ -244,7 +251,7 @@ struct jblock {
 struct params {
     char source[2048];
     double cores_per_node, copy_per_byte, reduce_per_byte;
-    double start_cost, node_cost; /* optional: nbcx's engine */
+    double start_cost, node_cost, message_cost; /* optional: nbcx's engine */
     /* optional: copies and reductions in the cache */
     double cache_bytes, copy_per_byte_cached, reduce_per_byte_cached;
     struct jblock intra, inter;
@@ -395,6 +402,8 @@ static int read_params(const char *path, struct params *pr, const char **why)
                 pr->start_cost = v;
             else if (!strcmp(key, "node_cost"))
                 pr->node_cost = v;
+            else if (!strcmp(key, "message_cost"))
+                pr->message_cost = v;
             else if (!strcmp(key, "cache_bytes"))
                 pr->cache_bytes = v;
             else if (!strcmp(key, "copy_per_byte_cached"))
@@ -454,8 +463,9 @@ static int write_params(const char *path, const struct params *pr)
         fprintf(f, " \"inter_link\": \"%s\",\n", pr->inter_link);
     fprintf(f, " \"copy_per_byte\": %.6g, \"reduce_per_byte\": %.6g,\n",
             pr->copy_per_byte, pr->reduce_per_byte);
-    fprintf(f, " \"start_cost\": %.6g, \"node_cost\": %.6g,\n",
-            pr->start_cost, pr->node_cost);
+    fprintf(f, " \"start_cost\": %.6g, \"node_cost\": %.6g, "
+               "\"message_cost\": %.6g,\n",
+            pr->start_cost, pr->node_cost, pr->message_cost);
     fprintf(f, " \"cache_bytes\": %.0f, \"copy_per_byte_cached\": %.6g, "
                "\"reduce_per_byte_cached\": %.6g}\n",
             pr->cache_bytes, pr->copy_per_byte_cached,
@@ -774,6 +784,42 @@ static int engine_cost(int reps, double *start, double *node,
     return rc;
 }
 
+/* The median round trip (on rank 0) of two 1-byte nbcx_ibcast on the 2
+ * ranks, root 0 then root 1, each waited for; -1 when nbcx fails (on
+ * either rank: both learn it). */
+static double nbcx_round_trip(int reps)
+{
+    nbcx_comm comm;
+    int ok = nbcx_progress_set(NBCX_PROGRESS_CALLER) == NBCX_SUCCESS &&
+             nbcx_comm_from_mpi(MPI_COMM_WORLD, &comm) == NBCX_SUCCESS;
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        if (ok)
+            nbcx_comm_free(&comm);
+        return -1;
+    }
+    double *t = malloc((size_t)reps * sizeof *t);
+    char byte = 0;
+    int err = t ? 0 : 1;
+    for (int r = -reps / 4; r < reps && !err; r++) { /* warm-up first */
+        double t0 = now_us();
+        for (int root = 0; root < 2 && !err; root++) {
+            nbcx_request req;
+            err = nbcx_ibcast(&byte, 1, NBCX_BYTE, root, comm, &req) ||
+                  nbcx_wait(&req);
+        }
+        if (r >= 0 && !err)
+            t[r] = now_us() - t0;
+    }
+    int any = 0;
+    MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    double rt = any ? -1 : median(t, reps);
+    free(t);
+    nbcx_comm_free(&comm);
+    return rt;
+}
+
 /* ---------- main ---------- */
 
 static void mpi_library(char *out, size_t cap)
@@ -974,6 +1020,8 @@ int main(int argc, char **argv)
         MPI_Recv(&o_r, 1, MPI_DOUBLE, 1, TAG_RESULT, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     }
+    /* nbcx's cost per message end (the header comment) */
+    double rt_nbcx = nbcx_round_trip(opt.quick ? 201 : 2001);
     double elapsed = (now_us() - t_start) * 1e-6;
 
     rc = 0;
@@ -991,6 +1039,12 @@ int main(int argc, char **argv)
             L = L_floor;
         double o = (o_s + o_r) / 2;
         double g = fit[0], G = fit[1];
+        double msg_c = 0;
+        if (rt_nbcx < 0)
+            say("warning: nbcx's round trip not measured: message_cost "
+                "written as 0");
+        else
+            msg_c = fmax(0, (rt_nbcx / 2 - start_c - node_c - L - 2 * o) / 2);
         const char *as = opt.as;
 
         if (opt.raw) {
@@ -1023,8 +1077,10 @@ int main(int argc, char **argv)
                     L, L_measured);
             fprintf(stderr, "local copy_per_byte=%.6g reduce_per_byte=%.6g\n",
                     copy_pb, reduce_pb);
-            fprintf(stderr, "engine start_cost=%.6g node_cost=%.6g\n",
-                    start_c, node_c);
+            fprintf(stderr, "engine start_cost=%.6g node_cost=%.6g "
+                            "message_cost=%.6g (nbcx 1-byte bcast round "
+                            "trip %.4g us)\n",
+                    start_c, node_c, msg_c, rt_nbcx);
             fprintf(stderr, "cached cache_bytes=%.0f copy_per_byte=%.6g "
                             "reduce_per_byte=%.6g\n",
                     cache_b, copy_cpb, reduce_cpb);
@@ -1077,9 +1133,11 @@ int main(int argc, char **argv)
                 snprintf(pr.source, sizeof pr.source, "%s: %.900s; %.1000s", as,
                          src, old);
                 /* a file from before the engine costs: add them */
-                if (pr.start_cost == 0 && pr.node_cost == 0) {
+                if (pr.start_cost == 0 && pr.node_cost == 0 &&
+                    pr.message_cost == 0) {
                     pr.start_cost = start_c;
                     pr.node_cost = node_c;
+                    pr.message_cost = msg_c;
                 }
                 if (pr.cache_bytes == 0) {
                     pr.cache_bytes = cache_b;
@@ -1093,6 +1151,7 @@ int main(int argc, char **argv)
                 pr.reduce_per_byte = reduce_pb;
                 pr.start_cost = start_c;
                 pr.node_cost = node_c;
+                pr.message_cost = msg_c;
                 pr.cache_bytes = cache_b;
                 pr.copy_per_byte_cached = copy_cpb;
                 pr.reduce_per_byte_cached = reduce_cpb;

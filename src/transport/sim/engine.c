@@ -24,12 +24,14 @@
  *                      the core's cache.
  *   call               nothing.
  *
- * nbcx's own engine (the parameter file's start_cost and node_cost,
- * default 0): each rank's start first takes start_cost on its CPU, and
- * every node the executor runs takes node_cost more on the CPU: added to
- * a send's o, to a copy's or reduction's time, as the CPU time of a
- * receive's posting and of a call (with node_cost 0 those two cost
- * nothing and do not wait for the CPU, as before).
+ * nbcx's own engine (the parameter file's start_cost, node_cost and
+ * message_cost, default 0): each rank's start first takes start_cost on
+ * its CPU, and every node the executor runs takes node_cost more on the
+ * CPU: added to a send's o, to a copy's or reduction's time, as the CPU
+ * time of a receive's posting and of a call (with node_cost 0 those two
+ * cost nothing and do not wait for the CPU, as before). Both ends of a
+ * message take message_cost more than o: o + message_cost at the send
+ * and at the receive's completion.
  *
  * With "inter_link": "shared" in the parameter file one sending
  * interface serves every inter-node message of every node (the emulated
@@ -274,8 +276,9 @@ static void recv_task(struct sim *S, int r, uint32_t i, double t)
 {
     const struct sim_node *n = &S->J->node[i];
     const struct nbcxi_loggp *m = model(S, r, n->peer);
-    double s = cpu_run(S, r, i, t, m->o);
-    event(S, s + m->o, r, i, EV_DONE);
+    double d = m->o + S->p->message_cost;
+    double s = cpu_run(S, r, i, t, d);
+    event(S, s + d, r, i, EV_DONE);
 }
 
 /* Node i of rank r is ready at t. */
@@ -292,7 +295,7 @@ static void ready(struct sim *S, int r, uint32_t i, double t)
         return;
     case NBCXI_NODE_SEND: {
         const struct nbcxi_loggp *m = model(S, r, n->peer);
-        double d = m->o + S->p->node_cost;
+        double d = m->o + S->p->message_cost + S->p->node_cost;
         double s = cpu_run(S, r, i, t, d);
         event(S, s + d, r, i, EV_INJECT);
         return;

@@ -6,13 +6,14 @@
  *    "intra": {"L": 0.35, "o": 0.25, "g": 0.30, "G": 0.00012},
  *    "inter": {"L": 45.0, "o": 3.0, "g": 4.0, "G": 0.0080},
  *    "copy_per_byte": 0.00008, "reduce_per_byte": 0.0003,
- *    "start_cost": 0.3, "node_cost": 0.05, "cache_bytes": 524288,
+ *    "start_cost": 0.3, "node_cost": 0.05, "message_cost": 0.1,
+ *    "cache_bytes": 524288,
  *    "copy_per_byte_cached": 0.00002, "reduce_per_byte_cached": 0.00003}
  *
  * Times in µs, per-byte costs in µs per byte. Every key but "source" is
  * required, except the later additions, so that files written before
- * nbcx-loggp measured them still load: "start_cost" and "node_cost"
- * (nbcx's engine, default 0), "cache_bytes" (default 0: no copy or
+ * nbcx-loggp measured them still load: "start_cost", "node_cost" and
+ * "message_cost" (nbcx's engine, default 0), "cache_bytes" (default 0: no copy or
  * reduction counts as cached) and the cached rates (default: the
  * uncached ones); unknown keys are skipped (a measuring tool may add its own,
  * e.g. the raw samples). A tiny JSON reader for exactly this: any JSON
@@ -366,6 +367,9 @@ int nbcxi_sim_params_parse(const char *text, size_t len,
                     return -1;
             } else if (strcmp(key, "node_cost") == 0) {
                 if (param(&r, key, &p->node_cost))
+                    return -1;
+            } else if (strcmp(key, "message_cost") == 0) {
+                if (param(&r, key, &p->message_cost))
                     return -1;
             } else if (strcmp(key, "cache_bytes") == 0) {
                 if (param(&r, key, &p->cache_bytes))

@@ -61,8 +61,12 @@ struct nbcxi_sim_params {
      * node_cost   µs of the executor per schedule node it runs (ready
      *             queue, dispatch, completion bookkeeping), on the CPU
      *             with the node: a send's o, a receive's posting, a copy
-     *             or reduction, a call. */
-    double start_cost, node_cost;
+     *             or reduction, a call;
+     * message_cost  µs more than LogGP's o at each end of a message:
+     *             what nbcx's nonblocking requests and their polling
+     *             cost beyond MPI's blocking send and receive, which
+     *             the o of nbcx-loggp measures. */
+    double start_cost, node_cost, message_cost;
 };
 
 /* Parses a parameter file's text; 0, or -1 with a message in err. */
