@@ -235,6 +235,39 @@ static void test_engine_cost(void)
     }
 }
 
+/* "intra_link": "cpu" (shared memory, copy-in/copy-out): one message
+ * alone is unchanged, L + 2o + (m-1)G, but two ranks sending to each
+ * other at once (allgather ring, alltoall pairwise on 2 ranks) each copy
+ * both ways: 2o + 2(m-1)G instead of L + 2o + (m-1)G (here L < (m-1)G).
+ * Inter-node messages keep their NICs. */
+static void test_cpu_link(void)
+{
+    struct nbcxi_sim_params p = params();
+    size_t m = 1 << 16;
+    double B = (double)(m - 1) * p.intra.G;
+    for (int cpu = 0; cpu < 2; cpu++) {
+        p.intra_cpu = cpu;
+        struct out b = sim("bcast", "binomial", 2, 2, m, NBCXI_SIM_FOLD_OFF,
+                           &p, NBCXI_SIM_CALLER, 0);
+        CHECK(b.rc == 0, "%s", b.err);
+        CHECK_TIME(b.res.t_max, p.intra.L + 2 * p.intra.o + B);
+        static const char *const ex[][2] = { { "allgather", "ring" },
+                                             { "alltoall", "pairwise" } };
+        for (int k = 0; k < 2; k++) {
+            struct out x = sim(ex[k][0], ex[k][1], 2, 2, m,
+                               NBCXI_SIM_FOLD_OFF, &p, NBCXI_SIM_CALLER, 0);
+            CHECK(x.rc == 0, "%s %s: %s", ex[k][0], ex[k][1], x.err);
+            CHECK_TIME(x.res.t_max, cpu ? 2 * p.intra.o + 2 * B
+                                        : p.intra.L + 2 * p.intra.o + B);
+            struct out y = sim(ex[k][0], ex[k][1], 2, 1, m,
+                               NBCXI_SIM_FOLD_OFF, &p, NBCXI_SIM_CALLER, 0);
+            CHECK(y.rc == 0, "%s", y.err);
+            CHECK_TIME(y.res.t_max, p.inter.L + 2 * p.inter.o +
+                                        (double)(m - 1) * p.inter.G);
+        }
+    }
+}
+
 /* Progress: one message (bcast on 2 ranks) and a computation c longer
  * than it. With a progress thread the receive happens during the
  * computation: wait returns at t_b + c, overlap 1. Called progress only:
@@ -621,6 +654,7 @@ static void test_params_file(void)
           "cores_per_node" },
         { "{\"copy_per_byte\": -1}", "must be a finite number >= 0" },
         { "{\"node_cost\": -0.1}", "must be a finite number >= 0" },
+        { "{\"intra_link\": \"dma\"}", "must be \"nic\" or \"cpu\"" },
         { "{\"start_cost\": \"1\"}", "must be a number" },
         { "{\"copy_per_byte\": \"1\"}", "must be a number" },
         { "{\"copy_per_byte\": 1,}", "expected '\"'" },
@@ -791,6 +825,7 @@ static const struct th_test tests[] = {
     { "gather_linear", test_gather_linear },
     { "reduce_cost", test_reduce_cost },
     { "engine_cost", test_engine_cost },
+    { "cpu_link", test_cpu_link },
     { "progress", test_progress },
     { "split", test_split },
     { "shared_progress", test_shared_progress },

@@ -256,6 +256,7 @@ struct params {
     double cache_bytes, copy_per_byte_cached, reduce_per_byte_cached;
     struct jblock intra, inter;
     char inter_link[16]; /* "" (duplex, the default) or "shared" */
+    char intra_link[16]; /* "" (nic, the default) or "cpu" */
 };
 
 struct jp {
@@ -384,6 +385,9 @@ static int read_params(const char *path, struct params *pr, const char **why)
         } else if (!strcmp(key, "inter_link")) {
             if (jstring(&j, pr->inter_link, sizeof pr->inter_link))
                 return -1;
+        } else if (!strcmp(key, "intra_link")) {
+            if (jstring(&j, pr->intra_link, sizeof pr->intra_link))
+                return -1;
         } else if (!strcmp(key, "intra") || !strcmp(key, "inter")) {
             if (jblock(&j, key[3] == 'r' && key[4] == 'a' ? &pr->intra
                                                            : &pr->inter))
@@ -459,6 +463,8 @@ static int write_params(const char *path, const struct params *pr)
         write_block(f, "intra", &pr->intra);
     if (pr->inter.present)
         write_block(f, "inter", &pr->inter);
+    if (pr->intra_link[0])
+        fprintf(f, " \"intra_link\": \"%s\",\n", pr->intra_link);
     if (pr->inter_link[0])
         fprintf(f, " \"inter_link\": \"%s\",\n", pr->inter_link);
     fprintf(f, " \"copy_per_byte\": %.6g, \"reduce_per_byte\": %.6g,\n",
@@ -1159,6 +1165,8 @@ int main(int argc, char **argv)
             }
             if (!strcmp(as, "intra")) {
                 pr.intra = blk;
+                /* "intra_link" (the simulator's "cpu" model of copy-in/
+                 * copy-out) is not measured: a file's own is kept */
             } else {
                 pr.inter = blk;
                 /* tools/emunet: one rate-limited loopback carries both

@@ -354,6 +354,20 @@ int nbcxi_sim_params_parse(const char *text, size_t len,
                     return -1;
                 }
                 p->inter_shared = strcmp(v, "shared") == 0;
+            } else if (strcmp(key, "intra_link") == 0) {
+                char v[16];
+                if (peek(&r) != '"') {
+                    fail(&r, "\"intra_link\" must be \"nic\" or \"cpu\"");
+                    return -1;
+                }
+                if (string(&r, v, sizeof v))
+                    return -1;
+                if (strcmp(v, "nic") && strcmp(v, "cpu")) {
+                    fail(&r, "\"intra_link\" must be \"nic\" or \"cpu\" "
+                             "(got \"%s\")", v);
+                    return -1;
+                }
+                p->intra_cpu = strcmp(v, "cpu") == 0;
             } else if (strcmp(key, "copy_per_byte") == 0) {
                 if (param(&r, key, &p->copy_per_byte))
                     return -1;
