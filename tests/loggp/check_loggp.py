@@ -8,7 +8,8 @@ Python packages).
       run CMD (an nbcx-loggp command with --raw writing F), expect exit 0;
       F must be JSON of format nbcx-loggp/1 with every key, every value
       finite and > 0 (nbcx's engine: start_cost > 0, node_cost and
-      message_cost >= 0, as differences of medians may come to nothing); and the sizes the fit did not see (the "held" rows
+      message_cost >= 0, as differences of medians may come to nothing;
+      with an intra block intra_cpu_share from 0 to 1); and the sizes the fit did not see (the "held" rows
       of the --raw table) must be predicted by the LogGP model with the
       parameters of F within T (relative, default 0.4):
         PRTT(n,0,s) = 2 (L + 2o + (s-1) G) + (n-1) (g + (s-1) G)
@@ -93,6 +94,10 @@ def load(path: Path, blocks: tuple[str, ...]) -> dict[str, Any]:
     positive("message_cost", doc["message_cost"], zero=True)
     for k in ("cache_bytes", "copy_per_byte_cached", "reduce_per_byte_cached"):
         positive(k, doc[k])
+    if "intra" in blocks:
+        share = positive("intra_cpu_share", doc.get("intra_cpu_share"), zero=True)
+        if share > 1:
+            fail(f"{path}: intra_cpu_share {share} is above 1")
     for b in blocks:
         blk = doc.get(b)
         if not isinstance(blk, dict):

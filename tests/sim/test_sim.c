@@ -235,18 +235,20 @@ static void test_engine_cost(void)
     }
 }
 
-/* "intra_link": "cpu" (shared memory, copy-in/copy-out): one message
+/* intra_cpu_share f (shared memory, copy-in/copy-out): one message
  * alone is unchanged, L + 2o + (m-1)G, but two ranks sending to each
  * other at once (allgather ring, alltoall pairwise on 2 ranks) each copy
- * both ways: 2o + 2(m-1)G instead of L + 2o + (m-1)G (here L < (m-1)G).
- * Inter-node messages keep their NICs. */
+ * both ways: 2o + (1 + f)(m-1)G instead of L + 2o + (m-1)G (here
+ * L < f (m-1)G). Inter-node messages keep their NICs. */
 static void test_cpu_link(void)
 {
     struct nbcxi_sim_params p = params();
     size_t m = 1 << 16;
     double B = (double)(m - 1) * p.intra.G;
-    for (int cpu = 0; cpu < 2; cpu++) {
-        p.intra_cpu = cpu;
+    static const double share[] = { 0, 1, 0.5 };
+    for (int k3 = 0; k3 < 3; k3++) {
+        double f = share[k3];
+        p.intra_cpu_share = f;
         struct out b = sim("bcast", "binomial", 2, 2, m, NBCXI_SIM_FOLD_OFF,
                            &p, NBCXI_SIM_CALLER, 0);
         CHECK(b.rc == 0, "%s", b.err);
@@ -257,8 +259,8 @@ static void test_cpu_link(void)
             struct out x = sim(ex[k][0], ex[k][1], 2, 2, m,
                                NBCXI_SIM_FOLD_OFF, &p, NBCXI_SIM_CALLER, 0);
             CHECK(x.rc == 0, "%s %s: %s", ex[k][0], ex[k][1], x.err);
-            CHECK_TIME(x.res.t_max, cpu ? 2 * p.intra.o + 2 * B
-                                        : p.intra.L + 2 * p.intra.o + B);
+            CHECK_TIME(x.res.t_max, f > 0 ? 2 * p.intra.o + (1 + f) * B
+                                          : p.intra.L + 2 * p.intra.o + B);
             struct out y = sim(ex[k][0], ex[k][1], 2, 1, m,
                                NBCXI_SIM_FOLD_OFF, &p, NBCXI_SIM_CALLER, 0);
             CHECK(y.rc == 0, "%s", y.err);
@@ -655,6 +657,7 @@ static void test_params_file(void)
         { "{\"copy_per_byte\": -1}", "must be a finite number >= 0" },
         { "{\"node_cost\": -0.1}", "must be a finite number >= 0" },
         { "{\"intra_link\": \"dma\"}", "must be \"nic\" or \"cpu\"" },
+        { "{\"intra_cpu_share\": 1.5}", "must be from 0 to 1" },
         { "{\"start_cost\": \"1\"}", "must be a number" },
         { "{\"copy_per_byte\": \"1\"}", "must be a number" },
         { "{\"copy_per_byte\": 1,}", "expected '\"'" },

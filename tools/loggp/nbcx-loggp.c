@@ -48,6 +48,13 @@
  *                executor passes, wait) whose schedule on one rank is a
  *                single 8-byte copy node;
  * and on both ranks (nbcx on MPI_COMM_WORLD, caller progress):
+ * With --as intra (shared memory), the CPUs' share of moving the bytes:
+ *   intra_cpu_share = (X(s) - 2o - (s-1)G) / ((s-1)G), clamped to [0, 1],
+ *                X(s) the time of both ranks sending s bytes to each
+ *                other at once (MPI_Isend + MPI_Irecv + MPI_Waitall, 8 in
+ *                a row, median), s = a quarter of the largest size: the
+ *                simulator's exchange is 2o + (1 + f)(s-1)G, f = 0 when
+ *                NICs move the bytes, 1 when each CPU copies both ways.
  *   message_cost = (RT/2 - start_cost - node_cost - L - 2o) / 2, RT the
  *                round trip of two 1-byte nbcx_ibcast (root 0, then root
  *                1, each waited for): what each end of an nbcx message
@@ -252,6 +259,7 @@ struct params {
     char source[2048];
     double cores_per_node, copy_per_byte, reduce_per_byte;
     double start_cost, node_cost, message_cost; /* optional: nbcx's engine */
+    double intra_cpu_share; /* optional: CPUs' share of intra transfers */
     /* optional: copies and reductions in the cache */
     double cache_bytes, copy_per_byte_cached, reduce_per_byte_cached;
     struct jblock intra, inter;
@@ -408,6 +416,8 @@ static int read_params(const char *path, struct params *pr, const char **why)
                 pr->node_cost = v;
             else if (!strcmp(key, "message_cost"))
                 pr->message_cost = v;
+            else if (!strcmp(key, "intra_cpu_share"))
+                pr->intra_cpu_share = v;
             else if (!strcmp(key, "cache_bytes"))
                 pr->cache_bytes = v;
             else if (!strcmp(key, "copy_per_byte_cached"))
@@ -465,6 +475,8 @@ static int write_params(const char *path, const struct params *pr)
         write_block(f, "inter", &pr->inter);
     if (pr->intra_link[0])
         fprintf(f, " \"intra_link\": \"%s\",\n", pr->intra_link);
+    if (pr->intra.present)
+        fprintf(f, " \"intra_cpu_share\": %.4g,\n", pr->intra_cpu_share);
     if (pr->inter_link[0])
         fprintf(f, " \"inter_link\": \"%s\",\n", pr->inter_link);
     fprintf(f, " \"copy_per_byte\": %.6g, \"reduce_per_byte\": %.6g,\n",
@@ -790,6 +802,36 @@ static int engine_cost(int reps, double *start, double *node,
     return rc;
 }
 
+/* The median time (on rank 0) of the two ranks sending s bytes to each
+ * other at once, 8 exchanges in a row per sample. */
+static double exchange(int s, int reps)
+{
+    enum { K = 8 };
+    char *in = malloc((size_t)s);
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!in || !t) {
+        say("out of memory");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int peer = 1 - rank_me;
+    for (int r = -2; r < reps; r++) { /* two warm-ups */
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = now_us();
+        for (int k = 0; k < K; k++) {
+            MPI_Request rq[2];
+            MPI_Irecv(in, s, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &rq[0]);
+            MPI_Isend(buf, s, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
+                      &rq[1]);
+            MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        }
+        if (r >= 0)
+            t[r] = (now_us() - t0) / K;
+    }
+    double m = median(t, reps);
+    free(in), free(t);
+    return m;
+}
+
 /* The median round trip (on rank 0) of two 1-byte nbcx_ibcast on the 2
  * ranks, root 0 then root 1, each waited for; -1 when nbcx fails (on
  * either rank: both learn it). */
@@ -1026,8 +1068,11 @@ int main(int argc, char **argv)
         MPI_Recv(&o_r, 1, MPI_DOUBLE, 1, TAG_RESULT, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     }
-    /* nbcx's cost per message end (the header comment) */
+    /* nbcx's cost per message end, and the exchange (the header
+     * comment) */
     double rt_nbcx = nbcx_round_trip(opt.quick ? 201 : 2001);
+    int s_x = (int)(max_pow2 / 4 > 1 ? max_pow2 / 4 : 1);
+    double x_time = exchange(s_x, reps);
     double elapsed = (now_us() - t_start) * 1e-6;
 
     rc = 0;
@@ -1046,6 +1091,9 @@ int main(int argc, char **argv)
         double o = (o_s + o_r) / 2;
         double g = fit[0], G = fit[1];
         double msg_c = 0;
+        double body_x = (double)(s_x - 1) * G;
+        double share = body_x > 0 ? (x_time - 2 * o - body_x) / body_x : 0;
+        share = fmin(1, fmax(0, share));
         if (rt_nbcx < 0)
             say("warning: nbcx's round trip not measured: message_cost "
                 "written as 0");
@@ -1087,6 +1135,9 @@ int main(int argc, char **argv)
                             "message_cost=%.6g (nbcx 1-byte bcast round "
                             "trip %.4g us)\n",
                     start_c, node_c, msg_c, rt_nbcx);
+            fprintf(stderr, "exchange of %d B: %.4g us (one way, model: "
+                            "%.4g us) intra_cpu_share=%.4g\n",
+                    s_x, x_time, L + 2 * o + body_x, share);
             fprintf(stderr, "cached cache_bytes=%.0f copy_per_byte=%.6g "
                             "reduce_per_byte=%.6g\n",
                     cache_b, copy_cpb, reduce_cpb);
@@ -1165,6 +1216,7 @@ int main(int argc, char **argv)
             }
             if (!strcmp(as, "intra")) {
                 pr.intra = blk;
+                pr.intra_cpu_share = share;
                 /* "intra_link" (the simulator's "cpu" model of copy-in/
                  * copy-out) is not measured: a file's own is kept */
             } else {

@@ -33,12 +33,13 @@
  * message take message_cost more than o: o + message_cost at the send
  * and at the receive's completion.
  *
- * With "intra_link": "cpu" the CPUs move the bytes of intra-node
- * messages (shared memory, copy-in/copy-out): the injection also waits
- * for the sender's CPU and keeps it busy for (m-1)G, and the receiving
- * NIC also waits for the receiver's CPU and keeps it busy for (m-1)G.
- * One message alone still takes L + 2o + (m-1)G; two ranks sending to
- * each other at once take 2o + 2(m-1)G (each CPU copies both ways).
+ * With intra_cpu_share f > 0 ("intra_link": "cpu" is f = 1) the CPUs
+ * move the bytes of intra-node messages (shared memory, copy-in/
+ * copy-out): the injection also waits for the sender's CPU and keeps it
+ * busy for f (m-1)G, and the receiving NIC also waits for the receiver's
+ * CPU and keeps it busy for f (m-1)G. One message alone still takes
+ * L + 2o + (m-1)G; two ranks sending to each other at once take
+ * 2o + (1 + f)(m-1)G (when f (m-1)G >= L).
  *
  * With "inter_link": "shared" in the parameter file one sending
  * interface serves every inter-node message of every node (the emulated
@@ -361,13 +362,13 @@ static void handle(struct sim *S, const struct ev *e)
                       : S->p->inter_shared ? &S->snic_n[0] /* one link */
                                            : &S->snic_n[r / J->C];
         double w = e->t > *nic ? e->t : *nic;
-        bool by_cpu = local && S->p->intra_cpu;
+        bool by_cpu = local && S->p->intra_cpu_share > 0;
         if (by_cpu && w < S->cpu[r])
             w = S->cpu[r];
         double body = per_byte(m, n->bytes);
         *nic = w + m->g + body;
         if (by_cpu)
-            S->cpu[r] = w + body; /* copy-in */
+            S->cpu[r] = w + S->p->intra_cpu_share * body; /* copy-in */
         event(S, w + m->L, r, e->node, EV_LAND);
         event(S, w + body, r, e->node, EV_DONE);
         break;
@@ -378,13 +379,13 @@ static void handle(struct sim *S, const struct ev *e)
         int d = n->peer % J->F;
         double *nic = local ? &S->rnic[d] : &S->rnic_n[d / J->C];
         double a0 = e->t > *nic ? e->t : *nic;
-        bool by_cpu = local && S->p->intra_cpu;
+        bool by_cpu = local && S->p->intra_cpu_share > 0;
         if (by_cpu && a0 < S->cpu[d])
             a0 = S->cpu[d];
         double body = per_byte(m, n->bytes);
         *nic = a0 + m->g + body;
         if (by_cpu)
-            S->cpu[d] = a0 + body; /* copy-out */
+            S->cpu[d] = a0 + S->p->intra_cpu_share * body; /* copy-out */
         event(S, a0 + body, d, J->partner[e->node], EV_ARRIVE);
         break;
     }

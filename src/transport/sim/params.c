@@ -367,7 +367,15 @@ int nbcxi_sim_params_parse(const char *text, size_t len,
                              "(got \"%s\")", v);
                     return -1;
                 }
-                p->intra_cpu = strcmp(v, "cpu") == 0;
+                p->intra_cpu_share = strcmp(v, "cpu") == 0 ? 1 : 0;
+            } else if (strcmp(key, "intra_cpu_share") == 0) {
+                if (param(&r, key, &p->intra_cpu_share))
+                    return -1;
+                if (p->intra_cpu_share > 1) {
+                    fail(&r, "\"intra_cpu_share\" must be from 0 to 1 "
+                             "(got %g)", p->intra_cpu_share);
+                    return -1;
+                }
             } else if (strcmp(key, "copy_per_byte") == 0) {
                 if (param(&r, key, &p->copy_per_byte))
                     return -1;

@@ -48,12 +48,13 @@ struct nbcxi_sim_params {
      * "duplex": each node has its own send and receive interfaces. A
      * shared link cannot be simulated folded (NBCXI_SIM_EARG). */
     bool inter_shared;
-    /* "intra_link": "cpu": inside a node the CPUs move the bytes (shared
-     * memory with copy-in/copy-out, as Open MPI's vader without a
-     * single-copy mechanism): a message's (m-1)G is also CPU time of its
-     * sender (from injection) and of its receiver (from when its NIC
-     * takes it). Default "nic": the NICs alone. */
-    bool intra_cpu;
+    /* intra_cpu_share f in [0, 1] ("intra_cpu_share": f, or
+     * "intra_link": "cpu" for 1; default 0, "nic"): inside a node the
+     * CPUs move the bytes (shared memory with copy-in/copy-out, as Open
+     * MPI's vader without a single-copy mechanism): f (m-1)G of a
+     * message is also CPU time of its sender (from injection) and of its
+     * receiver (from when its NIC takes it). */
+    double intra_cpu_share;
     double copy_per_byte;   /* µs per byte of a local copy  */
     double reduce_per_byte; /* µs per byte of a reduction   */
     /* Copies and reductions of at most cache_bytes bytes (optional, 0:
