@@ -7,7 +7,9 @@ Python packages).
                      [--attempts N] [--no-model] -- CMD...
       run CMD (an nbcx-loggp command with --raw writing F), expect exit 0;
       F must be JSON of format nbcx-loggp/1 with every key, every value
-      finite and > 0; and the sizes the fit did not see (the "held" rows
+      finite and > 0 (nbcx's engine: start_cost > 0, node_cost and
+      message_cost >= 0, as differences of medians may come to nothing;
+      with an intra block intra_cpu_share from 0 to 1); and the sizes the fit did not see (the "held" rows
       of the --raw table) must be predicted by the LogGP model with the
       parameters of F within T (relative, default 0.4):
         PRTT(n,0,s) = 2 (L + 2o + (s-1) G) + (n-1) (g + (s-1) G)
@@ -19,7 +21,8 @@ Python packages).
       too. --no-model checks the JSON only.
   check_loggp.py merge --json F --merged M -- CMD...
       CMD wrote M with --as inter --merge F: M must hold F's intra block,
-      cores_per_node and per-byte costs unchanged, and a valid inter block
+      cores_per_node, per-byte and engine costs unchanged, and a valid
+      inter block
   check_loggp.py badargs -- CMD...   expect exit 2, exactly one line on
       stderr starting with "nbcx-loggp:", nothing on stdout
 """
@@ -36,7 +39,19 @@ from pathlib import Path
 from typing import Any
 
 BLOCK_KEYS = ("L", "o", "g", "G")
-TOP_KEYS = ("format", "source", "cores_per_node", "copy_per_byte", "reduce_per_byte")
+TOP_KEYS = (
+    "format",
+    "source",
+    "cores_per_node",
+    "copy_per_byte",
+    "reduce_per_byte",
+    "start_cost",
+    "node_cost",
+    "message_cost",
+    "cache_bytes",
+    "copy_per_byte_cached",
+    "reduce_per_byte_cached",
+)
 
 
 def fail(msg: str) -> None:
@@ -44,12 +59,13 @@ def fail(msg: str) -> None:
     sys.exit(1)
 
 
-def positive(name: str, v: Any) -> float:
+def positive(name: str, v: Any, zero: bool = False) -> float:
+    """v as a float: finite and > 0 (>= 0 with zero)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         fail(f"{name} is not a number: {v!r}")
     x = float(v)
-    if not math.isfinite(x) or x <= 0:
-        fail(f"{name} = {x!r} is not finite and > 0")
+    if not math.isfinite(x) or x < 0 or (x == 0 and not zero):
+        fail(f"{name} = {x!r} is not finite and {'>=' if zero else '>'} 0")
     return x
 
 
@@ -73,6 +89,15 @@ def load(path: Path, blocks: tuple[str, ...]) -> dict[str, Any]:
         fail(f"{path}: cores_per_node {doc['cores_per_node']!r}")
     positive("copy_per_byte", doc["copy_per_byte"])
     positive("reduce_per_byte", doc["reduce_per_byte"])
+    positive("start_cost", doc["start_cost"])
+    positive("node_cost", doc["node_cost"], zero=True)
+    positive("message_cost", doc["message_cost"], zero=True)
+    for k in ("cache_bytes", "copy_per_byte_cached", "reduce_per_byte_cached"):
+        positive(k, doc[k])
+    if "intra" in blocks:
+        share = positive("intra_cpu_share", doc.get("intra_cpu_share"), zero=True)
+        if share > 1:
+            fail(f"{path}: intra_cpu_share {share} is above 1")
     for b in blocks:
         blk = doc.get(b)
         if not isinstance(blk, dict):
@@ -149,7 +174,18 @@ def cmd_merge(args: argparse.Namespace) -> None:
         fail(f"exit status {p.returncode}")
     base = load(Path(args.json), ("intra",))
     merged = load(Path(args.merged), ("intra", "inter"))
-    for k in ("cores_per_node", "copy_per_byte", "reduce_per_byte", "intra"):
+    for k in (
+        "cores_per_node",
+        "copy_per_byte",
+        "reduce_per_byte",
+        "start_cost",
+        "node_cost",
+        "message_cost",
+        "cache_bytes",
+        "copy_per_byte_cached",
+        "reduce_per_byte_cached",
+        "intra",
+    ):
         if merged[k] != base[k]:
             fail(f"merge changed {k}: {base[k]!r} -> {merged[k]!r}")
     if base["source"] not in merged["source"]:

@@ -172,6 +172,102 @@ static void test_reduce_cost(void)
     CHECK_TIME(a.res.t_max, p.inter.L + 2 * p.inter.o +
                                 (double)(m - 1) * p.inter.G +
                                 (double)m * p.reduce_per_byte);
+    /* up to cache_bytes the cached rate applies, above it the other */
+    p.reduce_per_byte_cached = 0.0005;
+    p.copy_per_byte_cached = 0.00001;
+    for (int k = 0; k < 2; k++) {
+        p.cache_bytes = (double)m - k;
+        struct out c = sim("reduce", "binomial", 2, 1, m,
+                           NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+        CHECK(c.rc == 0, "%s", c.err);
+        CHECK_TIME(c.res.t_max,
+                   p.inter.L + 2 * p.inter.o + (double)(m - 1) * p.inter.G +
+                       (double)m * (k == 0 ? p.reduce_per_byte_cached
+                                           : p.reduce_per_byte));
+    }
+}
+
+/* nbcx's engine (start_cost s, node_cost n, message_cost c): a binomial
+ * bcast of m bytes on 2 ranks: the root's start s, then its send's
+ * o + c + n; the receiver's posting n is over long before the message
+ * lands, then o + c:
+ *     T = s + n + L + 2(o + c) + (m-1)G.
+ * A binomial reduce on 2 ranks adds the root's reduction node, n + m x
+ * reduce_per_byte, after its receive. A call-only schedule would finish
+ * at s + n. Without the keys (0) the times are the plain LogGP ones. */
+static void test_engine_cost(void)
+{
+    struct nbcxi_sim_params p = params();
+    p.reduce_per_byte = 0.002;
+    size_t m = 4096;
+    double wire = p.inter.L + 2 * p.inter.o + (double)(m - 1) * p.inter.G;
+    struct out plain = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF,
+                           &p, NBCXI_SIM_CALLER, 0);
+    CHECK(plain.rc == 0, "%s", plain.err);
+    CHECK_TIME(plain.res.t_max, wire);
+    p.start_cost = 0.7;
+    p.node_cost = 0.125;
+    p.message_cost = 0.0625;
+    wire += 2 * p.message_cost;
+    for (int progress = NBCXI_SIM_THREAD; progress <= NBCXI_SIM_CALLER;
+         progress++) {
+        struct out b = sim("bcast", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF,
+                           &p, progress, 0);
+        CHECK(b.rc == 0, "%s", b.err);
+        CHECK_TIME(b.res.t_max, p.start_cost + p.node_cost + wire);
+        struct out r = sim("reduce", "binomial", 2, 1, m, NBCXI_SIM_FOLD_OFF,
+                           &p, progress, 0);
+        CHECK(r.rc == 0, "%s", r.err);
+        CHECK_TIME(r.res.t_max, p.start_cost + 2 * p.node_cost + wire +
+                                    (double)m * p.reduce_per_byte);
+    }
+    /* on one rank: the start alone (bcast has no node there) */
+    struct out one = sim("bcast", "binomial", 1, 1, m, NBCXI_SIM_FOLD_OFF, &p,
+                         NBCXI_SIM_CALLER, 0);
+    CHECK(one.rc == 0, "%s", one.err);
+    CHECK_TIME(one.res.t_max, p.start_cost);
+    /* a binomial bcast on 2^k ranks: every level pays a send's n */
+    for (int k = 2; k <= 4; k++) {
+        struct out b = sim("bcast", "binomial", 1 << k, 1, m,
+                           NBCXI_SIM_FOLD_OFF, &p, NBCXI_SIM_CALLER, 0);
+        CHECK(b.rc == 0, "%s", b.err);
+        CHECK_TIME(b.res.t_max, p.start_cost + k * (p.node_cost + wire));
+    }
+}
+
+/* intra_cpu_share f (shared memory, copy-in/copy-out): one message
+ * alone is unchanged, L + 2o + (m-1)G, but two ranks sending to each
+ * other at once (allgather ring, alltoall pairwise on 2 ranks) each copy
+ * both ways: 2o + (1 + f)(m-1)G instead of L + 2o + (m-1)G (here
+ * L < f (m-1)G). Inter-node messages keep their NICs. */
+static void test_cpu_link(void)
+{
+    struct nbcxi_sim_params p = params();
+    size_t m = 1 << 16;
+    double B = (double)(m - 1) * p.intra.G;
+    static const double share[] = { 0, 1, 0.5 };
+    for (int k3 = 0; k3 < 3; k3++) {
+        double f = share[k3];
+        p.intra_cpu_share = f;
+        struct out b = sim("bcast", "binomial", 2, 2, m, NBCXI_SIM_FOLD_OFF,
+                           &p, NBCXI_SIM_CALLER, 0);
+        CHECK(b.rc == 0, "%s", b.err);
+        CHECK_TIME(b.res.t_max, p.intra.L + 2 * p.intra.o + B);
+        static const char *const ex[][2] = { { "allgather", "ring" },
+                                             { "alltoall", "pairwise" } };
+        for (int k = 0; k < 2; k++) {
+            struct out x = sim(ex[k][0], ex[k][1], 2, 2, m,
+                               NBCXI_SIM_FOLD_OFF, &p, NBCXI_SIM_CALLER, 0);
+            CHECK(x.rc == 0, "%s %s: %s", ex[k][0], ex[k][1], x.err);
+            CHECK_TIME(x.res.t_max, f > 0 ? 2 * p.intra.o + (1 + f) * B
+                                          : p.intra.L + 2 * p.intra.o + B);
+            struct out y = sim(ex[k][0], ex[k][1], 2, 1, m,
+                               NBCXI_SIM_FOLD_OFF, &p, NBCXI_SIM_CALLER, 0);
+            CHECK(y.rc == 0, "%s", y.err);
+            CHECK_TIME(y.res.t_max, p.inter.L + 2 * p.inter.o +
+                                        (double)(m - 1) * p.inter.G);
+        }
+    }
 }
 
 /* Progress: one message (bcast on 2 ranks) and a computation c longer
@@ -492,6 +588,28 @@ static void test_params_file(void)
     CHECK(p.cores_per_node == 2 && p.intra.G == 1.2e-4 && p.inter.L == 45 &&
               p.reduce_per_byte == 0.0003 && strcmp(p.source, "t\"x") == 0,
           "parsed wrongly");
+    CHECK(p.start_cost == 0 && p.node_cost == 0 && p.message_cost == 0,
+          "engine costs without their keys: %g %g", p.start_cost, p.node_cost);
+    CHECK(p.cache_bytes == 0 && p.copy_per_byte_cached == p.copy_per_byte &&
+              p.reduce_per_byte_cached == p.reduce_per_byte,
+          "cached rates without their keys: %g %g %g", p.cache_bytes,
+          p.copy_per_byte_cached, p.reduce_per_byte_cached);
+    const char *engine =
+        "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 2,\n"
+        " \"intra\": {\"L\": 0.35, \"o\": 0.25, \"g\": 0.30, \"G\": 1.2e-4},\n"
+        " \"copy_per_byte\": 0.00008, \"reduce_per_byte\": 0.0003,\n"
+        " \"start_cost\": 0.42, \"node_cost\": 0.031, \"message_cost\": 0.07,\n"
+        " \"cache_bytes\": 65536,\n"
+        " \"copy_per_byte_cached\": 2e-5, \"reduce_per_byte_cached\": 3e-5}\n";
+    CHECK(nbcxi_sim_params_parse(engine, strlen(engine), &p, err,
+                                 sizeof err) == 0,
+          "%s", err);
+    CHECK(p.start_cost == 0.42 && p.node_cost == 0.031 &&
+              p.message_cost == 0.07,
+          "engine costs parsed wrongly: %g %g", p.start_cost, p.node_cost);
+    CHECK(p.cache_bytes == 65536 && p.copy_per_byte_cached == 2e-5 &&
+              p.reduce_per_byte_cached == 3e-5,
+          "cached rates parsed wrongly");
     /* One block only (one nbcx-loggp run): parsed, and a run that needs
      * the other block is refused with a message. */
     const char *intra_only =
@@ -537,6 +655,10 @@ static void test_params_file(void)
         { "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 1.5}",
           "cores_per_node" },
         { "{\"copy_per_byte\": -1}", "must be a finite number >= 0" },
+        { "{\"node_cost\": -0.1}", "must be a finite number >= 0" },
+        { "{\"intra_link\": \"dma\"}", "must be \"nic\" or \"cpu\"" },
+        { "{\"intra_cpu_share\": 1.5}", "must be from 0 to 1" },
+        { "{\"start_cost\": \"1\"}", "must be a number" },
         { "{\"copy_per_byte\": \"1\"}", "must be a number" },
         { "{\"copy_per_byte\": 1,}", "expected '\"'" },
         { "{\"copy_per_byte\": 1", "expected '}'" },
@@ -705,6 +827,8 @@ static const struct th_test tests[] = {
     { "allgather_ring", test_allgather_ring },
     { "gather_linear", test_gather_linear },
     { "reduce_cost", test_reduce_cost },
+    { "engine_cost", test_engine_cost },
+    { "cpu_link", test_cpu_link },
     { "progress", test_progress },
     { "split", test_split },
     { "shared_progress", test_shared_progress },

@@ -35,7 +35,38 @@
  * and L, which Netgauge's code reports as PRTT(1,0,s_min)/2.
  *
  * The JSON has one o per side of a message: o = (o_s + o_r) / 2, so that
- * 2o = o_s + o_r and (1) holds with it. docs/loggp.md explains the
+ * 2o = o_s + o_r and (1) holds with it.
+ *
+ * nbcx's own engine, which LogGP does not see (rank 0 alone, nbcx on
+ * MPI_COMM_SELF, caller progress, no message):
+ *   node_cost  = (T(65 calls) - T(1 call)) / 64, T(k) the start + wait
+ *                of a user schedule of k independent no-op call nodes
+ *                (built before the clock starts): the executor's work
+ *                per node, dispatch and completion;
+ *   start_cost = T(nbcx_iallreduce of 1 double) - node_cost: a cached
+ *                nonblocking call (cache lookup, request, schedule reset,
+ *                executor passes, wait) whose schedule on one rank is a
+ *                single 8-byte copy node;
+ * and on both ranks (nbcx on MPI_COMM_WORLD, caller progress):
+ * With --as intra (shared memory), the CPUs' share of moving the bytes:
+ *   intra_cpu_share = (X(s) - 2o - (s-1)G) / ((s-1)G), clamped to [0, 1],
+ *                X(s) the time of both ranks sending s bytes to each
+ *                other at once (MPI_Isend + MPI_Irecv + MPI_Waitall, 8 in
+ *                a row, median), s = a quarter of the largest size: the
+ *                simulator's exchange is 2o + (1 + f)(s-1)G, f = 0 when
+ *                NICs move the bytes, 1 when each CPU copies both ways.
+ *   message_cost = (RT/2 - start_cost - node_cost - L - 2o) / 2, RT the
+ *                round trip of two 1-byte nbcx_ibcast (root 0, then root
+ *                1, each waited for): what each end of an nbcx message
+ *                costs beyond the o of blocking MPI (nonblocking
+ *                requests, MPI_Testsome polling), the simulator's model
+ *                of a 2-rank bcast being s + n + L + 2(o + message_cost).
+ *
+ * Copies (memcpy) and reductions (nbcx_reduce_local, sum of doubles) are
+ * timed twice: on 32 MiB buffers, far beyond the caches (copy_per_byte,
+ * reduce_per_byte), and on 64 KiB buffers used again and again
+ * (copy_per_byte_cached, reduce_per_byte_cached), which the simulator
+ * applies up to cache_bytes = half the core's L2 cache. docs/loggp.md explains the
  * choices (sizes, weighting of the fit, held-out sizes, limits).
  */
 #include <errno.h>
@@ -49,6 +80,7 @@
 #include <unistd.h>
 
 #include "nbcx.h"
+#include "nbcx_mpi.h"
 
 #define TOOL "nbcx-loggp"
 #define MAX_SIZES 64
@@ -226,8 +258,13 @@ struct jblock {
 struct params {
     char source[2048];
     double cores_per_node, copy_per_byte, reduce_per_byte;
+    double start_cost, node_cost, message_cost; /* optional: nbcx's engine */
+    double intra_cpu_share; /* optional: CPUs' share of intra transfers */
+    /* optional: copies and reductions in the cache */
+    double cache_bytes, copy_per_byte_cached, reduce_per_byte_cached;
     struct jblock intra, inter;
     char inter_link[16]; /* "" (duplex, the default) or "shared" */
+    char intra_link[16]; /* "" (nic, the default) or "cpu" */
 };
 
 struct jp {
@@ -356,6 +393,9 @@ static int read_params(const char *path, struct params *pr, const char **why)
         } else if (!strcmp(key, "inter_link")) {
             if (jstring(&j, pr->inter_link, sizeof pr->inter_link))
                 return -1;
+        } else if (!strcmp(key, "intra_link")) {
+            if (jstring(&j, pr->intra_link, sizeof pr->intra_link))
+                return -1;
         } else if (!strcmp(key, "intra") || !strcmp(key, "inter")) {
             if (jblock(&j, key[3] == 'r' && key[4] == 'a' ? &pr->intra
                                                            : &pr->inter))
@@ -370,6 +410,20 @@ static int read_params(const char *path, struct params *pr, const char **why)
                 pr->copy_per_byte = v, seen |= 2;
             else if (!strcmp(key, "reduce_per_byte"))
                 pr->reduce_per_byte = v, seen |= 4;
+            else if (!strcmp(key, "start_cost"))
+                pr->start_cost = v;
+            else if (!strcmp(key, "node_cost"))
+                pr->node_cost = v;
+            else if (!strcmp(key, "message_cost"))
+                pr->message_cost = v;
+            else if (!strcmp(key, "intra_cpu_share"))
+                pr->intra_cpu_share = v;
+            else if (!strcmp(key, "cache_bytes"))
+                pr->cache_bytes = v;
+            else if (!strcmp(key, "copy_per_byte_cached"))
+                pr->copy_per_byte_cached = v;
+            else if (!strcmp(key, "reduce_per_byte_cached"))
+                pr->reduce_per_byte_cached = v;
         }
         jws(&j);
         if (*j.p == ',') {
@@ -419,10 +473,21 @@ static int write_params(const char *path, const struct params *pr)
         write_block(f, "intra", &pr->intra);
     if (pr->inter.present)
         write_block(f, "inter", &pr->inter);
+    if (pr->intra_link[0])
+        fprintf(f, " \"intra_link\": \"%s\",\n", pr->intra_link);
+    if (pr->intra.present)
+        fprintf(f, " \"intra_cpu_share\": %.4g,\n", pr->intra_cpu_share);
     if (pr->inter_link[0])
         fprintf(f, " \"inter_link\": \"%s\",\n", pr->inter_link);
-    fprintf(f, " \"copy_per_byte\": %.6g, \"reduce_per_byte\": %.6g}\n",
+    fprintf(f, " \"copy_per_byte\": %.6g, \"reduce_per_byte\": %.6g,\n",
             pr->copy_per_byte, pr->reduce_per_byte);
+    fprintf(f, " \"start_cost\": %.6g, \"node_cost\": %.6g, "
+               "\"message_cost\": %.6g,\n",
+            pr->start_cost, pr->node_cost, pr->message_cost);
+    fprintf(f, " \"cache_bytes\": %.0f, \"copy_per_byte_cached\": %.6g, "
+               "\"reduce_per_byte_cached\": %.6g}\n",
+            pr->cache_bytes, pr->copy_per_byte_cached,
+            pr->reduce_per_byte_cached);
     if (path && fclose(f) != 0) {
         say("cannot write %s: %s", path, strerror(errno));
         return -1;
@@ -647,16 +712,160 @@ static double reduce_cost(size_t bytes, int reps)
     double *t = malloc((size_t)reps * sizeof *t);
     for (int r = 0; r < reps; r++) {
         double t0 = now_us();
-        /* b += a, as a reduction with MPI_SUM of MPI_DOUBLE combines
-         * an incoming buffer into the accumulated one. */
-        for (size_t i = 0; i < n; i++)
-            b[i] += a[i];
+        /* b += a, nbcx's own kernel (the one its reduce nodes run), as a
+         * reduction with MPI_SUM of MPI_DOUBLE combines an incoming
+         * buffer into the accumulated one. */
+        if (nbcx_reduce_local(a, b, (int)n, NBCX_DOUBLE, NBCX_SUM) !=
+            NBCX_SUCCESS)
+            abort();
         t[r] = now_us() - t0;
         reduce_sink = b[(size_t)r % n];
     }
     double m = median(t, reps) / (double)(n * sizeof(double));
     free(t), free(a), free(b);
     return m;
+}
+
+/* ---------- nbcx's engine ---------- */
+
+static int noop(void *arg)
+{
+    (void)arg;
+    return NBCX_SUCCESS;
+}
+
+/* Start + wait of a user schedule of k no-op call nodes, built before
+ * the clock starts; -1 on an error. */
+static double sched_calls(nbcx_comm comm, int k)
+{
+    nbcx_sched sc;
+    if (nbcx_sched_create(comm, &sc) != NBCX_SUCCESS)
+        return -1;
+    for (int i = 0; i < k; i++) {
+        nbcx_node nd;
+        if (nbcx_sched_call(sc, noop, NULL, &nd) != NBCX_SUCCESS) {
+            nbcx_sched_free(&sc);
+            return -1;
+        }
+    }
+    nbcx_request req;
+    double t0 = now_us();
+    if (nbcx_sched_start(&sc, &req) != NBCX_SUCCESS ||
+        nbcx_wait(&req) != NBCX_SUCCESS)
+        return -1;
+    return now_us() - t0;
+}
+
+/* start_cost and node_cost (the file's header comment), medians of reps
+ * samples, interleaved; 0 with *why set when nbcx fails. */
+static int engine_cost(int reps, double *start, double *node,
+                       const char **why)
+{
+    *start = *node = 0;
+    nbcx_comm comm;
+    *why = "the caller progress mode cannot be set";
+    if (nbcx_progress_set(NBCX_PROGRESS_CALLER) != NBCX_SUCCESS)
+        return -1;
+    *why = "nbcx_comm_from_mpi(MPI_COMM_SELF) failed";
+    if (nbcx_comm_from_mpi(MPI_COMM_SELF, &comm) != NBCX_SUCCESS)
+        return -1;
+    double *t1 = malloc((size_t)reps * sizeof *t1);
+    double *tk = malloc((size_t)reps * sizeof *tk);
+    double *ta = malloc((size_t)reps * sizeof *ta);
+    double in = 1, out = 0;
+    int rc = t1 && tk && ta ? 0 : -1;
+    *why = "out of memory";
+    for (int r = -reps / 4; r < reps && rc == 0; r++) { /* warm-up first */
+        double a = sched_calls(comm, 1), b = sched_calls(comm, 65);
+        nbcx_request req;
+        double t0 = now_us();
+        int e = nbcx_iallreduce(&in, &out, 1, NBCX_DOUBLE, NBCX_SUM, comm,
+                                &req);
+        if (e == NBCX_SUCCESS)
+            e = nbcx_wait(&req);
+        double c = now_us() - t0;
+        if (a < 0 || b < 0 || e != NBCX_SUCCESS || out != in) {
+            *why = "an nbcx operation on MPI_COMM_SELF failed";
+            rc = -1;
+        } else if (r >= 0) {
+            t1[r] = a, tk[r] = b, ta[r] = c;
+        }
+    }
+    if (rc == 0) {
+        double n = (median(tk, reps) - median(t1, reps)) / 64;
+        *node = n > 0 ? n : 0;
+        double st = median(ta, reps) - *node;
+        *start = st > 0 ? st : 0;
+    }
+    free(t1), free(tk), free(ta);
+    nbcx_comm_free(&comm);
+    return rc;
+}
+
+/* The median time (on rank 0) of the two ranks sending s bytes to each
+ * other at once, 8 exchanges in a row per sample. */
+static double exchange(int s, int reps)
+{
+    enum { K = 8 };
+    char *in = malloc((size_t)s);
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!in || !t) {
+        say("out of memory");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int peer = 1 - rank_me;
+    for (int r = -2; r < reps; r++) { /* two warm-ups */
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = now_us();
+        for (int k = 0; k < K; k++) {
+            MPI_Request rq[2];
+            MPI_Irecv(in, s, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &rq[0]);
+            MPI_Isend(buf, s, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
+                      &rq[1]);
+            MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        }
+        if (r >= 0)
+            t[r] = (now_us() - t0) / K;
+    }
+    double m = median(t, reps);
+    free(in), free(t);
+    return m;
+}
+
+/* The median round trip (on rank 0) of two 1-byte nbcx_ibcast on the 2
+ * ranks, root 0 then root 1, each waited for; -1 when nbcx fails (on
+ * either rank: both learn it). */
+static double nbcx_round_trip(int reps)
+{
+    nbcx_comm comm;
+    int ok = nbcx_progress_set(NBCX_PROGRESS_CALLER) == NBCX_SUCCESS &&
+             nbcx_comm_from_mpi(MPI_COMM_WORLD, &comm) == NBCX_SUCCESS;
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        if (ok)
+            nbcx_comm_free(&comm);
+        return -1;
+    }
+    double *t = malloc((size_t)reps * sizeof *t);
+    char byte = 0;
+    int err = t ? 0 : 1;
+    for (int r = -reps / 4; r < reps && !err; r++) { /* warm-up first */
+        double t0 = now_us();
+        for (int root = 0; root < 2 && !err; root++) {
+            nbcx_request req;
+            err = nbcx_ibcast(&byte, 1, NBCX_BYTE, root, comm, &req) ||
+                  nbcx_wait(&req);
+        }
+        if (r >= 0 && !err)
+            t[r] = now_us() - t0;
+    }
+    int any = 0;
+    MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    double rt = any ? -1 : median(t, reps);
+    free(t);
+    nbcx_comm_free(&comm);
+    return rt;
 }
 
 /* ---------- main ---------- */
@@ -766,12 +975,25 @@ int main(int argc, char **argv)
      * waits in the barrier). Buffers of 32 MiB (8 MiB with --quick): far
      * beyond the caches, as the copies and reductions of large
      * collectives. */
-    double copy_pb = 0, reduce_pb = 0;
+    double copy_pb = 0, reduce_pb = 0, start_c = 0, node_c = 0;
+    double cache_b = 0, copy_cpb = 0, reduce_cpb = 0;
     if (rank_me == 0) {
         size_t lb = opt.quick ? (size_t)8 << 20 : (size_t)32 << 20;
         int lreps = opt.quick ? 5 : 11;
         copy_pb = copy_cost(lb, lreps);
         reduce_pb = reduce_cost(lb, lreps);
+        /* In the cache: buffers of 64 KiB, the same again and again.
+         * Copies and reductions up to half the core's L2 (both operands
+         * fit; 256 KiB where the size is unknown) count as cached. */
+        long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        cache_b = l2 > 0 ? (double)(l2 / 2) : 256.0 * 1024;
+        int creps = opt.quick ? 201 : 2001;
+        copy_cpb = copy_cost((size_t)64 << 10, creps);
+        reduce_cpb = reduce_cost((size_t)64 << 10, creps);
+        const char *why;
+        if (engine_cost(opt.quick ? 201 : 2001, &start_c, &node_c, &why))
+            say("warning: nbcx's engine costs not measured (%s): "
+                "start_cost and node_cost written as 0", why);
     }
     MPI_Barrier(MPI_COMM_WORLD);
 
@@ -846,6 +1068,11 @@ int main(int argc, char **argv)
         MPI_Recv(&o_r, 1, MPI_DOUBLE, 1, TAG_RESULT, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     }
+    /* nbcx's cost per message end, and the exchange (the header
+     * comment) */
+    double rt_nbcx = nbcx_round_trip(opt.quick ? 201 : 2001);
+    int s_x = (int)(max_pow2 / 4 > 1 ? max_pow2 / 4 : 1);
+    double x_time = exchange(s_x, reps);
     double elapsed = (now_us() - t_start) * 1e-6;
 
     rc = 0;
@@ -863,6 +1090,15 @@ int main(int argc, char **argv)
             L = L_floor;
         double o = (o_s + o_r) / 2;
         double g = fit[0], G = fit[1];
+        double msg_c = 0;
+        double body_x = (double)(s_x - 1) * G;
+        double share = body_x > 0 ? (x_time - 2 * o - body_x) / body_x : 0;
+        share = fmin(1, fmax(0, share));
+        if (rt_nbcx < 0)
+            say("warning: nbcx's round trip not measured: message_cost "
+                "written as 0");
+        else
+            msg_c = fmax(0, (rt_nbcx / 2 - start_c - node_c - L - 2 * o) / 2);
         const char *as = opt.as;
 
         if (opt.raw) {
@@ -895,6 +1131,16 @@ int main(int argc, char **argv)
                     L, L_measured);
             fprintf(stderr, "local copy_per_byte=%.6g reduce_per_byte=%.6g\n",
                     copy_pb, reduce_pb);
+            fprintf(stderr, "engine start_cost=%.6g node_cost=%.6g "
+                            "message_cost=%.6g (nbcx 1-byte bcast round "
+                            "trip %.4g us)\n",
+                    start_c, node_c, msg_c, rt_nbcx);
+            fprintf(stderr, "exchange of %d B: %.4g us (one way, model: "
+                            "%.4g us) intra_cpu_share=%.4g\n",
+                    s_x, x_time, L + 2 * o + body_x, share);
+            fprintf(stderr, "cached cache_bytes=%.0f copy_per_byte=%.6g "
+                            "reduce_per_byte=%.6g\n",
+                    cache_b, copy_cpb, reduce_cpb);
         }
         if (o_s + d <= fit[5])
             say("warning: o_s + d = %.3g us is not above g = %.3g us: (5) "
@@ -905,9 +1151,11 @@ int main(int argc, char **argv)
                 "take the whole one-way time; L set to %.2g us",
                 L_measured, L_floor);
         const char *what[] = {"L", "o_s", "o_r", "g", "G", "copy_per_byte",
-                              "reduce_per_byte"};
-        double val[] = {L, o_s, o_r, g, G, copy_pb, reduce_pb};
-        for (int k = 0; k < 7; k++)
+                              "reduce_per_byte", "copy_per_byte_cached",
+                              "reduce_per_byte_cached"};
+        double val[] = {L, o_s, o_r, g, G, copy_pb, reduce_pb, copy_cpb,
+                        reduce_cpb};
+        for (int k = 0; k < 9; k++)
             if (!isfinite(val[k]) || val[k] <= 0) {
                 say("measured %s = %.4g is not positive: the model does not "
                     "fit this run (load? see --raw); no output written",
@@ -941,15 +1189,36 @@ int main(int argc, char **argv)
                 snprintf(old, sizeof old, "%s", pr.source);
                 snprintf(pr.source, sizeof pr.source, "%s: %.900s; %.1000s", as,
                          src, old);
+                /* a file from before the engine costs: add them */
+                if (pr.start_cost == 0 && pr.node_cost == 0 &&
+                    pr.message_cost == 0) {
+                    pr.start_cost = start_c;
+                    pr.node_cost = node_c;
+                    pr.message_cost = msg_c;
+                }
+                if (pr.cache_bytes == 0) {
+                    pr.cache_bytes = cache_b;
+                    pr.copy_per_byte_cached = copy_cpb;
+                    pr.reduce_per_byte_cached = reduce_cpb;
+                }
             } else {
                 long cores = sysconf(_SC_NPROCESSORS_ONLN);
                 pr.cores_per_node = cores > 0 ? (double)cores : 1;
                 pr.copy_per_byte = copy_pb;
                 pr.reduce_per_byte = reduce_pb;
+                pr.start_cost = start_c;
+                pr.node_cost = node_c;
+                pr.message_cost = msg_c;
+                pr.cache_bytes = cache_b;
+                pr.copy_per_byte_cached = copy_cpb;
+                pr.reduce_per_byte_cached = reduce_cpb;
                 snprintf(pr.source, sizeof pr.source, "%s", src);
             }
             if (!strcmp(as, "intra")) {
                 pr.intra = blk;
+                pr.intra_cpu_share = share;
+                /* "intra_link" (the simulator's "cpu" model of copy-in/
+                 * copy-out) is not measured: a file's own is kept */
             } else {
                 pr.inter = blk;
                 /* tools/emunet: one rate-limited loopback carries both

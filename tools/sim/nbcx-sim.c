@@ -639,10 +639,18 @@ int main(int argc, char **argv)
         printf(", \"cores_per_node\": %d, \"intra\": {\"L\": %g, \"o\": %g, "
                "\"g\": %g, \"G\": %g}, \"inter\": {\"L\": %g, \"o\": %g, "
                "\"g\": %g, \"G\": %g}, \"copy_per_byte\": %g, "
-               "\"reduce_per_byte\": %g}",
+               "\"reduce_per_byte\": %g, \"start_cost\": %g, "
+               "\"node_cost\": %g, \"message_cost\": %g, "
+               "\"intra_cpu_share\": %g, "
+               "\"cache_bytes\": %.0f, "
+               "\"copy_per_byte_cached\": %g, "
+               "\"reduce_per_byte_cached\": %g}",
                p.cores_per_node, p.intra.L, p.intra.o, p.intra.g, p.intra.G,
                p.inter.L, p.inter.o, p.inter.g, p.inter.G, p.copy_per_byte,
-               p.reduce_per_byte);
+               p.reduce_per_byte, p.start_cost, p.node_cost, p.message_cost,
+               p.intra_cpu_share,
+               p.cache_bytes,
+               p.copy_per_byte_cached, p.reduce_per_byte_cached);
         printf(", \"progress\": \"%s\", \"split_levels\": ",
                progress_name(o.progress));
         if (o.split_all)

@@ -328,6 +328,27 @@ static void range(char *buf, size_t len, long long lo, long long hi)
         snprintf(buf, len, "%lld-%lld", lo, hi);
 }
 
+/* The rule range of grid point i of a sorted list v of n values: from
+ * the boundary with the previous point (first: `first`) to the one
+ * with the next, minus one ("*" after the last). */
+static void grid_range(char *buf, size_t len, const long long *v, int n,
+                       int i, long long first)
+{
+    long long lo = i == 0 ? first : boundary(v[i - 1], v[i]);
+    long long hi = i + 1 < n ? boundary(v[i], v[i + 1]) - 1 : -1;
+    range(buf, len, lo, hi);
+}
+
+/* The byte range of sizes[si..sj], a run of equal choices merged. */
+static void bytes_range(char *buf, size_t len, const long long *sizes,
+                        int nsizes, int si, int sj)
+{
+    long long lo = si == 0 ? 0 : boundary(sizes[si - 1], sizes[si]);
+    long long hi = sj + 1 < nsizes ? boundary(sizes[sj], sizes[sj + 1]) - 1
+                                   : -1;
+    range(buf, len, lo, hi);
+}
+
 /* --split: the rules of every collective, merged over sizes as the
  * algorithm rules are. */
 static int tune_split(FILE *out, const int *colls, int ncolls,
@@ -360,24 +381,15 @@ static int tune_split(FILE *out, const int *colls, int ncolls,
                     fprintf(rep, "  %-20s %7d %10lld %3d %12.2f\n",
                             nbcxi_coll_name(coll), p, sizes[si], S[si], t);
             }
-            long long plo = ri == 0 ? 1 : boundary(ranks[ri - 1], ranks[ri]);
-            long long phi = ri + 1 < nranks
-                                ? boundary(ranks[ri], ranks[ri + 1]) - 1
-                                : -1;
             char pr[48];
-            range(pr, sizeof pr, plo, phi);
+            grid_range(pr, sizeof pr, ranks, nranks, ri, 1);
             for (int si = 0; si < nsizes;) {
                 int sj = si;
                 while (sj + 1 < nsizes && S[sj + 1] == S[si])
                     sj++;
                 if (S[si] >= 0) {
-                    long long blo =
-                        si == 0 ? 0 : boundary(sizes[si - 1], sizes[si]);
-                    long long bhi = sj + 1 < nsizes
-                                        ? boundary(sizes[sj], sizes[sj + 1]) - 1
-                                        : -1;
                     char br[64];
-                    range(br, sizeof br, blo, bhi);
+                    bytes_range(br, sizeof br, sizes, nsizes, si, sj);
                     fprintf(out, "split %-14s %-12s %-22s %d\n",
                             nbcxi_coll_name(coll), pr, br, S[si]);
                 }
@@ -564,12 +576,8 @@ int main(int argc, char **argv)
                             row[si].t > 0 ? row[si].t_builtin / row[si].t
                                           : 1.0);
             }
-            long long plo = ri == 0 ? 1 : boundary(ranks[ri - 1], ranks[ri]);
-            long long phi = ri + 1 < nranks
-                                ? boundary(ranks[ri], ranks[ri + 1]) - 1
-                                : -1;
             char pr[48];
-            range(pr, sizeof pr, plo, phi);
+            grid_range(pr, sizeof pr, ranks, nranks, ri, 1);
             /* runs of equal choices, merged */
             for (int si = 0; si < nsizes;) {
                 int sj = si;
@@ -577,13 +585,8 @@ int main(int argc, char **argv)
                        row[sj + 1].segsize == row[si].segsize)
                     sj++;
                 if (row[si].alg) {
-                    long long blo =
-                        si == 0 ? 0 : boundary(sizes[si - 1], sizes[si]);
-                    long long bhi = sj + 1 < nsizes
-                                        ? boundary(sizes[sj], sizes[sj + 1]) - 1
-                                        : -1;
                     char br[64];
-                    range(br, sizeof br, blo, bhi);
+                    bytes_range(br, sizeof br, sizes, nsizes, si, sj);
                     fprintf(out, "%-20s %-12s %-22s %-20s %zu\n",
                             nbcxi_coll_name(coll), pr, br, row[si].alg,
                             row[si].segsize);

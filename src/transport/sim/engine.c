@@ -18,8 +18,28 @@
  *   receive            posting costs nothing; once the receive is posted
  *                      and its message has arrived, o on the CPU, and it
  *                      completes.
- *   copy, reduction    bytes x copy_per_byte (reduce_per_byte) on the CPU.
+ *   copy, reduction    bytes x copy_per_byte (reduce_per_byte) on the CPU;
+ *                      at most cache_bytes bytes: x copy_per_byte_cached
+ *                      (reduce_per_byte_cached), the operands being in
+ *                      the core's cache.
  *   call               nothing.
+ *
+ * nbcx's own engine (the parameter file's start_cost, node_cost and
+ * message_cost, default 0): each rank's start first takes start_cost on
+ * its CPU, and every node the executor runs takes node_cost more on the
+ * CPU: added to a send's o, to a copy's or reduction's time, as the CPU
+ * time of a receive's posting and of a call (with node_cost 0 those two
+ * cost nothing and do not wait for the CPU, as before). Both ends of a
+ * message take message_cost more than o: o + message_cost at the send
+ * and at the receive's completion.
+ *
+ * With intra_cpu_share f > 0 ("intra_link": "cpu" is f = 1) the CPUs
+ * move the bytes of intra-node messages (shared memory, copy-in/
+ * copy-out): the injection also waits for the sender's CPU and keeps it
+ * busy for f (m-1)G, and the receiving NIC also waits for the receiver's
+ * CPU and keeps it busy for f (m-1)G. One message alone still takes
+ * L + 2o + (m-1)G; two ranks sending to each other at once take
+ * 2o + (1 + f)(m-1)G (when f (m-1)G >= L).
  *
  * With "inter_link": "shared" in the parameter file one sending
  * interface serves every inter-node message of every node (the emulated
@@ -264,8 +284,9 @@ static void recv_task(struct sim *S, int r, uint32_t i, double t)
 {
     const struct sim_node *n = &S->J->node[i];
     const struct nbcxi_loggp *m = model(S, r, n->peer);
-    double s = cpu_run(S, r, i, t, m->o);
-    event(S, s + m->o, r, i, EV_DONE);
+    double d = m->o + S->p->message_cost;
+    double s = cpu_run(S, r, i, t, d);
+    event(S, s + d, r, i, EV_DONE);
 }
 
 /* Node i of rank r is ready at t. */
@@ -274,28 +295,44 @@ static void ready(struct sim *S, int r, uint32_t i, double t)
     const struct sim_node *n = &S->J->node[i];
     switch (n->kind) {
     case NBCXI_NODE_RECV:
+        if (S->p->node_cost > 0) /* the executor posts it */
+            cpu_run(S, r, i, t, S->p->node_cost);
         S->J->flags[i] |= F_POSTED;
         if (S->J->flags[i] & F_ARRIVED)
             recv_task(S, r, i, t);
         return;
     case NBCXI_NODE_SEND: {
         const struct nbcxi_loggp *m = model(S, r, n->peer);
-        double s = cpu_run(S, r, i, t, m->o);
-        event(S, s + m->o, r, i, EV_INJECT);
+        double d = m->o + S->p->message_cost + S->p->node_cost;
+        double s = cpu_run(S, r, i, t, d);
+        event(S, s + d, r, i, EV_INJECT);
         return;
     }
     case NBCXI_NODE_COPY:
     case NBCXI_NODE_REDUCE: {
-        double rate = n->kind == NBCXI_NODE_COPY ? S->p->copy_per_byte
-                                                 : S->p->reduce_per_byte;
-        double d = (double)n->bytes * rate, e = cpu_run(S, r, i, t, d) + d;
+        bool cached = (double)n->bytes <= S->p->cache_bytes;
+        double rate = n->kind == NBCXI_NODE_COPY
+                          ? (cached ? S->p->copy_per_byte_cached
+                                    : S->p->copy_per_byte)
+                          : (cached ? S->p->reduce_per_byte_cached
+                                    : S->p->reduce_per_byte);
+        double d = (double)n->bytes * rate + S->p->node_cost;
+        double e = cpu_run(S, r, i, t, d) + d;
         if (S->init)
             node_done(S, r, i, e); /* the start runs what it releases */
         else
             event(S, e, r, i, EV_DONE);
         return;
     }
-    default: /* calls: no cost */
+    default: /* calls: only the executor's node_cost */
+        if (S->p->node_cost > 0) {
+            double d = S->p->node_cost, e = cpu_run(S, r, i, t, d) + d;
+            if (S->init)
+                node_done(S, r, i, e);
+            else
+                event(S, e, r, i, EV_DONE);
+            return;
+        }
         node_done(S, r, i, t);
         return;
     }
@@ -325,8 +362,13 @@ static void handle(struct sim *S, const struct ev *e)
                       : S->p->inter_shared ? &S->snic_n[0] /* one link */
                                            : &S->snic_n[r / J->C];
         double w = e->t > *nic ? e->t : *nic;
+        bool by_cpu = local && S->p->intra_cpu_share > 0;
+        if (by_cpu && w < S->cpu[r])
+            w = S->cpu[r];
         double body = per_byte(m, n->bytes);
         *nic = w + m->g + body;
+        if (by_cpu)
+            S->cpu[r] = w + S->p->intra_cpu_share * body; /* copy-in */
         event(S, w + m->L, r, e->node, EV_LAND);
         event(S, w + body, r, e->node, EV_DONE);
         break;
@@ -337,8 +379,13 @@ static void handle(struct sim *S, const struct ev *e)
         int d = n->peer % J->F;
         double *nic = local ? &S->rnic[d] : &S->rnic_n[d / J->C];
         double a0 = e->t > *nic ? e->t : *nic;
+        bool by_cpu = local && S->p->intra_cpu_share > 0;
+        if (by_cpu && a0 < S->cpu[d])
+            a0 = S->cpu[d];
         double body = per_byte(m, n->bytes);
         *nic = a0 + m->g + body;
+        if (by_cpu)
+            S->cpu[d] = a0 + S->p->intra_cpu_share * body; /* copy-out */
         event(S, a0 + body, d, J->partner[e->node], EV_ARRIVE);
         break;
     }
@@ -418,6 +465,8 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
     for (size_t r = 0; r < F && !S.fail; r++) {
         uint32_t a = J->rep_off[r], b = J->rep_off[r + 1];
         S.left[r] = b - a;
+        /* the engine's start, before any node (the start's CPU) */
+        S.cpu[r] = S.cpu_app[r] = S.done[r] = p->start_cost;
         for (int pass = 0; pass < 2; pass++)
             for (uint32_t i = a; i < b; i++)
                 if (J->node[i].npred == 0 &&

@@ -5,10 +5,17 @@
  *   {"format": "nbcx-loggp/1", "source": "free text", "cores_per_node": 2,
  *    "intra": {"L": 0.35, "o": 0.25, "g": 0.30, "G": 0.00012},
  *    "inter": {"L": 45.0, "o": 3.0, "g": 4.0, "G": 0.0080},
- *    "copy_per_byte": 0.00008, "reduce_per_byte": 0.0003}
+ *    "copy_per_byte": 0.00008, "reduce_per_byte": 0.0003,
+ *    "start_cost": 0.3, "node_cost": 0.05, "message_cost": 0.1,
+ *    "cache_bytes": 524288,
+ *    "copy_per_byte_cached": 0.00002, "reduce_per_byte_cached": 0.00003}
  *
  * Times in µs, per-byte costs in µs per byte. Every key but "source" is
- * required; unknown keys are skipped (a measuring tool may add its own,
+ * required, except the later additions, so that files written before
+ * nbcx-loggp measured them still load: "start_cost", "node_cost" and
+ * "message_cost" (nbcx's engine, default 0), "cache_bytes" (default 0: no copy or
+ * reduction counts as cached) and the cached rates (default: the
+ * uncached ones); unknown keys are skipped (a measuring tool may add its own,
  * e.g. the raw samples). A tiny JSON reader for exactly this: any JSON
  * value is accepted where a key is skipped, numbers must be finite and
  * not negative, cores_per_node a positive integer.
@@ -280,7 +287,7 @@ int nbcxi_sim_params_parse(const char *text, size_t len,
     memset(p, 0, sizeof *p);
     enum { FORMAT = 1, CORES = 2, INTRA = 4, INTER = 8, COPY = 16,
            REDUCE = 32, ALL = 63 };
-    int seen = 0;
+    int seen = 0, cached = 0;
     if (peek(&r) != '{') {
         fail(&r, "a parameter file is one JSON object");
         return -1;
@@ -347,6 +354,28 @@ int nbcxi_sim_params_parse(const char *text, size_t len,
                     return -1;
                 }
                 p->inter_shared = strcmp(v, "shared") == 0;
+            } else if (strcmp(key, "intra_link") == 0) {
+                char v[16];
+                if (peek(&r) != '"') {
+                    fail(&r, "\"intra_link\" must be \"nic\" or \"cpu\"");
+                    return -1;
+                }
+                if (string(&r, v, sizeof v))
+                    return -1;
+                if (strcmp(v, "nic") && strcmp(v, "cpu")) {
+                    fail(&r, "\"intra_link\" must be \"nic\" or \"cpu\" "
+                             "(got \"%s\")", v);
+                    return -1;
+                }
+                p->intra_cpu_share = strcmp(v, "cpu") == 0 ? 1 : 0;
+            } else if (strcmp(key, "intra_cpu_share") == 0) {
+                if (param(&r, key, &p->intra_cpu_share))
+                    return -1;
+                if (p->intra_cpu_share > 1) {
+                    fail(&r, "\"intra_cpu_share\" must be from 0 to 1 "
+                             "(got %g)", p->intra_cpu_share);
+                    return -1;
+                }
             } else if (strcmp(key, "copy_per_byte") == 0) {
                 if (param(&r, key, &p->copy_per_byte))
                     return -1;
@@ -355,6 +384,26 @@ int nbcxi_sim_params_parse(const char *text, size_t len,
                 if (param(&r, key, &p->reduce_per_byte))
                     return -1;
                 seen |= REDUCE;
+            } else if (strcmp(key, "start_cost") == 0) {
+                if (param(&r, key, &p->start_cost))
+                    return -1;
+            } else if (strcmp(key, "node_cost") == 0) {
+                if (param(&r, key, &p->node_cost))
+                    return -1;
+            } else if (strcmp(key, "message_cost") == 0) {
+                if (param(&r, key, &p->message_cost))
+                    return -1;
+            } else if (strcmp(key, "cache_bytes") == 0) {
+                if (param(&r, key, &p->cache_bytes))
+                    return -1;
+            } else if (strcmp(key, "copy_per_byte_cached") == 0) {
+                if (param(&r, key, &p->copy_per_byte_cached))
+                    return -1;
+                cached |= 1;
+            } else if (strcmp(key, "reduce_per_byte_cached") == 0) {
+                if (param(&r, key, &p->reduce_per_byte_cached))
+                    return -1;
+                cached |= 2;
             } else if (skip_value(&r, 1)) {
                 return -1;
             }
@@ -385,6 +434,10 @@ int nbcxi_sim_params_parse(const char *text, size_t len,
                               "least one is needed)");
         return -1;
     }
+    if (!(cached & 1))
+        p->copy_per_byte_cached = p->copy_per_byte;
+    if (!(cached & 2))
+        p->reduce_per_byte_cached = p->reduce_per_byte;
     p->has_intra = seen & INTRA;
     p->has_inter = seen & INTER;
     return 0;

@@ -48,8 +48,32 @@ struct nbcxi_sim_params {
      * "duplex": each node has its own send and receive interfaces. A
      * shared link cannot be simulated folded (NBCXI_SIM_EARG). */
     bool inter_shared;
+    /* intra_cpu_share f in [0, 1] ("intra_cpu_share": f, or
+     * "intra_link": "cpu" for 1; default 0, "nic"): inside a node the
+     * CPUs move the bytes (shared memory with copy-in/copy-out, as Open
+     * MPI's vader without a single-copy mechanism): f (m-1)G of a
+     * message is also CPU time of its sender (from injection) and of its
+     * receiver (from when its NIC takes it). */
+    double intra_cpu_share;
     double copy_per_byte;   /* µs per byte of a local copy  */
     double reduce_per_byte; /* µs per byte of a reduction   */
+    /* Copies and reductions of at most cache_bytes bytes (optional, 0:
+     * none) run at the cached rates instead, measured on buffers that
+     * stay in the core's cache (optional; default the rates above). */
+    double cache_bytes, copy_per_byte_cached, reduce_per_byte_cached;
+    /* nbcx's own engine, outside LogGP (optional keys, default 0):
+     * start_cost  µs of every operation's start (the request, the
+     *             schedule's reset, the first executor pass), on the
+     *             rank's CPU before its first node runs;
+     * node_cost   µs of the executor per schedule node it runs (ready
+     *             queue, dispatch, completion bookkeeping), on the CPU
+     *             with the node: a send's o, a receive's posting, a copy
+     *             or reduction, a call;
+     * message_cost  µs more than LogGP's o at each end of a message:
+     *             what nbcx's nonblocking requests and their polling
+     *             cost beyond MPI's blocking send and receive, which
+     *             the o of nbcx-loggp measures. */
+    double start_cost, node_cost, message_cost;
 };
 
 /* Parses a parameter file's text; 0, or -1 with a message in err. */
