@@ -313,10 +313,12 @@ static int run_ready(struct nbcx_sched_s *s, bool app)
 int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done)
 {
     *done = false;
-    /* A communicator broken by a timeout fails every start at once. */
-    int err = s->failed            ? s->failed
-              : nbcxi_comm_broken(s->comm) ? nbcxi_comm_broken(s->comm)
-                                           : nbcxi_sched_prepare(s);
+    /* (A communicator broken before the start was refused by the start
+     * itself, progress/engine.c. One broken since then does not stop
+     * it: the start was accepted, perhaps before another operation broke
+     * the communicator, and the progress thread may begin it later; a
+     * timeout aborts what is in flight anyway, progress/watchdog.c.) */
+    int err = s->failed ? s->failed : nbcxi_sched_prepare(s);
     if (err != NBCX_SUCCESS) {
         *done = true;
         return err;
