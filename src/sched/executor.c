@@ -329,6 +329,7 @@ int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done)
     s->npolls = 0;
     s->ndeferred = 0;
     s->next_due = 0;
+    s->t_begin = nbcxi_now_ns();
     s->ready_head = s->ready_tail = 0;
     s->wd_ndone = -1; /* the watchdog starts its clock when it looks */
     s->wd_since = 0;
@@ -437,5 +438,9 @@ int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app, bool *done)
     }
     s->next_due = err == NBCX_SUCCESS ? next_due(s) : 0;
     *done = err != NBCX_SUCCESS || s->ndone == s->nnodes;
+    /* The whole operation is a sample too: its requests may all be
+     * fragments too small to be one (a pipelined allreduce). */
+    if (*done && err == NBCX_SUCCESS)
+        nbcxi_pace_sample(s->send_bytes, s->t_begin, nbcxi_now_ns());
     return err;
 }

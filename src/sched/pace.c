@@ -3,7 +3,8 @@
  *
  * Every completed request of at least PACE_MIN_BYTES gives a sample of
  * the bandwidth: its bytes over the time from posting to the poll that
- * saw it complete. That time includes a late peer and the polling delay,
+ * saw it complete; so does every completed operation (the bytes it sent,
+ * from its start), whose requests may all be smaller fragments. That time includes a late peer and the polling delay,
  * so samples err low; the estimate is therefore a decaying maximum: the
  * largest recent sample, shrinking by 1/64 per sample so that a network
  * that became slower is learnt within a few hundred messages.

@@ -98,6 +98,7 @@ struct nbcx_sched_s {
      * none can be predicted), see sched/pace.c */
     int64_t *req_t0;
     int64_t next_due;
+    int64_t t_begin;          /* when the operation began (ns) */
 
     /* persistent operations: the transport's prepared request of every
      * send and receive node (NULL: post with isend/irecv), and how many
