@@ -174,18 +174,8 @@ def cmd_merge(args: argparse.Namespace) -> None:
         fail(f"exit status {p.returncode}")
     base = load(Path(args.json), ("intra",))
     merged = load(Path(args.merged), ("intra", "inter"))
-    for k in (
-        "cores_per_node",
-        "copy_per_byte",
-        "reduce_per_byte",
-        "start_cost",
-        "node_cost",
-        "message_cost",
-        "cache_bytes",
-        "copy_per_byte_cached",
-        "reduce_per_byte_cached",
-        "intra",
-    ):
+    kept = [k for k in TOP_KEYS if k not in ("format", "source")]
+    for k in (*kept, "intra"):
         if merged[k] != base[k]:
             fail(f"merge changed {k}: {base[k]!r} -> {merged[k]!r}")
     if base["source"] not in merged["source"]:
