@@ -101,11 +101,28 @@ static long progress_one_locked(struct nbcx_request_s *r, bool app,
     return advanced;
 }
 
+/* The application's progress passes so far (lock held): a change tells
+ * the watch that the application drives its lazy work (look_due). */
+static unsigned long app_passes;
+
+/* Whether the watch should look at r now: not lazy, nothing predicted,
+ * or its look_gap passed since the application last made a pass. */
+static bool look_due(struct nbcx_request_s *r, int64_t now)
+{
+    if (!r->lazy || r->look_gap <= 0)
+        return true;
+    if (r->passes_seen != app_passes) {
+        r->passes_seen = app_passes;
+        r->quiet_since = now;
+    }
+    return now - r->quiet_since >= r->look_gap;
+}
+
 /* Waiters are woken when a request completes or work is set aside for
  * them, not for every node that finishes inside an operation: with many
  * waiters (ranks that are threads) that would wake them all for nothing
  * at every step of every operation. */
-long nbcxi_progress_all_locked(bool app)
+static long progress_list_locked(bool app, bool look)
 {
     nbcxi_engine_adopt_locked();
     long advanced = 0;
@@ -114,13 +131,26 @@ long nbcxi_progress_all_locked(bool app)
                                           memory_order_relaxed)
                          ? nbcxi_watchdog_pass_locked(active)
                          : 0;
+    int64_t now = look ? nbcxi_now_ns() : 0;
+    app_passes += app;
     for (struct nbcx_request_s *r = active, *next; r; r = next) {
         next = r->next;
-        advanced += progress_one_locked(r, app, &wake, wd_now);
+        if (!look || look_due(r, now))
+            advanced += progress_one_locked(r, app, &wake, wd_now);
     }
     if (wake && nbcxi_waiters)
         pthread_cond_broadcast(&nbcxi_done_cv);
     return advanced;
+}
+
+long nbcxi_progress_all_locked(bool app)
+{
+    return progress_list_locked(app, false);
+}
+
+long nbcxi_engine_look_locked(void)
+{
+    return progress_list_locked(false, true);
 }
 
 bool nbcxi_engine_busy_locked(void)
@@ -285,6 +315,7 @@ static void activate(struct nbcx_request_s *r)
     nbcxi_watchdog_init(); /* NBCX_TIMEOUT, NBCX_DEBUG_DUMP (once) */
     r->started = true;
     r->lazy = false;
+    r->look_gap = 0;
     r->err = NBCX_SUCCESS;
     atomic_store_explicit(&r->complete, false, memory_order_relaxed);
 
@@ -348,6 +379,8 @@ static bool begin_locked(struct nbcx_request_s *r,
     if (active)
         active->prev = r;
     active = r;
+    r->quiet_since = s->t_begin; /* the start is the application's */
+    r->passes_seen = app_passes;
     /* In-process peers: this start (a message sent, a buffer published
      * or read) may have completed other ranks' operations, whose waiters
      * need not wait for the progress thread's poll. */

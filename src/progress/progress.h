@@ -106,6 +106,11 @@ NBCX_HIDDEN int nbcxi_engine_arm_locked(void);
  * operations cannot be waited for so. Lock not held. The time-out covers
  * an event that another thread consumed. */
 NBCX_HIDDEN int nbcxi_engine_sleep(int ms);
+/* The progress thread's watch of lazy work (auto mode, thread.c): a
+ * progress pass like the thread's, except that a lazy operation is left
+ * alone until its look_gap has passed since the application's last
+ * progress pass (request.h). Needs the lock. */
+NBCX_HIDDEN long nbcxi_engine_look_locked(void);
 /* Whether an active operation wants the progress thread to poll it now:
  * any that is not lazy (auto mode). Needs the lock. */
 NBCX_HIDDEN bool nbcxi_engine_urgent_locked(void);

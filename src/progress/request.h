@@ -22,6 +22,12 @@ struct nbcx_request_s {
      * own calls; the progress thread looks at it only once per watch
      * period (thread.c). Reset at every start. */
     bool lazy;
+    /* Auto mode, lazy: the watch leaves the operation alone until
+     * look_gap ns (0: no wait) have passed since the application's last
+     * progress pass, seen as a change of the engine's count of such
+     * passes (passes_seen) at quiet_since (engine.c). */
+    int64_t look_gap, quiet_since;
+    unsigned long passes_seen;
     struct nbcx_request_s *prev, *next; /* in the engine's active list */
     struct nbcx_request_s *handed;      /* in the hand-over stack */
 };

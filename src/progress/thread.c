@@ -30,9 +30,11 @@
  *     WATCH_NS, and keeps watching so for LINGER_NS after the last lazy
  *     start, so that a run of small operations never wakes it, while a
  *     program that blocks elsewhere (say in MPI_Recv) still sees them
- *     finish. While a waiting thread drives lazy work and nothing else
- *     is active, the look comes every DRIVEN_WATCH_NS instead: a wait
- *     that lasts costs no progress CPU.
+ *     finish. (A lazy operation with a predicted duration is looked at
+ *     only once four times that has passed without a progress pass of
+ *     the application's: auto.c, engine.c.) While a waiting thread
+ *     drives lazy work and nothing else is active, the look comes every
+ *     DRIVEN_WATCH_NS instead: a wait that lasts costs no progress CPU.
  * Timer slack is set to 1 us so the kernel honours short pauses.
  *
  * The thread asks the scheduler for a short time slice
@@ -220,7 +222,7 @@ static void *main_loop(void *arg)
             /* Auto mode: only work the application drives itself (and
              * nothing to do while a waiting thread drives it). */
             if (busy && !driven)
-                nbcxi_progress_all_locked(false);
+                nbcxi_engine_look_locked();
             /* Lazy work that a waiting thread drives needs no look at
              * all while it does: a rare one, only for what may be left
              * when the wait returns. */

@@ -1,0 +1,144 @@
+/*
+ * test_look.c - auto mode's watch of lazy work (progress/thread.c,
+ * engine.c, auto.c): the progress thread leaves a lazy operation whose
+ * duration the measured bandwidth predicts to the application for four
+ * times that, and finishes it by itself after that, for a program that
+ * blocks elsewhere.
+ *
+ * Two loopback ranks. The bandwidth is set by one pace sample, so that a
+ * 48 KiB broadcast is predicted to take PREDICT_MS: it is lazy (under
+ * NBCX_AUTO_THREAD_BYTES), and its look gap is four times that. The root
+ * starts it; its send completes once the other rank starts too, and only
+ * a progress pass on the root's request can then see that.
+ *
+ *   gap       no application calls at all: the request is not complete
+ *             at a quarter of the gap (the thread's watch, once a
+ *             millisecond, would have completed it), and completes by
+ *             itself within a few seconds after it
+ *   small     1 KiB: nothing predicted, the watch looks at once (within
+ *             its millisecond) and the operation completes by itself
+ */
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+#include "loopback.h"
+#include "progress/progress.h"
+
+enum { N = 48 * 1024, SMALL = 1024, PREDICT_MS = 100,
+       GAP_MS = 4 * PREDICT_MS };
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec t = { .tv_sec = ms / 1000,
+                          .tv_nsec = (long)(ms % 1000) * 1000000 };
+    nanosleep(&t, NULL);
+}
+
+static char buf[2][N];
+
+/* Sets up auto mode, two ranks and a running progress thread; starts the
+ * broadcast on both ranks (the root first); *req is the root's. */
+static bool setup(nbcx_comm c[2], nbcx_request *req, nbcx_request *other,
+                  int64_t *t0, int n)
+{
+    int err = nbcx_progress_set(NBCX_PROGRESS_AUTO);
+    if (err != NBCX_SUCCESS) {
+        CHECK(0, "nbcx_progress_set: %s", nbcx_error_string(err));
+        return false;
+    }
+    if (loopback_world_create(2, c) != NBCX_SUCCESS) {
+        CHECK(0, "loopback_world_create failed");
+        return false;
+    }
+    nbcx_request b[2];
+    for (int r = 0; r < 2; r++) /* starts the progress thread */
+        CHECK_OK(nbcx_ibarrier(c[r], &b[r]));
+    CHECK_OK(nbcx_waitall(2, b));
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    nbcxi_pace_sample(N, 1, 1 + (int64_t)PREDICT_MS * 1000000);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    for (int i = 0; i < n; i++) {
+        buf[0][i] = (char)(i * 7 + 1);
+        buf[1][i] = 0;
+    }
+    *t0 = now_ms();
+    CHECK_OK(nbcx_ibcast(buf[0], n, NBCX_BYTE, 0, c[0], req));
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    bool lazy = (*req)->lazy, gap = (*req)->look_gap > 0;
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    CHECK_OK(nbcx_ibcast(buf[1], n, NBCX_BYTE, 0, c[1], other));
+    CHECK(lazy && gap == (n >= 32768),
+          "%d bytes: lazy %d, look gap %d", n, lazy, gap);
+    return lazy && gap == (n >= 32768);
+}
+
+static void check_data(int n)
+{
+    CHECK(memcmp(buf[0], buf[1], (size_t)n) == 0, "rank 1 got other data");
+}
+
+static void test_gap(void)
+{
+    nbcx_comm c[2];
+    nbcx_request req, other;
+    int64_t t0;
+    if (!setup(c, &req, &other, &t0, N))
+        return;
+    sleep_ms(GAP_MS / 4);
+    /* Only a check of the flag: no progress pass of ours. */
+    bool early = nbcxi_request_done(req);
+    int64_t checked = now_ms() - t0;
+    CHECK(early == false || checked >= GAP_MS,
+          "the watch finished the operation after %lld ms, before its "
+          "gap of %d ms", (long long)checked, GAP_MS);
+    int64_t limit = t0 + GAP_MS + 10000;
+    while (!nbcxi_request_done(req) && now_ms() < limit)
+        sleep_ms(5);
+    int64_t took = now_ms() - t0;
+    CHECK(nbcxi_request_done(req),
+          "the watch never finished the operation (%lld ms)",
+          (long long)took);
+    CHECK(took >= GAP_MS - 20, "finished after %lld ms, gap %d ms",
+          (long long)took, GAP_MS);
+    CHECK_OK(nbcx_wait(&req));
+    CHECK_OK(nbcx_wait(&other));
+    check_data(N);
+    loopback_world_destroy(2, c);
+}
+
+/* Under 32 KiB nothing is predicted: every watch looks, so a program
+ * that blocks elsewhere sees the operation finish within a few ms. */
+static void test_small(void)
+{
+    nbcx_comm c[2];
+    nbcx_request req, other;
+    int64_t t0;
+    if (!setup(c, &req, &other, &t0, SMALL))
+        return;
+    int64_t limit = t0 + 10000;
+    while (!nbcxi_request_done(req) && now_ms() < limit)
+        sleep_ms(1);
+    CHECK(nbcxi_request_done(req), "the watch never finished the operation");
+    CHECK_OK(nbcx_wait(&req));
+    CHECK_OK(nbcx_wait(&other));
+    check_data(SMALL);
+    loopback_world_destroy(2, c);
+}
+
+static const struct th_test tests[] = {
+    { "gap", test_gap },
+    { "small", test_small },
+};
+
+int main(int argc, char **argv)
+{
+    return th_main(argc, argv, tests, TH_COUNT(tests));
+}
