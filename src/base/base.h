@@ -242,8 +242,10 @@ NBCX_HIDDEN void nbcxi_slot_release(struct nbcx_comm_s *c, unsigned slot);
 /* Clock, environment, small utilities                                 */
 /* ------------------------------------------------------------------ */
 
-/* Monotonic clock in nanoseconds (base/clock.c). */
+/* Monotonic clock in nanoseconds (base/clock.c); the coarse one reads
+ * the same clock at the tick's resolution, cheaply, for long spans. */
 NBCX_HIDDEN int64_t nbcxi_now_ns(void);
+NBCX_HIDDEN int64_t nbcxi_now_coarse_ns(void);
 
 #define NBCXI_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define NBCXI_MAX(a, b) ((a) > (b) ? (a) : (b))

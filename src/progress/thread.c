@@ -82,7 +82,7 @@ static bool kicked;              /* under the engine lock */
 static bool ready;               /* placed, under the engine lock */
 static bool idle_sleep;          /* waiting for work, under the lock */
 static bool watching;            /* in a WATCH_NS sleep, under the lock */
-static int64_t lazy_seen;        /* last lazy start (ns), under the lock */
+static int64_t lazy_seen;        /* last lazy start (coarse ns), locked */
 atomic_int nbcxi_drivers;
 static atomic_bool live;         /* the thread runs and will adopt
                                     handed-over starts                 */
@@ -218,7 +218,8 @@ static void *main_loop(void *arg)
         bool driven = atomic_load_explicit(&nbcxi_drivers,
                                            memory_order_relaxed) > 0;
         if ((busy && (driven || !nbcxi_engine_urgent_locked())) ||
-            (!busy && lazy_seen && nbcxi_now_ns() - lazy_seen < LINGER_NS)) {
+            (!busy && lazy_seen &&
+             nbcxi_now_coarse_ns() - lazy_seen < LINGER_NS)) {
             /* Auto mode: only work the application drives itself (and
              * nothing to do while a waiting thread drives it). */
             if (busy && !driven)
@@ -310,7 +311,7 @@ bool nbcxi_thread_kick_locked(bool urgent)
 
 bool nbcxi_thread_watch_locked(void)
 {
-    lazy_seen = nbcxi_now_ns();
+    lazy_seen = nbcxi_now_coarse_ns(); /* (every lazy start) */
     /* Polling, or in a watch sleep: it will look. Asleep for lack of
      * work: it must be woken. */
     return running && idle_sleep && !watching;

@@ -253,7 +253,8 @@ static int run_node(struct nbcx_sched_s *s, int id)
         }
         if (err == NBCX_SUCCESS) {
             s->req_node[s->nactive] = id;
-            s->req_t0[s->nactive] = nbcxi_now_ns();
+            s->req_t0[s->nactive] =
+                nbcxi_pace_timed(p2p_bytes(nd)) ? nbcxi_now_ns() : 0;
             s->nactive++;
         }
         return err;
@@ -329,7 +330,7 @@ int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done)
     s->npolls = 0;
     s->ndeferred = 0;
     s->next_due = 0;
-    s->t_begin = nbcxi_now_ns();
+    s->t_begin = nbcxi_pace_timed(s->send_bytes) ? nbcxi_now_ns() : 0;
     s->ready_head = s->ready_tail = 0;
     s->wd_ndone = -1; /* the watchdog starts its clock when it looks */
     s->wd_since = 0;
@@ -372,11 +373,14 @@ static int test_requests(struct nbcx_sched_s *s, int *moved)
     if (err != NBCX_SUCCESS || ndone == 0)
         return err;
     /* Retire the finished slots, keeping the others in order. */
-    int64_t now = nbcxi_now_ns();
+    int64_t now = 0; /* read once, if a request was timed */
     for (int k = 0; k < ndone; k++) {
         int i = s->done_idx[k];
-        nbcxi_pace_sample(p2p_bytes(&s->nodes[s->req_node[i]]), s->req_t0[i],
-                          now);
+        if (s->req_t0[i]) {
+            now = now ? now : nbcxi_now_ns();
+            nbcxi_pace_sample(p2p_bytes(&s->nodes[s->req_node[i]]),
+                              s->req_t0[i], now);
+        }
         node_done(s, s->req_node[i]);
         s->req_node[i] = -1;
     }
@@ -440,7 +444,7 @@ int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app, bool *done)
     *done = err != NBCX_SUCCESS || s->ndone == s->nnodes;
     /* The whole operation is a sample too: its requests may all be
      * fragments too small to be one (a pipelined allreduce). */
-    if (*done && err == NBCX_SUCCESS)
+    if (*done && err == NBCX_SUCCESS && s->t_begin)
         nbcxi_pace_sample(s->send_bytes, s->t_begin, nbcxi_now_ns());
     return err;
 }

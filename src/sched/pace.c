@@ -1,8 +1,8 @@
 /* pace.c - how long the progress thread may sleep: bandwidth measured at
  * run time and the predicted completion of a request.
  *
- * Every completed request of at least PACE_MIN_BYTES gives a sample of
- * the bandwidth: its bytes over the time from posting to the poll that
+ * Every completed request of at least NBCXI_PACE_MIN_BYTES (sched.h)
+ * gives a sample of the bandwidth: its bytes over the time from posting to the poll that
  * saw it complete; so does every completed operation (the bytes it sent,
  * from its start), whose requests may all be smaller fragments. That time includes a late peer and the polling delay,
  * so samples err low; the estimate is therefore a decaying maximum: the
@@ -18,13 +18,11 @@
  */
 #include "sched.h"
 
-enum { PACE_MIN_BYTES = 32768 };
-
 static double bandwidth; /* bytes per nanosecond; 0: not measured yet */
 
 void nbcxi_pace_sample(size_t bytes, int64_t t0, int64_t now)
 {
-    if (bytes < PACE_MIN_BYTES || now <= t0)
+    if (!nbcxi_pace_timed(bytes) || now <= t0)
         return;
     double b = (double)bytes / (double)(now - t0);
     double decayed = bandwidth * (1.0 - 1.0 / 64);
@@ -33,7 +31,7 @@ void nbcxi_pace_sample(size_t bytes, int64_t t0, int64_t now)
 
 int64_t nbcxi_pace_due(size_t bytes, int64_t t0)
 {
-    if (bytes < PACE_MIN_BYTES || !(bandwidth > 0))
+    if (!nbcxi_pace_timed(bytes) || !(bandwidth > 0))
         return 0;
     return t0 + (int64_t)((double)bytes / bandwidth);
 }

@@ -98,7 +98,8 @@ struct nbcx_sched_s {
      * none can be predicted), see sched/pace.c */
     int64_t *req_t0;
     int64_t next_due;
-    int64_t t_begin;          /* when the operation began (ns) */
+    int64_t t_begin;          /* when the operation began (ns); 0 if
+                                 not timed (nbcxi_pace_timed) */
 
     /* persistent operations: the transport's prepared request of every
      * send and receive node (NULL: post with isend/irecv), and how many
@@ -210,6 +211,15 @@ NBCX_HIDDEN void nbcxi_sched_release_requests(struct nbcx_sched_s *s);
  * completion time of a request of `bytes` posted at t0 (0: no prediction
  * yet). The progress thread sleeps until the earliest (s->next_due). */
 NBCX_HIDDEN void nbcxi_pace_sample(size_t bytes, int64_t t0, int64_t now);
+/* Whether a request or operation of `bytes` is timed at all: smaller
+ * ones are latency-bound, neither samples nor predicted, and the
+ * executor reads no clock for them (a read costs 20-60 ns on a VM, a
+ * few percent of a small operation). */
+enum { NBCXI_PACE_MIN_BYTES = 32768 };
+static inline bool nbcxi_pace_timed(size_t bytes)
+{
+    return bytes >= NBCXI_PACE_MIN_BYTES;
+}
 NBCX_HIDDEN int64_t nbcxi_pace_due(size_t bytes, int64_t t0);
 /* The bandwidth measured so far, in bytes per nanosecond (GB/s); 0 until
  * a request large enough to be a sample has completed. */
