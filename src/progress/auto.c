@@ -1,10 +1,10 @@
 /* auto.c - the auto progress mode: per operation, whoever is cheapest.
  *
- * A short operation (its sends under NBCX_AUTO_THREAD_BYTES bytes,
- * default 64 KiB, or predicted by the measured bandwidth to take less
- * than LAZY_NS: sched/pace.c) is over soon once its peers arrive:
- * waking the progress thread for it costs more than the operation, and
- * on a busy node the thread takes a core from the application. So it is
+ * A short operation (its sends and its receives each under
+ * NBCX_AUTO_THREAD_BYTES bytes, default 64 KiB, or predicted by the
+ * measured bandwidth to take less than LAZY_NS: sched/pace.c) is over
+ * soon once its peers arrive: waking the progress thread for it costs
+ * more than the operation, and on a busy node the thread takes a core from the application. So it is
  * left to the application's own calls, as in caller mode (the start
  * posts what is ready, a test or wait drives it), and marked lazy: the
  * progress thread looks at lazy work only once per millisecond (thread.c),
@@ -85,12 +85,17 @@ static bool copy_bound(void)
     return !nbcxi_placement_spare_core();
 }
 
-/* Whether s is short: few bytes, or a predicted end within LAZY_NS. */
+/* Whether s is short: few bytes, or a predicted end within LAZY_NS. The
+ * bytes are the larger of those it sends and receives: a broadcast's
+ * leaf, or a gather's root, that leaves a long transfer to the
+ * application's calls gets no overlap on a network (the library moves
+ * the data only when called). */
 static bool short_op(const struct nbcx_sched_s *s)
 {
-    if (s->send_bytes < thread_bytes())
+    size_t bytes = nbcxi_sched_bytes(s);
+    if (bytes < thread_bytes())
         return true;
-    int64_t now = nbcxi_now_ns(), due = nbcxi_pace_due(s->send_bytes, now);
+    int64_t now = nbcxi_now_ns(), due = nbcxi_pace_due(bytes, now);
     return (due > 0 && due - now < LAZY_NS) || copy_bound();
 }
 
@@ -103,7 +108,7 @@ static bool short_op(const struct nbcx_sched_s *s)
  * 32 KiB, or nothing measured yet): every watch looks. */
 static int64_t look_gap(const struct nbcx_sched_s *s)
 {
-    int64_t due = nbcxi_pace_due(s->send_bytes, s->t_begin);
+    int64_t due = nbcxi_pace_due(nbcxi_sched_bytes(s), s->t_begin);
     return due > s->t_begin ? 4 * (due - s->t_begin) : 0;
 }
 

@@ -36,6 +36,11 @@
 
 #include "sched.h"
 
+static size_t p2p_bytes(const struct nbcxi_node *nd)
+{
+    return (size_t)nd->u.p2p.count * nd->u.p2p.type->size;
+}
+
 /* Successor lists in CSR form, and a check that the graph is acyclic
  * (Kahn's algorithm); on a cycle nothing is posted. */
 int nbcxi_sched_prepare(struct nbcx_sched_s *s)
@@ -73,11 +78,12 @@ int nbcxi_sched_prepare(struct nbcx_sched_s *s)
 
     /* Kahn: every node must be reachable in topological order. */
     int head = 0, tail = 0;
-    s->send_bytes = 0;
+    s->send_bytes = s->recv_bytes = 0;
     for (int i = 0; i < n; i++) {
         if (s->nodes[i].kind == NBCXI_NODE_SEND)
-            s->send_bytes += (size_t)s->nodes[i].u.p2p.count *
-                             s->nodes[i].u.p2p.type->size;
+            s->send_bytes += p2p_bytes(&s->nodes[i]);
+        else if (s->nodes[i].kind == NBCXI_NODE_RECV)
+            s->recv_bytes += p2p_bytes(&s->nodes[i]);
         s->nodes[i].pending = s->nodes[i].npred;
         if (s->nodes[i].npred == 0)
             s->ready[tail++] = i;
@@ -216,11 +222,6 @@ static int start_prepared(struct nbcx_sched_s *s)
     return err;
 }
 
-static size_t p2p_bytes(const struct nbcxi_node *nd)
-{
-    return (size_t)nd->u.p2p.count * nd->u.p2p.type->size;
-}
-
 static int run_copy(const struct nbcxi_node *c)
 {
     return nbcxi_type_move(c->u.copy.src, c->u.copy.scount, c->u.copy.stype,
@@ -330,7 +331,7 @@ int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done)
     s->npolls = 0;
     s->ndeferred = 0;
     s->next_due = 0;
-    s->t_begin = nbcxi_pace_timed(s->send_bytes) ? nbcxi_now_ns() : 0;
+    s->t_begin = nbcxi_pace_timed(nbcxi_sched_bytes(s)) ? nbcxi_now_ns() : 0;
     s->ready_head = s->ready_tail = 0;
     s->wd_ndone = -1; /* the watchdog starts its clock when it looks */
     s->wd_since = 0;

@@ -76,6 +76,7 @@ struct nbcx_sched_s {
     int ntmps, tmps_cap;
     int err;                  /* first error met while building */
     size_t send_bytes;        /* bytes of all send nodes (prepare) */
+    size_t recv_bytes;        /* bytes of all receive nodes (prepare) */
 
     /* execution state, set up by nbcxi_sched_begin */
     int *succ;                /* CSR successor lists */
@@ -211,6 +212,12 @@ NBCX_HIDDEN void nbcxi_sched_release_requests(struct nbcx_sched_s *s);
  * completion time of a request of `bytes` posted at t0 (0: no prediction
  * yet). The progress thread sleeps until the earliest (s->next_due). */
 NBCX_HIDDEN void nbcxi_pace_sample(size_t bytes, int64_t t0, int64_t now);
+/* What an operation's duration scales with: the larger of the bytes it
+ * sends and receives (a broadcast's leaf only receives). */
+static inline size_t nbcxi_sched_bytes(const struct nbcx_sched_s *s)
+{
+    return s->send_bytes > s->recv_bytes ? s->send_bytes : s->recv_bytes;
+}
 /* Whether a request or operation of `bytes` is timed at all: smaller
  * ones are latency-bound, neither samples nor predicted, and the
  * executor reads no clock for them (a read costs 20-60 ns on a VM, a
