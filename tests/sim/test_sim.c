@@ -270,6 +270,79 @@ static void test_cpu_link(void)
     }
 }
 
+/* Oversubscription ("sched_latency" s: time_share): the ranks of a node
+ * beyond cores_per_node share cores, rank r on core r mod cores; their
+ * CPU work is serialised, a message between two ranks of one core is
+ * all CPU work at both ends (share 1), and a rank that was waiting pays
+ * s (k - 1) before its CPU takes a message, k ranks sharing its core.
+ * Closed forms on one core (B = (m-1)G, L + s > 2B):
+ *   one message (bcast, 2 ranks)  L + 2o + B + s
+ *   an exchange (allgather ring)  the two sends' o, the two copy-ins
+ *       (2o + 2B), the first copy-out, the second waits for its
+ *       message (L + s after its copy-in: 2o + 2B + L + s) and takes B,
+ *       the two receives' o: 4o + 2B + L + s.
+ * Off without the key, and with as many cores as ranks per node. */
+static void test_oversubscribed(void)
+{
+    struct nbcxi_sim_params p = params();
+    size_t m = 1025;
+    double B = (double)(m - 1) * p.intra.G, o = p.intra.o, L = p.intra.L;
+    double s = 3;
+    struct out b0 = sim("bcast", "binomial", 2, 2, m, NBCXI_SIM_FOLD_OFF, &p,
+                        NBCXI_SIM_CALLER, 0);
+    CHECK(b0.rc == 0, "%s", b0.err);
+    CHECK_TIME(b0.res.t_max, L + 2 * o + B); /* no key: off */
+    static const char file[] =
+        "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 1,\n"
+        " \"intra\": {\"L\": 0.5, \"o\": 0.25, \"g\": 0.375, \"G\": 0.001},\n"
+        " \"copy_per_byte\": 0, \"reduce_per_byte\": 0,\n"
+        " \"sched_latency\": 3}";
+    char err[256];
+    struct nbcxi_sim_params q;
+    CHECK(nbcxi_sim_params_parse(file, sizeof file - 1, &q, err,
+                                 sizeof err) == 0, "%s", err);
+    CHECK(q.time_share && q.sched_latency == 3, "sched_latency not read");
+    p.time_share = true;
+    p.sched_latency = s;
+    struct out b = sim("bcast", "binomial", 2, 2, m, NBCXI_SIM_FOLD_OFF, &p,
+                       NBCXI_SIM_CALLER, 0);
+    CHECK(b.rc == 0, "%s", b.err);
+    CHECK_TIME(b.res.t_max, L + 2 * o + B + s);
+    struct out q1 = sim("bcast", "binomial", 2, 2, m, NBCXI_SIM_FOLD_OFF, &q,
+                        NBCXI_SIM_CALLER, 0);
+    CHECK(q1.rc == 0, "%s", q1.err);
+    CHECK_TIME(q1.res.t_max, L + 2 * o + B + s); /* the same, from a file */
+    struct out x = sim("allgather", "ring", 2, 2, m, NBCXI_SIM_FOLD_OFF, &p,
+                       NBCXI_SIM_CALLER, 0);
+    CHECK(x.rc == 0, "%s", x.err);
+    CHECK_TIME(x.res.t_max, 4 * o + 2 * B + L + s);
+    /* a core per rank: off (the 2-rank, one-core-each results stand) */
+    p.cores_per_node = 2;
+    struct out b2 = sim("bcast", "binomial", 2, 2, m, NBCXI_SIM_FOLD_OFF, &p,
+                        NBCXI_SIM_CALLER, 0);
+    CHECK(b2.rc == 0, "%s", b2.err);
+    CHECK_TIME(b2.res.t_max, L + 2 * o + B);
+    /* the wake-up grows with the ranks of a core: a binomial bcast on 4
+     * ranks waits twice, s (k - 1) each, k = 2 on 2 cores, 4 on 1 (s
+     * large: the rest, under 4 us, is LogGP and serialised o's) */
+    p.sched_latency = s = 100;
+    p.time_share = false;
+    struct out f4 = sim("bcast", "binomial", 4, 4, 1, NBCXI_SIM_FOLD_OFF, &p,
+                        NBCXI_SIM_CALLER, 0);
+    CHECK(f4.rc == 0, "%s", f4.err);
+    p.time_share = true;
+    for (int cores = 1; cores <= 4; cores *= 2) {
+        p.cores_per_node = cores;
+        struct out w = sim("bcast", "binomial", 4, 4, 1, NBCXI_SIM_FOLD_OFF,
+                           &p, NBCXI_SIM_CALLER, 0);
+        CHECK(w.rc == 0, "%s", w.err);
+        double extra = w.res.t_max - f4.res.t_max, k = 4 / cores;
+        CHECK(extra >= 2 * s * (k - 1) && extra < 2 * s * (k - 1) + 4,
+              "%d cores: %.3f us more than one core per rank, expected "
+              "%.0f + under 4", cores, extra, 2 * s * (k - 1));
+    }
+}
+
 /* Progress: one message (bcast on 2 ranks) and a computation c longer
  * than it. With a progress thread the receive happens during the
  * computation: wait returns at t_b + c, overlap 1. Called progress only:
@@ -829,6 +902,7 @@ static const struct th_test tests[] = {
     { "reduce_cost", test_reduce_cost },
     { "engine_cost", test_engine_cost },
     { "cpu_link", test_cpu_link },
+    { "oversubscribed", test_oversubscribed },
     { "progress", test_progress },
     { "split", test_split },
     { "shared_progress", test_shared_progress },

@@ -260,6 +260,10 @@ struct params {
     double cores_per_node, copy_per_byte, reduce_per_byte;
     double start_cost, node_cost, message_cost; /* optional: nbcx's engine */
     double intra_cpu_share; /* optional: CPUs' share of intra transfers */
+    /* optional, not measured: oversubscribed cores' switch-in cost
+     * (the simulator's time-sharing, docs/sim.md); kept when merging */
+    double sched_latency;
+    int has_sched_latency;
     /* optional: copies and reductions in the cache */
     double cache_bytes, copy_per_byte_cached, reduce_per_byte_cached;
     struct jblock intra, inter;
@@ -418,6 +422,8 @@ static int read_params(const char *path, struct params *pr, const char **why)
                 pr->message_cost = v;
             else if (!strcmp(key, "intra_cpu_share"))
                 pr->intra_cpu_share = v;
+            else if (!strcmp(key, "sched_latency"))
+                pr->sched_latency = v, pr->has_sched_latency = 1;
             else if (!strcmp(key, "cache_bytes"))
                 pr->cache_bytes = v;
             else if (!strcmp(key, "copy_per_byte_cached"))
@@ -479,6 +485,8 @@ static int write_params(const char *path, const struct params *pr)
         fprintf(f, " \"intra_cpu_share\": %.4g,\n", pr->intra_cpu_share);
     if (pr->inter_link[0])
         fprintf(f, " \"inter_link\": \"%s\",\n", pr->inter_link);
+    if (pr->has_sched_latency)
+        fprintf(f, " \"sched_latency\": %.6g,\n", pr->sched_latency);
     fprintf(f, " \"copy_per_byte\": %.6g, \"reduce_per_byte\": %.6g,\n",
             pr->copy_per_byte, pr->reduce_per_byte);
     fprintf(f, " \"start_cost\": %.6g, \"node_cost\": %.6g, "

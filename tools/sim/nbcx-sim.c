@@ -632,6 +632,9 @@ int main(int argc, char **argv)
     int status = 0;
     bool first = true;
     if (o.json) {
+        char sched[32] = "null"; /* null: no time-sharing */
+        if (p.time_share)
+            snprintf(sched, sizeof sched, "%g", p.sched_latency);
         printf("{\"format\": \"nbcx-sim/1\", \"params_file\": ");
         json_str(o.params);
         printf(", \"params\": {\"source\": ");
@@ -642,13 +645,14 @@ int main(int argc, char **argv)
                "\"reduce_per_byte\": %g, \"start_cost\": %g, "
                "\"node_cost\": %g, \"message_cost\": %g, "
                "\"intra_cpu_share\": %g, "
+               "\"sched_latency\": %s, "
                "\"cache_bytes\": %.0f, "
                "\"copy_per_byte_cached\": %g, "
                "\"reduce_per_byte_cached\": %g}",
                p.cores_per_node, p.intra.L, p.intra.o, p.intra.g, p.intra.G,
                p.inter.L, p.inter.o, p.inter.g, p.inter.G, p.copy_per_byte,
                p.reduce_per_byte, p.start_cost, p.node_cost, p.message_cost,
-               p.intra_cpu_share,
+               p.intra_cpu_share, sched,
                p.cache_bytes,
                p.copy_per_byte_cached, p.reduce_per_byte_cached);
         printf(", \"progress\": \"%s\", \"split_levels\": ",

@@ -50,6 +50,18 @@
  * NICs are per rank inside a node, and per node between nodes (the C
  * ranks of a node share its network interface).
  *
+ * Oversubscription (the parameter file's "sched_latency" s, which sets
+ * time_share; only on nodes with more ranks C than cores_per_node n):
+ * rank r runs on core (r mod C) mod n of its node, shared by k ranks.
+ * The CPU work of a core's ranks is serialised (core[]: when the core
+ * is free; every CPU item starts at max(ready, rank's CPU, core) and
+ * reserves the core, in the order the simulation meets the items); a
+ * rank whose CPU is idle when a message reaches it pays s (k - 1)
+ * before taking it (at the copy-out with a CPU share, else before the
+ * receive's o: flag F_WOKEN says it was paid); and a message between
+ * two ranks of one core is all CPU work at both ends (share 1). One
+ * message on one core takes L + 2o + (m-1)G + s.
+ *
  * Progress. Whoever calls start runs what is ready at once, on the
  * application's core: the nodes without predecessors and, as the
  * executor does, the local nodes they release (this is "the start", it
@@ -90,7 +102,7 @@
 #include "simint.h"
 
 enum { EV_INJECT, EV_LAND, EV_ARRIVE, EV_DONE };
-enum { F_POSTED = 1, F_ARRIVED = 2, F_DONE = 4 };
+enum { F_POSTED = 1, F_ARRIVED = 2, F_DONE = 4, F_WOKEN = 8 };
 
 struct ev {
     double t;
@@ -167,6 +179,9 @@ struct sim {
     /* shared progress cores: k per node, pool[node * k + j] free at */
     double *pool;
     int k;
+    /* oversubscribed cores (time_share): core[i] free at */
+    double *core;
+    bool ts;
     uint32_t *left, *up_left;
     /* per node (inter-node NICs) */
     double *snic_n, *rnic_n;
@@ -237,6 +252,54 @@ static double *pool_core(struct sim *S, int r)
     return best;
 }
 
+/* Time-sharing (p->time_share, a node with more ranks than cores): the
+ * core rank r runs on, and how many ranks of its node share it. */
+static double *core_of(const struct sim *S, int r)
+{
+    int C = S->J->C, n = S->p->cores_per_node;
+    return &S->core[(size_t)(r / C) * (size_t)n + (size_t)(r % C % n)];
+}
+
+static int core_ranks(const struct sim *S, int r)
+{
+    int C = S->J->C, n = S->p->cores_per_node;
+    int first = r / C * C, size = S->J->P - first < C ? S->J->P - first : C;
+    return (size - r % C % n + n - 1) / n;
+}
+
+/* What a rank that was waiting pays before its CPU handles a message:
+ * the scheduler switching it in past its core-mates. */
+static double wake(const struct sim *S, int r)
+{
+    return S->ts ? S->p->sched_latency * (core_ranks(S, r) - 1) : 0;
+}
+
+/* The share of an intra-node message's (m-1)G that is CPU time of its
+ * sender r and of its receiver q (global ranks of one node):
+ * intra_cpu_share, or all of it when both run on the same time-shared
+ * core (the copy-in and the copy-out cannot overlap: one core does
+ * both). */
+static double cpu_share(const struct sim *S, int r, int q)
+{
+    int C = S->J->C, n = S->p->cores_per_node;
+    if (S->ts && r % C % n == q % C % n)
+        return 1;
+    return S->p->intra_cpu_share;
+}
+
+/* Work of dur on rank r's CPU from at least t, on a time-shared core:
+ * after the core-mates' work; returns when it starts. */
+static double core_run(struct sim *S, int r, double t, double dur)
+{
+    if (S->ts) {
+        double *c = core_of(S, r);
+        if (t < *c)
+            t = *c;
+        *c = t + dur;
+    }
+    return t;
+}
+
 /* Runs an item of node i of rank r, ready at t, taking dur on the CPU
  * that runs it; returns when it starts. */
 static double cpu_run(struct sim *S, int r, uint32_t i, double t, double dur)
@@ -258,6 +321,8 @@ static double cpu_run(struct sim *S, int r, uint32_t i, double t, double dur)
         if (s < tw)
             s = tw;
     }
+    if (!core)
+        s = core_run(S, r, s, dur);
     *cpu = s + dur;
     if (core)
         *core = s + dur;
@@ -279,10 +344,15 @@ static void node_done(struct sim *S, int r, uint32_t i, double t)
             later(S, J->succ[k], t);
 }
 
-/* A receive whose message is there and which is posted: o on the CPU. */
-static void recv_task(struct sim *S, int r, uint32_t i, double t)
+/* A receive whose message is there and which is posted: o on the CPU.
+ * arrived: the message has just arrived (the rank may have been waiting
+ * for it: a time-shared core's wake-up, unless its copy-out paid it). */
+static void recv_task(struct sim *S, int r, uint32_t i, double t,
+                      bool arrived)
 {
     const struct sim_node *n = &S->J->node[i];
+    if (arrived && !(S->J->flags[i] & F_WOKEN) && t >= S->cpu[r])
+        t += wake(S, r);
     const struct nbcxi_loggp *m = model(S, r, n->peer);
     double d = m->o + S->p->message_cost;
     double s = cpu_run(S, r, i, t, d);
@@ -299,7 +369,7 @@ static void ready(struct sim *S, int r, uint32_t i, double t)
             cpu_run(S, r, i, t, S->p->node_cost);
         S->J->flags[i] |= F_POSTED;
         if (S->J->flags[i] & F_ARRIVED)
-            recv_task(S, r, i, t);
+            recv_task(S, r, i, t, false);
         return;
     case NBCXI_NODE_SEND: {
         const struct nbcxi_loggp *m = model(S, r, n->peer);
@@ -362,13 +432,17 @@ static void handle(struct sim *S, const struct ev *e)
                       : S->p->inter_shared ? &S->snic_n[0] /* one link */
                                            : &S->snic_n[r / J->C];
         double w = e->t > *nic ? e->t : *nic;
-        bool by_cpu = local && S->p->intra_cpu_share > 0;
-        if (by_cpu && w < S->cpu[r])
-            w = S->cpu[r];
+        double f = local ? cpu_share(S, r, n->peer) : 0;
+        bool by_cpu = f > 0;
         double body = per_byte(m, n->bytes);
+        if (by_cpu) {
+            if (w < S->cpu[r])
+                w = S->cpu[r];
+            w = core_run(S, r, w, f * body);
+        }
         *nic = w + m->g + body;
         if (by_cpu)
-            S->cpu[r] = w + S->p->intra_cpu_share * body; /* copy-in */
+            S->cpu[r] = w + f * body; /* copy-in */
         event(S, w + m->L, r, e->node, EV_LAND);
         event(S, w + body, r, e->node, EV_DONE);
         break;
@@ -379,20 +453,28 @@ static void handle(struct sim *S, const struct ev *e)
         int d = n->peer % J->F;
         double *nic = local ? &S->rnic[d] : &S->rnic_n[d / J->C];
         double a0 = e->t > *nic ? e->t : *nic;
-        bool by_cpu = local && S->p->intra_cpu_share > 0;
-        if (by_cpu && a0 < S->cpu[d])
-            a0 = S->cpu[d];
+        double f = local ? cpu_share(S, r, n->peer) : 0;
+        bool by_cpu = f > 0;
         double body = per_byte(m, n->bytes);
+        if (by_cpu) {
+            /* its CPU takes the message here: the wake-up, if any */
+            if (S->ts && a0 >= S->cpu[d]) /* it was waiting */
+                a0 += wake(S, d);
+            J->flags[J->partner[e->node]] |= F_WOKEN;
+            if (a0 < S->cpu[d])
+                a0 = S->cpu[d];
+            a0 = core_run(S, d, a0, f * body);
+        }
         *nic = a0 + m->g + body;
         if (by_cpu)
-            S->cpu[d] = a0 + S->p->intra_cpu_share * body; /* copy-out */
+            S->cpu[d] = a0 + f * body; /* copy-out */
         event(S, a0 + body, d, J->partner[e->node], EV_ARRIVE);
         break;
     }
     case EV_ARRIVE:
         J->flags[e->node] |= F_ARRIVED;
         if (J->flags[e->node] & F_POSTED)
-            recv_task(S, r, e->node, e->t);
+            recv_task(S, r, e->node, e->t, true);
         break;
     default:
         node_done(S, r, e->node, e->t);
@@ -437,7 +519,10 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
     S.k = run->progress == NBCXI_SIM_CALLER ? 0
           : run->progress_cores_per_node > 0 ? run->progress_cores_per_node
                                               : 0;
-    double *arr = calloc(6 * F + 2 * nodes + nodes * (size_t)S.k,
+    S.ts = p->time_share && p->cores_per_node > 0 &&
+           J->C > p->cores_per_node;
+    size_t ncores = S.ts ? nodes * (size_t)p->cores_per_node : 0;
+    double *arr = calloc(6 * F + 2 * nodes + nodes * (size_t)S.k + ncores,
                          sizeof(double));
     S.left = malloc(sizeof(uint32_t) * F);
     S.up_left = calloc(F, sizeof(uint32_t));
@@ -449,6 +534,7 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
     }
     S.cpu_app = arr + 5 * F + 2 * nodes;
     S.pool = arr + 6 * F + 2 * nodes;
+    S.core = S.pool + nodes * (size_t)S.k;
     S.cpu = arr, S.snic = arr + F, S.rnic = arr + 2 * F, S.done = arr + 3 * F;
     S.tb = arr + 4 * F, S.snic_n = arr + 5 * F, S.rnic_n = S.snic_n + nodes;
     for (size_t i = 0; i < nn; i++) {
@@ -466,7 +552,8 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
         uint32_t a = J->rep_off[r], b = J->rep_off[r + 1];
         S.left[r] = b - a;
         /* the engine's start, before any node (the start's CPU) */
-        S.cpu[r] = S.cpu_app[r] = S.done[r] = p->start_cost;
+        S.cpu[r] = S.cpu_app[r] = S.done[r] =
+            core_run(&S, (int)r, 0, p->start_cost) + p->start_cost;
         for (int pass = 0; pass < 2; pass++)
             for (uint32_t i = a; i < b; i++)
                 if (J->node[i].npred == 0 &&

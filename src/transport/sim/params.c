@@ -14,8 +14,9 @@
  * required, except the later additions, so that files written before
  * nbcx-loggp measured them still load: "start_cost", "node_cost" and
  * "message_cost" (nbcx's engine, default 0), "cache_bytes" (default 0: no copy or
- * reduction counts as cached) and the cached rates (default: the
- * uncached ones); unknown keys are skipped (a measuring tool may add its own,
+ * reduction counts as cached), the cached rates (default: the
+ * uncached ones) and "sched_latency" (its presence turns on the
+ * time-sharing of oversubscribed cores, engine.c); unknown keys are skipped (a measuring tool may add its own,
  * e.g. the raw samples). A tiny JSON reader for exactly this: any JSON
  * value is accepted where a key is skipped, numbers must be finite and
  * not negative, cores_per_node a positive integer.
@@ -393,6 +394,10 @@ int nbcxi_sim_params_parse(const char *text, size_t len,
             } else if (strcmp(key, "message_cost") == 0) {
                 if (param(&r, key, &p->message_cost))
                     return -1;
+            } else if (strcmp(key, "sched_latency") == 0) {
+                if (param(&r, key, &p->sched_latency))
+                    return -1;
+                p->time_share = true;
             } else if (strcmp(key, "cache_bytes") == 0) {
                 if (param(&r, key, &p->cache_bytes))
                     return -1;

@@ -74,6 +74,17 @@ struct nbcxi_sim_params {
      *             cost beyond MPI's blocking send and receive, which
      *             the o of nbcx-loggp measures. */
     double start_cost, node_cost, message_cost;
+    /* Oversubscription ("sched_latency": s, optional; its presence sets
+     * time_share): when a node has more ranks than cores_per_node, rank
+     * r of a node runs on core (r mod C) mod cores_per_node, the CPU
+     * work of the ranks of one core is serialised, and a rank that was
+     * waiting for a message pays s (k - 1) before its CPU handles it, k
+     * being the ranks on its core (the scheduler switching it in past
+     * its k - 1 core-mates, which poll and yield: Open MPI with
+     * --oversubscribe). Off (as before) without the key, and on nodes
+     * with no more ranks than cores. engine.c has the details. */
+    bool time_share;
+    double sched_latency;
 };
 
 /* Parses a parameter file's text; 0, or -1 with a message in err. */
