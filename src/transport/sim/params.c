@@ -13,11 +13,11 @@
  * Times in µs, per-byte costs in µs per byte. Every key but "source" is
  * required, except the later additions, so that files written before
  * nbcx-loggp measured them still load: "start_cost", "node_cost" and
- * "message_cost" (nbcx's engine, default 0), "cache_bytes" (default 0: no copy or
- * reduction counts as cached), the cached rates (default: the
- * uncached ones) and "sched_latency" (its presence turns on the
- * time-sharing of oversubscribed cores, engine.c); unknown keys are skipped (a measuring tool may add its own,
- * e.g. the raw samples). A tiny JSON reader for exactly this: any JSON
+ * "message_cost" (nbcx's engine, default 0), "cache_bytes" (default 0:
+ * no copy or reduction counts as cached), the cached rates (default:
+ * the uncached ones) and "sched_latency" (its presence turns on the
+ * time-sharing of oversubscribed cores, engine.c); unknown keys are
+ * skipped (a measuring tool may add its own, e.g. the raw samples). A tiny JSON reader for exactly this: any JSON
  * value is accepted where a key is skipped, numbers must be finite and
  * not negative, cores_per_node a positive integer.
  */
