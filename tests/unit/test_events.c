@@ -1,0 +1,249 @@
+/*
+ * test_events.c - the progress thread on a transport that wakes it (an
+ * event fd, as UCX's): an event that finishes nothing costs it a poll or
+ * two, not a new spin, while an application thread waits (thread.c).
+ *
+ * A transport of its own, two ranks in this process: sends complete at
+ * once (eager, the data copied into a mailbox), receives only once the
+ * test delivers. Rank 1 waits for a bcast from rank 0 in another thread
+ * (thread mode: the progress thread polls for it, SPIN_POLLS yields
+ * first). The test then signals the event fd EVENTS times, each time
+ * after the thread has armed the transport again (asleep on the fd), as
+ * UCX's TCP transport does at every socket event of a large transfer,
+ * and counts the thread's polls (testsome calls) meanwhile: at most
+ * MAX_POLLS per event (2-4 here). It used to spin again after every
+ * event: 66 polls each. Then the message is delivered and the bcast must
+ * complete with the root's data.
+ *
+ *   spurious_events   the above
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "harness.h"
+#include "progress/progress.h"
+
+enum { N = 64, EVENTS = 50, MAX_POLLS = 8, MAX_MSGS = 8 };
+static const int64_t ARM_WAIT_NS = 2000000000; /* 2 s for the thread */
+
+struct ev_req {
+    bool recv, done;
+    void *buf;
+    size_t bytes;
+    int peer, tag;
+};
+
+static struct {
+    int efd;
+    atomic_long tests, arms;
+    atomic_bool delivered;
+    int nmsgs; /* under the engine lock, as every transport call */
+    struct { int src, dst, tag; size_t bytes; char data[N * 4]; } msg[MAX_MSGS];
+} ev = { .efd = -1 };
+
+static int rank_of(nbcxi_transport *t)
+{
+    return (int)(intptr_t)t->state;
+}
+
+static int ev_isend(nbcxi_transport *t, const void *buf, int count,
+                    struct nbcx_datatype_s *type, int peer, int tag,
+                    void *req)
+{
+    size_t bytes = (size_t)count * type->size;
+    if (ev.nmsgs == MAX_MSGS || bytes > sizeof ev.msg[0].data ||
+        !type->contiguous)
+        return NBCX_ERR_TRANSPORT;
+    ev.msg[ev.nmsgs].src = rank_of(t);
+    ev.msg[ev.nmsgs].dst = peer;
+    ev.msg[ev.nmsgs].tag = tag;
+    ev.msg[ev.nmsgs].bytes = bytes;
+    memcpy(ev.msg[ev.nmsgs++].data, buf, bytes);
+    *(struct ev_req *)req = (struct ev_req){ .done = true };
+    return NBCX_SUCCESS;
+}
+
+static int ev_irecv(nbcxi_transport *t, void *buf, int count,
+                    struct nbcx_datatype_s *type, int peer, int tag,
+                    void *req)
+{
+    (void)t;
+    *(struct ev_req *)req = (struct ev_req){
+        .recv = true, .buf = buf, .bytes = (size_t)count * type->size,
+        .peer = peer, .tag = tag };
+    return type->contiguous ? NBCX_SUCCESS : NBCX_ERR_TRANSPORT;
+}
+
+/* A delivered receive takes its message from the mailbox. */
+static bool arrived(nbcxi_transport *t, struct ev_req *r)
+{
+    if (!atomic_load(&ev.delivered))
+        return false;
+    for (int i = 0; i < ev.nmsgs; i++)
+        if (ev.msg[i].src == r->peer && ev.msg[i].dst == rank_of(t) &&
+            ev.msg[i].tag == r->tag && ev.msg[i].bytes <= r->bytes) {
+            memcpy(r->buf, ev.msg[i].data, ev.msg[i].bytes);
+            ev.msg[i] = ev.msg[--ev.nmsgs];
+            return true;
+        }
+    return false;
+}
+
+static int ev_testsome(nbcxi_transport *t, int n, void *reqs, int *ndone,
+                       int *idx)
+{
+    atomic_fetch_add(&ev.tests, 1);
+    uint64_t v;
+    (void)!read(ev.efd, &v, sizeof v); /* the events are consumed */
+    struct ev_req *r = reqs;
+    *ndone = 0;
+    for (int i = 0; i < n; i++)
+        if (r[i].done || (r[i].recv && arrived(t, &r[i]))) {
+            r[i].done = false;
+            idx[(*ndone)++] = i;
+        }
+    return NBCX_SUCCESS;
+}
+
+static void ev_cancel(nbcxi_transport *t, void *req)
+{
+    (void)t, (void)req;
+}
+
+static void ev_destroy(nbcxi_transport *t)
+{
+    free(t);
+}
+
+static int ev_event_fd(nbcxi_transport *t)
+{
+    (void)t;
+    return ev.efd;
+}
+
+static int ev_arm(nbcxi_transport *t)
+{
+    (void)t;
+    atomic_fetch_add(&ev.arms, 1);
+    return 0;
+}
+
+static const struct nbcxi_transport_ops ev_ops = {
+    .name = "events",
+    .req_size = sizeof(struct ev_req),
+    .isend = ev_isend,
+    .irecv = ev_irecv,
+    .testsome = ev_testsome,
+    .cancel = ev_cancel,
+    .destroy = ev_destroy,
+    .event_fd = ev_event_fd,
+    .arm = ev_arm,
+};
+
+/* Waits until the thread has armed the transport more than `after`
+ * times; false after ARM_WAIT_NS. */
+static bool armed_again(long after)
+{
+    int64_t until = nbcxi_now_ns() + ARM_WAIT_NS;
+    while (atomic_load(&ev.arms) <= after)
+        if (nbcxi_now_ns() > until)
+            return false;
+        else
+            sched_yield();
+    /* The arm is made under the lock, the sleep after it is released:
+     * once the lock is free, the thread sleeps (or is about to). */
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    return true;
+}
+
+struct waiter {
+    nbcx_request req;
+    int rc;
+};
+
+static void *wait_main(void *arg)
+{
+    struct waiter *w = arg;
+    w->rc = nbcx_wait(&w->req);
+    return NULL;
+}
+
+static void test_spurious_events(void)
+{
+    ev.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (!CHECK(ev.efd >= 0, "eventfd: %s", strerror(errno)))
+        return;
+    nbcx_progress_mode saved = NBCX_PROGRESS_CALLER;
+    CHECK_OK(nbcx_progress_get(&saved));
+    REQUIRE_OK(nbcx_progress_set(NBCX_PROGRESS_THREAD));
+    nbcx_comm c[2];
+    for (int r = 0; r < 2; r++) {
+        nbcxi_transport *t = calloc(1, sizeof *t);
+        if (!CHECK(t, "no memory"))
+        return;
+        *t = (nbcxi_transport){ .ops = &ev_ops, .tag_ub = INT32_MAX,
+                                .state = (void *)(intptr_t)r };
+        REQUIRE_OK(nbcxi_comm_create(r, 2, t, &c[r]));
+    }
+    static int32_t buf[2][N];
+    for (int i = 0; i < N; i++) {
+        buf[0][i] = i + 1;
+        buf[1][i] = -1;
+    }
+    nbcx_request root;
+    struct waiter w;
+    CHECK_OK(nbcx_ibcast(buf[0], N, NBCX_INT32, 0, c[0], &root));
+    CHECK_OK(nbcx_wait(&root)); /* (eager: over at once) */
+    CHECK_OK(nbcx_ibcast(buf[1], N, NBCX_INT32, 0, c[1], &w.req));
+    pthread_t waiter;
+    if (!CHECK(pthread_create(&waiter, NULL, wait_main, &w) == 0,
+            "pthread_create"))
+        return;
+    /* The waiter's kick, its spin, then the thread sleeps on the fd. */
+    bool ok = armed_again(0);
+    CHECK(ok, "the progress thread never armed the transport");
+    long tests0 = atomic_load(&ev.tests), events = 0;
+    for (; ok && events < EVENTS; events++) {
+        long arms = atomic_load(&ev.arms);
+        uint64_t one = 1;
+        (void)!write(ev.efd, &one, sizeof one);
+        ok = armed_again(arms);
+        CHECK(ok, "event %ld: the thread did not sleep again", events);
+    }
+    long polls = atomic_load(&ev.tests) - tests0;
+    printf("%ld events, %ld polls\n", events, polls);
+    CHECK(polls <= MAX_POLLS * events, "%ld polls for %ld events that "
+          "finished nothing (at most %d each)", polls, events, MAX_POLLS);
+    /* The message arrives: the bcast completes, with the root's data. */
+    atomic_store(&ev.delivered, true);
+    uint64_t one = 1;
+    (void)!write(ev.efd, &one, sizeof one);
+    pthread_join(waiter, NULL);
+    CHECK_OK(w.rc);
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += buf[1][i] != i + 1;
+    CHECK(bad == 0, "%d wrong elements", bad);
+    for (int r = 0; r < 2; r++)
+        nbcx_comm_free(&c[r]);
+    CHECK_OK(nbcx_progress_set(saved));
+    close(ev.efd);
+}
+
+static const struct th_test tests[] = {
+    { "spurious_events", test_spurious_events },
+};
+
+int main(int argc, char **argv)
+{
+    return th_main(argc, argv, tests, TH_COUNT(tests));
+}
