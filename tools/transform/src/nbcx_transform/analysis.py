@@ -382,7 +382,7 @@ class Analysis:
             return {f"h:{n.start}"}
         if n.callee_key in self.funcs:
             return set(self.pts.get("r:" + n.callee_key, set()))
-        spec = mpi.lookup(n.callee) if n.callee else None
+        spec = mpi.lookup(n.callee, n.callee_header) if n.callee else None
         if spec is not None:
             if spec.ret == "alloc":
                 out = {f"h:{n.start}"}
@@ -421,7 +421,7 @@ class Analysis:
                         else:
                             self._escape(self.val(a))
                     continue
-                spec = mpi.lookup(n.callee) if n.callee else None
+                spec = mpi.lookup(n.callee, n.callee_header) if n.callee else None
                 if spec is not None:
                     if n.callee in ("memcpy", "memmove") and len(args) >= 2:
                         src = self.load(self.val(args[1]))
@@ -463,7 +463,7 @@ class Analysis:
             if n.kind == CK.CALL_EXPR:
                 if n.callee in mpi.COLLECTIVES:
                     continue
-                spec = mpi.lookup(n.callee) if n.callee else None
+                spec = mpi.lookup(n.callee, n.callee_header) if n.callee else None
                 if spec is None or spec.ret.startswith("alloc_out"):
                     return True
                 if n.callee in ("memcpy", "memmove", "realloc"):
@@ -780,7 +780,7 @@ class Analysis:
         if ext is not None and mpi.lookup(name) is None:
             self._apply_external(n, ext, args, eff)
             return
-        spec = mpi.lookup(name)
+        spec = mpi.lookup(name, n.callee_header)
         if spec is None:
             if name.startswith(("MPI_", "PMPI_")):
                 eff.flag("unknown", f"{name} at line {n.line} (not modelled)")
