@@ -1,5 +1,9 @@
 """Issue 18: what the tool missed on the apps.
 
+* split arrays: the elements of a local array indexed only by constants are
+  objects of their own (``double *b[2] = { calloc(), calloc() }``), unless an
+  element is made an alias of another, an index is not a constant, or ``&b[0]``
+  is taken;
 * known library functions: zlib's checksums and (de)compressors have known
   effects when zlib.h declares them (compress), and only then;
 * batched loops: ``for (i = 0; i < N; i++) MPI_Bcast(&a[i], 1, ...)`` starts its N
@@ -138,3 +142,29 @@ def test_zlib_program_same_output(tmp_path: Path) -> None:
         )
         outs.append(r.stdout)
     assert outs[0] == outs[1] and outs[0]
+
+
+def test_split_array_elements(tmp_path: Path) -> None:
+    src = PROGRAMS / "split_array.c"
+    res = run_transform(src, tmp_path)
+    b = res.site(line_of(src, "MPI_Allreduce(src, b[0]"))
+    # writes to b[1] overlap; rank 0 waits before its printf reading b[0], the
+    # others (flag-guarded) before free(b[0])
+    assert _waits(b) == [line_of(src, "b[0][0], b[0][3], t"), line_of(src, "free(b[0]);")]
+
+
+@pytest.mark.parametrize(
+    ("call", "write"),
+    [
+        ("MPI_Allreduce(src, c[0]", "c[1][0] = u;"),  # c[1] = c[0] before
+        ("MPI_Allreduce(src, d[0]", "d[k + 1][0] = v;"),  # an index not constant
+        ("MPI_Allreduce(src, e[1]", "pe[1][0] = w;"),  # pe = &e[0]
+    ],
+)
+def test_split_array_negatives(call: str, write: str, tmp_path: Path) -> None:
+    """Negative: the write through the alias stops the overlap."""
+    src = PROGRAMS / "split_array.c"
+    res = run_transform(src, tmp_path)
+    site = res.site(line_of(src, call))
+    assert _waits(site) == [line_of(src, write)]
+    assert "receive buffer" in site["waits"][0]["stopped_by"]
