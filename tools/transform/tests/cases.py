@@ -29,4 +29,7 @@ CASES: list[tuple[str, str, tuple[str, ...]]] = [
     ("once_barrier", "once_barrier.c", ()),  # issue 19.5: if (iter == 1) MPI_Barrier
     ("misleading_indent", "misleading_indent.c", ()),  # issue 19.3
     ("mpi_queries", "mpi_queries.c", ()),  # issue 19.4: MPI_Wtime, MPI_Comm_size, ...
+    ("batch_bcast", "batch_bcast.c", ()),  # issue 18 (md): a loop of bcasts, one waitall
+    ("safety_batch", "safety_batch.c", ()),  # issue 18: loops that must not be batched
+    ("split_array", "split_array.c", ()),  # issue 18 (life): a[0], a[1] apart; negatives
 ]

@@ -5,6 +5,9 @@ Abstract objects (strings):
 * ``v:KEY``  a variable (global, static, local or parameter), one object for
   all its elements and fields (field- and array-insensitive, as Petal's
   Steensgaard analysis);
+* ``v:KEY#K`` element K of a local array only ever indexed by constants
+  (``double *buf[2] = { malloc(), malloc() }; ... buf[0] ... buf[1]``): one
+  object per element, so that the two allocations stay apart;
 * ``h:OFF``  the memory allocated by the ``malloc``-like call at byte OFF;
 * ``c:OFF``  a compound literal, ``s:`` string literals;
 * ``r:KEY``  the value returned by the function KEY;
@@ -25,6 +28,7 @@ inlining without copying code.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -141,6 +145,8 @@ class Analysis:
         for f in self.funcs.values():
             if self._is_allocator(f):
                 self.allocators.add(f.key)
+        # local arrays indexed only by constants: key -> the indices used
+        self.split: dict[str, set[int]] = self._split_arrays()
         self._points_to()
         self._summarise()
 
@@ -203,6 +209,71 @@ class Analysis:
                     return False
         return True
 
+    def _split_arrays(self) -> dict[str, set[int]]:
+        """Local arrays (of anything but arrays) whose every use is ``a[K]`` with K an
+        integer constant (or ``sizeof a``) and whose initializer, if any, is a plain
+        brace list: each element is an object of its own (``v:KEY#K``)."""
+        cands: dict[str, set[int]] = {}
+        bad: set[str] = set()
+        for key, d in self.decls.items():
+            if d.kind == "local" and d.is_array:
+                cands[key] = set()
+        if not cands:
+            return {}
+        for f in self.funcs.values():
+            for n in f.body.walk():
+                if n.kind == CK.VAR_DECL and n.key in cands:
+                    kids = n.exprs()
+                    if not kids:
+                        continue
+                    init = kids[-1]
+                    text = self.unit.data[init.start : init.end].decode("utf-8", "replace")
+                    if init.kind != CK.INIT_LIST_EXPR or re.search(r"[{,]\s*[\[.]", text):
+                        bad.add(n.key)  # a string, a copy or designated initializers
+                        continue
+                    items = init.exprs()
+                    if any(i.kind == CK.INIT_LIST_EXPR and len(i.exprs()) > 1 for i in items):
+                        bad.add(n.key)
+                    cands[n.key].update(range(len(items)))
+                    continue
+                if n.kind != CK.DECL_REF_EXPR or n.ref not in cands:
+                    continue
+                par = n.parent
+                while par is not None and par.kind in (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR):
+                    par = par.parent
+                if par is not None and par.kind == CK.CXX_UNARY_EXPR:
+                    continue  # sizeof a
+                k = _subscript_const(par, n) if par is not None else None
+                if (
+                    par is None
+                    or k is None
+                    or k < 0
+                    or par.is_array
+                    or par.is_record  # brace elision: list items would not be elements
+                    or _address_taken(par)
+                ):
+                    bad.add(n.ref)  # &a[K] + 1 could reach another element
+                else:
+                    cands[n.ref].add(k)
+        for g in self.unit.globals_init:
+            for n in g.walk():
+                if n.kind == CK.DECL_REF_EXPR:
+                    bad.add(n.ref)
+        return {k: v for k, v in cands.items() if k not in bad}
+
+    def _elem(self, n: Node) -> str:
+        """``v:KEY#K`` for ``a[K]`` of a split array ``a`` ("" otherwise)."""
+        if n.kind != CK.ARRAY_SUBSCRIPT_EXPR:
+            return ""
+        kids = n.exprs()
+        if len(kids) != 2:
+            return ""
+        base = strip(kids[0])
+        if base.kind != CK.DECL_REF_EXPR or base.ref not in self.split:
+            return ""
+        k = _subscript_const(n, base)
+        return f"v:{base.ref}#{k}" if k is not None else ""
+
     def _returns_param(self, f: Function) -> None:
         """Functions that always return a pointer derived from parameter k (like
         ``double *scale(double *a, ...) { ...; return a; }``): a call's value is then
@@ -227,15 +298,19 @@ class Analysis:
         if o == EXT:
             return "memory outside this file"
         if o.startswith("v:"):
-            d = self.decls.get(o[2:])
-            return d.name if d else o
+            key, _, k = o[2:].partition("#")
+            d = self.decls.get(key)
+            return (f"{d.name}[{k}]" if k else d.name) if d else o
         if o.startswith("h:"):
             line = self.unit.data[: int(o[2:])].count(b"\n") + 1
             names = sorted(
                 {
-                    self.decls[v[2:]].name
+                    self.obj_name(v)
                     for v, p in self.pts.items()
-                    if o in p and v.startswith("v:") and v[2:] in self.decls and len(p) <= 2
+                    if o in p
+                    and v.startswith("v:")
+                    and v[2:].partition("#")[0] in self.decls
+                    and len(p) <= 2
                 }
             )
             who = f" ({', '.join(names[:2])})" if names else ""
@@ -296,6 +371,9 @@ class Analysis:
             base = kids[0]
             return self.val(base) if base.is_pointer else self.lv(base)
         if k == CK.ARRAY_SUBSCRIPT_EXPR:
+            el = self._elem(n)
+            if el:
+                return {el}
             ptrs = [c for c in kids if c.is_pointer]
             if len(ptrs) == 1:
                 return self.val(ptrs[0])
@@ -382,7 +460,7 @@ class Analysis:
             return {f"h:{n.start}"}
         if n.callee_key in self.funcs:
             return set(self.pts.get("r:" + n.callee_key, set()))
-        spec = mpi.lookup(n.callee) if n.callee else None
+        spec = mpi.lookup(n.callee, n.callee_header) if n.callee else None
         if spec is not None:
             if spec.ret == "alloc":
                 out = {f"h:{n.start}"}
@@ -405,6 +483,9 @@ class Analysis:
                     vals = self.val(kids[1])
                     for o in self.lv(kids[0]):
                         self._add(o, vals)
+            elif k == CK.VAR_DECL and kids and n.key in self.split:
+                for i, e in enumerate(kids[-1].exprs()):
+                    self._add(f"v:{n.key}#{i}", self.val(e))
             elif k == CK.VAR_DECL and kids:
                 self._add(self.var_obj(n.key), self.val(kids[-1]))
             elif k == CK.INIT_LIST_EXPR:
@@ -421,7 +502,7 @@ class Analysis:
                         else:
                             self._escape(self.val(a))
                     continue
-                spec = mpi.lookup(n.callee) if n.callee else None
+                spec = mpi.lookup(n.callee, n.callee_header) if n.callee else None
                 if spec is not None:
                     if n.callee in ("memcpy", "memmove") and len(args) >= 2:
                         src = self.load(self.val(args[1]))
@@ -463,7 +544,7 @@ class Analysis:
             if n.kind == CK.CALL_EXPR:
                 if n.callee in mpi.COLLECTIVES:
                     continue
-                spec = mpi.lookup(n.callee) if n.callee else None
+                spec = mpi.lookup(n.callee, n.callee_header) if n.callee else None
                 if spec is None or spec.ret.startswith("alloc_out"):
                     return True
                 if n.callee in ("memcpy", "memmove", "realloc"):
@@ -704,7 +785,11 @@ class Analysis:
             self._call(n, eff)
             return
         if k == CK.VAR_DECL:
-            if kids:
+            if kids and n.key in self.split:
+                objs = {f"v:{n.key}#{i}" for i in self.split[n.key]} | {self.var_obj(n.key)}
+                self._access(objs, None, "w", eff)
+                self._visit(kids[-1], "r", eff)
+            elif kids:
                 self._access({self.var_obj(n.key)}, None, "w", eff)
                 self._visit(kids[-1], "r", eff)
             return
@@ -780,7 +865,7 @@ class Analysis:
         if ext is not None and mpi.lookup(name) is None:
             self._apply_external(n, ext, args, eff)
             return
-        spec = mpi.lookup(name)
+        spec = mpi.lookup(name, n.callee_header)
         if spec is None:
             if name.startswith(("MPI_", "PMPI_")):
                 eff.flag("unknown", f"{name} at line {n.line} (not modelled)")
@@ -805,7 +890,7 @@ class Analysis:
     def _here(self, o: str) -> str:
         """An object of another file's summary as an object of this file."""
         if o.startswith("v:"):
-            d = self.decls.get(o[2:])
+            d = self.decls.get(o[2:].partition("#")[0])
             if d is not None and d.kind == "global" and not d.linkage_static:
                 return o
         return EXT
@@ -854,7 +939,7 @@ class Analysis:
 
     def _export_obj(self, o: str) -> str:
         if o.startswith("v:"):
-            d = self.decls.get(o[2:])
+            d = self.decls.get(o[2:].partition("#")[0])
             if d is not None and d.kind == "global" and not d.linkage_static:
                 return o
         return EXT
@@ -874,7 +959,7 @@ class Analysis:
     def _local_to(self, o: str, f: Function) -> bool:
         if not o.startswith("v:"):
             return False
-        d = self.decls.get(o[2:])
+        d = self.decls.get(o[2:].partition("#")[0])
         return d is not None and d.kind in ("local", "param") and d.func == f.key
 
     def _summarise(self) -> None:
@@ -897,3 +982,35 @@ class Analysis:
             if not changed:
                 break
         self._eff_cache.clear()
+
+
+def _subscript_const(sub: Node, base: Node) -> int | None:
+    """K when ``sub`` is ``base[K]`` (base first, K an integer constant), else None."""
+    if sub.kind != CK.ARRAY_SUBSCRIPT_EXPR:
+        return None
+    kids = sub.exprs()
+    if len(kids) != 2 or strip(kids[0]) is not base:
+        return None
+    idx = strip(kids[1])
+    if idx.kind == CK.INTEGER_LITERAL:
+        return idx.value
+    if idx.kind == CK.DECL_REF_EXPR and idx.ref_kind == CK.ENUM_CONSTANT_DECL:
+        return idx.value
+    return None
+
+
+def _address_taken(sub: Node) -> bool:
+    """Whether ``&`` takes the address of ``sub`` or of a field of it (``&a[0]``,
+    ``&a[0].x``): pointer arithmetic from there could reach other elements."""
+    q = sub.parent
+    cur = sub
+    while q is not None:
+        if q.kind == CK.PAREN_EXPR or (
+            q.kind == CK.MEMBER_REF_EXPR and q.exprs() and q.exprs()[0] is cur
+        ):
+            cur, q = q, q.parent
+            continue
+        if q.kind == CK.UNEXPOSED_EXPR and cur.is_array:
+            return True  # a field that is an array decays to a pointer into the element
+        return q.kind == CK.UNARY_OPERATOR and q.op == "&"
+    return False

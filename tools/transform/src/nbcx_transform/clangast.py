@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 from clang import cindex
@@ -101,7 +102,12 @@ class Node:
     # calls of functions declared outside system headers: the parameter types as
     # this translation unit spells them (None: no prototype, variadic or unnamed types)
     callee_params: tuple[str, ...] | None = None
-    value: int | None = None  # integer literals
+    value: int | None = None  # integer literals (and references to enumeration constants)
+    # calls: the file name (no directory) of the header that declares the callee
+    callee_header: str = ""
+    # array subscripts: the element type's canonical spelling and size in bytes (-1: unknown)
+    ctype: str = ""
+    csize: int = -1
     children: list[Node] = field(default_factory=list)
     parent: Node | None = None
 
@@ -207,6 +213,12 @@ class _Builder:
         node.is_pointer = t.kind == TypeKind.POINTER
         node.is_func_type = t.kind in (TypeKind.FUNCTIONPROTO, TypeKind.FUNCTIONNOPROTO)
         node.is_record = t.kind == TypeKind.RECORD
+        if c.kind == CursorKind.ARRAY_SUBSCRIPT_EXPR:
+            node.ctype = t.spelling
+            try:
+                node.csize = t.get_size()
+            except Exception:  # pragma: no cover
+                node.csize = -1
 
     def info_for(self, c: Cursor) -> DeclInfo:
         key = decl_key(c)
@@ -258,6 +270,11 @@ class _Builder:
             if ref is not None:
                 node.ref = decl_key(ref)
                 node.ref_kind = ref.kind
+                if ref.kind == CursorKind.ENUM_CONSTANT_DECL:
+                    try:
+                        node.value = ref.enum_value
+                    except Exception:  # pragma: no cover
+                        node.value = None
                 if ref.kind in (
                     CursorKind.VAR_DECL,
                     CursorKind.PARM_DECL,
@@ -270,6 +287,8 @@ class _Builder:
                 node.callee = ref.spelling
                 node.callee_key = decl_key(ref)
                 self.info_for(ref)
+                hf = ref.location.file
+                node.callee_header = PurePath(hf.name).name if hf is not None else ""
                 if not ref.location.is_in_system_header and not node.callee.startswith("MPI_"):
                     node.callee_params = _param_types(ref)
         elif k in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR):

@@ -123,6 +123,10 @@ def site_record(path: str, s: Site, req_name: str, in_loop: bool = False) -> dic
         rec["call"] = s.call.callee
         rec["request"] = s.existing_req
         rec["persistent"] = s.persistent
+    elif s.batch:
+        rec["request"] = f"{req_name}[{s.slot}..{s.slot + s.batch - 1}]"
+        rec["waits"] = s.waits
+        rec["batch"] = s.batch
     else:
         rec["request"] = f"{req_name}[{s.slot}]"
         rec["waits"] = s.waits

@@ -344,8 +344,39 @@ INTERCOMM_NAMES: tuple[str, ...] = ("MPI_Intercomm_create", "MPI_Comm_spawn", "M
 INTERCOMM_NAMES += ("MPI_Comm_accept", "MPI_Comm_connect", "MPI_Comm_join", "MPI_Intercomm_merge")
 
 
-def lookup(name: str) -> FuncSpec | None:
-    """Known effects of a library or MPI function (not the collectives)."""
+# Functions of other libraries, known only when the call's declaration comes from the
+# library's own header (a program may define a function of the same name itself).
+# zlib (zlib.h): checksums read their buffer; compress/uncompress write the
+# destination and its length, read the source (uncompress2 also updates *sourceLen).
+ZLIB: dict[str, FuncSpec] = {
+    "crc32": FuncSpec(("-", "R", "-")),
+    "crc32_z": FuncSpec(("-", "R", "-")),
+    "crc32_combine": _PURE,
+    "adler32": FuncSpec(("-", "R", "-")),
+    "adler32_z": FuncSpec(("-", "R", "-")),
+    "adler32_combine": _PURE,
+    "compressBound": _PURE,
+    "compress": FuncSpec(("W", "RW", "R", "-")),
+    "compress2": FuncSpec(("W", "RW", "R", "-", "-")),
+    "uncompress": FuncSpec(("W", "RW", "R", "-")),
+    "uncompress2": FuncSpec(("W", "RW", "R", "RW")),
+}
+LIBRARIES: dict[str, dict[str, FuncSpec]] = {"zlib.h": ZLIB}
+
+
+def library_names() -> set[str]:
+    """Names of the functions known from a library header (see :data:`LIBRARIES`)."""
+    return {name for specs in LIBRARIES.values() for name in specs}
+
+
+def lookup(name: str, header: str = "") -> FuncSpec | None:
+    """Known effects of a library or MPI function (not the collectives).
+
+    ``header``: the file name of the header declaring the called function; the
+    functions of :data:`LIBRARIES` are known only from their own header."""
+    lib = LIBRARIES.get(header)
+    if lib is not None and name in lib:
+        return lib[name]
     if name in MPI_FUNCS:
         return MPI_FUNCS[name]
     if name.startswith("__builtin___") and name.endswith("_chk"):

@@ -183,6 +183,10 @@ class Site:
     waits: list[dict[str, object]] = field(default_factory=list)
     wrapper: Wrapper | None = None  # a call of a one-collective wrapper function
     twin: str = ""  # the collective of a wrapper: the twin generated for its callers
+    # a loop whose body is only this call, made to start all its iterations' operations
+    # (requests slot .. slot + batch - 1) and wait for them together after the loop
+    batch: int = 0
+    batch_index: str = ""  # the request index of an iteration: C text of (var - first)
 
 
 def _line_of(data: bytes, off: int) -> int:
@@ -1279,6 +1283,8 @@ class FileTransform:
             site.action = "blocking"
             site.reason = unknown
             return
+        if site.wrapper is None and self.opts.nonblocking and self.try_batch(site):
+            return
         rooted = mpi.is_rooted(site.name) and not site.notes and site.wrapper is None
         if rooted:
             site.rank = self.rank_var(site)
@@ -1338,6 +1344,142 @@ class FileTransform:
             return
         site.action = "persistent" if site.persistent else "nonblocking"
 
+    # ------------------------------------------------------------- batching
+    def batch_loop(self, site: Site) -> tuple[Node, int, str] | str | None:
+        """``for (int i = C0; i < C1; i++) MPI_Bcast(&a[i], 1, MPI_DOUBLE, ...);``: the
+        loop, its trip count and the request index of an iteration, when every
+        iteration's operation may be in flight with the others' (else why not).
+
+        Safe because the loop does nothing but start the operations: the buffers
+        written (receive buffers, a broadcast's buffer) are distinct elements
+        ``&a[i]`` of one array variable (count 1 of an MPI type of the element's
+        type), the buffers only read are no alias of them, and nothing in the
+        arguments has side effects (the loop variable changes only in the loop's
+        increment)."""
+        call = site.call
+        stmt = site.stmt
+        loop = stmt.parent
+        if loop is not None and loop.kind == CK.COMPOUND_STMT and len(loop.children) == 1:
+            loop = loop.parent
+        if loop is None or loop.kind != CK.FOR_STMT or len(loop.children) != 4:
+            return None  # not the only statement of a for loop
+        init, cond, inc, body = loop.children
+        if not (body is stmt or (body.kind == CK.COMPOUND_STMT and body.children == [stmt])):
+            return None
+        if site.name not in BATCH_COLLS:
+            return f"only {', '.join(sorted(BATCH_COLLS))} are batched"
+        if id(loop) not in self.where or self.in_macro(loop.start) or self.in_macro(loop.end - 1):
+            return "the loop is not a statement of its own or comes from a macro"
+        # the loop variable, its first value and the bound
+        var = ""
+        first: int | None = None
+        if init.kind == CK.DECL_STMT and len(init.children) == 1:
+            d = init.children[0]
+            kids = d.exprs()
+            if d.kind == CK.VAR_DECL and len(kids) == 1:
+                var, first = d.key, _int_const(kids[0])
+        elif init.kind == CK.BINARY_OPERATOR and init.op == "=":
+            lhs, rhs = init.exprs()
+            if strip(lhs).kind == CK.DECL_REF_EXPR:
+                var, first = strip(lhs).ref, _int_const(rhs)
+        if not var or first is None:
+            return "the loop does not start its variable at a constant"
+        info = self.unit.decls.get(var)
+        if info is None or info.kind not in ("local", "param") or info.func != site.func.key:
+            return "the loop variable is not a local variable"
+        if not (cond.kind == CK.BINARY_OPERATOR and cond.op in ("<", "<=")):
+            return "the loop condition is not i < constant"
+        cl, cr = cond.exprs()
+        bound = _int_const(cr)
+        if not _is_var(cl, var) or bound is None:
+            return "the loop condition is not i < constant"
+        trips = bound - first + (1 if cond.op == "<=" else 0)
+        ok_inc = (
+            inc.kind == CK.UNARY_OPERATOR
+            and inc.op in ("++", "post++")
+            and _is_var(inc.exprs()[0], var)
+        ) or (
+            inc.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR
+            and inc.op == "+="
+            and _is_var(inc.exprs()[0], var)
+            and _int_const(inc.exprs()[1]) == 1
+        )
+        if not ok_inc:
+            return "the loop does not step its variable by one"
+        if not 2 <= trips <= BATCH_MAX:
+            return f"the loop runs {trips} times (batched: 2 to {BATCH_MAX})"
+        args = call.exprs()[1:]
+        for a in args:
+            for n in a.walk():
+                if n.kind in (CK.CALL_EXPR, CK.COMPOUND_ASSIGNMENT_OPERATOR) or (
+                    n.kind == CK.BINARY_OPERATOR and n.op == "="
+                ):
+                    return "an argument has side effects"
+                if n.kind == CK.UNARY_OPERATOR and n.op in ("++", "--", "post++", "post--"):
+                    return "an argument has side effects"
+                if n.kind.is_statement():
+                    return "an argument holds a statement"
+        bufs, count, dtype = BATCH_COLLS[site.name]
+        if _int_const(args[count]) != 1:
+            return "the count is not 1"
+        tname = _norm(self.text(args[dtype]))
+        roles = mpi.COLLECTIVES[site.name]
+        written: set[str] = set()
+        read: set[str] = set()
+        for i in bufs:
+            a = args[i]
+            r = roles[i].split("@")[0]
+            if r == "S" and _norm(self.text(a)) == "MPI_IN_PLACE":
+                continue
+            el = _element_of(a, var)
+            if r in ("R", "B"):
+                if el is None:
+                    return "a buffer written is not &array[loop variable]"
+                base = strip(el.exprs()[0])
+                binfo = self.unit.decls.get(base.ref)
+                if binfo is None or binfo.kind not in ("local", "global", "static_local"):
+                    return "a buffer written is not an element of an array variable"
+                if not _type_fits(tname, el.ctype, el.csize):
+                    return f"{tname} does not match the array's elements ({el.ctype})"
+                written |= self.an.val(a)
+            else:
+                read |= self.an.val(a)
+        if not written or self.an.aliases(read, written):
+            return "a buffer read may be a buffer written"
+        if ANY in written or EXT in written:
+            return "a buffer written is unknown memory"
+        index = _norm(self.text(cl))
+        if self.in_macro(cl.start):
+            return "the loop variable comes from a macro"
+        return loop, trips, index if first == 0 else f"{index} - ({first})"
+
+    def try_batch(self, site: Site) -> bool:
+        """Makes ``site`` a batched loop (see :meth:`batch_loop`) if it can be one."""
+        found = self.batch_loop(site)
+        if found is None:
+            return False
+        if isinstance(found, str):
+            site.notes.append("not batched: " + found)
+            return False
+        loop, trips, index = found
+        call_stmt = site.stmt
+        site.stmt = loop
+        self.buffers[(id(site), "any")] = self.op_buffers(site, "any")
+        plan = self.place(site, "any")
+        if any(p.flagged for p in plan.points) or not plan.points:
+            site.stmt = call_stmt
+            site.notes.append("not batched: the wait after the loop would need a flag")
+            return False
+        site.plans = {"any": plan}
+        site.batch = trips
+        site.batch_index = index
+        site.action = "nonblocking"
+        site.notes.append(
+            f"batched: the {trips} iterations of the loop at line {loop.line} start their "
+            "operations one after the other, all in flight together"
+        )
+        return True
+
     # ------------------------------------------------------------ numbering
     def number(self, f: Function) -> int:
         conv = {
@@ -1354,7 +1496,7 @@ class FileTransform:
             s = conv.get(id(n))
             if s is not None:
                 s.slot = base
-                return base + 1
+                return base + max(1, s.batch)
             if n.kind == CK.IF_STMT and len(n.children) >= 2:
                 b1 = rec(n.children[1], base)
                 b2 = rec(n.children[2], base) if len(n.children) >= 3 else base
@@ -1522,6 +1664,26 @@ class FileTransform:
         if site.persistent:
             args = ", ".join(_norm_arg(self.text(a)) for a in call.exprs()[1:])
             self.emit_persistent(site, req, self.nonblocking_text(site, req), args)
+        elif site.batch:
+            req = f"&{req_arr}[{site.slot} + {site.batch_index}]"
+            self.replaces.append((callee.start, callee.end, mpi.nonblocking_name(site.name)))
+            self.replaces.append((call.end - 1, call.end - 1, f", {req}"))
+            for p in site.plans["any"].points:
+                self.pending_waits.setdefault((p.block.bid, p.index), []).extend(
+                    Emit(site.slot + k, False, "") for k in range(site.batch)
+                )
+                site.waits.append(
+                    {
+                        "role": "any",
+                        "line": self.point_line(p),
+                        "where": "before" if p.index < len(p.block.units) else "end-of-block",
+                        "flagged": False,
+                        "guard": "",
+                        "overlap": site.plans["any"].overlap,
+                        "stopped_by": p.why,
+                    }
+                )
+            return
         else:
             self.replaces.append((callee.start, callee.end, mpi.nonblocking_name(site.name)))
             self.replaces.append((call.end - 1, call.end - 1, f", {req}"))
@@ -2043,3 +2205,86 @@ def _norm_arg(s: str) -> str:
 
 def _points_key(p: Plan) -> list[tuple[int, int, bool]]:
     return sorted((w.block.bid, w.index, w.flagged) for w in p.points)
+
+
+# Collectives a loop may batch: (buffer arguments, the count, the datatype).
+BATCH_COLLS: dict[str, tuple[tuple[int, ...], int, int]] = {
+    "MPI_Bcast": ((0,), 1, 2),
+    "MPI_Allreduce": ((0, 1), 2, 3),
+    "MPI_Reduce": ((0, 1), 2, 3),
+}
+BATCH_MAX = 64  # at most this many requests for one batched loop
+
+# MPI's predefined types and the C types (canonical spellings) of the same size.
+_MPI_CTYPES: dict[str, tuple[str, ...]] = {
+    "MPI_DOUBLE": ("double",),
+    "MPI_FLOAT": ("float",),
+    "MPI_LONG_DOUBLE": ("long double",),
+    "MPI_INT": ("int", "unsigned int"),
+    "MPI_UNSIGNED": ("int", "unsigned int"),
+    "MPI_LONG": ("long", "unsigned long"),
+    "MPI_UNSIGNED_LONG": ("long", "unsigned long"),
+    "MPI_LONG_LONG": ("long long", "unsigned long long"),
+    "MPI_LONG_LONG_INT": ("long long", "unsigned long long"),
+    "MPI_UNSIGNED_LONG_LONG": ("long long", "unsigned long long"),
+    "MPI_SHORT": ("short", "unsigned short"),
+    "MPI_UNSIGNED_SHORT": ("short", "unsigned short"),
+    "MPI_CHAR": ("char", "signed char", "unsigned char"),
+    "MPI_SIGNED_CHAR": ("char", "signed char", "unsigned char"),
+    "MPI_UNSIGNED_CHAR": ("char", "signed char", "unsigned char"),
+    "MPI_BYTE": ("char", "signed char", "unsigned char"),
+}
+# Fixed-width MPI types: their size in bytes (the element must be an integer of it).
+_MPI_FIXED: dict[str, int] = {
+    "MPI_INT8_T": 1,
+    "MPI_UINT8_T": 1,
+    "MPI_INT16_T": 2,
+    "MPI_UINT16_T": 2,
+    "MPI_INT32_T": 4,
+    "MPI_UINT32_T": 4,
+    "MPI_INT64_T": 8,
+    "MPI_UINT64_T": 8,
+}
+_C_INTEGERS = {
+    t for ts in _MPI_CTYPES.values() for t in ts if t not in ("double", "float", "long double")
+}
+
+
+def _type_fits(mpi_type: str, ctype: str, csize: int) -> bool:
+    """Whether one element of ``mpi_type`` is exactly one element of C type ``ctype``."""
+    if mpi_type in _MPI_CTYPES:
+        return ctype in _MPI_CTYPES[mpi_type]
+    if mpi_type in _MPI_FIXED:
+        return ctype in _C_INTEGERS and csize == _MPI_FIXED[mpi_type]
+    return False
+
+
+def _int_const(n: Node) -> int | None:
+    """An integer literal (also through a macro) or an enumeration constant."""
+    v = _const(n)
+    if v is not None:
+        return v
+    n = strip(n)
+    if n.kind == CK.DECL_REF_EXPR and n.ref_kind == CK.ENUM_CONSTANT_DECL:
+        return n.value
+    return None
+
+
+def _is_var(n: Node, key: str) -> bool:
+    n = strip(n)
+    return n.kind == CK.DECL_REF_EXPR and n.ref == key
+
+
+def _element_of(a: Node, var: str) -> Node | None:
+    """``&x[var]`` (x an array variable): the ARRAY_SUBSCRIPT_EXPR, else None."""
+    e = strip(a)
+    if not (e.kind == CK.UNARY_OPERATOR and e.op == "&" and e.exprs()):
+        return None
+    sub = strip(e.exprs()[0])
+    if sub.kind != CK.ARRAY_SUBSCRIPT_EXPR or len(sub.exprs()) != 2:
+        return None
+    base, idx = sub.exprs()
+    b = strip(base)
+    if b.kind != CK.DECL_REF_EXPR or not b.is_array or not _is_var(idx, var):
+        return None
+    return sub
