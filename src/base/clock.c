@@ -4,11 +4,16 @@
 
 #include "base.h"
 
-int64_t nbcxi_now_ns(void)
+static int64_t now_of(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t nbcxi_now_ns(void)
+{
+    return now_of(CLOCK_MONOTONIC);
 }
 
 /* The same clock at the kernel tick's resolution (1-4 ms behind at
@@ -16,7 +21,5 @@ int64_t nbcxi_now_ns(void)
  * milliseconds on paths a small operation takes. */
 int64_t nbcxi_now_coarse_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return now_of(CLOCK_MONOTONIC_COARSE);
 }

@@ -4,9 +4,10 @@
  * NBCX_AUTO_THREAD_BYTES bytes, default 64 KiB, or predicted by the
  * measured bandwidth to take less than LAZY_NS: sched/pace.c) is over
  * soon once its peers arrive: waking the progress thread for it costs
- * more than the operation, and on a busy node the thread takes a core from the application. So it is
- * left to the application's own calls, as in caller mode (the start
- * posts what is ready, a test or wait drives it), and marked lazy: the
+ * more than the operation, and on a busy node the thread takes a core
+ * from the application. So it is left to the application's own calls,
+ * as in caller mode (the start posts what is ready, a test or wait
+ * drives it), and marked lazy: the
  * progress thread looks at lazy work only once per millisecond (thread.c),
  * enough for a program that blocks elsewhere to see it finish, and is
  * not woken for it while it watches. An operation whose duration the
