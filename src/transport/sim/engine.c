@@ -56,11 +56,23 @@
  * The CPU work of a core's ranks is serialised (core[]: when the core
  * is free; every CPU item starts at max(ready, rank's CPU, core) and
  * reserves the core, in the order the simulation meets the items); a
- * rank whose CPU is idle when a message reaches it pays s (k - 1)
- * before taking it (at the copy-out with a CPU share, else before the
+ * rank that is waiting when a message reaches it pays s (k - 1) before
+ * taking it (at the copy-out with a CPU share, else before the
  * receive's o: flag F_WOKEN says it was paid); and a message between
  * two ranks of one core is all CPU work at both ends (share 1). One
- * message on one core takes L + 2o + (m-1)G + s.
+ * message on one core takes L + 2o + (m-1)G + s. Waiting (waiting()):
+ * its CPU's work was over when the message's first byte got there, or
+ * a core-mate has run on its core since its own last work (it was
+ * switched out); a rank still on its core takes every message that
+ * reached it meanwhile (Open MPI yields only after an empty poll).
+ * With "eager_limit" E > 0 an intra-node message above E bytes goes by
+ * rendezvous on such a node (ob1 over vader without single copy): the
+ * header (the sending NIC's g, L; EV_LAND with F_ACKED clear), the
+ * receiver switched in if waiting (s (k - 1)) answering with o on its
+ * CPU, the answer L later at the sender (EV_INJECT again, F_ACKED set),
+ * which, switched in if waiting (rndv_latency (k - 1)), sends the body
+ * as an eager message whose receiver pays rndv_latency (k - 1), not s,
+ * if waiting. One such message on one core: 3o + 3L + s + 2h + B.
  *
  * Progress. Whoever calls start runs what is ready at once, on the
  * application's core: the nodes without predecessors and, as the
