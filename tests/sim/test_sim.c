@@ -343,6 +343,70 @@ static void test_oversubscribed(void)
     }
 }
 
+/* Oversubscription, two mechanisms of the hand-over (engine.c):
+ *  - a rank switched in takes every message that reached it meanwhile:
+ *    a linear gather of 3 ranks on one core (k = 3) waits once at the
+ *    root, s (k - 1), however many messages arrive while it waits (it
+ *    used to pay one wake-up per message: the receiving side's queue,
+ *    pushed by the first wake-up, made the second look idle);
+ *  - rendezvous ("eager_limit" E, "rndv_latency" h): on one core, a
+ *    bcast of m > E bytes on 2 ranks is the header (o, L), the receiver
+ *    switched in (s) to answer (o, L), the sender switched in (h) for
+ *    the body (B on the core), the receiver switched in (h, L) for the
+ *    copy-out (B) and the receive's o: 3o + 3L + s + 2h + B when
+ *    L + h > B; m <= E is eager, L + 2o + B + s; without time-sharing
+ *    E changes nothing. */
+static void test_oversub_handover(void)
+{
+    struct nbcxi_sim_params p = params();
+    double o = p.intra.o, L = p.intra.L;
+    p.sched_latency = 100;
+    struct out g0 = sim("gather", "linear", 3, 3, 1, NBCXI_SIM_FOLD_OFF, &p,
+                        NBCXI_SIM_CALLER, 0);
+    CHECK(g0.rc == 0, "%s", g0.err);
+    p.time_share = true;
+    struct out g = sim("gather", "linear", 3, 3, 1, NBCXI_SIM_FOLD_OFF, &p,
+                       NBCXI_SIM_CALLER, 0);
+    CHECK(g.rc == 0, "%s", g.err);
+    double extra = g.res.t_max - g0.res.t_max;
+    CHECK(extra >= 2 * p.sched_latency && extra < 2 * p.sched_latency + 4,
+          "linear gather on one core: %.3f us more than without "
+          "time-sharing, expected one wake-up (%.0f) + under 4",
+          extra, 2 * p.sched_latency);
+
+    double s = p.sched_latency = 3;
+    size_t m = 1025;
+    double B = (double)(m - 1) * p.intra.G;
+    double h = p.rndv_latency = 1;
+    p.eager_limit = 1024;
+    struct out r = sim("bcast", "binomial", 2, 2, m, NBCXI_SIM_FOLD_OFF, &p,
+                       NBCXI_SIM_CALLER, 0);
+    CHECK(r.rc == 0, "%s", r.err);
+    CHECK_TIME(r.res.t_max, 3 * o + 3 * L + s + 2 * h + B);
+    p.eager_limit = (double)m; /* not above: eager */
+    struct out e = sim("bcast", "binomial", 2, 2, m, NBCXI_SIM_FOLD_OFF, &p,
+                       NBCXI_SIM_CALLER, 0);
+    CHECK(e.rc == 0, "%s", e.err);
+    CHECK_TIME(e.res.t_max, L + 2 * o + B + s);
+    p.eager_limit = 1024;
+    p.time_share = false; /* a core per rank: no rendezvous modelled */
+    struct out d = sim("bcast", "binomial", 2, 2, m, NBCXI_SIM_FOLD_OFF, &p,
+                       NBCXI_SIM_CALLER, 0);
+    CHECK(d.rc == 0, "%s", d.err);
+    CHECK_TIME(d.res.t_max, L + 2 * o + B);
+    static const char file[] =
+        "{\"format\": \"nbcx-loggp/1\", \"cores_per_node\": 1,\n"
+        " \"intra\": {\"L\": 0.5, \"o\": 0.25, \"g\": 0.375, \"G\": 0.001},\n"
+        " \"copy_per_byte\": 0, \"reduce_per_byte\": 0,\n"
+        " \"sched_latency\": 3, \"eager_limit\": 4096, \"rndv_latency\": 0.5}";
+    char err[256];
+    struct nbcxi_sim_params q;
+    CHECK(nbcxi_sim_params_parse(file, sizeof file - 1, &q, err,
+                                 sizeof err) == 0, "%s", err);
+    CHECK(q.eager_limit == 4096 && q.rndv_latency == 0.5,
+          "eager_limit, rndv_latency not read");
+}
+
 /* Progress: one message (bcast on 2 ranks) and a computation c longer
  * than it. With a progress thread the receive happens during the
  * computation: wait returns at t_b + c, overlap 1. Called progress only:
@@ -903,6 +967,7 @@ static const struct th_test tests[] = {
     { "engine_cost", test_engine_cost },
     { "cpu_link", test_cpu_link },
     { "oversubscribed", test_oversubscribed },
+    { "oversub_handover", test_oversub_handover },
     { "progress", test_progress },
     { "split", test_split },
     { "shared_progress", test_shared_progress },

@@ -264,6 +264,8 @@ struct params {
      * (the simulator's time-sharing, docs/sim.md); kept when merging */
     double sched_latency;
     int has_sched_latency;
+    /* optional, not measured (Open MPI's limit; docs/sim.md), kept */
+    double eager_limit, rndv_latency;
     /* optional: copies and reductions in the cache */
     double cache_bytes, copy_per_byte_cached, reduce_per_byte_cached;
     struct jblock intra, inter;
@@ -424,6 +426,10 @@ static int read_params(const char *path, struct params *pr, const char **why)
                 pr->intra_cpu_share = v;
             else if (!strcmp(key, "sched_latency"))
                 pr->sched_latency = v, pr->has_sched_latency = 1;
+            else if (!strcmp(key, "eager_limit"))
+                pr->eager_limit = v;
+            else if (!strcmp(key, "rndv_latency"))
+                pr->rndv_latency = v;
             else if (!strcmp(key, "cache_bytes"))
                 pr->cache_bytes = v;
             else if (!strcmp(key, "copy_per_byte_cached"))
@@ -487,6 +493,9 @@ static int write_params(const char *path, const struct params *pr)
         fprintf(f, " \"inter_link\": \"%s\",\n", pr->inter_link);
     if (pr->has_sched_latency)
         fprintf(f, " \"sched_latency\": %.6g,\n", pr->sched_latency);
+    if (pr->eager_limit > 0)
+        fprintf(f, " \"eager_limit\": %.0f, \"rndv_latency\": %.6g,\n",
+                pr->eager_limit, pr->rndv_latency);
     fprintf(f, " \"copy_per_byte\": %.6g, \"reduce_per_byte\": %.6g,\n",
             pr->copy_per_byte, pr->reduce_per_byte);
     fprintf(f, " \"start_cost\": %.6g, \"node_cost\": %.6g, "

@@ -646,13 +646,14 @@ int main(int argc, char **argv)
                "\"node_cost\": %g, \"message_cost\": %g, "
                "\"intra_cpu_share\": %g, "
                "\"sched_latency\": %s, "
+               "\"eager_limit\": %.0f, \"rndv_latency\": %g, "
                "\"cache_bytes\": %.0f, "
                "\"copy_per_byte_cached\": %g, "
                "\"reduce_per_byte_cached\": %g}",
                p.cores_per_node, p.intra.L, p.intra.o, p.intra.g, p.intra.G,
                p.inter.L, p.inter.o, p.inter.g, p.inter.G, p.copy_per_byte,
                p.reduce_per_byte, p.start_cost, p.node_cost, p.message_cost,
-               p.intra_cpu_share, sched,
+               p.intra_cpu_share, sched, p.eager_limit, p.rndv_latency,
                p.cache_bytes,
                p.copy_per_byte_cached, p.reduce_per_byte_cached);
         printf(", \"progress\": \"%s\", \"split_levels\": ",

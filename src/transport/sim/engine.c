@@ -56,11 +56,23 @@
  * The CPU work of a core's ranks is serialised (core[]: when the core
  * is free; every CPU item starts at max(ready, rank's CPU, core) and
  * reserves the core, in the order the simulation meets the items); a
- * rank whose CPU is idle when a message reaches it pays s (k - 1)
- * before taking it (at the copy-out with a CPU share, else before the
+ * rank that is waiting when a message reaches it pays s (k - 1) before
+ * taking it (at the copy-out with a CPU share, else before the
  * receive's o: flag F_WOKEN says it was paid); and a message between
  * two ranks of one core is all CPU work at both ends (share 1). One
- * message on one core takes L + 2o + (m-1)G + s.
+ * message on one core takes L + 2o + (m-1)G + s. Waiting (waiting()):
+ * its CPU's work was over when the message's first byte got there, or
+ * a core-mate has run on its core since its own last work (it was
+ * switched out); a rank still on its core takes every message that
+ * reached it meanwhile (Open MPI yields only after an empty poll).
+ * With "eager_limit" E > 0 an intra-node message above E bytes goes by
+ * rendezvous on such a node (ob1 over vader without single copy): the
+ * header (the sending NIC's g, L; EV_LAND with F_ACKED clear), the
+ * receiver switched in if waiting (s (k - 1)) answering with o on its
+ * CPU, the answer L later at the sender (EV_INJECT again, F_ACKED set),
+ * which, switched in if waiting (rndv_latency (k - 1)), sends the body
+ * as an eager message whose receiver pays rndv_latency (k - 1), not s,
+ * if waiting. One such message on one core: 3o + 3L + s + 2h + B.
  *
  * Progress. Whoever calls start runs what is ready at once, on the
  * application's core: the nodes without predecessors and, as the
@@ -102,7 +114,8 @@
 #include "simint.h"
 
 enum { EV_INJECT, EV_LAND, EV_ARRIVE, EV_DONE };
-enum { F_POSTED = 1, F_ARRIVED = 2, F_DONE = 4, F_WOKEN = 8 };
+enum { F_POSTED = 1, F_ARRIVED = 2, F_DONE = 4, F_WOKEN = 8,
+       F_ACKED = 16 /* a rendezvous send: the receiver has answered */ };
 
 struct ev {
     double t;
@@ -179,8 +192,10 @@ struct sim {
     /* shared progress cores: k per node, pool[node * k + j] free at */
     double *pool;
     int k;
-    /* oversubscribed cores (time_share): core[i] free at */
+    /* oversubscribed cores (time_share): core[i] free at, and the rank
+     * whose work it ran last (-1: none yet) */
     double *core;
+    int *core_last;
     bool ts;
     uint32_t *left, *up_left;
     /* per node (inter-node NICs) */
@@ -260,6 +275,12 @@ static double *core_of(const struct sim *S, int r)
     return &S->core[(size_t)(r / C) * (size_t)n + (size_t)(r % C % n)];
 }
 
+static int *core_last_of(const struct sim *S, int r)
+{
+    int C = S->J->C, n = S->p->cores_per_node;
+    return &S->core_last[(size_t)(r / C) * (size_t)n + (size_t)(r % C % n)];
+}
+
 static int core_ranks(const struct sim *S, int r)
 {
     int C = S->J->C, n = S->p->cores_per_node;
@@ -267,11 +288,27 @@ static int core_ranks(const struct sim *S, int r)
     return (size - r % C % n + n - 1) / n;
 }
 
+/* Whether rank r must be switched in to take a message that reached it
+ * at t: it was idle then (its CPU's work over), or, on a time-shared
+ * core, a core-mate has run since its own last work (it was switched
+ * out). A rank still on its core takes every message that reached it. */
+static bool waiting(const struct sim *S, int r, double t)
+{
+    return t > S->cpu[r] || (S->ts && *core_last_of(S, r) != r);
+}
+
 /* What a rank that was waiting pays before its CPU handles a message:
  * the scheduler switching it in past its core-mates. */
 static double wake(const struct sim *S, int r)
 {
     return S->ts ? S->p->sched_latency * (core_ranks(S, r) - 1) : 0;
+}
+
+/* A rendezvous hand-over inside a message (the sender taking the
+ * answer, the receiver taking the body): rndv_latency per core-mate. */
+static double handover(const struct sim *S, int r)
+{
+    return S->p->rndv_latency * (core_ranks(S, r) - 1);
 }
 
 /* The share of an intra-node message's (m-1)G that is CPU time of its
@@ -287,6 +324,15 @@ static double cpu_share(const struct sim *S, int r, int q)
     return S->p->intra_cpu_share;
 }
 
+/* Whether a message of `bytes` from r to q goes by rendezvous on a
+ * time-shared core (eager_limit, docs/sim.md): its header first, the
+ * receiver's answer, then the body, each needing its rank switched in. */
+static bool rendezvous(const struct sim *S, int r, int q, uint64_t bytes)
+{
+    return S->ts && S->p->eager_limit > 0 &&
+           (double)bytes > S->p->eager_limit && same_node(S, r, q);
+}
+
 /* Work of dur on rank r's CPU from at least t, on a time-shared core:
  * after the core-mates' work; returns when it starts. */
 static double core_run(struct sim *S, int r, double t, double dur)
@@ -296,6 +342,7 @@ static double core_run(struct sim *S, int r, double t, double dur)
         if (t < *c)
             t = *c;
         *c = t + dur;
+        *core_last_of(S, r) = r;
     }
     return t;
 }
@@ -351,7 +398,7 @@ static void recv_task(struct sim *S, int r, uint32_t i, double t,
                       bool arrived)
 {
     const struct sim_node *n = &S->J->node[i];
-    if (arrived && !(S->J->flags[i] & F_WOKEN) && t >= S->cpu[r])
+    if (arrived && !(S->J->flags[i] & F_WOKEN) && S->ts && waiting(S, r, t))
         t += wake(S, r);
     const struct nbcxi_loggp *m = model(S, r, n->peer);
     double d = m->o + S->p->message_cost;
@@ -431,7 +478,20 @@ static void handle(struct sim *S, const struct ev *e)
         double *nic = local             ? &S->snic[r]
                       : S->p->inter_shared ? &S->snic_n[0] /* one link */
                                            : &S->snic_n[r / J->C];
-        double w = e->t > *nic ? e->t : *nic;
+        double t = e->t;
+        if (rendezvous(S, r, n->peer, n->bytes)) {
+            if (!(J->flags[e->node] & F_ACKED)) {
+                /* the header alone; the body when the answer is back */
+                double w = t > *nic ? t : *nic;
+                *nic = w + m->g;
+                event(S, w + m->L, r, e->node, EV_LAND);
+                break;
+            }
+            /* the answer is there: the sender switched in, if waiting */
+            if (waiting(S, r, t))
+                t += handover(S, r);
+        }
+        double w = t > *nic ? t : *nic;
         double f = local ? cpu_share(S, r, n->peer) : 0;
         bool by_cpu = f > 0;
         double body = per_byte(m, n->bytes);
@@ -451,15 +511,36 @@ static void handle(struct sim *S, const struct ev *e)
         bool local = same_node(S, r, n->peer);
         const struct nbcxi_loggp *m = local ? &S->p->intra : &S->p->inter;
         int d = n->peer % J->F;
+        if (rendezvous(S, r, n->peer, n->bytes) &&
+            !(J->flags[e->node] & F_ACKED)) {
+            /* the header: the receiver, switched in if it was waiting,
+             * answers (o on its CPU); the answer reaches the sender L
+             * later, which then sends the body (EV_INJECT again) */
+            double a = e->t;
+            if (waiting(S, d, a))
+                a += wake(S, d);
+            if (a < S->cpu[d])
+                a = S->cpu[d];
+            a = core_run(S, d, a, m->o);
+            S->cpu[d] = a + m->o;
+            J->flags[e->node] |= F_ACKED;
+            event(S, a + m->o + m->L, r, e->node, EV_INJECT);
+            break;
+        }
         double *nic = local ? &S->rnic[d] : &S->rnic_n[d / J->C];
         double a0 = e->t > *nic ? e->t : *nic;
         double f = local ? cpu_share(S, r, n->peer) : 0;
         bool by_cpu = f > 0;
         double body = per_byte(m, n->bytes);
         if (by_cpu) {
-            /* its CPU takes the message here: the wake-up, if any */
-            if (S->ts && a0 >= S->cpu[d]) /* it was waiting */
-                a0 += wake(S, d);
+            /* its CPU takes the message here: the wake-up if it was
+             * waiting, i.e. idle when the message reached it (e->t; not
+             * a0, which a wake-up of the message before it may have
+             * pushed past its CPU's end: a rank switched in takes every
+             * message that reached it meanwhile) */
+            if (S->ts && waiting(S, d, e->t))
+                a0 += rendezvous(S, r, n->peer, n->bytes) ? handover(S, d)
+                                                          : wake(S, d);
             J->flags[J->partner[e->node]] |= F_WOKEN;
             if (a0 < S->cpu[d])
                 a0 = S->cpu[d];
@@ -535,6 +616,17 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
     S.cpu_app = arr + 5 * F + 2 * nodes;
     S.pool = arr + 6 * F + 2 * nodes;
     S.core = S.pool + nodes * (size_t)S.k;
+    if (ncores) {
+        S.core_last = malloc(sizeof(int) * ncores);
+        if (!S.core_last) {
+            free(arr);
+            free(S.left);
+            free(S.up_left);
+            return NBCXI_SIM_ENOMEM;
+        }
+        for (size_t c = 0; c < ncores; c++)
+            S.core_last[c] = -1;
+    }
     S.cpu = arr, S.snic = arr + F, S.rnic = arr + 2 * F, S.done = arr + 3 * F;
     S.tb = arr + 4 * F, S.snic_n = arr + 5 * F, S.rnic_n = S.snic_n + nodes;
     for (size_t i = 0; i < nn; i++) {
@@ -608,6 +700,7 @@ int nbcxi_sim_simulate(struct nbcxi_sim_job *J,
     res->events = S.events;
     free(S.h.a);
     free(S.wl);
+    free(S.core_last);
     free(arr);
     free(S.left);
     free(S.up_left);

@@ -15,8 +15,10 @@
  * nbcx-loggp measured them still load: "start_cost", "node_cost" and
  * "message_cost" (nbcx's engine, default 0), "cache_bytes" (default 0:
  * no copy or reduction counts as cached), the cached rates (default:
- * the uncached ones) and "sched_latency" (its presence turns on the
- * time-sharing of oversubscribed cores, engine.c); unknown keys are
+ * the uncached ones), "sched_latency" (its presence turns on the
+ * time-sharing of oversubscribed cores, engine.c), "eager_limit"
+ * (bytes; rendezvous on time-shared cores, default 0: none) and
+ * "rndv_latency" (default 0); unknown keys are
  * skipped (a measuring tool may add its own, e.g. the raw samples). A tiny JSON reader for exactly this: any JSON
  * value is accepted where a key is skipped, numbers must be finite and
  * not negative, cores_per_node a positive integer.
@@ -398,6 +400,12 @@ int nbcxi_sim_params_parse(const char *text, size_t len,
                 if (param(&r, key, &p->sched_latency))
                     return -1;
                 p->time_share = true;
+            } else if (strcmp(key, "eager_limit") == 0) {
+                if (param(&r, key, &p->eager_limit))
+                    return -1;
+            } else if (strcmp(key, "rndv_latency") == 0) {
+                if (param(&r, key, &p->rndv_latency))
+                    return -1;
             } else if (strcmp(key, "cache_bytes") == 0) {
                 if (param(&r, key, &p->cache_bytes))
                     return -1;

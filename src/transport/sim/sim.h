@@ -85,6 +85,16 @@ struct nbcxi_sim_params {
      * with no more ranks than cores. engine.c has the details. */
     bool time_share;
     double sched_latency;
+    /* "eager_limit" (bytes, optional, 0: none; only with time_share):
+     * on a time-shared node an intra-node message above it goes by
+     * rendezvous (Open MPI's ob1 over vader without single copy, above
+     * btl_vader_eager_limit, 4 KiB): the header, the receiver's answer,
+     * then the body, a hand-over that needs each rank switched in:
+     * the header's receiver pays the wake-up above if it was waiting;
+     * the sender taking the answer and the receiver taking the body pay
+     * "rndv_latency" (µs per core-mate, default 0) if they were waiting:
+     * a switch inside an exchange under way, not a rank's first. */
+    double eager_limit, rndv_latency;
 };
 
 /* Parses a parameter file's text; 0, or -1 with a message in err. */
