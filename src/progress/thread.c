@@ -172,20 +172,21 @@ static int64_t next_pause(int64_t pause, int64_t now)
  * socket event per segment), and a thread that wakes for each shares a
  * core with the computation at every one of them: 10-24 % progress CPU
  * on the emulated 1 Gbit/s network, against the MPI transport's 3-13 %
- * on the timer. So while a transfer is predicted to be in flight (a
- * request's predicted completion, sched/pace.c, still ahead, or passed
- * by less than EVENT_GRACE_NS: the prediction, from the best bandwidth
- * seen, errs early) the thread polls on the timer, exactly as for a
- * transport without events; once nothing is due any more (nothing
- * predicted, or the prediction long passed: the peer is late) it arms
- * and sleeps on the fd. NBCX_PROGRESS_EVENTS=always keeps the older
- * rule (the fd after every idle poll), for comparison. */
+ * on the timer. So while a transfer is predicted to be in flight (the
+ * predicted end of an active operation or of one of its requests,
+ * sched/pace.c, still ahead, or passed by less than EVENT_GRACE_NS: the
+ * prediction, from the best bandwidth seen, errs early) the thread
+ * polls on the timer, exactly as for a transport without events; once
+ * nothing is due any more (nothing predicted, or the prediction long
+ * passed: the peer is late) it arms and sleeps on the fd.
+ * NBCX_PROGRESS_EVENTS=always keeps the older rule (the fd after every
+ * idle poll), for comparison. */
 static bool wait_on_events_locked(int64_t now)
 {
     if (events_always)
         return true;
-    int64_t due = nbcxi_engine_next_due_locked();
-    return due == 0 || now - due > EVENT_GRACE_NS;
+    int64_t end = nbcxi_engine_transfer_end_locked();
+    return end == 0 || now - end > EVENT_GRACE_NS;
 }
 
 /* After an idle poll: sleeps until a transport event, a wake-up or
