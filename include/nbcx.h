@@ -195,12 +195,12 @@ NBCX_API int nbcx_comm_transport(nbcx_comm comm, const char **name);
  *   NBCX_ERR_ARG        name is NULL or "", or no transport of that
  *                       name can be chosen (the MPI transport is made
  *                       only by nbcx_comm_from_mpi; "inproc" only by
- *                       nbcx_run_ranks);
+ *                       nbcx_inproc_run);
  *   NBCX_ERR_TRANSPORT  the transport is not in this build (e.g. "ucx"
  *                       where UCX was not found at configure time), its
  *                       module or library cannot be loaded or started on
  *                       some rank, or comm's ranks are threads of one
- *                       process (nbcx_run_ranks);
+ *                       process (nbcx_inproc_run);
  *   NBCX_ERR_BUSY       a member has operations in flight on comm, or
  *                       holds persistent requests or schedules
  *                       (nbcx_sched_create) on it: wait for and free them

@@ -66,7 +66,7 @@ static int backend_named(const char *name,
     return nbcxi_error(NBCX_ERR_ARG, "nbcx_comm_set_transport: no transport "
                        "\"%s\" can be chosen by name (there are: %s; the MPI "
                        "transport is made by nbcx_comm_from_mpi, inproc by "
-                       "nbcx_run_ranks)", name, *known ? known : "none");
+                       "nbcx_inproc_run)", name, *known ? known : "none");
 }
 
 int nbcx_comm_set_transport(nbcx_comm h, const char *name)
@@ -86,7 +86,7 @@ int nbcx_comm_set_transport(nbcx_comm h, const char *name)
     if (c->tp->ops->in_process)
         return nbcxi_error(NBCX_ERR_TRANSPORT, "nbcx_comm_set_transport: the "
                            "ranks of this communicator are threads of one "
-                           "process (nbcx_run_ranks): it stays on %s",
+                           "process (nbcx_inproc_run): it stays on %s",
                            c->tp->ops->name);
     if ((err = nbcxi_comm_broken(c)) != NBCX_SUCCESS)
         return err;

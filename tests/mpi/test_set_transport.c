@@ -197,7 +197,7 @@ int main(int argc, char **argv)
     expect_set(comm, "bogus", NBCX_ERR_ARG, "ucx",
                "an unknown name lists ucx");
 #endif
-    expect_set(comm, "inproc", NBCX_ERR_ARG, "nbcx_run_ranks",
+    expect_set(comm, "inproc", NBCX_ERR_ARG, "nbcx_inproc_run",
                "inproc (not chosen by name)");
     expect_set(comm, "mpi", NBCX_SUCCESS, NULL, "its own transport");
     expect_transport(comm, "mpi", "after the bad input");
