@@ -67,6 +67,9 @@ enum nbcx_error {
     NBCX_ERR_TIMEOUT,   /* no progress for the communicator's timeout,
                            or its communicator timed out before
                            (nbcx_comm_set_timeout, NBCX_TIMEOUT)        */
+    NBCX_ERR_BUSY,      /* the communicator is in use where it must not
+                           be: operations in flight, persistent requests
+                           or schedules on it (nbcx_comm_set_transport) */
     NBCX_ERR_LASTCODE
 };
 
@@ -179,6 +182,32 @@ NBCX_API int nbcx_comm_rank(nbcx_comm comm, int *rank);
 NBCX_API int nbcx_comm_size(nbcx_comm comm, int *size);
 /* Name of the transport under the communicator ("mpi", ...). */
 NBCX_API int nbcx_comm_transport(nbcx_comm comm, const char **name);
+/* Moves comm onto the transport called `name` (e.g. "ucx": a transport
+ * that can be created by name, as NBCX_TRANSPORT chooses one in
+ * nbcx_comm_from_mpi; an unknown name's detail lists them). Collective over comm: every member calls it,
+ * with the same name, in the same order as its collectives on comm; the
+ * new transport is started with allgathers over the old one (UCX: its
+ * worker addresses), after which only it is on comm's data path. All
+ * members succeed or all fail; on failure comm stays on its transport,
+ * usable. Naming comm's own transport does nothing (no communication).
+ * Errors:
+ *   NBCX_ERR_COMM       comm is not a valid communicator;
+ *   NBCX_ERR_ARG        name is NULL or "", or no transport of that
+ *                       name can be chosen (the MPI transport is made
+ *                       only by nbcx_comm_from_mpi; "inproc" only by
+ *                       nbcx_inproc_run);
+ *   NBCX_ERR_TRANSPORT  the transport is not in this build (e.g. "ucx"
+ *                       where UCX was not found at configure time), its
+ *                       module or library cannot be loaded or started on
+ *                       some rank, or comm's ranks are threads of one
+ *                       process (nbcx_inproc_run);
+ *   NBCX_ERR_BUSY       a member has operations in flight on comm, or
+ *                       holds persistent requests or schedules
+ *                       (nbcx_sched_create) on it: wait for and free them
+ *                       first (the detail names the rank);
+ *   or the error of comm itself (broken: NBCX_ERR_TIMEOUT, ...).
+ * nbcx_error_detail says more. No other thread may use comm meanwhile. */
+NBCX_API int nbcx_comm_set_transport(nbcx_comm comm, const char *name);
 /* Releases the communicator; operations in flight on it complete
  * normally. Sets *comm to NBCX_COMM_NULL. */
 NBCX_API int nbcx_comm_free(nbcx_comm *comm);

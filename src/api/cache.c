@@ -207,20 +207,32 @@ static void put(struct nbcx_sched_s *s, int err)
     nbcxi_sched_destroy(evicted);
 }
 
-void nbcxi_cache_close(struct nbcx_comm_s *comm)
+/* Frees every schedule kept for comm; close: and keeps none from now
+ * on. */
+static void drain(struct nbcx_comm_s *comm, bool close)
 {
     struct nbcxi_cache *c = (struct nbcxi_cache *)atomic_load(&comm->cache);
     if (!c)
         return;
     for (;;) {
         pthread_mutex_lock(&c->lock);
-        c->closed = true;
+        c->closed |= close;
         struct nbcx_sched_s *s = c->n ? c->e[--c->n].s : NULL;
         pthread_mutex_unlock(&c->lock);
         if (!s)
             return;
         nbcxi_sched_destroy(s); /* releases the communicator */
     }
+}
+
+void nbcxi_cache_close(struct nbcx_comm_s *comm)
+{
+    drain(comm, true);
+}
+
+void nbcxi_cache_flush(struct nbcx_comm_s *comm)
+{
+    drain(comm, false);
 }
 
 void nbcxi_cache_stats(unsigned long *h, unsigned long *m)

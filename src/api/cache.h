@@ -22,6 +22,9 @@ NBCX_HIDDEN int nbcxi_cache_label(struct nbcx_sched_s *s,
                                   enum nbcxi_coll coll,
                                   const struct nbcxi_coll_args *a);
 NBCX_HIDDEN void nbcxi_cache_close(struct nbcx_comm_s *comm);
+/* Frees the schedules kept for comm (they hold it and its transport);
+ * later ones are kept again (nbcx_comm_set_transport). */
+NBCX_HIDDEN void nbcxi_cache_flush(struct nbcx_comm_s *comm);
 NBCX_HIDDEN void nbcxi_cache_stats(unsigned long *hits,
                                    unsigned long *misses);
 

@@ -1,6 +1,12 @@
 /* comm.c - freeing a communicator: its handle dies at once, its cached
  * schedules go (api/cache.c), and the object itself when the last
- * operation in flight on it releases it (base/comm.c). */
+ * operation in flight on it releases it (base/comm.c); and moving one
+ * onto another transport (nbcx_comm_set_transport). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cache.h"
 
 int nbcx_comm_free(nbcx_comm *h)
@@ -15,4 +21,106 @@ int nbcx_comm_free(nbcx_comm *h)
     nbcxi_cache_close(c);
     nbcxi_comm_release(c);
     return NBCX_SUCCESS;
+}
+
+/* ---- nbcx_comm_set_transport ----
+ *
+ * The new transport is started over the old one: its bootstrap
+ * (transport.h) allgathers with nbcx's own allgather on comm. First the
+ * members agree that none of them uses comm (one allgather of a flag),
+ * so that all go on or all stop; then the backend is created (all
+ * succeed or all fail, transport.h) and replaces the old one. */
+
+static int boot_allgather(void *ctx, const void *in, size_t bytes, void *out)
+{
+    if (bytes > (size_t)INT_MAX)
+        return NBCX_ERR_ARG;
+    nbcx_request r;
+    int err = nbcx_iallgather(in, (int)bytes, NBCX_BYTE, out, (int)bytes,
+                              NBCX_BYTE, ctx, &r);
+    return err != NBCX_SUCCESS ? err : nbcx_wait(&r);
+}
+
+/* The backend called name that can be created by name, or an error. */
+static int backend_named(const char *name,
+                         const struct nbcxi_transport_ops **ops)
+{
+    char known[128] = "";
+    for (int b = 0; nbcxi_backends[b]; b++) {
+        if (!nbcxi_backends[b]->create)
+            continue;
+        if (strcmp(nbcxi_backends[b]->name, name) == 0) {
+            *ops = nbcxi_backends[b];
+            return NBCX_SUCCESS;
+        }
+        size_t n = strlen(known);
+        snprintf(known + n, sizeof known - n, "%s%s", n ? ", " : "",
+                 nbcxi_backends[b]->name);
+    }
+    for (int b = 0; nbcxi_backends_off[b]; b++)
+        if (strcmp(nbcxi_backends_off[b], name) == 0)
+            return nbcxi_error(NBCX_ERR_TRANSPORT, "nbcx_comm_set_transport: "
+                               "transport %s is not in this build of nbcx "
+                               "(its library was not found when nbcx was "
+                               "configured)", name);
+    return nbcxi_error(NBCX_ERR_ARG, "nbcx_comm_set_transport: no transport "
+                       "\"%s\" can be chosen by name (there are: %s; the MPI "
+                       "transport is made by nbcx_comm_from_mpi, inproc by "
+                       "nbcx_inproc_run)", name, *known ? known : "none");
+}
+
+int nbcx_comm_set_transport(nbcx_comm h, const char *name)
+{
+    struct nbcx_comm_s *c = nbcxi_comm(h);
+    if (!c)
+        return NBCX_ERR_COMM;
+    if (!name || !*name)
+        return nbcxi_error(NBCX_ERR_ARG, "nbcx_comm_set_transport: no "
+                           "transport name (%s)", name ? "\"\"" : "NULL");
+    if (strcmp(name, c->tp->ops->name) == 0)
+        return NBCX_SUCCESS; /* (every member: nothing to agree on) */
+    const struct nbcxi_transport_ops *ops = NULL;
+    int err = backend_named(name, &ops);
+    if (err != NBCX_SUCCESS)
+        return err;
+    if (c->tp->ops->in_process)
+        return nbcxi_error(NBCX_ERR_TRANSPORT, "nbcx_comm_set_transport: the "
+                           "ranks of this communicator are threads of one "
+                           "process (nbcx_inproc_run): it stays on %s",
+                           c->tp->ops->name);
+    if ((err = nbcxi_comm_broken(c)) != NBCX_SUCCESS)
+        return err;
+
+    /* In use here: a schedule holds comm (an operation in flight or not
+     * yet waited for, a persistent request, a user's schedule; the
+     * cache's are freed first). */
+    nbcxi_cache_flush(c);
+    int32_t busy = atomic_load(&c->refs) > 1;
+    int32_t *all = calloc((size_t)c->size, sizeof *all);
+    if (!all) /* (the others then wait: as MPI would on no memory) */
+        return NBCX_ERR_NOMEM;
+    err = boot_allgather(c, &busy, sizeof busy, all);
+    int who = -1;
+    for (int i = 0; err == NBCX_SUCCESS && i < c->size && who < 0; i++)
+        if (all[i])
+            who = i;
+    free(all);
+    nbcxi_cache_flush(c); /* (the allgather's schedule) */
+    if (err != NBCX_SUCCESS)
+        return err;
+    if (who >= 0)
+        return nbcxi_error(NBCX_ERR_BUSY, "nbcx_comm_set_transport: rank "
+                           "%d%s has operations in flight, persistent "
+                           "requests or schedules on the communicator: wait "
+                           "for and free them first",
+                           busy ? c->rank : who, busy ? " (this one)" : "");
+
+    struct nbcxi_bootstrap boot = { .rank = c->rank, .size = c->size,
+                                    .allgather = boot_allgather, .ctx = c };
+    nbcxi_transport *tp = NULL;
+    err = ops->create(&boot, &tp);
+    nbcxi_cache_flush(c); /* (the bootstrap's allgathers) */
+    if (err != NBCX_SUCCESS)
+        return err;
+    return nbcxi_comm_replace_transport(c, tp);
 }

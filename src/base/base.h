@@ -211,6 +211,11 @@ struct nbcx_comm_s {
 NBCX_HIDDEN int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp,
                                   nbcx_comm *out);
 NBCX_HIDDEN struct nbcx_comm_s *nbcxi_comm(nbcx_comm h);
+/* Puts c on transport tp (taken; destroyed on failure) and destroys its
+ * old one. Only while nothing uses c: no schedule holds it (refs 1), no
+ * tag slot is held (nbcx_comm_set_transport, api/comm.c). */
+NBCX_HIDDEN int nbcxi_comm_replace_transport(struct nbcx_comm_s *c,
+                                             nbcxi_transport *tp);
 NBCX_HIDDEN void nbcxi_comm_retain(struct nbcx_comm_s *c);
 NBCX_HIDDEN void nbcxi_comm_release(struct nbcx_comm_s *c);
 /* Frees a topology and every older one it links to (base/topo.c). */

@@ -80,6 +80,30 @@ int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp, nbcx_comm *out)
     return NBCX_SUCCESS;
 }
 
+int nbcxi_comm_replace_transport(struct nbcx_comm_s *c, nbcxi_transport *tp)
+{
+    unsigned nslots = count_slots(tp);
+    _Atomic uint64_t *held = nslots < 2 ? NULL
+                             : calloc((nslots + 63) / 64, sizeof *held);
+    if (!held) {
+        tp->ops->destroy(tp);
+        return nslots < 2 ? nbcxi_error(NBCX_ERR_TRANSPORT, "transport %s "
+                                        "has too few tags for nbcx",
+                                        tp->ops->name)
+                          : NBCX_ERR_NOMEM;
+    }
+    /* Nothing holds a tag slot (the caller made sure): the sequence
+     * numbers go on, in the new transport's slots. */
+    nbcxi_transport *old = c->tp;
+    free((void *)c->held);
+    c->held = held;
+    c->nslots = nslots;
+    c->npers = nslots / 2;
+    c->tp = tp;
+    old->ops->destroy(old);
+    return NBCX_SUCCESS;
+}
+
 struct nbcxi_pool nbcxi_comm_pool = NBCXI_POOL_INIT(struct nbcx_comm_s);
 
 /* Handles point into nbcxi_comm_pool's memory, which is never freed: a

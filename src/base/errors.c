@@ -38,6 +38,8 @@ static const char *const messages[NBCX_ERR_LASTCODE] = {
     [NBCX_ERR_TIMEOUT] = "timed out: no progress for the communicator's "
                          "timeout, or the communicator is broken by an "
                          "earlier timeout (see the diagnosis on stderr)",
+    [NBCX_ERR_BUSY] = "the communicator is in use: operations in flight, "
+                      "persistent requests or schedules on it",
 };
 
 const char *nbcx_error_string(int err)

@@ -203,6 +203,19 @@ int nbcxi_engine_sleep(int ms)
     return 1;
 }
 
+int64_t nbcxi_engine_transfer_end_locked(void)
+{
+    int64_t end = 0;
+    for (struct nbcx_request_s *r = active; r; r = r->next) {
+        struct nbcx_sched_s *s = r->sched;
+        int64_t d = s->t_begin ? nbcxi_pace_due(nbcxi_sched_bytes(s),
+                                                s->t_begin)
+                               : 0;
+        end = NBCXI_MAX(end, NBCXI_MAX(d, s->next_due));
+    }
+    return end;
+}
+
 int64_t nbcxi_engine_next_due_locked(void)
 {
     int64_t due = 0;

@@ -93,6 +93,11 @@ NBCX_HIDDEN bool nbcxi_engine_busy_locked(void);
  * progress pass does too. Needs the lock. */
 NBCX_HIDDEN void nbcxi_engine_adopt_locked(void);
 NBCX_HIDDEN int64_t nbcxi_engine_next_due_locked(void);
+/* The latest predicted end of a transfer in flight (0: none predicted):
+ * of an active operation as a whole (its bytes from its start, which
+ * covers algorithms that send fragments too small to be timed one by
+ * one: a ring allreduce) or of one of its requests. Needs the lock. */
+NBCX_HIDDEN int64_t nbcxi_engine_transfer_end_locked(void);
 /* Whether waiting for the active operations can sleep on their
  * transport's event fd (transport.h: event_fd, arm) instead of polling:
  * when all of them run on transports with the same event fd and none

@@ -121,6 +121,10 @@ struct nbcxi_transport {
  * before any communicator exists, and a face can create a backend by
  * name (NBCX_TRANSPORT) without naming it in its code. */
 extern const struct nbcxi_transport_ops *const nbcxi_backends[];
+/* The names of backends that can be created by name but were not built
+ * (their library was not found at configure time), ended by NULL: also
+ * generated (cmake/backends.c.in). */
+extern const char *const nbcxi_backends_off[];
 
 /* ---- backends built as loadable modules ----
  *

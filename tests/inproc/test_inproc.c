@@ -1389,8 +1389,25 @@ static int orphan_body(nbcx_comm comm, void *arg)
     return NBCX_SUCCESS;
 }
 
+/* nbcx_comm_set_transport on ranks that are threads (issue 16): its own
+ * name is a no-op, an unknown one NBCX_ERR_ARG, "ucx" NBCX_ERR_TRANSPORT
+ * (not in the build, or threads of one process stay on inproc), and the
+ * communicator stays on inproc. Returns the number of wrong answers. */
+static int set_transport_body(nbcx_comm comm, void *arg)
+{
+    (void)arg;
+    const char *name = NULL;
+    int bad = nbcx_comm_set_transport(comm, "inproc") != NBCX_SUCCESS;
+    bad += nbcx_comm_set_transport(comm, "bogus") != NBCX_ERR_ARG;
+    bad += nbcx_comm_set_transport(comm, "ucx") != NBCX_ERR_TRANSPORT;
+    bad += nbcx_comm_transport(comm, &name) != NBCX_SUCCESS || !name ||
+           strcmp(name, "inproc") != 0;
+    return bad;
+}
+
 static void test_api(void)
 {
+    CHECK_OK(nbcx_inproc_run(3, set_transport_body, NULL));
     CHECK_RC(nbcx_inproc_run(0, count_body, NULL), NBCX_ERR_ARG);
     CHECK_RC(nbcx_inproc_run(-3, count_body, NULL), NBCX_ERR_ARG);
     CHECK_RC(nbcx_inproc_run(4, NULL, NULL), NBCX_ERR_ARG);

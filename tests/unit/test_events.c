@@ -16,6 +16,15 @@
  * complete with the root's data.
  *
  *   spurious_events   the above
+ *   paced_transfer    a transfer predicted to be in flight (a measured
+ *                     bandwidth makes rank 1's 64 KiB receive due in
+ *                     PACED_NS): while it is, the thread polls on the
+ *                     paced timer and never arms the transport (UCX's
+ *                     TCP transport would wake it at every chunk,
+ *                     issue 16); once the prediction has long passed
+ *                     (the root is late) it arms and sleeps on the fd;
+ *                     then the root sends and the bcast completes with
+ *                     its data.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,13 +34,18 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
 #include "harness.h"
 #include "progress/progress.h"
+#include "sched/sched.h"
 
-enum { N = 64, EVENTS = 50, MAX_POLLS = 8, MAX_MSGS = 8 };
+enum { N = 64, EVENTS = 50, MAX_POLLS = 8, MAX_MSGS = 8,
+       BIG = 16384 /* int32: 64 KiB, a timed request (sched/pace.c) */ };
+static const int64_t PACED_NS = 300000000; /* the big receive's predicted
+                                              duration (300 ms)      */
 static const int64_t ARM_WAIT_NS = 2000000000; /* 2 s for the thread */
 
 struct ev_req {
@@ -46,7 +60,7 @@ static struct {
     atomic_long tests, arms;
     atomic_bool delivered;
     int nmsgs; /* under the engine lock, as every transport call */
-    struct { int src, dst, tag; size_t bytes; char data[N * 4]; } msg[MAX_MSGS];
+    struct { int src, dst, tag; size_t bytes; char data[BIG * 4]; } msg[MAX_MSGS];
 } ev = { .efd = -1 };
 
 static int rank_of(nbcxi_transport *t)
@@ -177,23 +191,39 @@ static void *wait_main(void *arg)
     return NULL;
 }
 
-static void test_spurious_events(void)
+/* The event fd, thread mode and two ranks on the transport above;
+ * false if something is missing. */
+static bool setup(nbcx_comm c[2], nbcx_progress_mode *saved)
 {
     ev.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (!CHECK(ev.efd >= 0, "eventfd: %s", strerror(errno)))
-        return;
-    nbcx_progress_mode saved = NBCX_PROGRESS_CALLER;
-    CHECK_OK(nbcx_progress_get(&saved));
-    REQUIRE_OK(nbcx_progress_set(NBCX_PROGRESS_THREAD));
-    nbcx_comm c[2];
+        return false;
+    *saved = NBCX_PROGRESS_CALLER;
+    CHECK_OK(nbcx_progress_get(saved));
+    int rc = nbcx_progress_set(NBCX_PROGRESS_THREAD);
+    if (!CHECK(rc == NBCX_SUCCESS, "nbcx_progress_set: %s",
+               nbcx_error_string(rc)))
+        return false;
     for (int r = 0; r < 2; r++) {
         nbcxi_transport *t = calloc(1, sizeof *t);
         if (!CHECK(t, "no memory"))
-        return;
+            return false;
         *t = (nbcxi_transport){ .ops = &ev_ops, .tag_ub = INT32_MAX,
                                 .state = (void *)(intptr_t)r };
-        REQUIRE_OK(nbcxi_comm_create(r, 2, t, &c[r]));
+        rc = nbcxi_comm_create(r, 2, t, &c[r]);
+        if (!CHECK(rc == NBCX_SUCCESS, "nbcxi_comm_create: %s",
+                   nbcx_error_string(rc)))
+            return false;
     }
+    return true;
+}
+
+static void test_spurious_events(void)
+{
+    nbcx_comm c[2];
+    nbcx_progress_mode saved;
+    if (!setup(c, &saved))
+        return;
     static int32_t buf[2][N];
     for (int i = 0; i < N; i++) {
         buf[0][i] = i + 1;
@@ -239,8 +269,79 @@ static void test_spurious_events(void)
     close(ev.efd);
 }
 
+static void sleep_ns(int64_t ns)
+{
+    struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000),
+                           .tv_nsec = (long)(ns % 1000000000) };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static void test_paced_transfer(void)
+{
+    /* One 64 KiB message, not a chain of fragments too small to be
+     * timed (read at the first collective). */
+    setenv("NBCX_BCAST_ALG", "binomial", 1);
+    nbcx_comm c[2];
+    nbcx_progress_mode saved;
+    if (!setup(c, &saved))
+        return;
+    /* A bandwidth measured before: 64 KiB take PACED_NS. */
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    nbcxi_pace_sample(BIG * 4, 1, 1 + PACED_NS);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    static int32_t buf[2][BIG];
+    for (int i = 0; i < BIG; i++) {
+        buf[0][i] = i + 1;
+        buf[1][i] = -1;
+    }
+    /* Rank 1 waits for the bcast; the root has not started it. */
+    struct waiter w;
+    int64_t t0 = nbcxi_now_ns();
+    CHECK_OK(nbcx_ibcast(buf[1], BIG, NBCX_INT32, 0, c[1], &w.req));
+    pthread_t waiter;
+    if (!CHECK(pthread_create(&waiter, NULL, wait_main, &w) == 0,
+               "pthread_create"))
+        return;
+    /* A third of the predicted time: the timer, no arm. */
+    sleep_ns(PACED_NS / 3);
+    long arms = atomic_load(&ev.arms), polls = atomic_load(&ev.tests);
+    int64_t t1 = nbcxi_now_ns();
+    printf("in flight (%.0f ms): %ld polls, %ld arms\n", (t1 - t0) / 1e6,
+           polls, arms);
+    if (t1 - t0 < PACED_NS) /* (a machine too slow to tell: no verdict) */
+        CHECK(arms == 0, "the thread armed the transport %ld times while "
+              "a transfer was predicted to be in flight", arms);
+    CHECK(polls >= 10, "only %ld polls: the thread does not poll on the "
+          "timer while the transfer is in flight", polls);
+    /* The prediction passes: the root is late, the thread sleeps on the
+     * fd. */
+    bool ok = armed_again(0) || armed_again(0);
+    CHECK(ok, "the thread never armed the transport after the predicted "
+          "completion");
+    printf("armed after %.0f ms\n", (nbcxi_now_ns() - t0) / 1e6);
+    /* The root sends (eager): the message arrives, the bcast ends. */
+    nbcx_request root;
+    CHECK_OK(nbcx_ibcast(buf[0], BIG, NBCX_INT32, 0, c[0], &root));
+    CHECK_OK(nbcx_wait(&root));
+    atomic_store(&ev.delivered, true);
+    uint64_t one = 1;
+    (void)!write(ev.efd, &one, sizeof one);
+    pthread_join(waiter, NULL);
+    CHECK_OK(w.rc);
+    int bad = 0;
+    for (int i = 0; i < BIG; i++)
+        bad += buf[1][i] != i + 1;
+    CHECK(bad == 0, "%d wrong elements", bad);
+    for (int r = 0; r < 2; r++)
+        nbcx_comm_free(&c[r]);
+    CHECK_OK(nbcx_progress_set(saved));
+    close(ev.efd);
+}
+
 static const struct th_test tests[] = {
     { "spurious_events", test_spurious_events },
+    { "paced_transfer", test_paced_transfer },
 };
 
 int main(int argc, char **argv)

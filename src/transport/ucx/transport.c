@@ -91,6 +91,20 @@ static void init_once(void)
         ux.err = NBCX_ERR_TRANSPORT;
         return;
     }
+    /* NBCX_UCX_RNDV_THRESH: UCX's rendezvous threshold, for nbcx's UCX
+     * only. On TCP a rendezvous needs the receiver's progress for its
+     * handshake: at 32-64 KiB (UCX's default threshold is lower) the
+     * progress thread then wakes more, and overlaps less, than with
+     * eager sends (docs/results/ucx, session 9). */
+    const char *rndv = nbcxi_getenv("NBCX_UCX_RNDV_THRESH");
+    if (st == UCS_OK && rndv &&
+        (st = ucp_config_modify(cfg, "RNDV_THRESH", rndv)) != UCS_OK) {
+        ucp_config_release(cfg);
+        snprintf(ux.why, sizeof ux.why, "NBCX_UCX_RNDV_THRESH=%s: UCX does "
+                 "not take it (%s)", rndv, ucs_status_string(st));
+        ux.err = NBCX_ERR_TRANSPORT;
+        return;
+    }
     if (!tls)
         tls = nbcxi_getenv("UCX_TLS");
     snprintf(ux.tls, sizeof ux.tls, "%s", tls ? tls : "default");

@@ -14,7 +14,8 @@ public class NbcxException extends RuntimeException {
             ERR_ROOT = 4, ERR_RANK = 5, ERR_TYPE = 6, ERR_OP = 7, ERR_COMM = 8,
             ERR_REQUEST = 9, ERR_TAG = 10, ERR_NODE = 11, ERR_IN_PLACE = 12,
             ERR_NOMEM = 13, ERR_TRANSPORT = 14, ERR_TRUNCATE = 15, ERR_ALGORITHM = 16,
-            ERR_INTERN = 17, ERR_TOPOLOGY = 18, ERR_EXHAUSTED = 19;
+            ERR_INTERN = 17, ERR_TOPOLOGY = 18, ERR_EXHAUSTED = 19,
+            ERR_TIMEOUT = 20, ERR_BUSY = 21;
 
     private final int code;
 

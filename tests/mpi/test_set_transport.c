@@ -1,0 +1,235 @@
+/*
+ * test_set_transport.c - nbcx_comm_set_transport: moving a communicator
+ * made from MPI onto another transport by name (issue 16).
+ *
+ *   - bad input, every rank the same verdict and the communicator still
+ *     on "mpi" and working afterwards (an allreduce equal to MPI's):
+ *     NBCX_COMM_NULL (NBCX_ERR_COMM), a NULL or empty name and an
+ *     unknown one (NBCX_ERR_ARG; the detail names the value and, with
+ *     UCX, lists "ucx"), "inproc" (NBCX_ERR_ARG: not chosen by name);
+ *   - its own transport's name: success, nothing changes;
+ *   - without UCX in the build: "ucx" fails with NBCX_ERR_TRANSPORT and
+ *     a detail that says it is not built;
+ *   - with UCX, the module not loadable (searched only in an empty
+ *     directory): NBCX_ERR_TRANSPORT on every rank, comm still on "mpi";
+ *   - in use (with UCX, the only transport created by name): an
+ *     iallreduce in flight on every rank, a persistent
+ *     allreduce planned on every rank, a user's schedule on the last
+ *     rank only: every rank fails with NBCX_ERR_BUSY (the others' detail
+ *     names the busy rank), nothing hangs, and the operation in flight
+ *     then completes with MPI's result;
+ *   - with UCX: the switch succeeds, nbcx_comm_transport says "ucx",
+ *     nbcx_info names it, and collectives on it equal MPI's blocking
+ *     ones (allreduce, a 1 MiB bcast, alltoall, a persistent allreduce
+ *     started twice); naming "ucx" again is a no-op, "mpi" is refused
+ *     (NBCX_ERR_ARG: made only by nbcx_comm_from_mpi); then the
+ *     communicator is freed cleanly.
+ */
+#include "mpitest.h"
+
+#include <unistd.h>
+
+enum { N = 1000, M = 1 << 20 };
+
+static void expect_transport(nbcx_comm comm, const char *want,
+                             const char *when)
+{
+    const char *name = NULL;
+    MT_OK(nbcx_comm_transport(comm, &name));
+    if (!name || strcmp(name, want) != 0)
+        mt_fail("%s: transport is %s, expected %s", when,
+                name ? name : "(none)", want);
+}
+
+/* nbcx_comm_set_transport(comm, name) must return want, with a detail
+ * that contains `says` (NULL: not checked). */
+static void expect_set(nbcx_comm comm, const char *name, int want,
+                       const char *says, const char *what)
+{
+    mt_watch("%s", what);
+    int err = nbcx_comm_set_transport(comm, name);
+    if (err != want) {
+        mt_fail("%s: nbcx_comm_set_transport returned %d (%s), expected "
+                "%d (%s); detail: %s", what, err, nbcx_error_string(err),
+                want, nbcx_error_string(want), nbcx_error_detail(err));
+        return;
+    }
+    const char *detail = nbcx_error_detail(err);
+    if (says && !strstr(detail, says))
+        mt_fail("%s: the detail does not say \"%s\": %s", what, says,
+                detail);
+}
+
+/* Collectives on comm against MPI's blocking ones on MPI_COMM_WORLD. */
+static void collectives_vs_mpi(nbcx_comm comm, const char *what)
+{
+    mt_watch("%s: collectives against MPI", what);
+    static int32_t in[N], out[N], ref[N];
+    uint64_t rng = mt_seed(7, (uint64_t)mt_rank, 3);
+    for (int i = 0; i < N; i++)
+        in[i] = (int32_t)(mt_next(&rng) % 1000);
+    nbcx_request r;
+    MT_OK(nbcx_iallreduce(in, out, N, NBCX_INT32, NBCX_SUM, comm, &r));
+    MT_OK(nbcx_wait(&r));
+    MT_MPI(MPI_Allreduce(in, ref, N, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD));
+    if (memcmp(out, ref, sizeof out) != 0)
+        mt_fail("%s: iallreduce differs from MPI_Allreduce", what);
+
+    char *b = malloc(M), *c = malloc(M);
+    for (int i = 0; i < M; i++)
+        b[i] = c[i] = mt_rank == 0 ? (char)(i * 13 + 5) : 0;
+    MT_OK(nbcx_ibcast(b, M, NBCX_BYTE, 0, comm, &r));
+    MT_OK(nbcx_wait(&r));
+    MT_MPI(MPI_Bcast(c, M, MPI_BYTE, 0, MPI_COMM_WORLD));
+    if (memcmp(b, c, M) != 0)
+        mt_fail("%s: ibcast of 1 MiB differs from MPI_Bcast", what);
+    free(b);
+    free(c);
+
+    enum { K = 100 };
+    int32_t *s = malloc(sizeof *s * K * (size_t)mt_size);
+    int32_t *o = malloc(sizeof *o * K * (size_t)mt_size);
+    int32_t *e = malloc(sizeof *e * K * (size_t)mt_size);
+    for (int i = 0; i < K * mt_size; i++)
+        s[i] = mt_rank * 100000 + i;
+    MT_OK(nbcx_ialltoall(s, K, NBCX_INT32, o, K, NBCX_INT32, comm, &r));
+    MT_OK(nbcx_wait(&r));
+    MT_MPI(MPI_Alltoall(s, K, MPI_INT32_T, e, K, MPI_INT32_T,
+                        MPI_COMM_WORLD));
+    if (memcmp(o, e, sizeof *o * K * (size_t)mt_size) != 0)
+        mt_fail("%s: ialltoall differs from MPI_Alltoall", what);
+    free(s);
+    free(o);
+    free(e);
+
+    /* Persistent: planned on this transport, started twice. */
+    MT_OK(nbcx_allreduce_init(in, out, N, NBCX_INT32, NBCX_MAX, comm, &r));
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++)
+            in[i] = (int32_t)(mt_next(&rng) % 100000);
+        memset(out, 0, sizeof out);
+        MT_OK(nbcx_start(&r));
+        MT_OK(nbcx_wait(&r));
+        MT_MPI(MPI_Allreduce(in, ref, N, MPI_INT32_T, MPI_MAX,
+                             MPI_COMM_WORLD));
+        if (memcmp(out, ref, sizeof out) != 0)
+            mt_fail("%s: persistent allreduce (start %d) differs from "
+                    "MPI_Allreduce", what, round + 1);
+    }
+    MT_OK(nbcx_request_free(&r));
+}
+
+#ifdef NBCX_TEST_HAVE_UCX
+/* Every rank uses comm (want busy: some rank holds something on it): the
+ * switch fails on all of them with NBCX_ERR_BUSY. */
+static void in_use(nbcx_comm comm)
+{
+    /* An operation in flight on every rank. */
+    static int32_t in[N], out[N], ref[N];
+    for (int i = 0; i < N; i++)
+        in[i] = mt_rank * 3 + i;
+    nbcx_request r;
+    MT_OK(nbcx_iallreduce(in, out, N, NBCX_INT32, NBCX_SUM, comm, &r));
+    expect_set(comm, "ucx", NBCX_ERR_BUSY, "in flight",
+               "an iallreduce in flight");
+    MT_OK(nbcx_wait(&r));
+    MT_MPI(MPI_Allreduce(in, ref, N, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD));
+    if (memcmp(out, ref, sizeof out) != 0)
+        mt_fail("the iallreduce in flight during the refused switch "
+                "differs from MPI_Allreduce");
+    expect_transport(comm, "mpi", "after a refused switch");
+
+    /* A persistent request planned on every rank. */
+    MT_OK(nbcx_allreduce_init(in, out, N, NBCX_INT32, NBCX_SUM, comm, &r));
+    expect_set(comm, "ucx", NBCX_ERR_BUSY, "persistent",
+               "a persistent allreduce planned");
+    MT_OK(nbcx_request_free(&r));
+
+    /* A schedule on the last rank only: the others must hear of it. */
+    nbcx_sched s = NULL;
+    int last = mt_size - 1;
+    if (mt_rank == last)
+        MT_OK(nbcx_sched_create(comm, &s));
+    char says[32];
+    snprintf(says, sizeof says, "rank %d", last);
+    expect_set(comm, "ucx", NBCX_ERR_BUSY, says,
+               "a user's schedule on the last rank");
+    if (s)
+        MT_OK(nbcx_sched_free(&s));
+    expect_transport(comm, "mpi", "after the refused switches");
+}
+
+/* The UCX module searched for only in an empty directory: every rank
+ * fails with NBCX_ERR_TRANSPORT, and comm stays on "mpi". */
+static void module_missing(nbcx_comm comm)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/nbcx-test-set-XXXXXX");
+    if (!mkdtemp(dir)) {
+        mt_fail("mkdtemp: cannot make a directory in /tmp");
+        return;
+    }
+    setenv("NBCX_MODULE_PATH", dir, 1);
+    setenv("NBCX_MODULE_PATH_ONLY", "1", 1);
+    expect_set(comm, "ucx", NBCX_ERR_TRANSPORT, "libnbcx-ucx.so",
+               "the UCX module not found");
+    unsetenv("NBCX_MODULE_PATH");
+    unsetenv("NBCX_MODULE_PATH_ONLY");
+    rmdir(dir);
+    expect_transport(comm, "mpi", "after the module was not found");
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    double t0 = mt_begin(&argc, &argv);
+    unsetenv("NBCX_TRANSPORT"); /* made on "mpi" */
+    nbcx_comm comm = NBCX_COMM_NULL;
+    MT_OK(nbcx_comm_from_mpi(MPI_COMM_WORLD, &comm));
+    expect_transport(comm, "mpi", "nbcx_comm_from_mpi");
+
+    expect_set(NBCX_COMM_NULL, "ucx", NBCX_ERR_COMM, NULL,
+               "NBCX_COMM_NULL");
+    expect_set(comm, NULL, NBCX_ERR_ARG, "NULL", "a NULL name");
+    expect_set(comm, "", NBCX_ERR_ARG, NULL, "an empty name");
+    expect_set(comm, "bogus", NBCX_ERR_ARG, "\"bogus\"", "an unknown name");
+#ifdef NBCX_TEST_HAVE_UCX
+    expect_set(comm, "bogus", NBCX_ERR_ARG, "ucx",
+               "an unknown name lists ucx");
+#endif
+    expect_set(comm, "inproc", NBCX_ERR_ARG, "nbcx_inproc_run",
+               "inproc (not chosen by name)");
+    expect_set(comm, "mpi", NBCX_SUCCESS, NULL, "its own transport");
+    expect_transport(comm, "mpi", "after the bad input");
+    collectives_vs_mpi(comm, "mpi after the bad input");
+
+#ifdef NBCX_TEST_HAVE_UCX
+    /* (without UCX no transport can be created by name: "ucx" is refused
+     * as not built before anything is agreed on) */
+    in_use(comm);
+    collectives_vs_mpi(comm, "mpi after the refused switches");
+
+    module_missing(comm);
+    collectives_vs_mpi(comm, "mpi after the module was not found");
+
+    expect_set(comm, "ucx", NBCX_SUCCESS, NULL, "the switch to ucx");
+    expect_transport(comm, "ucx", "after the switch");
+    char info[1024];
+    MT_OK(nbcx_info(info, sizeof info));
+    if (!strstr(info, "transport=ucx("))
+        mt_fail("nbcx_info does not name the UCX transport: %s", info);
+    collectives_vs_mpi(comm, "ucx");
+    expect_set(comm, "ucx", NBCX_SUCCESS, NULL, "ucx again");
+    expect_set(comm, "mpi", NBCX_ERR_ARG, "nbcx_comm_from_mpi",
+               "back to mpi");
+    expect_transport(comm, "ucx", "after the refused way back");
+    collectives_vs_mpi(comm, "ucx after the refused way back");
+#else
+    expect_set(comm, "ucx", NBCX_ERR_TRANSPORT, "not in this build",
+               "ucx in a build without UCX");
+    expect_transport(comm, "mpi", "after ucx was refused");
+#endif
+    mt_unwatch();
+    MT_OK(nbcx_comm_free(&comm));
+    return mt_finish("test_set_transport", t0);
+}
