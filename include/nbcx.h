@@ -184,8 +184,9 @@ NBCX_API int nbcx_comm_size(nbcx_comm comm, int *size);
 NBCX_API int nbcx_comm_transport(nbcx_comm comm, const char **name);
 /* Moves comm onto the transport called `name` (e.g. "ucx": a transport
  * that can be created by name, as NBCX_TRANSPORT chooses one in
- * nbcx_comm_from_mpi; an unknown name's detail lists them). Collective over comm: every member calls it,
- * with the same name, in the same order as its collectives on comm; the
+ * nbcx_comm_from_mpi; an unknown name's detail lists them). Collective
+ * over comm: every member calls it, with the same name, in the same
+ * order as its collectives on comm; the
  * new transport is started with allgathers over the old one (UCX: its
  * worker addresses), after which only it is on comm's data path. All
  * members succeed or all fail; on failure comm stays on its transport,
