@@ -46,17 +46,8 @@ static int backend_named(const char *name,
                          const struct nbcxi_transport_ops **ops)
 {
     char known[128] = "";
-    for (int b = 0; nbcxi_backends[b]; b++) {
-        if (!nbcxi_backends[b]->create)
-            continue;
-        if (strcmp(nbcxi_backends[b]->name, name) == 0) {
-            *ops = nbcxi_backends[b];
-            return NBCX_SUCCESS;
-        }
-        size_t n = strlen(known);
-        snprintf(known + n, sizeof known - n, "%s%s", n ? ", " : "",
-                 nbcxi_backends[b]->name);
-    }
+    if ((*ops = nbcxi_backend_named(name, known, sizeof known)))
+        return NBCX_SUCCESS;
     for (int b = 0; nbcxi_backends_off[b]; b++)
         if (strcmp(nbcxi_backends_off[b], name) == 0)
             return nbcxi_error(NBCX_ERR_TRANSPORT, "nbcx_comm_set_transport: "

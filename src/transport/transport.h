@@ -125,6 +125,13 @@ extern const struct nbcxi_transport_ops *const nbcxi_backends[];
  * (their library was not found at configure time), ended by NULL: also
  * generated (cmake/backends.c.in). */
 extern const char *const nbcxi_backends_off[];
+/* The built-in backend called name that can be created by name, or NULL;
+ * the names of the others are appended to known (len bytes, a string:
+ * what it holds stays first), ", "-separated, for the error message.
+ * Also generated (cmake/backends.c.in). */
+const struct nbcxi_transport_ops *nbcxi_backend_named(const char *name,
+                                                      char *known,
+                                                      size_t len);
 
 /* ---- backends built as loadable modules ----
  *

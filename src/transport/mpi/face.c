@@ -189,17 +189,8 @@ static int chosen_backend(const struct nbcxi_transport_ops **ops)
     if (!name || !*name || strcmp(name, "mpi") == 0)
         return NBCX_SUCCESS;
     char known[128] = "mpi";
-    for (int b = 0; nbcxi_backends[b]; b++) {
-        if (!nbcxi_backends[b]->create)
-            continue;
-        if (strcmp(nbcxi_backends[b]->name, name) == 0) {
-            *ops = nbcxi_backends[b];
-            return NBCX_SUCCESS;
-        }
-        size_t n = strlen(known);
-        snprintf(known + n, sizeof known - n, ", %s",
-                 nbcxi_backends[b]->name);
-    }
+    if ((*ops = nbcxi_backend_named(name, known, sizeof known)))
+        return NBCX_SUCCESS;
     return nbcxi_error(NBCX_ERR_TRANSPORT, "nbcx_comm_from_mpi: "
                        "NBCX_TRANSPORT=%s: no such transport in this build "
                        "of nbcx (there are: %s)", name, known);
