@@ -218,6 +218,28 @@ static bool setup(nbcx_comm c[2], nbcx_progress_mode *saved)
     return true;
 }
 
+/* The message arrives (the transport's event): rank 1's bcast, waited
+ * for by `waiter`, completes with the root's n elements 1, 2, ... in
+ * got; then what setup() made is undone. */
+static void finish(pthread_t waiter, const struct waiter *w,
+                   const int32_t *got, int n, nbcx_comm c[2],
+                   nbcx_progress_mode saved)
+{
+    atomic_store(&ev.delivered, true);
+    uint64_t one = 1;
+    (void)!write(ev.efd, &one, sizeof one);
+    pthread_join(waiter, NULL);
+    CHECK_OK(w->rc);
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        bad += got[i] != i + 1;
+    CHECK(bad == 0, "%d wrong elements", bad);
+    for (int r = 0; r < 2; r++)
+        nbcx_comm_free(&c[r]);
+    CHECK_OK(nbcx_progress_set(saved));
+    close(ev.efd);
+}
+
 static void test_spurious_events(void)
 {
     nbcx_comm c[2];
@@ -254,19 +276,7 @@ static void test_spurious_events(void)
     CHECK(polls <= MAX_POLLS * events, "%ld polls for %ld events that "
           "finished nothing (at most %d each)", polls, events, MAX_POLLS);
     /* The message arrives: the bcast completes, with the root's data. */
-    atomic_store(&ev.delivered, true);
-    uint64_t one = 1;
-    (void)!write(ev.efd, &one, sizeof one);
-    pthread_join(waiter, NULL);
-    CHECK_OK(w.rc);
-    int bad = 0;
-    for (int i = 0; i < N; i++)
-        bad += buf[1][i] != i + 1;
-    CHECK(bad == 0, "%d wrong elements", bad);
-    for (int r = 0; r < 2; r++)
-        nbcx_comm_free(&c[r]);
-    CHECK_OK(nbcx_progress_set(saved));
-    close(ev.efd);
+    finish(waiter, &w, buf[1], N, c, saved);
 }
 
 static void sleep_ns(int64_t ns)
@@ -324,19 +334,7 @@ static void test_paced_transfer(void)
     nbcx_request root;
     CHECK_OK(nbcx_ibcast(buf[0], BIG, NBCX_INT32, 0, c[0], &root));
     CHECK_OK(nbcx_wait(&root));
-    atomic_store(&ev.delivered, true);
-    uint64_t one = 1;
-    (void)!write(ev.efd, &one, sizeof one);
-    pthread_join(waiter, NULL);
-    CHECK_OK(w.rc);
-    int bad = 0;
-    for (int i = 0; i < BIG; i++)
-        bad += buf[1][i] != i + 1;
-    CHECK(bad == 0, "%d wrong elements", bad);
-    for (int r = 0; r < 2; r++)
-        nbcx_comm_free(&c[r]);
-    CHECK_OK(nbcx_progress_set(saved));
-    close(ev.efd);
+    finish(waiter, &w, buf[1], BIG, c, saved);
 }
 
 static const struct th_test tests[] = {
