@@ -356,4 +356,38 @@ static int mt_finish(const char *prog, double t0)
     return total ? 1 : 0;
 }
 
+/* An allreduce (SUM of 1000 int32) and a 1 MiB bcast (a rendezvous on
+ * UCX) on comm, each against MPI's blocking collective on
+ * MPI_COMM_WORLD, which comm must span in the same rank order. */
+static inline void mt_check_on(nbcx_comm comm, const char *what)
+{
+    enum { N = 1000, M = 1 << 20 };
+    static int32_t in[N], out[N], ref[N];
+    uint64_t rng = mt_seed(1, (uint64_t)mt_rank, 16);
+    for (int i = 0; i < N; i++)
+        in[i] = (int32_t)(mt_next(&rng) % 1000);
+    nbcx_request r;
+    MT_OK(nbcx_iallreduce(in, out, N, NBCX_INT32, NBCX_SUM, comm, &r));
+    MT_OK(nbcx_wait(&r));
+    MT_MPI(MPI_Allreduce(in, ref, N, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD));
+    if (memcmp(out, ref, sizeof out) != 0)
+        mt_fail("%s: iallreduce differs from MPI_Allreduce", what);
+    char *b = malloc(M), *c = malloc(M);
+    if (!b || !c) {
+        mt_fail("%s: no memory for the bcast", what);
+        free(b);
+        free(c);
+        return;
+    }
+    for (int i = 0; i < M; i++)
+        b[i] = c[i] = mt_rank == 0 ? (char)(i * 7 + 3) : 0;
+    MT_OK(nbcx_ibcast(b, M, NBCX_BYTE, 0, comm, &r));
+    MT_OK(nbcx_wait(&r));
+    MT_MPI(MPI_Bcast(c, M, MPI_BYTE, 0, MPI_COMM_WORLD));
+    if (memcmp(b, c, M) != 0)
+        mt_fail("%s: ibcast of 1 MiB differs from MPI_Bcast", what);
+    free(b);
+    free(c);
+}
+
 #endif /* NBCX_MPITEST_H */
