@@ -35,7 +35,7 @@
  * until the thread announces a completion: the waiting thread has
  * nothing else to do, and a completion seen by the thread costs a
  * wake-up. While it drives, the thread stays out of its way (it counts
- * in nbcxi_drivers). Only ranks that are threads of this process and
+ * in nbcxi_drive_begin/end). Only ranks that are threads of this process and
  * outnumber the cores (the transport's peers_poll says no) wait as in
  * thread mode: their polling would take the cores from the ranks that
  * have work to do.
@@ -147,9 +147,9 @@ static int auto_wait_some(int count, nbcx_request reqs[])
 {
     if (crowded(count, reqs))
         return nbcxi_thread_wait_some(count, reqs);
-    atomic_fetch_add_explicit(&nbcxi_drivers, 1, memory_order_relaxed);
+    nbcxi_drive_begin();
     int i = nbcxi_caller_mode.wait_some(count, reqs);
-    atomic_fetch_sub_explicit(&nbcxi_drivers, 1, memory_order_relaxed);
+    nbcxi_drive_end();
     return i;
 }
 

@@ -119,9 +119,11 @@ NBCX_HIDDEN long nbcxi_engine_look_locked(void);
 /* Whether an active operation wants the progress thread to poll it now:
  * any that is not lazy (auto mode). Needs the lock. */
 NBCX_HIDDEN bool nbcxi_engine_urgent_locked(void);
-/* Application threads now driving progress themselves inside a wait
- * (auto mode): the progress thread then stays out of their way. */
-extern NBCX_HIDDEN atomic_int nbcxi_drivers;
+/* An application thread begins and ends driving progress itself inside
+ * a wait (auto mode): the progress thread stays out of its way meanwhile,
+ * and is woken when the last driver leaves if it slept for that. */
+NBCX_HIDDEN void nbcxi_drive_begin(void);
+NBCX_HIDDEN void nbcxi_drive_end(void);
 /* For the modes: whether r is complete; whether it counts as complete
  * with nothing to report (NULL, or persistent and inactive); the index
  * of a complete request among reqs (-1: none, -2: all idle). */

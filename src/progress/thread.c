@@ -44,8 +44,11 @@
  *     finish. (A lazy operation with a predicted duration is looked at
  *     only once four times that has passed without a progress pass of
  *     the application's: auto.c, engine.c.) While a waiting thread
- *     drives lazy work and nothing else is active, the look comes every
- *     DRIVEN_WATCH_NS instead: a wait that lasts costs no progress CPU.
+ *     drives lazy work and nothing else is active, the thread sleeps
+ *     until the last such wait returns (nbcxi_drive_end wakes it), or
+ *     DRIVEN_WATCH_NS at most: a wait that lasts costs no progress CPU
+ *     (issue 16: a look every 10 ms was half of an idle wait's 197
+ *     wake-ups a second).
  * Timer slack is set to 1 us so the kernel honours short pauses.
  *
  * The thread asks the scheduler for a short time slice
@@ -80,7 +83,8 @@ enum {
     SPIN_POLLS = 64,             /* idle polls that only yield, while
                                     a thread waits                     */
     WATCH_NS = 1000000,          /* auto mode: a look at lazy work     */
-    DRIVEN_WATCH_NS = 10000000,  /* the same while a wait drives it    */
+    DRIVEN_WATCH_NS = 100000000, /* the same while a wait drives it:
+                                    the wait's end wakes it sooner     */
     EVENT_WAIT_MS = 100,         /* longest sleep on transport events  */
     EVENT_GRACE_NS = 2000000,    /* the timer still, this long after a
                                     predicted completion               */
@@ -96,7 +100,8 @@ static bool ready;               /* placed, under the engine lock */
 static bool idle_sleep;          /* waiting for work, under the lock */
 static bool watching;            /* in a WATCH_NS sleep, under the lock */
 static int64_t lazy_seen;        /* last lazy start (coarse ns), locked */
-atomic_int nbcxi_drivers;
+static atomic_int drivers;       /* application threads driving a wait */
+static atomic_bool driven_sleep; /* asleep until the last driver leaves */
 static atomic_bool live;         /* the thread runs and will adopt
                                     handed-over starts                 */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -263,7 +268,7 @@ static void *main_loop(void *arg)
     while (!stopping) {
         nbcxi_engine_adopt_locked(); /* starts handed over (engine.c) */
         bool busy = nbcxi_engine_busy_locked();
-        bool driven = atomic_load_explicit(&nbcxi_drivers,
+        bool driven = atomic_load_explicit(&drivers,
                                            memory_order_relaxed) > 0;
         if ((busy && (driven || !nbcxi_engine_urgent_locked())) ||
             (!busy && lazy_seen &&
@@ -278,8 +283,16 @@ static void *main_loop(void *arg)
             bool all_driven = busy && driven &&
                               !nbcxi_engine_urgent_locked();
             watching = idle_sleep = true;
-            sleep_until_locked(nbcxi_now_ns() +
-                               (all_driven ? DRIVEN_WATCH_NS : WATCH_NS));
+            if (!all_driven) {
+                sleep_until_locked(nbcxi_now_ns() + WATCH_NS);
+            } else {
+                /* Told, or seen, when the last driver leaves (Dekker:
+                 * both sides store, then load, sequentially consistent). */
+                atomic_store(&driven_sleep, true);
+                if (atomic_load(&drivers) > 0)
+                    sleep_until_locked(nbcxi_now_ns() + DRIVEN_WATCH_NS);
+                atomic_store(&driven_sleep, false);
+            }
             watching = idle_sleep = false;
             pause = POLL_MIN_NS;
             idle = 0;
@@ -367,6 +380,17 @@ bool nbcxi_thread_watch_locked(void)
     /* Polling, or in a watch sleep: it will look. Asleep for lack of
      * work: it must be woken. */
     return running && idle_sleep && !watching;
+}
+
+void nbcxi_drive_begin(void)
+{
+    atomic_fetch_add(&drivers, 1);
+}
+
+void nbcxi_drive_end(void)
+{
+    if (atomic_fetch_sub(&drivers, 1) == 1 && atomic_load(&driven_sleep))
+        nbcxi_thread_wake();
 }
 
 void nbcxi_thread_wake(void)
