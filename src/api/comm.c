@@ -26,8 +26,8 @@ int nbcx_comm_free(nbcx_comm *h)
 /* ---- nbcx_comm_set_transport ----
  *
  * The new transport is started over the old one: its bootstrap
- * (transport.h) allgathers with nbcx's own allgather on comm. First the
- * members agree that none of them uses comm (one allgather of a flag),
+ * (transport.h) runs on nbcx's own allgather and allreduce on comm.
+ * First the members agree that none of them uses comm (first_failed),
  * so that all go on or all stop; then the backend is created (all
  * succeed or all fail, transport.h) and replaces the old one. */
 
@@ -39,6 +39,18 @@ static int boot_allgather(void *ctx, const void *in, size_t bytes, void *out)
     int err = nbcx_iallgather(in, (int)bytes, NBCX_BYTE, out, (int)bytes,
                               NBCX_BYTE, ctx, &r);
     return err != NBCX_SUCCESS ? err : nbcx_wait(&r);
+}
+
+static int boot_first_failed(void *ctx, bool ok, int *rank)
+{
+    struct nbcx_comm_s *c = ctx;
+    int32_t in = ok ? INT32_MAX : c->rank, out = INT32_MAX;
+    nbcx_request r;
+    int err = nbcx_iallreduce(&in, &out, 1, NBCX_INT32, NBCX_MIN, ctx, &r);
+    if (err == NBCX_SUCCESS)
+        err = nbcx_wait(&r);
+    *rank = err == NBCX_SUCCESS && out != INT32_MAX ? (int)out : -1;
+    return err;
 }
 
 /* The backend called name that can be created by name, or an error. */
@@ -86,17 +98,10 @@ int nbcx_comm_set_transport(nbcx_comm h, const char *name)
      * yet waited for, a persistent request, a user's schedule; the
      * cache's are freed first). */
     nbcxi_cache_flush(c);
-    int32_t busy = atomic_load(&c->refs) > 1;
-    int32_t *all = calloc((size_t)c->size, sizeof *all);
-    if (!all) /* (the others then wait: as MPI would on no memory) */
-        return NBCX_ERR_NOMEM;
-    err = boot_allgather(c, &busy, sizeof busy, all);
-    int who = -1;
-    for (int i = 0; err == NBCX_SUCCESS && i < c->size && who < 0; i++)
-        if (all[i])
-            who = i;
-    free(all);
-    nbcxi_cache_flush(c); /* (the allgather's schedule) */
+    bool busy = atomic_load(&c->refs) > 1;
+    int who;
+    err = boot_first_failed(c, !busy, &who);
+    nbcxi_cache_flush(c); /* (the allreduce's schedule) */
     if (err != NBCX_SUCCESS)
         return err;
     if (who >= 0)
@@ -107,7 +112,9 @@ int nbcx_comm_set_transport(nbcx_comm h, const char *name)
                            busy ? c->rank : who, busy ? " (this one)" : "");
 
     struct nbcxi_bootstrap boot = { .rank = c->rank, .size = c->size,
-                                    .allgather = boot_allgather, .ctx = c };
+                                    .allgather = boot_allgather,
+                                    .first_failed = boot_first_failed,
+                                    .ctx = c };
     nbcxi_transport *tp = NULL;
     err = ops->create(&boot, &tp);
     nbcxi_cache_flush(c); /* (the bootstrap's allgathers) */

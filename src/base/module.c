@@ -187,16 +187,9 @@ int nbcxi_module_create(struct nbcxi_module *m,
 {
     *out = NULL;
     char why[600] = "";
-    int32_t ok = load(m, why, sizeof why);
-    int32_t *all = calloc((size_t)b->size, sizeof *all);
-    if (!all) /* (the others then wait: as MPI would on no memory) */
-        return NBCX_ERR_NOMEM;
-    int err = b->allgather(b->ctx, &ok, sizeof ok, all);
-    int bad = -1;
-    for (int i = 0; err == NBCX_SUCCESS && i < b->size && bad < 0; i++)
-        if (!all[i])
-            bad = i;
-    free(all);
+    bool ok = load(m, why, sizeof why);
+    int bad;
+    int err = b->first_failed(b->ctx, ok, &bad);
     if (err != NBCX_SUCCESS)
         return err;
     if (!ok)

@@ -24,13 +24,20 @@ typedef struct nbcxi_transport nbcxi_transport;
 
 /* What a backend that can be created by name (ops->create) gets from
  * whoever starts it (the MPI face, nbcx_comm_from_mpi): its rank and the
- * group's size, and a collective allgather of equal-sized blocks over
- * the group (rank i's `bytes` bytes land at out + i * bytes). Used only
- * while the transport is created; nothing of it is kept. allgather
- * returns an nbcx error code. */
+ * group's size, and two collectives over the group:
+ *   - allgather of equal-sized blocks (rank i's `bytes` bytes land at
+ *     out + i * bytes);
+ *   - first_failed: every member learns the lowest rank whose ok is
+ *     false (*rank = -1: none). It needs no memory per rank, so that a
+ *     member that could not allocate (say, allgather's out) or set up
+ *     says so and all stop together, instead of returning alone and
+ *     leaving the others waiting in the next collective.
+ * Used only while the transport is created; nothing of it is kept. Both
+ * return an nbcx error code. */
 struct nbcxi_bootstrap {
     int rank, size;
     int (*allgather)(void *ctx, const void *in, size_t bytes, void *out);
+    int (*first_failed)(void *ctx, bool ok, int *rank);
     void *ctx;
 };
 

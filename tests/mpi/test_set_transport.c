@@ -18,6 +18,10 @@
  *     rank only: every rank fails with NBCX_ERR_BUSY (the others' detail
  *     names the busy rank), nothing hangs, and the operation in flight
  *     then completes with MPI's result;
+ *   - with UCX and NBCX_TEST_UCX_FAILS_ON_LAST set (a run of its own):
+ *     UCX refuses a setting on the last rank only: every rank fails
+ *     with NBCX_ERR_TRANSPORT (the last naming the setting, the others
+ *     the last rank), none hangs, comm stays on "mpi" and works;
  *   - with UCX: the switch succeeds, nbcx_comm_transport says "ucx",
  *     nbcx_info names it, and collectives on it equal MPI's blocking
  *     ones (allreduce, a 1 MiB bcast, alltoall, a persistent allreduce
@@ -194,6 +198,28 @@ int main(int argc, char **argv)
 
     module_missing(comm);
     collectives_vs_mpi(comm, "mpi after the module was not found");
+
+    if (getenv("NBCX_TEST_UCX_FAILS_ON_LAST")) {
+        /* UCX cannot start on the last rank (a setting UCX refuses;
+         * once refused, UCX stays off in that process: so this run ends
+         * here). Every rank fails, the others naming the last; none
+         * hangs; comm stays on "mpi" and works. */
+        int last = mt_size - 1;
+        if (mt_rank == last)
+            setenv("NBCX_UCX_RNDV_THRESH", "not-a-size", 1);
+        char says[32];
+        snprintf(says, sizeof says, "rank %d", last);
+        expect_set(comm, "ucx", NBCX_ERR_TRANSPORT,
+                   mt_rank == last ? "NBCX_UCX_RNDV_THRESH=not-a-size"
+                                   : says,
+                   "UCX not starting on the last rank");
+        unsetenv("NBCX_UCX_RNDV_THRESH");
+        expect_transport(comm, "mpi", "after UCX failed on the last rank");
+        collectives_vs_mpi(comm, "mpi after UCX failed on the last rank");
+        mt_unwatch();
+        MT_OK(nbcx_comm_free(&comm));
+        return mt_finish("test_set_transport", t0);
+    }
 
     expect_set(comm, "ucx", NBCX_SUCCESS, NULL, "the switch to ucx");
     expect_transport(comm, "ucx", "after the switch");

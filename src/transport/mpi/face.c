@@ -6,6 +6,7 @@
  * sent as themselves, copied with MPI_Pack/MPI_Unpack and reduced with
  * MPI_Reduce_local; user operations are applied with MPI_Reduce_local.
  */
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -169,8 +170,8 @@ static int attach_topology(MPI_Comm comm, nbcx_comm c)
 
 /* ---- the transport under a communicator: NBCX_TRANSPORT ---- */
 
-/* The bootstrap of a backend created by name (transport.h): one
- * MPI_Allgather on the duplicate. */
+/* The bootstrap of a backend created by name (transport.h): MPI_Allgather
+ * and MPI_Allreduce on the duplicate. */
 static int boot_allgather(void *ctx, const void *in, size_t bytes, void *out)
 {
     if (bytes > (size_t)INT32_MAX)
@@ -178,6 +179,17 @@ static int boot_allgather(void *ctx, const void *in, size_t bytes, void *out)
     return nbcxi_mpi_error(MPI_Allgather(in, (int)bytes, MPI_BYTE, out,
                                          (int)bytes, MPI_BYTE,
                                          *(MPI_Comm *)ctx));
+}
+
+static int boot_first_failed(void *ctx, bool ok, int *rank)
+{
+    int me, v;
+    MPI_Comm_rank(*(MPI_Comm *)ctx, &me);
+    v = ok ? INT_MAX : me;
+    int err = nbcxi_mpi_error(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT,
+                                            MPI_MIN, *(MPI_Comm *)ctx));
+    *rank = err == NBCX_SUCCESS && v != INT_MAX ? v : -1;
+    return err;
 }
 
 /* The backend NBCX_TRANSPORT names ("mpi", the default: NULL), or an
@@ -225,6 +237,7 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
     if (byname) { /* e.g. UCX: MPI only to start it (and the topology) */
         struct nbcxi_bootstrap boot = { .rank = rank, .size = size,
                                         .allgather = boot_allgather,
+                                        .first_failed = boot_first_failed,
                                         .ctx = &dup };
         err = byname->create(&boot, &tp);
     } else {

@@ -644,78 +644,82 @@ const struct nbcxi_transport_ops nbcxi_ucx_ops = {
 
 /* What each rank tells the others first. */
 struct hello {
-    uint32_t ok;        /* 1: UCX is up here */
     uint32_t ctx;       /* the context id it proposes */
+    uint32_t pad;
     uint64_t addrlen;
 };
+
+/* After a member's local step (ok: it succeeded; what: what failed
+ * there), all go on or all stop (transport.h). Returns NBCX_SUCCESS to
+ * go on, or this member's error. */
+static int all_ok(const struct nbcxi_bootstrap *b, bool ok, int local_err,
+                  const char *what)
+{
+    int bad, err = b->first_failed(b->ctx, ok, &bad);
+    if (err != NBCX_SUCCESS || bad < 0)
+        return err;
+    if (!ok)
+        return local_err == NBCX_ERR_NOMEM
+                   ? NBCX_ERR_NOMEM
+                   : nbcxi_error(local_err, "NBCX_TRANSPORT=ucx: %s", what);
+    return nbcxi_error(NBCX_ERR_TRANSPORT, "NBCX_TRANSPORT=ucx: rank %d "
+                       "could not %s (see its error there)", bad,
+                       local_err == NBCX_ERR_NOMEM
+                           ? "allocate what the UCX transport needs"
+                           : "start UCX");
+}
 
 static int ucx_create(const struct nbcxi_bootstrap *b, nbcxi_transport **out)
 {
     *out = NULL;
     pthread_once(&ux.once, init_once);
     int n = b->size;
-    struct hello mine = { .ok = ux.err == NBCX_SUCCESS && n < (1 << RANK_BITS),
-                          .addrlen = ux.addrlen };
+    struct hello mine = { .addrlen = ux.addrlen };
     pthread_mutex_lock(&ux.lock);
     mine.ctx = ux.next_ctx;
     pthread_mutex_unlock(&ux.lock);
+    bool up = ux.err == NBCX_SUCCESS && n < (1 << RANK_BITS);
     struct hello *all = calloc((size_t)n, sizeof *all);
-    if (!all) /* (the others then wait: as MPI would on no memory) */
-        return NBCX_ERR_NOMEM;
-    int err = b->allgather(b->ctx, &mine, sizeof mine, all);
+    int err = all_ok(b, up && all, up ? NBCX_ERR_NOMEM : NBCX_ERR_TRANSPORT,
+                     ux.err ? ux.why
+                            : "too many ranks for UCX tags (2^20 at most)");
+    if (err == NBCX_SUCCESS)
+        err = b->allgather(b->ctx, &mine, sizeof mine, all);
     if (err != NBCX_SUCCESS) {
         free(all);
         return err;
     }
     uint32_t ctx = 0;
     size_t maxlen = 0;
-    int bad = -1;
     for (int i = 0; i < n; i++) {
-        if (!all[i].ok && bad < 0)
-            bad = i;
         ctx = all[i].ctx > ctx ? all[i].ctx : ctx;
         maxlen = all[i].addrlen > maxlen ? (size_t)all[i].addrlen : maxlen;
     }
-    if (bad >= 0 || ctx >= (1u << CTX_BITS)) {
+    if (ctx >= (1u << CTX_BITS)) { /* (every member sees the same) */
         free(all);
-        if (bad < 0)
-            return nbcxi_error(NBCX_ERR_TRANSPORT, "NBCX_TRANSPORT=ucx: "
-                               "this process has made %u UCX communicators, "
-                               "the most its tags can tell apart",
-                               1u << CTX_BITS);
-        return nbcxi_error(NBCX_ERR_TRANSPORT, "NBCX_TRANSPORT=ucx: %s",
-                           ux.err ? ux.why
-                           : n >= (1 << RANK_BITS)
-                               ? "too many ranks for UCX tags (2^20 at most)"
-                               : "UCX could not start on another rank");
+        return nbcxi_error(NBCX_ERR_TRANSPORT, "NBCX_TRANSPORT=ucx: this "
+                           "process has made %u UCX communicators, the most "
+                           "its tags can tell apart", 1u << CTX_BITS);
     }
-    pthread_mutex_lock(&ux.lock);
-    if (ux.next_ctx < ctx + 1)
-        ux.next_ctx = ctx + 1;
-    pthread_mutex_unlock(&ux.lock);
 
     /* Every worker address, padded to the longest (the true lengths are
      * in the hellos: an endpoint is found by its peer's true address). */
     size_t stride = maxlen ? maxlen : 1;
     unsigned char *pad = calloc(1, stride);
     unsigned char *addrs = calloc((size_t)n, stride);
-    if (!pad || !addrs) { /* (the others then wait, as MPI would) */
-        free(pad);
-        free(addrs);
-        free(all);
-        return NBCX_ERR_NOMEM;
-    }
-    memcpy(pad, ux.addr, ux.addrlen);
-    err = b->allgather(b->ctx, pad, maxlen, addrs);
-    free(pad);
     nbcxi_transport *t = calloc(1, sizeof *t);
     struct ucx_comm *c = calloc(1, sizeof *c);
     size_t *lens = calloc((size_t)n, sizeof *lens);
     ucp_ep_h *eps = calloc((size_t)n, sizeof *eps);
-    if (err == NBCX_SUCCESS && (!t || !c || !lens || !eps))
-        err = NBCX_ERR_NOMEM;
+    err = all_ok(b, pad && addrs && t && c && lens && eps, NBCX_ERR_NOMEM,
+                 "");
+    if (err == NBCX_SUCCESS) {
+        memcpy(pad, ux.addr, ux.addrlen);
+        err = b->allgather(b->ctx, pad, maxlen, addrs);
+    }
     for (int i = 0; lens && i < n; i++)
         lens[i] = (size_t)all[i].addrlen;
+    free(pad);
     free(all);
     if (err != NBCX_SUCCESS) {
         free(addrs);
@@ -725,6 +729,10 @@ static int ucx_create(const struct nbcxi_bootstrap *b, nbcxi_transport **out)
         free(t);
         return err;
     }
+    pthread_mutex_lock(&ux.lock);
+    if (ux.next_ctx < ctx + 1)
+        ux.next_ctx = ctx + 1;
+    pthread_mutex_unlock(&ux.lock);
     c->addrs = addrs;
     c->lens = lens;
     c->eps = eps;

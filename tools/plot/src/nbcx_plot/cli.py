@@ -13,6 +13,7 @@ from nbcx_plot import __version__
 from nbcx_plot.charts import METRIC_KEYS, Options, metrics_for, write_charts
 from nbcx_plot.data import InputError, Run, load_run
 from nbcx_plot.sim import write_sim_charts
+from nbcx_plot.sittings import load_sittings, markdown, parse_pair, write_sittings_charts
 from nbcx_plot.split import write_split_charts
 
 #: Exit status for bad command lines and bad input files.
@@ -53,7 +54,8 @@ The paths of the PNG files written are printed, one per line.
 `nbcx-plot split DIR` draws the split-tree chart of a tools/split-sweep
 directory instead (see `nbcx-plot split --help`), and `nbcx-plot sim
 FILE...` the predicted times of nbcx-sim --json files (`nbcx-plot sim
---help`)."""
+--help`), and `nbcx-plot sittings DIR...` the medians over repeated
+tools/bench-compare runs (`nbcx-plot sittings --help`)."""
 
 EPILOG = """\
 examples:
@@ -62,6 +64,7 @@ examples:
   nbcx-plot -o plots --ops ialltoall,iallreduce --metrics overlap,time *.json
   nbcx-plot split -o plots docs/results/split
   nbcx-plot sim -o plots allreduce-sim.json
+  nbcx-plot sittings -o s10 --compare auto-ucx:auto-mpi s10/json/run-*
 
 exit status: 0 on success, 2 for a bad command line or input file (one-line
 message on stderr), 1 if a chart cannot be written."""
@@ -237,6 +240,84 @@ def sim_main(argv: Sequence[str]) -> int:
     return 0
 
 
+SITTINGS_DESCRIPTION = """\
+Medians over sittings: DIR is one tools/bench-compare --out directory (one
+sitting); give the same runs, repeated, as several DIRs. Files are named
+<mpi>-<net>-np<ranks>-<column>.json (column: a mode and transport such as
+auto-ucx, or a --variant's name). Writes OUTDIR/<prefix>sittings.md: per
+configuration, tables of the median over sittings (range in brackets) of
+overlap, nbcx's pure time over native MPI_I*'s, progress CPU and time in
+calls, then, for each --compare A:B, at how many points A's median overlap
+is at least B's; and one chart per configuration,
+<prefix><config>-sittings-overlap.png. The paths written are printed."""
+
+
+def build_sittings_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="nbcx-plot sittings",
+        description=SITTINGS_DESCRIPTION,
+        epilog=EPILOG.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "dirs", metavar="DIR", type=Path, nargs="+", help="a tools/bench-compare --out directory"
+    )
+    parser.add_argument(
+        "-o",
+        "--outdir",
+        metavar="OUTDIR",
+        type=Path,
+        default=Path(),
+        help="directory for the tables and charts, created if needed (default: .)",
+    )
+    parser.add_argument(
+        "--compare",
+        metavar="A:B",
+        action="append",
+        default=[],
+        help="count the points where column A overlaps at least as much as B (repeatable)",
+    )
+    parser.add_argument("--prefix", default="", help="prefix for the file names (default: none)")
+    parser.add_argument(
+        "--dpi", type=int, default=120, help="resolution of the PNG files (default: 120)"
+    )
+    return parser
+
+
+def sittings_main(argv: Sequence[str]) -> int:
+    """``nbcx-plot sittings DIR...``: medians over repeated runs."""
+    parser = build_sittings_parser()
+    args = parser.parse_args(argv)
+    if not 20 <= args.dpi <= 1200:
+        parser.error(f"--dpi {args.dpi} is out of range (20 to 1200)")
+    if args.prefix and ("/" in args.prefix or "\0" in args.prefix):
+        parser.error("--prefix must not contain '/'")
+    try:
+        pairs = [parse_pair(p) for p in args.compare]
+        configs = load_sittings(args.dirs)
+        known = {c for cfg in configs for c in cfg.columns}
+        for a, b in pairs:
+            for name in (a, b):
+                if name not in known:
+                    raise InputError(
+                        f"--compare: no column {name!r} (there are: {', '.join(sorted(known))})"
+                    )
+    except InputError as e:
+        sys.stderr.write(f"nbcx-plot: {e}\n")
+        return EXIT_USAGE
+    try:
+        args.outdir.mkdir(parents=True, exist_ok=True)
+        md = args.outdir / f"{args.prefix}sittings.md"
+        md.write_text(markdown(configs, pairs), encoding="utf-8")
+        written = [md, *write_sittings_charts(configs, args.outdir, args.prefix, args.dpi)]
+    except OSError as e:
+        where = e.filename if e.filename is not None else args.outdir
+        sys.stderr.write(f"nbcx-plot: cannot write to {where}: {e.strerror or e}\n")
+        return EXIT_OUTPUT
+    _print_paths(written)
+    return 0
+
+
 def _print_paths(written: list[Path]) -> None:
     try:
         for path in written:
@@ -281,6 +362,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return split_main(argv[1:])
     if argv and argv[0] == "sim":
         return sim_main(argv[1:])
+    if argv and argv[0] == "sittings":
+        return sittings_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
 
