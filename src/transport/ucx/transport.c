@@ -98,10 +98,11 @@ static const struct {
     { "RNDV_THRESH", "RNDV_THRESH", NULL, NULL },
     /* TCP's send segment (UCX: 8 KiB). A 64 KiB message then goes out
      * as one segment instead of eight, each of which waited for a
-     * progress pass: on the emulated 1 Gbit/s network, 64 KiB
-     * iallreduce, ialltoall and igather took 1.06-1.13x native with
-     * 14-16 % progress CPU at 8 KiB, 1.03-1.06x with 4-6 % at 64 KiB
-     * (docs/results/ucx, session 10). */
+     * progress pass: on the emulated 1 Gbit/s network, auto mode, the
+     * four 64 KiB operations took 1.04-1.17x native with 13-17 %
+     * progress CPU at 8 KiB, 1.03-1.05x with 2-14 % at 64 KiB (medians
+     * of 3 sittings, docs/results/ucx, session 10). Thread mode at
+     * 1 MiB overlaps more with 8-32 KiB. */
     { "TCP_TX_SEG_SIZE", "TX_SEG_SIZE", "64K", "tcp" },
 };
 
