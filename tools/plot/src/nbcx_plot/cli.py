@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -80,6 +80,39 @@ class _Parser(argparse.ArgumentParser):
 
 def _list(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def _add_file_options(parser: argparse.ArgumentParser) -> None:
+    """The subcommands' --prefix and --dpi."""
+    parser.add_argument("--prefix", default="", help="prefix for the file names (default: none)")
+    parser.add_argument(
+        "--dpi", type=int, default=120, help="resolution of the PNG files (default: 120)"
+    )
+
+
+def _check_file_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Rejects a --dpi out of range and a --prefix that names a directory."""
+    if not 20 <= args.dpi <= 1200:
+        parser.error(f"--dpi {args.dpi} is out of range (20 to 1200)")
+    if args.prefix and ("/" in args.prefix or "\0" in args.prefix):
+        parser.error("--prefix must not contain '/'")
+
+
+def _write(write: Callable[[], list[Path]], outdir: Path, what: str = "charts") -> int:
+    """Runs write and prints the paths it returns. Returns the exit status:
+    EXIT_USAGE for bad input (InputError), EXIT_OUTPUT when a file cannot be
+    written, each with a one-line message on stderr."""
+    try:
+        written = write()
+    except InputError as e:
+        sys.stderr.write(f"nbcx-plot: {e}\n")
+        return EXIT_USAGE
+    except OSError as e:
+        where = e.filename if e.filename is not None else outdir
+        sys.stderr.write(f"nbcx-plot: cannot write {what} to {where}: {e.strerror or e}\n")
+        return EXIT_OUTPUT
+    _print_paths(written)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -212,10 +245,7 @@ def build_sim_parser() -> argparse.ArgumentParser:
         default=Path(),
         help="directory for the PNG files, created if needed (default: .)",
     )
-    parser.add_argument("--prefix", default="", help="prefix for the file names (default: none)")
-    parser.add_argument(
-        "--dpi", type=int, default=120, help="resolution of the PNG files (default: 120)"
-    )
+    _add_file_options(parser)
     return parser
 
 
@@ -223,21 +253,11 @@ def sim_main(argv: Sequence[str]) -> int:
     """``nbcx-plot sim FILE...``: the simulator's charts."""
     parser = build_sim_parser()
     args = parser.parse_args(argv)
-    if not 20 <= args.dpi <= 1200:
-        parser.error(f"--dpi {args.dpi} is out of range (20 to 1200)")
-    if args.prefix and ("/" in args.prefix or "\0" in args.prefix):
-        parser.error("--prefix must not contain '/'")
-    try:
-        written = write_sim_charts(args.files, args.outdir, prefix=args.prefix, dpi=args.dpi)
-    except InputError as e:
-        sys.stderr.write(f"nbcx-plot: {e}\n")
-        return EXIT_USAGE
-    except OSError as e:
-        where = e.filename if e.filename is not None else args.outdir
-        sys.stderr.write(f"nbcx-plot: cannot write charts to {where}: {e.strerror or e}\n")
-        return EXIT_OUTPUT
-    _print_paths(written)
-    return 0
+    _check_file_options(parser, args)
+    return _write(
+        lambda: write_sim_charts(args.files, args.outdir, prefix=args.prefix, dpi=args.dpi),
+        args.outdir,
+    )
 
 
 SITTINGS_DESCRIPTION = """\
@@ -277,10 +297,7 @@ def build_sittings_parser() -> argparse.ArgumentParser:
         default=[],
         help="count the points where column A overlaps at least as much as B (repeatable)",
     )
-    parser.add_argument("--prefix", default="", help="prefix for the file names (default: none)")
-    parser.add_argument(
-        "--dpi", type=int, default=120, help="resolution of the PNG files (default: 120)"
-    )
+    _add_file_options(parser)
     return parser
 
 
@@ -288,10 +305,7 @@ def sittings_main(argv: Sequence[str]) -> int:
     """``nbcx-plot sittings DIR...``: medians over repeated runs."""
     parser = build_sittings_parser()
     args = parser.parse_args(argv)
-    if not 20 <= args.dpi <= 1200:
-        parser.error(f"--dpi {args.dpi} is out of range (20 to 1200)")
-    if args.prefix and ("/" in args.prefix or "\0" in args.prefix):
-        parser.error("--prefix must not contain '/'")
+    _check_file_options(parser, args)
     try:
         pairs = [parse_pair(p) for p in args.compare]
         configs = load_sittings(args.dirs)
@@ -305,17 +319,14 @@ def sittings_main(argv: Sequence[str]) -> int:
     except InputError as e:
         sys.stderr.write(f"nbcx-plot: {e}\n")
         return EXIT_USAGE
-    try:
+
+    def write() -> list[Path]:
         args.outdir.mkdir(parents=True, exist_ok=True)
         md = args.outdir / f"{args.prefix}sittings.md"
         md.write_text(markdown(configs, pairs), encoding="utf-8")
-        written = [md, *write_sittings_charts(configs, args.outdir, args.prefix, args.dpi)]
-    except OSError as e:
-        where = e.filename if e.filename is not None else args.outdir
-        sys.stderr.write(f"nbcx-plot: cannot write to {where}: {e.strerror or e}\n")
-        return EXIT_OUTPUT
-    _print_paths(written)
-    return 0
+        return [md, *write_sittings_charts(configs, args.outdir, args.prefix, args.dpi)]
+
+    return _write(write, args.outdir, "the tables and charts")
 
 
 def _print_paths(written: list[Path]) -> None:
@@ -333,26 +344,16 @@ def split_main(argv: Sequence[str]) -> int:
     """``nbcx-plot split DIR``: the split-tree charts."""
     parser = build_split_parser()
     args = parser.parse_args(argv)
-    if not 20 <= args.dpi <= 1200:
-        parser.error(f"--dpi {args.dpi} is out of range (20 to 1200)")
-    if args.prefix and ("/" in args.prefix or "\0" in args.prefix):
-        parser.error("--prefix must not contain '/'")
+    _check_file_options(parser, args)
     if args.ops is not None and not args.ops:
         parser.error("--ops needs at least one operation")
     outdir = args.outdir if args.outdir is not None else args.directory
-    try:
-        written = write_split_charts(
+    return _write(
+        lambda: write_split_charts(
             args.directory, outdir, ops=args.ops, prefix=args.prefix, dpi=args.dpi
-        )
-    except InputError as e:
-        sys.stderr.write(f"nbcx-plot: {e}\n")
-        return EXIT_USAGE
-    except OSError as e:
-        where = e.filename if e.filename is not None else outdir
-        sys.stderr.write(f"nbcx-plot: cannot write charts to {where}: {e.strerror or e}\n")
-        return EXIT_OUTPUT
-    _print_paths(written)
-    return 0
+        ),
+        outdir,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -373,10 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"unknown metric '{unknown[0] if unknown else ''}' "
             f"(choose from {', '.join(METRIC_KEYS)})"
         )
-    if not 20 <= args.dpi <= 1200:
-        parser.error(f"--dpi {args.dpi} is out of range (20 to 1200)")
-    if args.prefix and ("/" in args.prefix or "\0" in args.prefix):
-        parser.error("--prefix must not contain '/'")
+    _check_file_options(parser, args)
 
     try:
         runs: list[Run] = [load_run(path) for path in args.files]
@@ -402,22 +400,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"(they have: {have})"
             )
 
-    try:
-        written = write_charts(
+    return _write(
+        lambda: write_charts(
             runs,
             args.outdir,
             ops=args.ops,
             metrics=args.metrics or applicable,
             prefix=args.prefix,
             opts=Options(bands=args.bands, dpi=args.dpi),
-        )
-    except OSError as e:
-        where = e.filename if e.filename is not None else args.outdir
-        sys.stderr.write(f"nbcx-plot: cannot write charts to {where}: {e.strerror or e}\n")
-        return EXIT_OUTPUT
-
-    _print_paths(written)
-    return 0
+        ),
+        args.outdir,
+    )
 
 
 if __name__ == "__main__":
