@@ -106,12 +106,17 @@ static const struct {
     { "TCP_TX_SEG_SIZE", "TX_SEG_SIZE", "64K", "tcp" },
 };
 
+/* The transports nbcx's UCX was given (NULL: UCX's default, all). */
+static const char *tls_given(void)
+{
+    const char *tls = nbcxi_getenv("NBCX_UCX_TLS");
+    return tls ? tls : nbcxi_getenv("UCX_TLS");
+}
+
 /* Whether UCX may use transport tl, by the list it was given. */
 static bool tl_allowed(const char *tl)
 {
-    const char *tls = nbcxi_getenv("NBCX_UCX_TLS");
-    if (!tls)
-        tls = nbcxi_getenv("UCX_TLS");
+    const char *tls = tls_given();
     return !tls || strstr(tls, tl) || strstr(tls, "all");
 }
 
@@ -149,9 +154,7 @@ static void init_once(void)
         ux.err = NBCX_ERR_TRANSPORT;
         return;
     }
-    const char *tls = nbcxi_getenv("NBCX_UCX_TLS");
-    if (!tls)
-        tls = nbcxi_getenv("UCX_TLS");
+    const char *tls = tls_given();
     snprintf(ux.tls, sizeof ux.tls, "%s", tls ? tls : "default");
     if (st == UCS_OK) {
         ucp_params_t p = {
