@@ -72,6 +72,10 @@ static bool setup(nbcx_comm c[2], nbcx_request *req, nbcx_request *other,
     *t0 = now_ms();
     CHECK_OK(nbcx_ibcast(buf[0], n, NBCX_BYTE, 0, c[0], req));
     pthread_mutex_lock(&nbcxi_engine_lock);
+    /* A start made while the progress thread held the lock was handed
+     * over to it (engine.c), and is not begun, nor marked lazy, until the
+     * thread adopts it: adopt it here, as the thread would. */
+    nbcxi_engine_adopt_locked();
     bool lazy = (*req)->lazy, gap = (*req)->look_gap > 0;
     pthread_mutex_unlock(&nbcxi_engine_lock);
     CHECK_OK(nbcx_ibcast(buf[1], n, NBCX_BYTE, 0, c[1], other));
