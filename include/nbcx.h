@@ -191,12 +191,15 @@ NBCX_API int nbcx_comm_transport(nbcx_comm comm, const char **name);
  * worker addresses), after which only it is on comm's data path. All
  * members succeed or all fail; on failure comm stays on its transport,
  * usable. Naming comm's own transport does nothing (no communication).
+ * A communicator made by nbcx_comm_from_mpi keeps its MPI transport
+ * while on another one: "mpi" moves it back (the same agreement that no
+ * member uses comm, then no communication).
  * Errors:
  *   NBCX_ERR_COMM       comm is not a valid communicator;
  *   NBCX_ERR_ARG        name is NULL or "", or no transport of that
- *                       name can be chosen (the MPI transport is made
- *                       only by nbcx_comm_from_mpi; "inproc" only by
- *                       nbcx_inproc_run);
+ *                       name can be chosen ("mpi" only for a
+ *                       communicator made by nbcx_comm_from_mpi;
+ *                       "inproc" only by nbcx_inproc_run);
  *   NBCX_ERR_TRANSPORT  the transport is not in this build (e.g. "ucx"
  *                       where UCX was not found at configure time), its
  *                       module or library cannot be loaded or started on

@@ -29,7 +29,9 @@ int nbcx_comm_free(nbcx_comm *h)
  * (transport.h) runs on nbcx's own allgather and allreduce on comm.
  * First the members agree that none of them uses comm (first_failed),
  * so that all go on or all stop; then the backend is created (all
- * succeed or all fail, transport.h) and replaces the old one. */
+ * succeed or all fail, transport.h) and replaces the old one. The
+ * transport comm was made on, if it cannot be created by name ("mpi"),
+ * is kept meanwhile (base/comm.c), and naming it goes back to it. */
 
 static int boot_allgather(void *ctx, const void *in, size_t bytes, void *out)
 {
@@ -67,9 +69,10 @@ static int backend_named(const char *name,
                                "(its library was not found when nbcx was "
                                "configured)", name);
     return nbcxi_error(NBCX_ERR_ARG, "nbcx_comm_set_transport: no transport "
-                       "\"%s\" can be chosen by name (there are: %s; the MPI "
-                       "transport is made by nbcx_comm_from_mpi, inproc by "
-                       "nbcx_inproc_run)", name, *known ? known : "none");
+                       "\"%s\" can be chosen by name (there are: %s; \"mpi\" "
+                       "for a communicator made by nbcx_comm_from_mpi, "
+                       "inproc by nbcx_inproc_run)", name,
+                       *known ? known : "none");
 }
 
 int nbcx_comm_set_transport(nbcx_comm h, const char *name)
@@ -82,8 +85,10 @@ int nbcx_comm_set_transport(nbcx_comm h, const char *name)
                            "transport name (%s)", name ? "\"\"" : "NULL");
     if (strcmp(name, c->tp->ops->name) == 0)
         return NBCX_SUCCESS; /* (every member: nothing to agree on) */
+    /* Back to the transport comm was made on ("mpi"), which is kept. */
+    bool back = c->kept && strcmp(name, c->kept->ops->name) == 0;
     const struct nbcxi_transport_ops *ops = NULL;
-    int err = backend_named(name, &ops);
+    int err = back ? NBCX_SUCCESS : backend_named(name, &ops);
     if (err != NBCX_SUCCESS)
         return err;
     if (c->tp->ops->in_process)
@@ -110,6 +115,8 @@ int nbcx_comm_set_transport(nbcx_comm h, const char *name)
                            "requests or schedules on the communicator: wait "
                            "for and free them first",
                            busy ? c->rank : who, busy ? " (this one)" : "");
+    if (back)
+        return nbcxi_comm_replace_transport(c, c->kept);
 
     struct nbcxi_bootstrap boot = { .rank = c->rank, .size = c->size,
                                     .allgather = boot_allgather,

@@ -176,6 +176,12 @@ struct nbcx_comm_s {
     uint32_t magic;
     int rank, size;
     nbcxi_transport *tp;
+    /* The transport the communicator was made on, kept while
+     * nbcx_comm_set_transport has it on another one, where that first
+     * transport cannot be created by name (ops->create NULL: "mpi", which
+     * only nbcx_comm_from_mpi makes): naming it again goes back to it.
+     * NULL otherwise. Destroyed with the communicator. */
+    nbcxi_transport *kept;
     /* Tag space (base/comm.c): slot k owns the transport tags
      * [k << 12, (k + 1) << 12). Persistent requests take slots
      * [0, npers) in the order they are planned, from pseq; nonblocking
@@ -211,11 +217,18 @@ struct nbcx_comm_s {
 NBCX_HIDDEN int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp,
                                   nbcx_comm *out);
 NBCX_HIDDEN struct nbcx_comm_s *nbcxi_comm(nbcx_comm h);
-/* Puts c on transport tp (taken; destroyed on failure) and destroys its
- * old one. Only while nothing uses c: no schedule holds it (refs 1), no
- * tag slot is held (nbcx_comm_set_transport, api/comm.c). */
+/* Puts c on transport tp, which is either c->kept (going back to it) or
+ * a new one (taken; destroyed on failure). The old transport is kept in
+ * c->kept if it cannot be created by name and nothing is kept yet,
+ * destroyed otherwise. Only while nothing uses c: no schedule holds it
+ * (refs 1), no tag slot is held (nbcx_comm_set_transport, api/comm.c). */
 NBCX_HIDDEN int nbcxi_comm_replace_transport(struct nbcx_comm_s *c,
                                              nbcxi_transport *tp);
+/* Gives c a transport to keep for nbcx_comm_set_transport's way back
+ * (above; taken): nbcx_comm_from_mpi's MPI transport where the
+ * communicator is made on another one (NBCX_TRANSPORT). */
+NBCX_HIDDEN void nbcxi_comm_keep_transport(struct nbcx_comm_s *c,
+                                           nbcxi_transport *tp);
 NBCX_HIDDEN void nbcxi_comm_retain(struct nbcx_comm_s *c);
 NBCX_HIDDEN void nbcxi_comm_release(struct nbcx_comm_s *c);
 /* Frees a topology and every older one it links to (base/topo.c). */

@@ -73,6 +73,7 @@ int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp, nbcx_comm *out)
     c->rank = rank;
     c->size = size;
     c->tp = tp;
+    c->kept = NULL;
     atomic_init(&c->seq, 0);
     atomic_init(&c->refs, 1);
     atomic_init(&c->topo, NULL);
@@ -82,26 +83,43 @@ int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp, nbcx_comm *out)
 
 int nbcxi_comm_replace_transport(struct nbcx_comm_s *c, nbcxi_transport *tp)
 {
+    bool back = tp == c->kept;
     unsigned nslots = count_slots(tp);
     _Atomic uint64_t *held = nslots < 2 ? NULL
                              : calloc((nslots + 63) / 64, sizeof *held);
     if (!held) {
-        tp->ops->destroy(tp);
+        const char *name = tp->ops->name;
+        if (!back)
+            tp->ops->destroy(tp);
         return nslots < 2 ? nbcxi_error(NBCX_ERR_TRANSPORT, "transport %s "
-                                        "has too few tags for nbcx",
-                                        tp->ops->name)
+                                        "has too few tags for nbcx", name)
                           : NBCX_ERR_NOMEM;
     }
     /* Nothing holds a tag slot (the caller made sure): the sequence
-     * numbers go on, in the new transport's slots. */
+     * numbers go on, in the new transport's slots. No message of the
+     * old transport is left unmatched either (its operations all
+     * completed, on every member), so a kept one is clean to go back
+     * to. */
     nbcxi_transport *old = c->tp;
     free((void *)c->held);
     c->held = held;
     c->nslots = nslots;
     c->npers = nslots / 2;
     c->tp = tp;
-    old->ops->destroy(old);
+    if (back)
+        c->kept = NULL;
+    if (!old->ops->create && !c->kept)
+        c->kept = old;
+    else
+        old->ops->destroy(old);
     return NBCX_SUCCESS;
+}
+
+void nbcxi_comm_keep_transport(struct nbcx_comm_s *c, nbcxi_transport *tp)
+{
+    if (c->kept)
+        c->kept->ops->destroy(c->kept);
+    c->kept = tp;
 }
 
 struct nbcxi_pool nbcxi_comm_pool = NBCXI_POOL_INIT(struct nbcx_comm_s);
@@ -133,6 +151,8 @@ void nbcxi_comm_release(struct nbcx_comm_s *c)
 {
     if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1) {
         c->tp->ops->destroy(c->tp);
+        if (c->kept)
+            c->kept->ops->destroy(c->kept);
         struct nbcxi_comm_ext *cache = atomic_load(&c->cache);
         if (cache)
             cache->free(cache);

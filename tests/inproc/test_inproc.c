@@ -1390,9 +1390,10 @@ static int orphan_body(nbcx_comm comm, void *arg)
 }
 
 /* nbcx_comm_set_transport on ranks that are threads (issue 16): its own
- * name is a no-op, an unknown one NBCX_ERR_ARG, "ucx" NBCX_ERR_TRANSPORT
- * (not in the build, or threads of one process stay on inproc), and the
- * communicator stays on inproc. Returns the number of wrong answers. */
+ * name is a no-op, an unknown one and "mpi" NBCX_ERR_ARG, "ucx"
+ * NBCX_ERR_TRANSPORT (not in the build, or threads of one process stay
+ * on inproc), and the communicator stays on inproc. Returns the number
+ * of wrong answers. */
 static int set_transport_body(nbcx_comm comm, void *arg)
 {
     (void)arg;
@@ -1400,6 +1401,8 @@ static int set_transport_body(nbcx_comm comm, void *arg)
     int bad = nbcx_comm_set_transport(comm, "inproc") != NBCX_SUCCESS;
     bad += nbcx_comm_set_transport(comm, "bogus") != NBCX_ERR_ARG;
     bad += nbcx_comm_set_transport(comm, "ucx") != NBCX_ERR_TRANSPORT;
+    /* (nothing to go back to: "mpi" is kept only from nbcx_comm_from_mpi) */
+    bad += nbcx_comm_set_transport(comm, "mpi") != NBCX_ERR_ARG;
     bad += nbcx_comm_transport(comm, &name) != NBCX_SUCCESS || !name ||
            strcmp(name, "inproc") != 0;
     return bad;

@@ -19,15 +19,21 @@
  *     names the busy rank), nothing hangs, and the operation in flight
  *     then completes with MPI's result;
  *   - with UCX and NBCX_TEST_UCX_FAILS_ON_LAST set (a run of its own):
- *     UCX refuses a setting on the last rank only: every rank fails
+ *     UCX refuses a setting on the last rank only (NBCX_UCX_RNDV_THRESH;
+ *     with "seg", nbcx refuses NBCX_UCX_TCP_TX_SEG_SIZE=bogus, which
+ *     UCX itself would take with a warning): every rank fails
  *     with NBCX_ERR_TRANSPORT (the last naming the setting, the others
  *     the last rank), none hangs, comm stays on "mpi" and works;
  *   - with UCX: the switch succeeds, nbcx_comm_transport says "ucx",
  *     nbcx_info names it, and collectives on it equal MPI's blocking
  *     ones (allreduce, a 1 MiB bcast, alltoall, a persistent allreduce
- *     started twice); naming "ucx" again is a no-op, "mpi" is refused
- *     (NBCX_ERR_ARG: made only by nbcx_comm_from_mpi); then the
- *     communicator is freed cleanly.
+ *     started twice); naming "ucx" again is a no-op;
+ *   - with UCX, the way back: "mpi" while in use (as above, now on
+ *     "ucx") fails on every rank with NBCX_ERR_BUSY and comm stays on
+ *     "ucx"; then "mpi" succeeds, collectives equal MPI's, and "ucx"
+ *     again makes a new UCX transport whose collectives equal MPI's;
+ *     a communicator made with NBCX_TRANSPORT=ucx goes to "mpi" too;
+ *     then the communicators are freed cleanly.
  */
 #include "mpitest.h"
 
@@ -107,9 +113,10 @@ static void collectives_vs_mpi(nbcx_comm comm, const char *what)
 }
 
 #ifdef NBCX_TEST_HAVE_UCX
-/* Every rank uses comm (want busy: some rank holds something on it): the
- * switch fails on all of them with NBCX_ERR_BUSY. */
-static void in_use(nbcx_comm comm)
+/* Every rank uses comm, which is on transport `on` (want busy: some rank
+ * holds something on it): the switch to `to` fails on all of them with
+ * NBCX_ERR_BUSY, and comm stays on `on`. */
+static void in_use(nbcx_comm comm, const char *to, const char *on)
 {
     /* An operation in flight on every rank. */
     static int32_t in[N], out[N], ref[N];
@@ -117,18 +124,18 @@ static void in_use(nbcx_comm comm)
         in[i] = mt_rank * 3 + i;
     nbcx_request r;
     MT_OK(nbcx_iallreduce(in, out, N, NBCX_INT32, NBCX_SUM, comm, &r));
-    expect_set(comm, "ucx", NBCX_ERR_BUSY, "in flight",
+    expect_set(comm, to, NBCX_ERR_BUSY, "in flight",
                "an iallreduce in flight");
     MT_OK(nbcx_wait(&r));
     MT_MPI(MPI_Allreduce(in, ref, N, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD));
     if (memcmp(out, ref, sizeof out) != 0)
         mt_fail("the iallreduce in flight during the refused switch "
                 "differs from MPI_Allreduce");
-    expect_transport(comm, "mpi", "after a refused switch");
+    expect_transport(comm, on, "after a refused switch");
 
     /* A persistent request planned on every rank. */
     MT_OK(nbcx_allreduce_init(in, out, N, NBCX_INT32, NBCX_SUM, comm, &r));
-    expect_set(comm, "ucx", NBCX_ERR_BUSY, "persistent",
+    expect_set(comm, to, NBCX_ERR_BUSY, "persistent",
                "a persistent allreduce planned");
     MT_OK(nbcx_request_free(&r));
 
@@ -139,11 +146,11 @@ static void in_use(nbcx_comm comm)
         MT_OK(nbcx_sched_create(comm, &s));
     char says[32];
     snprintf(says, sizeof says, "rank %d", last);
-    expect_set(comm, "ucx", NBCX_ERR_BUSY, says,
+    expect_set(comm, to, NBCX_ERR_BUSY, says,
                "a user's schedule on the last rank");
     if (s)
         MT_OK(nbcx_sched_free(&s));
-    expect_transport(comm, "mpi", "after the refused switches");
+    expect_transport(comm, on, "after the refused switches");
 }
 
 /* The UCX module searched for only in an empty directory: every rank
@@ -193,27 +200,35 @@ int main(int argc, char **argv)
 #ifdef NBCX_TEST_HAVE_UCX
     /* (without UCX no transport can be created by name: "ucx" is refused
      * as not built before anything is agreed on) */
-    in_use(comm);
+    in_use(comm, "ucx", "mpi");
     collectives_vs_mpi(comm, "mpi after the refused switches");
 
     module_missing(comm);
     collectives_vs_mpi(comm, "mpi after the module was not found");
 
-    if (getenv("NBCX_TEST_UCX_FAILS_ON_LAST")) {
-        /* UCX cannot start on the last rank (a setting UCX refuses;
-         * once refused, UCX stays off in that process: so this run ends
-         * here). Every rank fails, the others naming the last; none
-         * hangs; comm stays on "mpi" and works. */
+    const char *fails = getenv("NBCX_TEST_UCX_FAILS_ON_LAST");
+    if (fails) {
+        /* UCX cannot start on the last rank (a setting UCX refuses, or,
+         * with "seg", a TCP segment size that nbcx refuses, since UCX
+         * would only warn; once refused, UCX stays off in that process:
+         * so this run ends here). Every rank fails, the others naming
+         * the last; none hangs; comm stays on "mpi" and works. */
+        bool seg = strcmp(fails, "seg") == 0;
+        const char *var = seg ? "NBCX_UCX_TCP_TX_SEG_SIZE"
+                              : "NBCX_UCX_RNDV_THRESH";
         int last = mt_size - 1;
         if (mt_rank == last)
-            setenv("NBCX_UCX_RNDV_THRESH", "not-a-size", 1);
-        char says[32];
-        snprintf(says, sizeof says, "rank %d", last);
-        expect_set(comm, "ucx", NBCX_ERR_TRANSPORT,
-                   mt_rank == last ? "NBCX_UCX_RNDV_THRESH=not-a-size"
-                                   : says,
+            setenv(var, seg ? "bogus" : "not-a-size", 1);
+        char says[64];
+        if (mt_rank == last)
+            snprintf(says, sizeof says, "%s", seg ? "NBCX_UCX_TCP_TX_SEG_"
+                     "SIZE=bogus: not a size" : "NBCX_UCX_RNDV_THRESH="
+                     "not-a-size");
+        else
+            snprintf(says, sizeof says, "rank %d", last);
+        expect_set(comm, "ucx", NBCX_ERR_TRANSPORT, says,
                    "UCX not starting on the last rank");
-        unsetenv("NBCX_UCX_RNDV_THRESH");
+        unsetenv(var);
         expect_transport(comm, "mpi", "after UCX failed on the last rank");
         collectives_vs_mpi(comm, "mpi after UCX failed on the last rank");
         mt_unwatch();
@@ -229,10 +244,31 @@ int main(int argc, char **argv)
         mt_fail("nbcx_info does not name the UCX transport: %s", info);
     collectives_vs_mpi(comm, "ucx");
     expect_set(comm, "ucx", NBCX_SUCCESS, NULL, "ucx again");
-    expect_set(comm, "mpi", NBCX_ERR_ARG, "nbcx_comm_from_mpi",
-               "back to mpi");
-    expect_transport(comm, "ucx", "after the refused way back");
-    collectives_vs_mpi(comm, "ucx after the refused way back");
+
+    /* The way back to the MPI transport comm was made on: refused while
+     * in use, then done; then to a new UCX transport again. */
+    in_use(comm, "mpi", "ucx");
+    collectives_vs_mpi(comm, "ucx after the refused ways back");
+    expect_set(comm, "mpi", NBCX_SUCCESS, NULL, "back to mpi");
+    expect_transport(comm, "mpi", "after the way back");
+    collectives_vs_mpi(comm, "mpi after the way back");
+    expect_set(comm, "ucx", NBCX_SUCCESS, NULL, "ucx a second time");
+    expect_transport(comm, "ucx", "after the second switch");
+    collectives_vs_mpi(comm, "ucx a second time");
+
+    /* Made on UCX (NBCX_TRANSPORT=ucx): nbcx_comm_from_mpi keeps the MPI
+     * transport too, and "mpi" goes to it. */
+    nbcx_comm made_on_ucx = NBCX_COMM_NULL;
+    setenv("NBCX_TRANSPORT", "ucx", 1);
+    MT_OK(nbcx_comm_from_mpi(MPI_COMM_WORLD, &made_on_ucx));
+    unsetenv("NBCX_TRANSPORT");
+    expect_transport(made_on_ucx, "ucx", "made with NBCX_TRANSPORT=ucx");
+    collectives_vs_mpi(made_on_ucx, "made on ucx");
+    expect_set(made_on_ucx, "mpi", NBCX_SUCCESS, NULL,
+               "made on ucx, to mpi");
+    expect_transport(made_on_ucx, "mpi", "made on ucx, after \"mpi\"");
+    collectives_vs_mpi(made_on_ucx, "made on ucx, then on mpi");
+    MT_OK(nbcx_comm_free(&made_on_ucx));
 #else
     expect_set(comm, "ucx", NBCX_ERR_TRANSPORT, "not in this build",
                "ucx in a build without UCX");

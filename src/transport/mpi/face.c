@@ -233,25 +233,37 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
     int rank, size;
     MPI_Comm_rank(dup, &rank);
     MPI_Comm_size(dup, &size);
-    nbcxi_transport *tp;
-    if (byname) { /* e.g. UCX: MPI only to start it (and the topology) */
+    /* On another transport (NBCX_TRANSPORT, e.g. UCX), MPI starts it
+     * (and gives the topology), and the MPI transport is kept for
+     * nbcx_comm_set_transport(comm, "mpi") (base/comm.c). */
+    nbcxi_transport *tp = NULL, *mpi_tp = NULL;
+    err = nbcxi_mpi_transport_create(dup, &mpi_tp); /* owns dup */
+    if (err == NBCX_SUCCESS && byname) {
         struct nbcxi_bootstrap boot = { .rank = rank, .size = size,
                                         .allgather = boot_allgather,
                                         .first_failed = boot_first_failed,
                                         .ctx = &dup };
         err = byname->create(&boot, &tp);
+        if (err != NBCX_SUCCESS)
+            mpi_tp->ops->destroy(mpi_tp); /* frees dup */
+    } else if (err == NBCX_SUCCESS) {
+        tp = mpi_tp;
+        mpi_tp = NULL;
     } else {
-        err = nbcxi_mpi_transport_create(dup, &tp); /* owns dup */
-    }
-    if (err != NBCX_SUCCESS) {
         MPI_Comm_free(&dup);
+    }
+    if (err != NBCX_SUCCESS)
+        return err;
+    err = nbcxi_comm_create(rank, size, tp, out);
+    if (err != NBCX_SUCCESS) {
+        if (mpi_tp)
+            mpi_tp->ops->destroy(mpi_tp);
         return err;
     }
-    err = nbcxi_comm_create(rank, size, tp, out);
-    if (err == NBCX_SUCCESS && (err = attach_topology(dup, *out)) != 0)
+    if (mpi_tp)
+        nbcxi_comm_keep_transport(*out, mpi_tp);
+    if ((err = attach_topology(dup, *out)) != 0)
         nbcx_comm_free(out);
-    if (byname)
-        MPI_Comm_free(&dup);
     return err;
 }
 

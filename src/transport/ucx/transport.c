@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include <ucp/api/ucp.h>
+#include <ucs/config/parser.h>
 
 #include "../../base/base.h"
 
@@ -87,15 +88,19 @@ static const struct {
                             setting without the transport's prefix) */
     const char *dflt;    /* nbcx's default, or NULL: UCX's          */
     const char *tl;      /* the transport the default is for        */
+    /* For a transport's setting, nbcx's check of the value with UCX's
+     * own parser of its type (1: valid): ucp_config_modify takes any
+     * value there, and UCX only warns when a worker is made. */
+    int (*parse)(const char *v, void *out, const void *arg);
 } settings[] = {
     /* The transports (UCX's default: all it finds). */
-    { "TLS", "TLS", NULL, NULL },
+    { "TLS", "TLS", NULL, NULL, NULL },
     /* The rendezvous threshold. On TCP a rendezvous needs the
      * receiver's progress for its handshake: at 32-64 KiB (UCX's
      * default threshold is lower) the progress thread then wakes more,
      * and overlaps less, than with eager sends (docs/results/ucx,
      * session 9). */
-    { "RNDV_THRESH", "RNDV_THRESH", NULL, NULL },
+    { "RNDV_THRESH", "RNDV_THRESH", NULL, NULL, NULL },
     /* TCP's send segment (UCX: 8 KiB). A 64 KiB message then goes out
      * as one segment instead of eight, each of which waited for a
      * progress pass: on the emulated 1 Gbit/s network, auto mode, the
@@ -103,7 +108,8 @@ static const struct {
      * progress CPU at 8 KiB, 1.03-1.05x with 2-14 % at 64 KiB (medians
      * of 3 sittings, docs/results/ucx, session 10). Thread mode at
      * 1 MiB overlaps more with 8-32 KiB. */
-    { "TCP_TX_SEG_SIZE", "TX_SEG_SIZE", "64K", "tcp" },
+    { "TCP_TX_SEG_SIZE", "TX_SEG_SIZE", "64K", "tcp",
+      ucs_config_sscanf_memunits },
 };
 
 /* The transports nbcx's UCX was given (NULL: UCX's default, all). */
@@ -134,6 +140,13 @@ static ucs_status_t apply_settings(ucp_config_t *cfg)
                 !tl_allowed(settings[i].tl))
                 continue; /* UCX's own reading of its environment */
             v = settings[i].dflt;
+        }
+        size_t parsed;
+        if (settings[i].parse && !settings[i].parse(v, &parsed, NULL)) {
+            snprintf(ux.why, sizeof ux.why, "%s=%s: not a size (UCX's "
+                     "syntax: a number with an optional unit, as 64K, or "
+                     "inf or auto)", var, v);
+            return UCS_ERR_INVALID_PARAM;
         }
         ucs_status_t st = ucp_config_modify(cfg, settings[i].key, v);
         if (st != UCS_OK) {
