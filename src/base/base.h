@@ -278,5 +278,7 @@ static inline void *nbcxi_at(const void *buf, ptrdiff_t i, int count,
 /* Reads an environment variable once per call site; NULL if unset/empty */
 NBCX_HIDDEN const char *nbcxi_getenv(const char *name);
 NBCX_HIDDEN size_t nbcxi_env_size(const char *name, size_t dflt);
+/* The same for a setting that "0" turns off: 0 for "0". */
+NBCX_HIDDEN size_t nbcxi_env_size_or_off(const char *name, size_t dflt);
 
 #endif /* NBCX_BASE_H */

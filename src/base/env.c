@@ -27,3 +27,11 @@ size_t nbcxi_env_size(const char *name, size_t dflt)
         return dflt;
     return (size_t)n;
 }
+
+size_t nbcxi_env_size_or_off(const char *name, size_t dflt)
+{
+    const char *v = nbcxi_getenv(name);
+    if (v && v[0] == '0' && v[1] == '\0')
+        return 0;
+    return nbcxi_env_size(name, dflt);
+}

@@ -41,7 +41,6 @@
  * have work to do.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "progress.h"
 
@@ -66,11 +65,8 @@ static double copy_bw(void)
     static _Atomic double bw = -1; /* not read yet */
     double b = atomic_load_explicit(&bw, memory_order_relaxed);
     if (b < 0) {
-        const char *v = nbcxi_getenv("NBCX_AUTO_COPY_BW");
-        b = v && strcmp(v, "0") == 0
-                ? 0
-                : (double)nbcxi_env_size("NBCX_AUTO_COPY_BW",
-                                         (size_t)2 << 30) / 1e9;
+        b = (double)nbcxi_env_size_or_off("NBCX_AUTO_COPY_BW",
+                                          (size_t)2 << 30) / 1e9;
         atomic_store_explicit(&bw, b, memory_order_relaxed);
     }
     return b;

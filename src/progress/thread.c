@@ -11,9 +11,12 @@
  *     an idle poll it arms the transport and sleeps on that fd too, for
  *     EVENT_WAIT_MS at most (the watchdog's timeouts still get their
  *     passes). Nothing is spent while waiting. While a transfer is
- *     predicted (pace.c) it polls on the timer below instead, as for
- *     MPI: a fd that fires at every chunk of a stream would wake it for
- *     each (wait_on_events_locked says which, and why).
+ *     predicted (pace.c), or seen still moving past its prediction (a
+ *     wake-up by the fd whose poll finished nothing, or events pending
+ *     at an arm) while no application thread waits, it polls on the
+ *     timer below instead, as for MPI: a fd that fires at every chunk
+ *     of a stream would wake it for each (wait_on_events_locked and
+ *     sleep_on_events_locked say which, and why).
  *   - at every turn it adopts the starts handed over to it by
  *     application threads that found the engine lock taken (engine.c).
  *   - operations active otherwise: MPI point-to-point cannot wake anyone,
@@ -108,6 +111,10 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static char where[96];           /* placement, under the engine lock */
 static int64_t poll_max_ns = POLL_MAX_NS;
 static bool events_always;      /* NBCX_PROGRESS_EVENTS=always */
+static bool event_woke;          /* the last sleep ended on the
+                                    transport's fd, under the lock    */
+static int64_t stream_until;     /* a transfer seen moving: the timer
+                                    until then, under the lock        */
 /* The thread sleeps in poll() on this eventfd, and is woken by writing
  * to it. Unlike a condition variable signalled without the lock, a
  * write made before the thread goes to sleep is not lost: that is what
@@ -127,8 +134,9 @@ static void init_once_fn(void)
 }
 
 /* Sleeps until t (0: until woken) or a wake-up, with the lock released;
- * on the transport's event fd too where fd >= 0. */
-static void sleep_locked(int64_t t, int fd)
+ * on the transport's event fd too where fd >= 0. Returns whether that fd
+ * signalled. */
+static bool sleep_locked(int64_t t, int fd)
 {
     pthread_mutex_unlock(&nbcxi_engine_lock);
     struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN },
@@ -141,10 +149,11 @@ static void sleep_locked(int64_t t, int fd)
         timeout = &ts;
     }
     uint64_t n;
-    if (ppoll(p, fd >= 0 ? 2 : 1, timeout, NULL) > 0 &&
-        (p[0].revents & POLLIN))
+    bool any = ppoll(p, fd >= 0 ? 2 : 1, timeout, NULL) > 0;
+    if (any && (p[0].revents & POLLIN))
         (void)!read(wake_fd, &n, sizeof n);
     pthread_mutex_lock(&nbcxi_engine_lock);
+    return any && fd >= 0 && (p[1].revents & POLLIN);
 }
 
 static void sleep_until_locked(int64_t t)
@@ -190,27 +199,52 @@ static bool wait_on_events_locked(int64_t now)
 {
     if (events_always)
         return true;
+    if (now < stream_until)
+        return false;
     int64_t end = nbcxi_engine_transfer_end_locked();
     return end == 0 || now - end > EVENT_GRACE_NS;
 }
 
 /* After an idle poll: sleeps until a transport event, a wake-up or
  * EVENT_WAIT_MS, if every active operation's transport can wake us
- * (nbcxi_engine_arm_locked) and no transfer is predicted to be in
- * flight (wait_on_events_locked). Returns false, having done nothing,
- * when the thread must poll on the timer instead. Lock held (released
- * while asleep). */
+ * (nbcxi_engine_arm_locked) and no transfer is in flight
+ * (wait_on_events_locked). Returns false, having done nothing, when the
+ * thread must poll on the timer instead. Lock held (released while
+ * asleep).
+ *
+ * A transfer is in flight also when it is seen moving past its
+ * prediction: this poll came right after a wake-up by the transport's
+ * fd and finished nothing (a chunk of a stream), or the transport,
+ * asked to arm, has events pending. The prediction is short where the
+ * two directions of an exchange share one link (an alltoall or
+ * allreduce on 2 ranks over one emulated link takes twice what the
+ * bandwidth of one direction predicts), and the thread then woke at
+ * every chunk for the second half: ialltoall 4 MiB took 9-11 % progress
+ * CPU against the MPI transport's 3-4 %, and overlapped 59 % against
+ * 76 % (docs/results/ucx, session 11). So it then polls on the timer
+ * for EVENT_GRACE_NS more (stream_until), renewed while the stream
+ * moves: 4 % and 75 %. Not while an application thread waits: the wait leaves
+ * its core idle, and a wake-up per event costs less than the timer's
+ * polls at their waiting ceiling (unit.events.spurious_events). */
 static bool sleep_on_events_locked(void)
 {
-    if (!wait_on_events_locked(nbcxi_now_ns()))
+    int64_t now = nbcxi_now_ns();
+    if (event_woke && !nbcxi_waiters) /* (the poll finished nothing) */
+        stream_until = now + EVENT_GRACE_NS;
+    event_woke = false;
+    if (!wait_on_events_locked(now))
         return false;
     int fd = nbcxi_engine_arm_locked();
+    if (fd == -2 && !nbcxi_waiters) {
+        stream_until = now + EVENT_GRACE_NS;
+        return false;
+    }
     if (fd == -2)
         return true; /* events pending: poll again now */
     if (fd < 0)
         return false;
     idle_sleep = true; /* a start or a kick must wake us */
-    sleep_locked(nbcxi_now_ns() + (int64_t)EVENT_WAIT_MS * 1000000, fd);
+    event_woke = sleep_locked(now + (int64_t)EVENT_WAIT_MS * 1000000, fd);
     idle_sleep = false;
     return true;
 }
@@ -229,9 +263,8 @@ struct slice_attr {
  * done to desc. */
 static void request_slice(char *desc, size_t len)
 {
-    size_t us = nbcxi_env_size("NBCX_PROGRESS_SLICE_US", 100);
-    const char *v = nbcxi_getenv("NBCX_PROGRESS_SLICE_US");
-    if (v && strcmp(v, "0") == 0)
+    size_t us = nbcxi_env_size_or_off("NBCX_PROGRESS_SLICE_US", 100);
+    if (us == 0)
         return;
     struct slice_attr a = { .size = sizeof a, .policy = 0 /* OTHER */,
                             .runtime = (uint64_t)us * 1000 };
@@ -311,6 +344,7 @@ static void *main_loop(void *arg)
         if (advanced) {
             pause = POLL_MIN_NS;
             idle = 0;
+            event_woke = false;
         } else if (nbcxi_waiters && ++idle <= SPIN_POLLS) {
             pthread_mutex_unlock(&nbcxi_engine_lock);
             sched_yield();
@@ -318,12 +352,17 @@ static void *main_loop(void *arg)
             continue;
         }
         if (!advanced && sleep_on_events_locked()) {
-            /* Woken by an event that finished nothing (on TCP, a chunk
-             * of a large transfer): no new spin. Only a start or a new
-             * waiter (a kick) earns one. */
-            pause = POLL_MIN_NS;
-            if (kicked)
+            /* Woken: the next poll is now. By an event that finishes
+             * nothing (on TCP, a chunk of a large transfer) no new spin
+             * is earned, nor a new pause: the timer that may take over
+             * (stream_until) goes on at the pace it had reached, instead
+             * of backing off from POLL_MIN_NS again after every chunk.
+             * Only a start or a new waiter (a kick), or progress, earns
+             * them. */
+            if (kicked) {
+                pause = POLL_MIN_NS;
                 idle = 0;
+            }
             continue;
         }
         int64_t now = nbcxi_now_ns();

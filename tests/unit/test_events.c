@@ -25,6 +25,17 @@
  *                     (the root is late) it arms and sleeps on the fd;
  *                     then the root sends and the bcast completes with
  *                     its data.
+ *   stream_events     no thread waits, nothing predicted: the thread
+ *                     sleeps on the fd; then the fd signals every
+ *                     STREAM_GAP_NS for STREAM_NS, each event finishing
+ *                     nothing, as UCX's TCP transport does at every
+ *                     chunk of a transfer that outlived its prediction:
+ *                     the thread polls on the timer while the stream
+ *                     moves and arms the transport at most about once
+ *                     per 2 ms (thread.c's EVENT_GRACE_NS), not after
+ *                     every event (the rule before session 11: one arm
+ *                     per event); then the bcast completes with the
+ *                     root's data.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,6 +58,9 @@ enum { N = 64, EVENTS = 50, MAX_POLLS = 8, MAX_MSGS = 8,
 static const int64_t PACED_NS = 300000000; /* the big receive's predicted
                                               duration (300 ms)      */
 static const int64_t ARM_WAIT_NS = 2000000000; /* 2 s for the thread */
+static const int64_t STREAM_NS = 100000000;    /* stream_events: 100 ms */
+static const int64_t STREAM_GAP_NS = 200000;   /* of an event per 200 us */
+static const int64_t GRACE_NS = 2000000;       /* thread.c's EVENT_GRACE_NS */
 
 struct ev_req {
     bool recv, done;
@@ -198,6 +212,7 @@ static bool setup(nbcx_comm c[2], nbcx_progress_mode *saved)
     ev.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (!CHECK(ev.efd >= 0, "eventfd: %s", strerror(errno)))
         return false;
+    atomic_store(&ev.delivered, false); /* (an earlier test's finish) */
     *saved = NBCX_PROGRESS_CALLER;
     CHECK_OK(nbcx_progress_get(saved));
     int rc = nbcx_progress_set(NBCX_PROGRESS_THREAD);
@@ -240,6 +255,21 @@ static void finish(pthread_t waiter, const struct waiter *w,
     close(ev.efd);
 }
 
+/* A bcast of N elements 1, 2, ... from rank 0 into buf[1]: the root's
+ * part is over at once (eager), rank 1's (w->req) stays in flight until
+ * the message is delivered. */
+static void start_bcast(nbcx_comm c[2], int32_t buf[2][N], struct waiter *w)
+{
+    for (int i = 0; i < N; i++) {
+        buf[0][i] = i + 1;
+        buf[1][i] = -1;
+    }
+    nbcx_request root;
+    CHECK_OK(nbcx_ibcast(buf[0], N, NBCX_INT32, 0, c[0], &root));
+    CHECK_OK(nbcx_wait(&root));
+    CHECK_OK(nbcx_ibcast(buf[1], N, NBCX_INT32, 0, c[1], &w->req));
+}
+
 static void test_spurious_events(void)
 {
     nbcx_comm c[2];
@@ -247,15 +277,8 @@ static void test_spurious_events(void)
     if (!setup(c, &saved))
         return;
     static int32_t buf[2][N];
-    for (int i = 0; i < N; i++) {
-        buf[0][i] = i + 1;
-        buf[1][i] = -1;
-    }
-    nbcx_request root;
     struct waiter w;
-    CHECK_OK(nbcx_ibcast(buf[0], N, NBCX_INT32, 0, c[0], &root));
-    CHECK_OK(nbcx_wait(&root)); /* (eager: over at once) */
-    CHECK_OK(nbcx_ibcast(buf[1], N, NBCX_INT32, 0, c[1], &w.req));
+    start_bcast(c, buf, &w);
     pthread_t waiter;
     if (!CHECK(pthread_create(&waiter, NULL, wait_main, &w) == 0,
             "pthread_create"))
@@ -337,9 +360,54 @@ static void test_paced_transfer(void)
     finish(waiter, &w, buf[1], BIG, c, saved);
 }
 
+static void test_stream_events(void)
+{
+    nbcx_comm c[2];
+    nbcx_progress_mode saved;
+    if (!setup(c, &saved))
+        return;
+    /* Rank 1's receive stays in flight, and nobody waits for it: the
+     * thread sleeps on the fd. */
+    static int32_t buf[2][N];
+    struct waiter w;
+    start_bcast(c, buf, &w);
+    bool ok = armed_again(0) || armed_again(0);
+    CHECK(ok, "the progress thread never armed the transport");
+    /* A stream: an event every STREAM_GAP_NS, each finishing nothing. */
+    long arms0 = atomic_load(&ev.arms), polls0 = atomic_load(&ev.tests);
+    long events = 0;
+    int64_t t0 = nbcxi_now_ns();
+    while (ok && nbcxi_now_ns() - t0 < STREAM_NS) {
+        uint64_t one = 1;
+        (void)!write(ev.efd, &one, sizeof one);
+        events++;
+        sleep_ns(STREAM_GAP_NS);
+    }
+    int64_t took = nbcxi_now_ns() - t0;
+    long arms = atomic_load(&ev.arms) - arms0;
+    long polls = atomic_load(&ev.tests) - polls0;
+    printf("%ld events in %.0f ms: %ld arms, %ld polls\n", events,
+           took / 1e6, arms, polls);
+    /* At most one arm per 2 ms of stream, and a few more; a machine too
+     * slow to make four events per allowed arm gets no verdict. */
+    long max_arms = (long)(took / GRACE_NS) + 10;
+    if (events >= 4 * max_arms)
+        CHECK(arms <= max_arms, "%ld arms for %ld events in %.0f ms that "
+              "finished nothing (at most %ld): the thread slept on the fd "
+              "after every chunk of the stream", arms, events, took / 1e6,
+              max_arms);
+    /* The message arrives: the bcast completes, with the root's data. */
+    pthread_t waiter;
+    if (!CHECK(pthread_create(&waiter, NULL, wait_main, &w) == 0,
+               "pthread_create"))
+        return;
+    finish(waiter, &w, buf[1], N, c, saved);
+}
+
 static const struct th_test tests[] = {
     { "spurious_events", test_spurious_events },
     { "paced_transfer", test_paced_transfer },
+    { "stream_events", test_stream_events },
 };
 
 int main(int argc, char **argv)

@@ -509,10 +509,7 @@ static void world_unref(struct ip_world *w)
  * choice of slots off; default: no limit. */
 static size_t read_slot_max(void)
 {
-    const char *v = nbcxi_getenv("NBCX_INPROC_SLOT_MAX");
-    if (v && strcmp(v, "0") == 0)
-        return 0;
-    return nbcxi_env_size("NBCX_INPROC_SLOT_MAX", SIZE_MAX);
+    return nbcxi_env_size_or_off("NBCX_INPROC_SLOT_MAX", SIZE_MAX);
 }
 
 static int world_new(int nranks, struct ip_world **out)
