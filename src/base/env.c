@@ -9,10 +9,10 @@ const char *nbcxi_getenv(const char *name)
     return (v && *v) ? v : NULL;
 }
 
-/* A byte count with an optional k/m/g suffix (powers of 1024). */
-size_t nbcxi_env_size(const char *name, size_t dflt)
+/* A byte count with an optional k/m/g suffix (powers of 1024) in v, or
+ * dflt where v is NULL, not one, or 0. */
+static size_t parse_size(const char *v, size_t dflt)
 {
-    const char *v = nbcxi_getenv(name);
     if (!v)
         return dflt;
     char *end;
@@ -28,10 +28,15 @@ size_t nbcxi_env_size(const char *name, size_t dflt)
     return (size_t)n;
 }
 
+size_t nbcxi_env_size(const char *name, size_t dflt)
+{
+    return parse_size(nbcxi_getenv(name), dflt);
+}
+
 size_t nbcxi_env_size_or_off(const char *name, size_t dflt)
 {
     const char *v = nbcxi_getenv(name);
     if (v && v[0] == '0' && v[1] == '\0')
         return 0;
-    return nbcxi_env_size(name, dflt);
+    return parse_size(v, dflt);
 }

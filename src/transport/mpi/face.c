@@ -236,24 +236,25 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
     /* On another transport (NBCX_TRANSPORT, e.g. UCX), MPI starts it
      * (and gives the topology), and the MPI transport is kept for
      * nbcx_comm_set_transport(comm, "mpi") (base/comm.c). */
-    nbcxi_transport *tp = NULL, *mpi_tp = NULL;
+    nbcxi_transport *mpi_tp, *tp;
     err = nbcxi_mpi_transport_create(dup, &mpi_tp); /* owns dup */
-    if (err == NBCX_SUCCESS && byname) {
+    if (err != NBCX_SUCCESS) {
+        MPI_Comm_free(&dup);
+        return err;
+    }
+    if (byname) {
         struct nbcxi_bootstrap boot = { .rank = rank, .size = size,
                                         .allgather = boot_allgather,
                                         .first_failed = boot_first_failed,
                                         .ctx = &dup };
-        err = byname->create(&boot, &tp);
-        if (err != NBCX_SUCCESS)
+        if ((err = byname->create(&boot, &tp)) != NBCX_SUCCESS) {
             mpi_tp->ops->destroy(mpi_tp); /* frees dup */
-    } else if (err == NBCX_SUCCESS) {
+            return err;
+        }
+    } else {
         tp = mpi_tp;
         mpi_tp = NULL;
-    } else {
-        MPI_Comm_free(&dup);
     }
-    if (err != NBCX_SUCCESS)
-        return err;
     err = nbcxi_comm_create(rank, size, tp, out);
     if (err != NBCX_SUCCESS) {
         if (mpi_tp)
