@@ -721,8 +721,10 @@ NBCX_API int nbcx_sched_free(nbcx_sched *sched);
  * alltoall gatherv scatterv allgatherv alltoallv alltoallw reduce_scatter
  * reduce_scatter_block scan exscan neighbor_allgather neighbor_allgatherv
  * neighbor_alltoall neighbor_alltoallv neighbor_alltoallw. NBCX_SEGSIZE
- * (bytes, default 65536) sets the fragment size of pipelined algorithms;
- * nbcx_segsize_set() changes it at run time. Every core collective
+ * (bytes) sets the fragment size of pipelined algorithms; unset, each
+ * communicator's transport chooses it (65536; 262144 on UCX).
+ * nbcx_segsize_set() changes it at run time; nbcx_segsize_set(0) returns
+ * to the default (NBCX_SEGSIZE if set, else the transport's). Every core collective
  * (barrier to alltoall) also has "slots", shared-memory slots between the
  * ranks of nbcx_inproc_run (the automatic choice there, up to
  * NBCX_INPROC_SLOT_MAX bytes); elsewhere it falls back to the automatic

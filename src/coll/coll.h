@@ -251,7 +251,7 @@ NBCX_HIDDEN nbcxi_builder nbcxi_build_neighbor_alltoall_linear;   /* and v, w */
  * progress mode (split mode picks tree algorithms; set by the caller). */
 struct nbcxi_selection {
     const char *forced;
-    size_t segsize;
+    size_t segsize; /* 0: the transport's (a cache is per communicator) */
     int mode;
 };
 NBCX_HIDDEN void nbcxi_coll_selection(enum nbcxi_coll coll,
@@ -269,7 +269,8 @@ NBCX_HIDDEN int nbcxi_coll_build(enum nbcxi_coll coll,
  * the schedule checker (check/) walks them. */
 NBCX_HIDDEN const char *nbcxi_coll_name(int c);
 NBCX_HIDDEN const struct nbcxi_algorithm *nbcxi_coll_algorithm(int c, int i);
-/* " segsize=65536 barrier=auto ..." for nbcx_info. */
+/* " segsize=auto barrier=auto ..." for nbcx_info (segsize=N when the
+ * user chose one). */
 NBCX_HIDDEN int nbcxi_coll_describe(char *buf, size_t len);
 
 #endif /* NBCX_COLL_H */

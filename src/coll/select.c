@@ -15,7 +15,10 @@
  * back to the automatic choice, so forcing never changes a result. A
  * selection table (NBCX_TUNING, tuning.c: written by nbcx-tune from
  * simulations) replaces the built-in thresholds for the calls its rules
- * cover.
+ * cover. Pipelined algorithms cut messages into fragments of the size the
+ * user chose (NBCX_SEGSIZE, nbcx_segsize_set), else of the size the
+ * communicator's transport asks for (ops->segsize: UCX's cost per message
+ * is higher than MPI's), else 64 KiB.
  *
  * Adding an algorithm: its builder (coll.h) and one line in the table.
  */
@@ -156,7 +159,11 @@ static const struct nbcxi_algorithm *registered(enum nbcxi_coll coll,
 
 /* The forced algorithm's name (a registered entry's), NULL: automatic */
 static _Atomic(const char *) forced[NBCXI_NCOLL];
+/* The fragment size the user chose (NBCX_SEGSIZE, nbcx_segsize_set);
+ * 0: the transport's (ops->segsize), else DEFAULT_SEGSIZE. */
 static _Atomic size_t segsize;
+static size_t env_segsize; /* NBCX_SEGSIZE; 0: unset */
+enum { DEFAULT_SEGSIZE = 65536 };
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int env_error; /* first bad NBCX_<COLL>_ALG or NBCX_TUNING file,
                          returned by every call */
@@ -193,7 +200,7 @@ static void read_env(void)
             n += (size_t)snprintf(names[c] + n, sizeof names[c] - n, "%s%s",
                                   i ? " " : "", a->name);
     }
-    segsize = nbcxi_env_size("NBCX_SEGSIZE", 65536);
+    segsize = env_segsize = nbcxi_env_size("NBCX_SEGSIZE", 0);
     for (int c = 0; c < NBCXI_NCOLL; c++) {
         char var[64];
         snprintf(var, sizeof var, "NBCX_%s_ALG", coll_names[c]);
@@ -237,9 +244,7 @@ int nbcx_algorithm_names(const char *coll, const char **list)
 int nbcx_segsize_set(size_t bytes)
 {
     pthread_once(&env_once, read_env);
-    if (bytes == 0)
-        return NBCX_ERR_ARG;
-    segsize = bytes;
+    segsize = bytes ? bytes : env_segsize; /* 0: the default again */
     return NBCX_SUCCESS;
 }
 
@@ -334,8 +339,9 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
     pthread_once(&env_once, read_env);
     if (env_error)
         return env_error;
-    a->segsize = segsize;
     const struct nbcxi_transport_ops *tp = s->comm->tp->ops;
+    a->segsize = segsize ? segsize
+                 : tp->segsize ? tp->segsize : (size_t)DEFAULT_SEGSIZE;
     const char *force = forced[coll];
     const struct nbcxi_algorithm *alg = NULL;
     if (force) { /* a backend's algorithm serves only its communicators */
@@ -382,7 +388,9 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
 int nbcxi_coll_describe(char *buf, size_t len)
 {
     pthread_once(&env_once, read_env);
-    size_t n = (size_t)snprintf(buf, len, " segsize=%zu", (size_t)segsize);
+    size_t seg = segsize;
+    size_t n = seg ? (size_t)snprintf(buf, len, " segsize=%zu", seg)
+                   : (size_t)snprintf(buf, len, " segsize=auto");
     if (n < len)
         n += (size_t)nbcxi_tuning_describe(buf + n, len - n);
     for (int c = 0; c < NBCXI_NCOLL && n < len; c++) {

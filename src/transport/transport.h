@@ -94,6 +94,11 @@ struct nbcxi_transport_ops {
      * the automatic choice prefers them (0: only when forced). */
     const struct nbcxi_algorithm *algorithms;
     size_t (*native_max)(const nbcxi_transport *t);
+    /* Optional: the fragment size (bytes) of pipelined algorithms on this
+     * transport when the user chose none (NBCX_SEGSIZE,
+     * nbcx_segsize_set, a NBCX_TUNING rule); 0: nbcx's default, 64 KiB.
+     * For a transport whose cost per message is high (coll/select.c). */
+    size_t segsize;
     /* Optional: makes a transport for the group that b describes
      * (collective over it: every member calls it, and all succeed or all
      * fail); the backend can then be chosen by name (NBCX_TRANSPORT).

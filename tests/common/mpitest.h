@@ -324,11 +324,11 @@ static inline void mt_check_sendbuf(const char *what,
 }
 
 /* After the cases of a collective: its automatic algorithm and the
- * default fragment size again. */
+ * default fragment size (the transport's) again. */
 static inline void mt_restore_defaults(const char *coll)
 {
     MT_OK(nbcx_algorithm_set(coll, "auto"));
-    MT_OK(nbcx_segsize_set(65536));
+    MT_OK(nbcx_segsize_set(0));
 }
 
 /* mt_init, then the watchdog on the setup step; returns the start time

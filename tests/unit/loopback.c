@@ -68,6 +68,7 @@ struct lb_world {
     long pairs;                /* MATCHED pairs not yet delivered */
     long unreported;           /* DONE records not yet reported */
     long activity;             /* bumped by every change of state */
+    struct nbcxi_transport_ops ops; /* lb_ops, with opt.segsize */
 };
 
 /* The transport state of one virtual rank. */
@@ -510,7 +511,7 @@ static const struct nbcxi_transport_ops lb_ops = {
 static struct lb_world *world_of(nbcx_comm comm)
 {
     struct nbcx_comm_s *c = nbcxi_comm(comm);
-    if (!c || c->tp->ops != &lb_ops)
+    if (!c || c->tp->ops->isend != lb_isend)
         return NULL;
     return ((struct lb_endpoint *)c->tp->state)->w;
 }
@@ -535,6 +536,8 @@ int loopback_world_create_ex(int nranks, const struct loopback_options *opt,
         w->opt = *opt;
     if (w->opt.tag_ub == 0)
         w->opt.tag_ub = INT32_MAX;
+    w->ops = lb_ops;
+    w->ops.segsize = w->opt.segsize;
     w->rng = w->opt.seed;
     int err = (w->recvs && w->sends && w->live_sends && w->live_recvs)
                   ? NBCX_SUCCESS
@@ -552,7 +555,7 @@ int loopback_world_create_ex(int nranks, const struct loopback_options *opt,
         ep->w = w;
         ep->rank = r;
         w->refs++;
-        t->ops = &lb_ops;
+        t->ops = &w->ops;
         t->tag_ub = w->opt.tag_ub;
         t->state = ep;
         /* Takes ownership of t, and destroys it on failure. */

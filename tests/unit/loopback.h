@@ -40,6 +40,7 @@
 #ifndef NBCX_TEST_LOOPBACK_H
 #define NBCX_TEST_LOOPBACK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "nbcx.h"
@@ -54,6 +55,8 @@ struct loopback_options {
     enum loopback_mode mode;
     uint64_t seed;        /* random mode: seed of the generator         */
     int quiet;            /* do not print transport errors on stderr    */
+    size_t segsize;       /* the transport's fragment size (its
+                             ops->segsize); 0: none                     */
 };
 
 /* Counters of a world, for tests of the engine's behaviour. */

@@ -977,14 +977,87 @@ static void test_algorithm_api(void)
     CHECK_RC(nbcx_algorithm_set("no_such_collective", "auto"),
              NBCX_ERR_ALGORITHM);
     CHECK_RC(nbcx_algorithm_names("bcast", NULL), NBCX_ERR_ARG);
-    CHECK_RC(nbcx_segsize_set(0), NBCX_ERR_ARG);
     char info[512];
     CHECK_OK(nbcx_info(info, sizeof info));
     CHECK(strstr(info, "bcast") != NULL, "nbcx_info: %s", info);
 }
 
+/* The messages a ring allreduce of n int32 on 2 ranks posts (both
+ * ranks), with comm's transport asking for transport_seg bytes (0: none)
+ * and the user for user_seg (0: nbcx_segsize_set(0), the default); its
+ * result must equal the sequential sum. */
+static long ring_messages(size_t transport_seg, size_t user_seg, int n)
+{
+    enum { P = 2 };
+    struct loopback_options opt = { .tag_ub = TAG_UB, .seed = 3,
+                                    .segsize = transport_seg };
+    nbcx_comm c[P];
+    int err = loopback_world_create_ex(P, &opt, c);
+    if (!CHECK(err == NBCX_SUCCESS, "loopback world: %d", err))
+        return -1;
+    CHECK_OK(nbcx_segsize_set(user_seg));
+    CHECK_OK(nbcx_algorithm_set("allreduce", "ring"));
+    int32_t *in[P], *out[P];
+    nbcx_request req[P];
+    for (int r = 0; r < P; r++) {
+        in[r] = malloc(sizeof(int32_t) * (size_t)n);
+        out[r] = calloc((size_t)n, sizeof(int32_t));
+        if (!in[r] || !out[r])
+            abort(); /* (a test machine out of memory) */
+        for (int i = 0; i < n; i++)
+            in[r][i] = (int32_t)(i * (r + 3) - r);
+    }
+    for (int r = 0; r < P; r++)
+        CHECK_OK(nbcx_iallreduce(in[r], out[r], n, NBCX_INT32, NBCX_SUM, c[r],
+                                 &req[r]));
+    CHECK_OK(loopback_waitall(c[0], P, req));
+    int bad = 0;
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < n; i++)
+            bad += out[r][i] != in[0][i] + in[1][i];
+    CHECK(bad == 0, "ring allreduce, segsizes %zu/%zu: %d wrong elements",
+          transport_seg, user_seg, bad);
+    struct loopback_stats st;
+    CHECK_OK(loopback_stats(c[0], &st));
+    for (int r = 0; r < P; r++) {
+        free(in[r]);
+        free(out[r]);
+    }
+    loopback_world_destroy(P, c);
+    CHECK_OK(nbcx_algorithm_set("allreduce", "auto"));
+    th_cases++;
+    return st.posted;
+}
+
+/* The fragment size: the user's (nbcx_segsize_set), else the transport's
+ * (ops->segsize: UCX asks for 256 KiB), else 64 KiB. A ring allreduce on
+ * 2 ranks posts 8 messages per fragment of a block (each rank sends and
+ * receives each fragment of one block twice: reduce-scatter, then
+ * allgather); 65536 int32 make blocks of 128 KiB. */
+static void test_segsize_choice(void)
+{
+    enum { N = 65536 };
+    const long per = 8, block = N / 2 * 4;
+    /* no choice anywhere: 64 KiB */
+    CHECK_INT(ring_messages(0, 0, N), per * (block / 65536));
+    /* the transport's */
+    CHECK_INT(ring_messages(16384, 0, N), per * (block / 16384));
+    CHECK_INT(ring_messages(262144, 0, N), per * 1);
+    /* the user's wins over the transport's */
+    CHECK_INT(ring_messages(16384, 32768, N), per * (block / 32768));
+    /* and nbcx_segsize_set(0) gives it back */
+    CHECK_INT(ring_messages(16384, 0, N), per * (block / 16384));
+    char info[512];
+    CHECK_OK(nbcx_info(info, sizeof info));
+    CHECK(strstr(info, " segsize=auto ") != NULL, "nbcx_info: %s", info);
+    CHECK_OK(nbcx_segsize_set(SEGSIZE));
+    CHECK_OK(nbcx_info(info, sizeof info));
+    CHECK(strstr(info, " segsize=100 ") != NULL, "nbcx_info: %s", info);
+}
+
 static const struct th_test tests[] = {
     { "algorithm_api", test_algorithm_api },
+    { "segsize_choice", test_segsize_choice },
     { "argument_errors", test_argument_errors },
     { "insignificant_args", test_insignificant_args },
     { "barrier", test_barrier },

@@ -657,6 +657,16 @@ const struct nbcxi_transport_ops nbcxi_ucx_ops = {
     .event_fd = ucx_event_fd,
     .arm = ucx_arm,
     .describe = ucx_describe,
+    /* 256 KiB fragments. Every UCX message costs the progress thread more
+     * than an MPI one, and a ring allreduce of 1-4 MiB in 64 KiB
+     * fragments took 10-11 % progress CPU and overlapped 58-63 % in
+     * thread mode on the emulated 1 Gbit/s network, against the MPI
+     * transport's 5-7 % and 72-75 %; in 256 KiB fragments 5-7 % and
+     * 72-76 % (docs/results/ucx, session 12). UCX's own rendezvous
+     * threshold is not the cause: 64 KiB fragments sent eagerly
+     * (NBCX_UCX_RNDV_THRESH=128k) did as badly. On shared memory 256 KiB
+     * was as fast or faster at every size measured. */
+    .segsize = 256 * 1024,
 };
 
 /* What each rank tells the others first. */
