@@ -203,8 +203,11 @@ NBCX_API int nbcx_comm_transport(nbcx_comm comm, const char **name);
  *   NBCX_ERR_TRANSPORT  the transport is not in this build (e.g. "ucx"
  *                       where UCX was not found at configure time), its
  *                       module or library cannot be loaded or started on
- *                       some rank, or comm's ranks are threads of one
- *                       process (nbcx_inproc_run);
+ *                       some rank, another member ran out of memory (the
+ *                       detail names it), or comm's ranks are threads of
+ *                       one process (nbcx_inproc_run);
+ *   NBCX_ERR_NOMEM      this member ran out of memory (the others fail
+ *                       too, with NBCX_ERR_TRANSPORT);
  *   NBCX_ERR_BUSY       a member has operations in flight on comm, or
  *                       holds persistent requests or schedules
  *                       (nbcx_sched_create) on it: wait for and free them

@@ -24,7 +24,9 @@ extern "C" {
  * (MPI_Cart_create, MPI_Dist_graph_create(_adjacent), MPI_Graph_create)
  * becomes the nbcx communicator's neighbourhood (nbcx_comm_set_cart /
  * nbcx_comm_set_neighbors), in the neighbour order MPI's neighbourhood
- * collectives use. */
+ * collectives use. Every member gets a communicator, or none does: where
+ * one member fails (say NBCX_ERR_NOMEM), the others fail with
+ * NBCX_ERR_TRANSPORT and a detail that names it. */
 NBCX_API int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out);
 
 /* Any MPI datatype, derived and non-contiguous included. Predefined MPI

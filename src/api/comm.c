@@ -29,7 +29,9 @@ int nbcx_comm_free(nbcx_comm *h)
  * (transport.h) runs on nbcx's own allgather and allreduce on comm.
  * First the members agree that none of them uses comm (first_failed),
  * so that all go on or all stop; then the backend is created (all
- * succeed or all fail, transport.h) and replaces the old one. The
+ * succeed or all fail, transport.h); then each member prepares its tag
+ * slots for it and, once all have (first_failed again), it replaces the
+ * old one on every member, or on none. The
  * transport comm was made on, if it cannot be created by name ("mpi"),
  * is kept meanwhile (base/comm.c), and naming it goes back to it. */
 
@@ -115,17 +117,33 @@ int nbcx_comm_set_transport(nbcx_comm h, const char *name)
                            "requests or schedules on the communicator: wait "
                            "for and free them first",
                            busy ? c->rank : who, busy ? " (this one)" : "");
-    if (back)
-        return nbcxi_comm_replace_transport(c, c->kept);
-
-    struct nbcxi_bootstrap boot = { .rank = c->rank, .size = c->size,
-                                    .allgather = boot_allgather,
-                                    .first_failed = boot_first_failed,
-                                    .ctx = c };
-    nbcxi_transport *tp = NULL;
-    err = ops->create(&boot, &tp);
-    nbcxi_cache_flush(c); /* (the bootstrap's allgathers) */
-    if (err != NBCX_SUCCESS)
-        return err;
-    return nbcxi_comm_replace_transport(c, tp);
+    nbcxi_transport *tp = c->kept;
+    if (!back) {
+        struct nbcxi_bootstrap boot = { .rank = c->rank, .size = c->size,
+                                        .allgather = boot_allgather,
+                                        .first_failed = boot_first_failed,
+                                        .ctx = c };
+        err = ops->create(&boot, &tp);
+        nbcxi_cache_flush(c); /* (the bootstrap's allgathers) */
+        if (err != NBCX_SUCCESS)
+            return err;
+    }
+    /* Every member prepares, then all switch or none does: a member
+     * that could not (out of memory) must not leave the others on
+     * another transport. */
+    const char *to = tp->ops->name;
+    struct nbcxi_comm_switch sw;
+    int mine = nbcxi_comm_switch_prepare(tp, &sw);
+    err = boot_first_failed(c, mine == NBCX_SUCCESS, &who);
+    nbcxi_cache_flush(c);
+    if (err == NBCX_SUCCESS && who < 0) {
+        nbcxi_comm_switch_commit(c, &sw);
+        return NBCX_SUCCESS;
+    }
+    nbcxi_comm_switch_drop(c, &sw);
+    if (mine != NBCX_SUCCESS || err != NBCX_SUCCESS)
+        return mine != NBCX_SUCCESS ? mine : err;
+    return nbcxi_error(NBCX_ERR_TRANSPORT, "nbcx_comm_set_transport: rank %d "
+                       "could not switch to %s: the communicator stays on "
+                       "%s", who, to, c->tp->ops->name);
 }

@@ -217,13 +217,30 @@ struct nbcx_comm_s {
 NBCX_HIDDEN int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp,
                                   nbcx_comm *out);
 NBCX_HIDDEN struct nbcx_comm_s *nbcxi_comm(nbcx_comm h);
-/* Puts c on transport tp, which is either c->kept (going back to it) or
- * a new one (taken; destroyed on failure). The old transport is kept in
- * c->kept if it cannot be created by name and nothing is kept yet,
- * destroyed otherwise. Only while nothing uses c: no schedule holds it
- * (refs 1), no tag slot is held (nbcx_comm_set_transport, api/comm.c). */
-NBCX_HIDDEN int nbcxi_comm_replace_transport(struct nbcx_comm_s *c,
-                                             nbcxi_transport *tp);
+/* A switch of c's transport (nbcx_comm_set_transport, api/comm.c) in
+ * two steps, so that it cannot fail on one member alone: every member
+ * prepares (the new transport's tag bitmap), the members agree that all
+ * prepared, then each commits, which cannot fail; or each drops.
+ * tp is c->kept (going back to it) or a new transport, which the switch
+ * takes: drop destroys it. */
+struct nbcxi_comm_switch {
+    nbcxi_transport *tp;
+    _Atomic uint64_t *held; /* its tag bitmap */
+    unsigned nslots;
+};
+/* Changes nothing of c. NBCX_ERR_TRANSPORT (tp has too few tags) or
+ * NBCX_ERR_NOMEM, with a message; then drop, not commit. */
+NBCX_HIDDEN int nbcxi_comm_switch_prepare(nbcxi_transport *tp,
+                                          struct nbcxi_comm_switch *sw);
+/* Puts c on sw->tp. The old transport is kept in c->kept if it cannot
+ * be created by name and nothing is kept yet, destroyed otherwise. Only
+ * while nothing uses c: no schedule holds it (refs 1), no tag slot is
+ * held. */
+NBCX_HIDDEN void nbcxi_comm_switch_commit(struct nbcx_comm_s *c,
+                                          struct nbcxi_comm_switch *sw);
+/* Undoes a prepare: frees the bitmap, destroys a new transport. */
+NBCX_HIDDEN void nbcxi_comm_switch_drop(struct nbcx_comm_s *c,
+                                        struct nbcxi_comm_switch *sw);
 /* Gives c a transport to keep for nbcx_comm_set_transport's way back
  * (above; taken): nbcx_comm_from_mpi's MPI transport where the
  * communicator is made on another one (NBCX_TRANSPORT). */

@@ -81,38 +81,49 @@ int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp, nbcx_comm *out)
     return NBCX_SUCCESS;
 }
 
-int nbcxi_comm_replace_transport(struct nbcx_comm_s *c, nbcxi_transport *tp)
+int nbcxi_comm_switch_prepare(nbcxi_transport *tp,
+                              struct nbcxi_comm_switch *sw)
 {
-    bool back = tp == c->kept;
-    unsigned nslots = count_slots(tp);
-    _Atomic uint64_t *held = nslots < 2 ? NULL
-                             : calloc((nslots + 63) / 64, sizeof *held);
-    if (!held) {
-        const char *name = tp->ops->name;
-        if (!back)
-            tp->ops->destroy(tp);
-        return nslots < 2 ? nbcxi_error(NBCX_ERR_TRANSPORT, "transport %s "
-                                        "has too few tags for nbcx", name)
-                          : NBCX_ERR_NOMEM;
-    }
+    *sw = (struct nbcxi_comm_switch){ .tp = tp, .nslots = count_slots(tp) };
+    if (sw->nslots < 2)
+        return nbcxi_error(NBCX_ERR_TRANSPORT, "transport %s has too few "
+                           "tags for nbcx", tp->ops->name);
+    sw->held = calloc((sw->nslots + 63) / 64, sizeof *sw->held);
+    return sw->held ? NBCX_SUCCESS
+                    : nbcxi_error(NBCX_ERR_NOMEM, "no memory for the tag "
+                                  "slots of transport %s", tp->ops->name);
+}
+
+void nbcxi_comm_switch_commit(struct nbcx_comm_s *c,
+                              struct nbcxi_comm_switch *sw)
+{
     /* Nothing holds a tag slot (the caller made sure): the sequence
      * numbers go on, in the new transport's slots. No message of the
      * old transport is left unmatched either (its operations all
      * completed, on every member), so a kept one is clean to go back
      * to. */
     nbcxi_transport *old = c->tp;
-    free((void *)c->held);
-    c->held = held;
-    c->nslots = nslots;
-    c->npers = nslots / 2;
-    c->tp = tp;
-    if (back)
+    if (sw->tp == c->kept)
         c->kept = NULL;
+    free((void *)c->held);
+    c->held = sw->held;
+    c->nslots = sw->nslots;
+    c->npers = sw->nslots / 2;
+    c->tp = sw->tp;
     if (!old->ops->create && !c->kept)
         c->kept = old;
     else
         old->ops->destroy(old);
-    return NBCX_SUCCESS;
+    *sw = (struct nbcxi_comm_switch){ 0 };
+}
+
+void nbcxi_comm_switch_drop(struct nbcx_comm_s *c,
+                            struct nbcxi_comm_switch *sw)
+{
+    free((void *)sw->held);
+    if (sw->tp && sw->tp != c->kept)
+        sw->tp->ops->destroy(sw->tp);
+    *sw = (struct nbcxi_comm_switch){ 0 };
 }
 
 void nbcxi_comm_keep_transport(struct nbcx_comm_s *c, nbcxi_transport *tp)

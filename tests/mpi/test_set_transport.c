@@ -33,11 +33,62 @@
  *     "ucx"; then "mpi" succeeds, collectives equal MPI's, and "ucx"
  *     again makes a new UCX transport whose collectives equal MPI's;
  *     a communicator made with NBCX_TRANSPORT=ucx goes to "mpi" too;
- *     then the communicators are freed cleanly.
+ *     then the communicators are freed cleanly;
+ *   - nbcx_comm_from_mpi out of memory on the last rank alone (the same
+ *     calloc, below): NBCX_ERR_NOMEM there, NBCX_ERR_TRANSPORT naming it
+ *     elsewhere, no communicator anywhere, and comm still works;
+ *   - with UCX, a way back that fails on the last rank alone (its tag
+ *     slots cannot be allocated: this program's calloc fails once;
+ *     not in the sanitizer builds, whose allocator this would bypass):
+ *     the last rank gets NBCX_ERR_NOMEM, the others NBCX_ERR_TRANSPORT
+ *     naming it, and every rank stays on "ucx", whose collectives still
+ *     equal MPI's (before, the others went back alone and the next
+ *     collective hung).
  */
 #include "mpitest.h"
 
+#include <errno.h>
+#include <stdatomic.h>
 #include <unistd.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define NO_CALLOC_FAILURES 1
+#endif
+#endif
+#if !defined(NO_CALLOC_FAILURES) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
+#define CAN_FAIL_CALLOC 1
+/* This program's calloc, which nbcx's calls reach: the next call for
+ * fail_words 8-byte words (0: none) fails, once. */
+extern void *__libc_calloc(size_t n, size_t size);
+static _Atomic size_t fail_words;
+static atomic_int calloc_failures;
+__attribute__((visibility("default"))) /* (the build hides symbols) */
+void *calloc(size_t n, size_t size)
+{
+    size_t want = atomic_load_explicit(&fail_words, memory_order_relaxed);
+    if (want && n == want && size == 8 &&
+        atomic_compare_exchange_strong(&fail_words, &want, 0)) {
+        atomic_fetch_add(&calloc_failures, 1);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __libc_calloc(n, size);
+}
+
+/* The words of the tag bitmap of a communicator on MPI_COMM_WORLD's
+ * tags (base/comm.c: a slot per 4096 tags, at most 65536 slots). */
+static size_t tag_bitmap_words(void)
+{
+    int *ub = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    unsigned long slots = ((unsigned long)*ub + 1) >> 12;
+    if (slots > 65536)
+        slots = 65536;
+    return (slots + 63) / 64;
+}
+#endif
 
 enum { N = 1000 };
 
@@ -181,6 +232,36 @@ int main(int argc, char **argv)
     nbcx_comm comm = NBCX_COMM_NULL;
     MT_OK(nbcx_comm_from_mpi(MPI_COMM_WORLD, &comm));
     expect_transport(comm, "mpi", "nbcx_comm_from_mpi");
+#ifdef CAN_FAIL_CALLOC
+    {
+        /* nbcx_comm_from_mpi out of memory on the last rank alone: no
+         * rank gets a communicator (the others used to). */
+        int last = mt_size - 1;
+        nbcx_comm other = NBCX_COMM_NULL;
+        if (mt_rank == last)
+            fail_words = tag_bitmap_words();
+        mt_watch("nbcx_comm_from_mpi, out of memory on the last rank");
+        int err = nbcx_comm_from_mpi(MPI_COMM_WORLD, &other);
+        int want = mt_rank == last ? NBCX_ERR_NOMEM : NBCX_ERR_TRANSPORT;
+        char says[64];
+        snprintf(says, sizeof says, "rank %d could not make", last);
+        if (err != want || other != NBCX_COMM_NULL)
+            mt_fail("nbcx_comm_from_mpi, out of memory on rank %d: %d (%s), "
+                    "expected %d, and %s communicator", last, err,
+                    nbcx_error_string(err), want,
+                    other ? "a" : "no");
+        else if (mt_rank != last && !strstr(nbcx_error_detail(err), says))
+            mt_fail("nbcx_comm_from_mpi: the detail does not say \"%s\": %s",
+                    says, nbcx_error_detail(err));
+        if (mt_rank == last && (fail_words != 0 || calloc_failures != 1))
+            mt_fail("nbcx_comm_from_mpi: the tag bitmap's calloc was not "
+                    "the one failed (%d failures)", (int)calloc_failures);
+        fail_words = 0;
+        if (other != NBCX_COMM_NULL)
+            MT_OK(nbcx_comm_free(&other));
+        collectives_vs_mpi(comm, "mpi after a failed nbcx_comm_from_mpi");
+    }
+#endif
 
     expect_set(NBCX_COMM_NULL, "ucx", NBCX_ERR_COMM, NULL,
                "NBCX_COMM_NULL");
@@ -255,6 +336,29 @@ int main(int argc, char **argv)
     expect_set(comm, "ucx", NBCX_SUCCESS, NULL, "ucx a second time");
     expect_transport(comm, "ucx", "after the second switch");
     collectives_vs_mpi(comm, "ucx a second time");
+#ifdef CAN_FAIL_CALLOC
+    {
+        int last = mt_size - 1;
+        char says[64];
+        if (mt_rank == last)
+            snprintf(says, sizeof says, "no memory");
+        else
+            snprintf(says, sizeof says, "rank %d could not switch", last);
+        int before = calloc_failures;
+        if (mt_rank == last)
+            fail_words = tag_bitmap_words();
+        expect_set(comm, "mpi",
+                   mt_rank == last ? NBCX_ERR_NOMEM : NBCX_ERR_TRANSPORT, says,
+                   "the way back, out of memory on the last rank");
+        if (mt_rank == last &&
+            (fail_words != 0 || calloc_failures != before + 1))
+            mt_fail("the tag bitmap's calloc was not the one failed (%d "
+                    "failures)", (int)calloc_failures - before);
+        fail_words = 0;
+        expect_transport(comm, "ucx", "after the way back failed");
+        collectives_vs_mpi(comm, "ucx after the way back failed");
+    }
+#endif
 
     /* Made on UCX (NBCX_TRANSPORT=ucx): nbcx_comm_from_mpi keeps the MPI
      * transport too, and "mpi" goes to it. */

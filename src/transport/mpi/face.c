@@ -255,16 +255,30 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
         tp = mpi_tp;
         mpi_tp = NULL;
     }
-    err = nbcxi_comm_create(rank, size, tp, out);
-    if (err != NBCX_SUCCESS) {
-        if (mpi_tp)
-            mpi_tp->ops->destroy(mpi_tp);
-        return err;
-    }
-    if (mpi_tp)
+    err = nbcxi_comm_create(rank, size, tp, out); /* (takes tp) */
+    if (err == NBCX_SUCCESS && mpi_tp) {
         nbcxi_comm_keep_transport(*out, mpi_tp);
-    if ((err = attach_topology(dup, *out)) != 0)
+        mpi_tp = NULL;
+    }
+    if (err == NBCX_SUCCESS)
+        err = attach_topology(dup, *out);
+    if (mpi_tp)
+        mpi_tp->ops->destroy(mpi_tp);
+    /* Every member has its communicator, or none has: a step above that
+     * failed on one member alone (out of memory) must not leave the
+     * others with a communicator whose first collective would hang.
+     * Over the caller's comm: dup went with a failed transport. */
+    int who;
+    int agreed = boot_first_failed(&comm, err == NBCX_SUCCESS, &who);
+    if (err == NBCX_SUCCESS && (agreed != NBCX_SUCCESS || who >= 0)) {
         nbcx_comm_free(out);
+        err = agreed != NBCX_SUCCESS
+                  ? agreed
+                  : nbcxi_error(NBCX_ERR_TRANSPORT, "nbcx_comm_from_mpi: rank %d "
+                                "could not make its communicator", who);
+    } else if (err != NBCX_SUCCESS && *out != NBCX_COMM_NULL) {
+        nbcx_comm_free(out);
+    }
     return err;
 }
 
