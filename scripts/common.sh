@@ -8,13 +8,16 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 # configure_build NAME MPICC [cmake args...]: configures and builds
 # build/NAME against the MPI whose compiler wrapper is MPICC, or without
-# MPI when MPICC is "none" (in-process transport only).
+# MPI when MPICC is "none" (in-process transport only). The tests are
+# built unless the arguments say -DBUILD_TESTING=OFF (scripts/demo does,
+# in the same build/openmpi: CMake's cache would keep it OFF for
+# scripts/test after it).
 configure_build() {
     local name="$1" mpicc="$2"; shift 2
     local mpi=(-DMPI_C_COMPILER="$mpicc")
     [ "$mpicc" = none ] && mpi=(-DNBCX_WITH_MPI=OFF)
     cmake -S "$ROOT" -B "$ROOT/build/$name" "${mpi[@]}" \
-          -DNBCX_WERROR=ON "$@" >/dev/null
+          -DNBCX_WERROR=ON -DBUILD_TESTING=ON "$@" >/dev/null
     cmake --build "$ROOT/build/$name" -j "$JOBS"
 }
 
