@@ -727,11 +727,11 @@ NBCX_API int nbcx_sched_free(nbcx_sched *sched);
  * (bytes) sets the fragment size of pipelined algorithms; unset, each
  * communicator's transport chooses it (65536; 262144 on UCX).
  * nbcx_segsize_set() changes it at run time; nbcx_segsize_set(0) returns
- * to the default (NBCX_SEGSIZE if set, else the transport's). Every core collective
- * (barrier to alltoall) also has "slots", shared-memory slots between the
- * ranks of nbcx_inproc_run (the automatic choice there, up to
- * NBCX_INPROC_SLOT_MAX bytes); elsewhere it falls back to the automatic
- * choice.
+ * to the default (NBCX_SEGSIZE if set, else the transport's). Every core
+ * collective (barrier to alltoall) also has "slots", shared-memory slots
+ * between the ranks of nbcx_inproc_run (the automatic choice there, up
+ * to NBCX_INPROC_SLOT_MAX bytes); elsewhere it falls back to the
+ * automatic choice.
  */
 NBCX_API int nbcx_algorithm_set(const char *coll, const char *alg);
 /* The algorithm names of coll, separated by spaces (static string). */

@@ -274,8 +274,9 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
         nbcx_comm_free(out);
         err = agreed != NBCX_SUCCESS
                   ? agreed
-                  : nbcxi_error(NBCX_ERR_TRANSPORT, "nbcx_comm_from_mpi: rank %d "
-                                "could not make its communicator", who);
+                  : nbcxi_error(NBCX_ERR_TRANSPORT, "nbcx_comm_from_mpi: "
+                                "rank %d could not make its communicator",
+                                who);
     } else if (err != NBCX_SUCCESS && *out != NBCX_COMM_NULL) {
         nbcx_comm_free(out);
     }

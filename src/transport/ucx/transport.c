@@ -658,14 +658,15 @@ const struct nbcxi_transport_ops nbcxi_ucx_ops = {
     .arm = ucx_arm,
     .describe = ucx_describe,
     /* 256 KiB fragments. Every UCX message costs the progress thread more
-     * than an MPI one, and a ring allreduce of 1-4 MiB in 64 KiB
-     * fragments took 10-11 % progress CPU and overlapped 58-63 % in
-     * thread mode on the emulated 1 Gbit/s network, against the MPI
-     * transport's 5-7 % and 72-75 %; in 256 KiB fragments 5-7 % and
-     * 72-76 % (docs/results/ucx, session 12). UCX's own rendezvous
+     * than an MPI one: a ring allreduce of 1-4 MiB in 64 KiB fragments
+     * took 10-11 % progress CPU and overlapped 58-63 % in thread mode on
+     * the emulated 1 Gbit/s network, in 256 KiB fragments 5-6 % and
+     * 70-74 %, level with the MPI transport's 4-6 % and 71-74 % (medians
+     * of 3 sittings, docs/results/ucx, session 12). UCX's own rendezvous
      * threshold is not the cause: 64 KiB fragments sent eagerly
      * (NBCX_UCX_RNDV_THRESH=128k) did as badly. On shared memory 256 KiB
-     * was as fast or faster at every size measured. */
+     * was as fast (within the sittings' range) or faster at every size
+     * measured. */
     .segsize = 256 * 1024,
 };
 
