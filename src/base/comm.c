@@ -48,39 +48,6 @@ void nbcxi_slot_release(struct nbcx_comm_s *c, unsigned slot)
                               memory_order_acq_rel);
 }
 
-int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp, nbcx_comm *out)
-{
-    unsigned nslots = count_slots(tp);
-    if (nslots < 2 || rank < 0 || rank >= size) {
-        tp->ops->destroy(tp);
-        return NBCX_ERR_TRANSPORT;
-    }
-    struct nbcx_comm_s *c = nbcxi_pool_alloc(&nbcxi_comm_pool);
-    _Atomic uint64_t *held = calloc((nslots + 63) / 64, sizeof *held);
-    if (!c || !held) {
-        nbcxi_pool_free(&nbcxi_comm_pool, c, NBCXI_DEAD_MAGIC);
-        free((void *)held);
-        tp->ops->destroy(tp);
-        return NBCX_ERR_NOMEM;
-    }
-    c->held = held;
-    c->nslots = nslots;
-    c->npers = nslots / 2;
-    atomic_init(&c->pseq, 0);
-    atomic_init(&c->broken, 0);
-    atomic_init(&c->cache, NULL);
-    c->magic = NBCXI_COMM_MAGIC;
-    c->rank = rank;
-    c->size = size;
-    c->tp = tp;
-    c->kept = NULL;
-    atomic_init(&c->seq, 0);
-    atomic_init(&c->refs, 1);
-    atomic_init(&c->topo, NULL);
-    *out = c;
-    return NBCX_SUCCESS;
-}
-
 int nbcxi_comm_switch_prepare(nbcxi_transport *tp,
                               struct nbcxi_comm_switch *sw)
 {
@@ -92,6 +59,41 @@ int nbcxi_comm_switch_prepare(nbcxi_transport *tp,
     return sw->held ? NBCX_SUCCESS
                     : nbcxi_error(NBCX_ERR_NOMEM, "no memory for the tag "
                                   "slots of transport %s", tp->ops->name);
+}
+
+/* c's transport and tag slots become sw's. */
+static void take(struct nbcx_comm_s *c, const struct nbcxi_comm_switch *sw)
+{
+    c->held = sw->held;
+    c->nslots = sw->nslots;
+    c->npers = sw->nslots / 2;
+    c->tp = sw->tp;
+}
+
+int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp, nbcx_comm *out)
+{
+    struct nbcxi_comm_switch sw = { 0 };
+    int err = rank < 0 || rank >= size ? NBCX_ERR_TRANSPORT
+                                       : nbcxi_comm_switch_prepare(tp, &sw);
+    struct nbcx_comm_s *c = err ? NULL : nbcxi_pool_alloc(&nbcxi_comm_pool);
+    if (!c) {
+        free((void *)sw.held);
+        tp->ops->destroy(tp);
+        return err ? err : NBCX_ERR_NOMEM;
+    }
+    take(c, &sw);
+    atomic_init(&c->pseq, 0);
+    atomic_init(&c->broken, 0);
+    atomic_init(&c->cache, NULL);
+    c->magic = NBCXI_COMM_MAGIC;
+    c->rank = rank;
+    c->size = size;
+    c->kept = NULL;
+    atomic_init(&c->seq, 0);
+    atomic_init(&c->refs, 1);
+    atomic_init(&c->topo, NULL);
+    *out = c;
+    return NBCX_SUCCESS;
 }
 
 void nbcxi_comm_switch_commit(struct nbcx_comm_s *c,
@@ -106,10 +108,7 @@ void nbcxi_comm_switch_commit(struct nbcx_comm_s *c,
     if (sw->tp == c->kept)
         c->kept = NULL;
     free((void *)c->held);
-    c->held = sw->held;
-    c->nslots = sw->nslots;
-    c->npers = sw->nslots / 2;
-    c->tp = sw->tp;
+    take(c, sw);
     if (!old->ops->create && !c->kept)
         c->kept = old;
     else

@@ -340,7 +340,8 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
     if (env_error)
         return env_error;
     const struct nbcxi_transport_ops *tp = s->comm->tp->ops;
-    a->segsize = segsize ? segsize
+    size_t chosen = segsize; /* (read once: nbcx_segsize_set may run) */
+    a->segsize = chosen ? chosen
                  : tp->segsize ? tp->segsize : (size_t)DEFAULT_SEGSIZE;
     const char *force = forced[coll];
     const struct nbcxi_algorithm *alg = NULL;
