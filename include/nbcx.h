@@ -743,7 +743,11 @@ NBCX_API int nbcx_segsize_set(size_t bytes);
 /* ------------------------------------------------------------------ */
 
 /* Writes a human-readable description of the build and the algorithm
- * selection (environment variables in effect) into buf. */
+ * selection (environment variables in effect) into buf, and the
+ * transport bandwidth this process has measured so far
+ * ("bandwidth=0.118GB/s", "bandwidth=none" before any receive or
+ * operation of 32 KiB or more could be timed), by which the auto mode
+ * and the progress thread's timer predict how long a transfer takes. */
 NBCX_API int nbcx_info(char *buf, size_t len);
 
 #ifdef __cplusplus

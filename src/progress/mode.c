@@ -117,7 +117,13 @@ int nbcxi_progress_describe(char *buf, size_t len)
     char where[128] = "";
     if (m->thread && nbcxi_thread_ensure() == NBCX_SUCCESS)
         nbcxi_thread_describe(where, sizeof where);
-    int n = snprintf(buf, len, "progress=%s%s%s", m->name, *where ? " " : "",
-                     where);
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    double bw = nbcxi_pace_bandwidth(); /* sched/pace.c */
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    char measured[32] = "none";
+    if (bw > 0)
+        snprintf(measured, sizeof measured, "%.3gGB/s", bw);
+    int n = snprintf(buf, len, "progress=%s%s%s bandwidth=%s", m->name,
+                     *where ? " " : "", where, measured);
     return n < 0 ? 0 : n;
 }

@@ -49,7 +49,8 @@ NBCX_HIDDEN void nbcxi_progress_threads_allowed(bool allowed,
 /* Stops the progress thread, if any (a face calls it before its library
  * shuts down, e.g. at MPI_Finalize). */
 NBCX_HIDDEN void nbcxi_progress_shutdown(void);
-/* The progress description for nbcx_info ("progress=thread cpus=..."). */
+/* The progress description for nbcx_info ("progress=thread cpus=...
+ * bandwidth=...", the bandwidth measured so far, sched/pace.c). */
 NBCX_HIDDEN int nbcxi_progress_describe(char *buf, size_t len);
 
 

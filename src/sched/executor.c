@@ -332,6 +332,7 @@ int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done)
     s->ndeferred = 0;
     s->next_due = 0;
     s->t_begin = nbcxi_pace_timed(nbcxi_sched_bytes(s)) ? nbcxi_now_ns() : 0;
+    s->t_pass = s->t_pending = 0;
     s->ready_head = s->ready_tail = 0;
     s->wd_ndone = -1; /* the watchdog starts its clock when it looks */
     s->wd_since = 0;
@@ -371,17 +372,16 @@ static int test_requests(struct nbcx_sched_s *s, int *moved)
     nbcxi_transport *tp = s->comm->tp;
     int ndone = 0;
     int err = tp->ops->testsome(tp, s->nactive, s->reqs, &ndone, s->done_idx);
-    if (err != NBCX_SUCCESS || ndone == 0)
+    if (err != NBCX_SUCCESS)
         return err;
+    /* A timed operation's passes are timed (its sample, below). */
+    if (s->t_begin)
+        s->t_pass = nbcxi_now_ns();
+    if (ndone == 0)
+        return NBCX_SUCCESS;
     /* Retire the finished slots, keeping the others in order. */
-    int64_t now = 0; /* read once, if a request was timed */
     for (int k = 0; k < ndone; k++) {
         int i = s->done_idx[k];
-        if (s->req_t0[i]) {
-            now = now ? now : nbcxi_now_ns();
-            nbcxi_pace_sample(p2p_bytes(&s->nodes[s->req_node[i]]),
-                              s->req_t0[i], now);
-        }
         node_done(s, s->req_node[i]);
         s->req_node[i] = -1;
     }
@@ -443,9 +443,14 @@ int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app, bool *done)
     }
     s->next_due = err == NBCX_SUCCESS ? next_due(s) : 0;
     *done = err != NBCX_SUCCESS || s->ndone == s->nnodes;
-    /* The whole operation is a sample too: its requests may all be
-     * fragments too small to be one (a pipelined allreduce). */
-    if (*done && err == NBCX_SUCCESS && s->t_begin)
-        nbcxi_pace_sample(s->send_bytes, s->t_begin, nbcxi_now_ns());
+    /* A timed operation is a sample of the bandwidth when it completes:
+     * it was pending at the end of its last progress call. */
+    if (s->t_begin && err == NBCX_SUCCESS) {
+        int64_t now = s->t_pass ? s->t_pass : nbcxi_now_ns();
+        if (*done)
+            nbcxi_pace_sample(s->recv_bytes, s->t_begin, s->t_pending, now);
+        else
+            s->t_pending = now;
+    }
     return err;
 }

@@ -101,6 +101,10 @@ struct nbcx_sched_s {
     int64_t next_due;
     int64_t t_begin;          /* when the operation began (ns); 0 if
                                  not timed (nbcxi_pace_timed) */
+    int64_t t_pass;           /* a timed operation's last test of its
+                                 requests (ns) */
+    int64_t t_pending;        /* and the last pass of a progress call
+                                 that left it pending (sched/pace.c) */
 
     /* persistent operations: the transport's prepared request of every
      * send and receive node (NULL: post with isend/irecv), and how many
@@ -207,11 +211,16 @@ NBCX_HIDDEN int nbcxi_sched_prepare_requests(struct nbcx_sched_s *s);
 NBCX_HIDDEN void nbcxi_sched_release_requests(struct nbcx_sched_s *s);
 
 
-/* Pacing (pace.c), called by the executor under the engine lock: a p2p
- * request of `bytes` posted at t0 completed (seen) at now; the predicted
- * completion time of a request of `bytes` posted at t0 (0: no prediction
- * yet). The progress thread sleeps until the earliest (s->next_due). */
-NBCX_HIDDEN void nbcxi_pace_sample(size_t bytes, int64_t t0, int64_t now);
+/* Pacing (pace.c), called by the executor under the engine lock: an
+ * operation that received `bytes`, begun at t0, found pending by a progress pass at
+ * `pending` (0: none since t0) and done by the one at now; the predicted
+ * completion time of a request or operation of `bytes` posted at t0 (0:
+ * no prediction yet). The progress thread sleeps until the earliest
+ * (s->next_due). */
+NBCX_HIDDEN void nbcxi_pace_sample(size_t bytes, int64_t t0, int64_t pending,
+                                   int64_t now);
+/* Forgets every sample (tests). */
+NBCX_HIDDEN void nbcxi_pace_reset(void);
 /* What an operation's duration scales with: the larger of the bytes it
  * sends and receives (a broadcast's leaf only receives). */
 static inline size_t nbcxi_sched_bytes(const struct nbcx_sched_s *s)

@@ -321,7 +321,8 @@ static void test_paced_transfer(void)
         return;
     /* A bandwidth measured before: 64 KiB take PACED_NS. */
     pthread_mutex_lock(&nbcxi_engine_lock);
-    nbcxi_pace_sample(BIG * 4, 1, 1 + PACED_NS);
+    nbcxi_pace_reset();
+    nbcxi_pace_sample(BIG * 4, 1, PACED_NS, 1 + PACED_NS);
     pthread_mutex_unlock(&nbcxi_engine_lock);
     static int32_t buf[2][BIG];
     for (int i = 0; i < BIG; i++) {

@@ -7,16 +7,22 @@
  *
  * Two loopback ranks. The bandwidth is set by one pace sample, so that a
  * 48 KiB broadcast is predicted to take PREDICT_MS: it is lazy (under
- * NBCX_AUTO_THREAD_BYTES), and its look gap is four times that. The root
- * starts it; its send completes once the other rank starts too, and only
- * a progress pass on the root's request can then see that.
+ * NBCX_AUTO_THREAD_BYTES). The root starts it; its send completes once
+ * the other rank starts too, and only a progress pass on the root's
+ * request can then see that.
  *
- *   gap       no application calls at all: the request is not complete
- *             at a quarter of the gap (the thread's watch, once a
- *             millisecond, would have completed it), and completes by
+ *   gap       the bandwidth counts as memory's (NBCX_AUTO_COPY_BW=1, one
+ *             byte per second): the look gap is four times the predicted
+ *             duration. No application calls at all: the request is not
+ *             complete at a quarter of the gap (the thread's watch, once
+ *             a millisecond, would have completed it), and completes by
  *             itself within a few seconds after it
- *   small     1 KiB: nothing predicted, the watch looks at once (within
- *             its millisecond) and the operation completes by itself
+ *   network   the same bandwidth counts as a network's (under the
+ *             default 2 GiB/s): no look gap, the watch looks at once
+ *             (within its millisecond) and the operation completes by
+ *             itself well before PREDICT_MS
+ *   small     1 KiB: nothing predicted, the watch looks at once and the
+ *             operation completes by itself
  */
 #include <string.h>
 #include <time.h>
@@ -47,7 +53,7 @@ static char buf[2][N];
 /* Sets up auto mode, two ranks and a running progress thread; starts the
  * broadcast on both ranks (the root first); *req is the root's. */
 static bool setup(nbcx_comm c[2], nbcx_request *req, nbcx_request *other,
-                  int64_t *t0, int n)
+                  int64_t *t0, int n, bool want_gap)
 {
     int err = nbcx_progress_set(NBCX_PROGRESS_AUTO);
     if (err != NBCX_SUCCESS) {
@@ -63,7 +69,9 @@ static bool setup(nbcx_comm c[2], nbcx_request *req, nbcx_request *other,
         CHECK_OK(nbcx_ibarrier(c[r], &b[r]));
     CHECK_OK(nbcx_waitall(2, b));
     pthread_mutex_lock(&nbcxi_engine_lock);
-    nbcxi_pace_sample(N, 1, 1 + (int64_t)PREDICT_MS * 1000000);
+    nbcxi_pace_reset();
+    nbcxi_pace_sample(N, 1, (int64_t)PREDICT_MS * 1000000,
+                      1 + (int64_t)PREDICT_MS * 1000000);
     pthread_mutex_unlock(&nbcxi_engine_lock);
     for (int i = 0; i < n; i++) {
         buf[0][i] = (char)(i * 7 + 1);
@@ -79,9 +87,9 @@ static bool setup(nbcx_comm c[2], nbcx_request *req, nbcx_request *other,
     bool lazy = (*req)->lazy, gap = (*req)->look_gap > 0;
     pthread_mutex_unlock(&nbcxi_engine_lock);
     CHECK_OK(nbcx_ibcast(buf[1], n, NBCX_BYTE, 0, c[1], other));
-    CHECK(lazy && gap == (n >= 32768),
-          "%d bytes: lazy %d, look gap %d", n, lazy, gap);
-    return lazy && gap == (n >= 32768);
+    CHECK(lazy && gap == want_gap, "%d bytes: lazy %d, look gap %d", n,
+          lazy, gap);
+    return lazy && gap == want_gap;
 }
 
 static void check_data(int n)
@@ -94,7 +102,8 @@ static void test_gap(void)
     nbcx_comm c[2];
     nbcx_request req, other;
     int64_t t0;
-    if (!setup(c, &req, &other, &t0, N))
+    setenv("NBCX_AUTO_COPY_BW", "1", 1); /* read at the first start */
+    if (!setup(c, &req, &other, &t0, N, true))
         return;
     sleep_ms(GAP_MS / 4);
     /* Only a check of the flag: no progress pass of ours. */
@@ -118,27 +127,43 @@ static void test_gap(void)
     loopback_world_destroy(2, c);
 }
 
-/* Under 32 KiB nothing is predicted: every watch looks, so a program
- * that blocks elsewhere sees the operation finish within a few ms. */
-static void test_small(void)
+/* Every watch looks: a program that blocks elsewhere sees the operation
+ * finish within a few ms, by `within_ms`. */
+static void looked_at_once(int n, int within_ms)
 {
     nbcx_comm c[2];
     nbcx_request req, other;
     int64_t t0;
-    if (!setup(c, &req, &other, &t0, SMALL))
+    if (!setup(c, &req, &other, &t0, n, false))
         return;
     int64_t limit = t0 + 10000;
     while (!nbcxi_request_done(req) && now_ms() < limit)
         sleep_ms(1);
+    int64_t took = now_ms() - t0;
     CHECK(nbcxi_request_done(req), "the watch never finished the operation");
+    CHECK(took < within_ms, "finished after %lld ms, not within %d ms",
+          (long long)took, within_ms);
     CHECK_OK(nbcx_wait(&req));
     CHECK_OK(nbcx_wait(&other));
-    check_data(SMALL);
+    check_data(n);
     loopback_world_destroy(2, c);
+}
+
+/* A network's bandwidth: no gap, well before the predicted duration. */
+static void test_network(void)
+{
+    looked_at_once(N, PREDICT_MS);
+}
+
+/* Under 32 KiB nothing is predicted. */
+static void test_small(void)
+{
+    looked_at_once(SMALL, 10000);
 }
 
 static const struct th_test tests[] = {
     { "gap", test_gap },
+    { "network", test_network },
     { "small", test_small },
 };
 

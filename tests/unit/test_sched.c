@@ -13,7 +13,11 @@
  */
 #include <stdint.h>
 
+#include <time.h>
+
+#include "progress/progress.h"
 #include "progress/request.h"
+#include "sched/sched.h"
 #include "harness.h"
 #include "matrix_op.h"
 #include "loopback.h"
@@ -1080,6 +1084,105 @@ static void test_tag_wraparound(void)
     }
 }
 
+/* The measured bandwidth (sched/pace.c) takes only operations whose
+ * completion it can time: a 64 KiB chain broadcast from rank 0 to rank 1
+ * (one message), in caller mode (no thread), tested by hand.
+ *   arrived    rank 0 started GAP_MS before rank 1, whose receive is
+ *              found done in its start: no sample (it reads memory speed,
+ *              not the network's); rank 0 only sends, never a sample
+ *   seen late  rank 1's receive waited, was found pending, then done
+ *              only GAP_MS after its data came: the window is the whole
+ *              wait, no sample
+ *   waited     rank 1's receive was found pending just before its data
+ *              came, GAP_MS after its start: one sample, bytes / GAP_MS
+ *   throughput a sample five times higher than eight others (a rank
+ *              that came late) moves the estimate by a tenth, not to
+ *              itself as the maximum did */
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void nap_ms(int ms)
+{
+    struct timespec t = { .tv_sec = 0, .tv_nsec = (long)ms * 1000000 };
+    while (nanosleep(&t, &t) != 0)
+        ;
+}
+
+static double bandwidth(void)
+{
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    double b = nbcxi_pace_bandwidth();
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    return b;
+}
+
+static void test_pace_samples(void)
+{
+    enum { N = 16384, GAP_MS = 20 }; /* int32: 64 KiB, one message */
+    static int32_t buf[2][N];
+    nbcx_progress_mode saved;
+    REQUIRE_OK(nbcx_progress_get(&saved));
+    REQUIRE_OK(nbcx_progress_set(NBCX_PROGRESS_CALLER));
+    nbcx_comm c[2];
+    REQUIRE_OK(world(2, LOOPBACK_ORDERED, 1, c));
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    nbcxi_pace_reset();
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    nbcx_request r[2];
+    int done;
+
+    /* arrived */
+    CHECK_OK(chain_bcast(c[0], buf[0], N, N, 0, &r[0]));
+    nap_ms(GAP_MS);
+    CHECK_OK(chain_bcast(c[1], buf[1], N, N, 0, &r[1]));
+    CHECK_OK(loopback_waitall(c[0], 2, r));
+    CHECK(bandwidth() == 0, "arrived: a receive done when posted gave "
+          "a sample, %g GB/s", bandwidth());
+
+    /* seen late */
+    CHECK_OK(chain_bcast(c[1], buf[1], N, N, 0, &r[1]));
+    CHECK_OK(nbcx_test(&r[1], &done));
+    CHECK(!done, "seen late: the receive is done before the send");
+    CHECK_OK(chain_bcast(c[0], buf[0], N, N, 0, &r[0]));
+    nap_ms(GAP_MS);
+    CHECK_OK(loopback_waitall(c[0], 2, r));
+    CHECK(bandwidth() == 0, "seen late: a completion found %d ms late "
+          "gave a sample, %g GB/s", GAP_MS, bandwidth());
+
+    /* waited */
+    int64_t t0 = now_ns();
+    CHECK_OK(chain_bcast(c[1], buf[1], N, N, 0, &r[1]));
+    nap_ms(GAP_MS);
+    CHECK_OK(nbcx_test(&r[1], &done));
+    CHECK(!done, "waited: the receive is done before the send");
+    CHECK_OK(chain_bcast(c[0], buf[0], N, N, 0, &r[0]));
+    CHECK_OK(loopback_waitall(c[0], 2, r));
+    double want = (double)N * 4 / (double)(now_ns() - t0);
+    double got = bandwidth();
+    CHECK(got >= want * 0.9 && got <= want * 1.5,
+          "waited: measured %g GB/s, the receive took %g GB/s", got, want);
+
+    /* throughput */
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    nbcxi_pace_reset();
+    for (int i = 0; i < 9; i++) { /* 1 MiB in 1 ms, once in 0.2 ms */
+        int64_t end = i == 4 ? 201000 : 1001000;
+        nbcxi_pace_sample(1 << 20, 1000, end - 1000, end);
+    }
+    double b = nbcxi_pace_bandwidth();
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    CHECK(b > 1.0 && b < 1.2, "throughput: %g GB/s from eight samples of "
+          "1.05 and one of 5.2", b);
+
+    loopback_world_destroy(2, c);
+    nbcx_progress_set(saved);
+    th_cases++;
+}
+
 static const struct th_test tests[] = {
     { "topological_order", test_topological_order },
     { "predecessors_complete", test_predecessors_complete },
@@ -1097,6 +1200,7 @@ static const struct th_test tests[] = {
     { "handles_freed_in_flight", test_handles_freed_in_flight },
     { "chain_bcast", test_chain_bcast },
     { "tag_wraparound", test_tag_wraparound },
+    { "pace_samples", test_pace_samples },
 };
 
 int main(int argc, char **argv)

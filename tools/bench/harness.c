@@ -624,6 +624,14 @@ int bench_run(struct bench *c, struct bench_meta *meta)
         if (c->shim_counts)
             c->shim_counts(c, meta); /* collective: every rank */
         if (c->rank == 0) {
+            /* The info line again: it carries what nbcx has measured
+             * so far (its bandwidth estimate), rank 0's. */
+            if (meta->nbcx_info[0])
+                nbcx_info(meta->nbcx_info, sizeof meta->nbcx_info);
+            const char *bw = strstr(meta->nbcx_info, "bandwidth=");
+            if (bw)
+                printf("# nbcx on rank 0 so far: %.*s\n",
+                       (int)strcspn(bw, " "), bw);
             if (meta->has_shim)
                 printf("# shim: %lld calls served by nbcx, %lld sent to the "
                        "native library (all ranks, so far)\n",
