@@ -16,17 +16,19 @@
  * where the native library gives no overlap either.
  *
  * What is short depends on what moves the data. Where the measured
- * bandwidth is a network's (below NBCX_AUTO_COPY_BW, below), the
- * transport and the kernel move a message once it is posted, and the
- * library is needed only between the steps of an algorithm: the
- * thread's look once a millisecond serves those steps of an operation
- * predicted to last less than NET_LAZY_NS (two looks) about as well as
- * its finer progress, at a fraction of the wake-ups. On the emulated
- * 1 Gbit/s link, 64 KiB operations overlapped 70-82 % with 2-4 %
- * progress CPU so, against 55-79 % with 5-15 % on the thread
- * (docs/results/ucx, session 13), save those whose one message of
- * 64 KiB Open MPI sends by rendezvous (ibcast, igather: 45 % against
- * 63 %). Where it is memory's, an operation is short below LAZY_NS, and
+ * bandwidth is a network's (below NBCX_AUTO_COPY_BW, below), a transport
+ * sends a message under NBCX_AUTO_THREAD_BYTES eagerly, through the
+ * kernel's socket buffers, and the library is needed only between the
+ * steps of an algorithm: the thread's look once a millisecond serves
+ * those steps of an operation predicted to last less than NET_LAZY_NS
+ * (two looks) about as well as its finer progress, at a fraction of the
+ * wake-ups. A larger message goes by rendezvous, which the library must
+ * answer, and is left to the thread. On the emulated 1 Gbit/s link, a
+ * 64 KiB iallreduce (two messages of 32 KiB) overlapped 69-84 % with
+ * 2-3 % progress CPU lazy, against 55-67 % with 5-12 % on the thread; a
+ * 64 KiB ibcast (one message) 39-46 % lazy on the MPI transport, against
+ * 63-71 % on the thread (docs/results/ucx, session 13). Where the
+ * bandwidth is memory's, an operation is short below LAZY_NS, and
  * the look waits until four times the predicted duration has passed
  * since the application last drove it (look_gap): there the look would
  * do the copying of an application that computes and will wait (issue
@@ -105,19 +107,22 @@ static bool copy_bound(void)
            !nbcxi_placement_spare_core();
 }
 
-/* Whether s is short: few bytes, or a predicted end within LAZY_NS
- * (NET_LAZY_NS on a network). The bytes are the larger of those it
- * sends and receives: a broadcast's leaf, or a gather's root, that
- * leaves a long transfer to the application's calls gets no overlap on a
- * network (the library moves the data only when called). */
+/* Whether s is short: few bytes, or a predicted end within LAZY_NS (on
+ * a network, NET_LAZY_NS if each of its messages is under
+ * NBCX_AUTO_THREAD_BYTES). The bytes are the larger of those it sends
+ * and receives: a broadcast's leaf, or a gather's root, that leaves a
+ * long transfer to the application's calls gets no overlap on a network
+ * (the library moves the data only when called). */
 static bool short_op(const struct nbcx_sched_s *s)
 {
     size_t bytes = nbcxi_sched_bytes(s);
     if (bytes < thread_bytes())
         return true;
     int64_t now = nbcxi_now_ns(), due = nbcxi_pace_due(bytes, now);
-    int64_t lazy_ns = network() ? NET_LAZY_NS : LAZY_NS;
-    return (due > 0 && due - now < lazy_ns) || copy_bound();
+    if (network())
+        return s->max_message < thread_bytes() && due > 0 &&
+               due - now < NET_LAZY_NS;
+    return (due > 0 && due - now < LAZY_NS) || copy_bound();
 }
 
 /* How long the thread's watch leaves lazy s to the application after its

@@ -23,6 +23,10 @@
  *             itself well before PREDICT_MS
  *   small     1 KiB: nothing predicted, the watch looks at once and the
  *             operation completes by itself
+ *   messages  a network's bandwidth by which 64 KiB take 1 ms: an
+ *             exchange of two 32 KiB messages each way is lazy (under
+ *             NBCX_AUTO_THREAD_BYTES each, sent eagerly), one of a single
+ *             64 KiB message is not (rendezvous: the thread answers it)
  */
 #include <string.h>
 #include <time.h>
@@ -161,8 +165,56 @@ static void test_small(void)
     looked_at_once(SMALL, 10000);
 }
 
+/* An exchange of `parts` messages each way between ranks 0 and 1,
+ * 64 KiB in all, built with the public schedule API; whether auto mode
+ * made rank 0's lazy. */
+static bool exchange_lazy(nbcx_comm c[2], int parts)
+{
+    static char out[2][65536], in[2][65536];
+    nbcx_request req[2];
+    bool lazy = false;
+    for (int r = 0; r < 2; r++) {
+        nbcx_sched s;
+        CHECK_OK(nbcx_sched_create(c[r], &s));
+        int n = 65536 / parts;
+        for (int k = 0; k < parts; k++) {
+            CHECK_OK(nbcx_sched_recv(s, in[r] + k * n, n, NBCX_BYTE, 1 - r,
+                                     k, NULL));
+            CHECK_OK(nbcx_sched_send(s, out[r] + k * n, n, NBCX_BYTE, 1 - r,
+                                     k, NULL));
+        }
+        CHECK_OK(nbcx_sched_start(&s, &req[r]));
+        pthread_mutex_lock(&nbcxi_engine_lock);
+        nbcxi_engine_adopt_locked(); /* as in setup */
+        if (r == 0)
+            lazy = req[0]->lazy;
+        pthread_mutex_unlock(&nbcxi_engine_lock);
+    }
+    CHECK_OK(nbcx_waitall(2, req));
+    return lazy;
+}
+
+static void test_messages(void)
+{
+    nbcx_comm c[2];
+    CHECK_OK(nbcx_progress_set(NBCX_PROGRESS_AUTO));
+    REQUIRE_OK(loopback_world_create(2, c));
+    nbcx_request b[2];
+    for (int r = 0; r < 2; r++) /* starts the progress thread */
+        CHECK_OK(nbcx_ibarrier(c[r], &b[r]));
+    CHECK_OK(nbcx_waitall(2, b));
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    nbcxi_pace_reset();
+    nbcxi_pace_sample(65536, 1, 1000000, 1000001); /* 0.066 GB/s */
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    CHECK(exchange_lazy(c, 2), "two 32 KiB messages: not lazy");
+    CHECK(!exchange_lazy(c, 1), "one 64 KiB message: lazy");
+    loopback_world_destroy(2, c);
+}
+
 static const struct th_test tests[] = {
     { "gap", test_gap },
+    { "messages", test_messages },
     { "network", test_network },
     { "small", test_small },
 };
