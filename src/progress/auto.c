@@ -2,7 +2,7 @@
  *
  * A short operation (its sends and its receives each under
  * NBCX_AUTO_THREAD_BYTES bytes, default 64 KiB, or predicted by the
- * measured bandwidth, sched/pace.c, to take less than LAZY_NS) is over
+ * measured bandwidth to take less than LAZY_NS: sched/pace.c) is over
  * soon once its peers arrive: waking the progress thread for it costs
  * more than the operation, and on a busy node the thread takes a core
  * from the application. So it is left to the application's own calls,
@@ -10,30 +10,14 @@
  * drives it), and marked lazy: the
  * progress thread looks at lazy work only once per millisecond (thread.c),
  * enough for a program that blocks elsewhere to see it finish, and is
- * not woken for it while it watches. A long operation wakes the thread,
+ * not woken for it while it watches. An operation whose duration the
+ * measured bandwidth predicts is not looked at until four times that
+ * has passed since the application last drove it (look_gap): the look
+ * is there for a program blocked elsewhere, not to do the work of one
+ * that computes and will wait. A long operation wakes the thread,
  * as in thread mode, so that it moves while the application computes:
  * on a network, where a wake-up costs little beside the transfer, and
  * where the native library gives no overlap either.
- *
- * What is short depends on what moves the data. Where the measured
- * bandwidth is a network's (below NBCX_AUTO_COPY_BW, below), a transport
- * sends a message under NBCX_AUTO_THREAD_BYTES eagerly, through the
- * kernel's socket buffers, and the library is needed only between the
- * steps of an algorithm: the thread's look once a millisecond serves
- * those steps of an operation predicted to last less than NET_LAZY_NS
- * (two looks) about as well as its finer progress, at a fraction of the
- * wake-ups. A larger message goes by rendezvous, which the library must
- * answer, and is left to the thread. On the emulated 1 Gbit/s link, a
- * 64 KiB iallreduce (two messages of 32 KiB) overlapped 69-84 % with
- * 2-3 % progress CPU lazy, against 55-67 % with 5-12 % on the thread; a
- * 64 KiB ibcast (one message) 39-46 % lazy on the MPI transport, against
- * 63-71 % on the thread (docs/results/ucx, session 13). Where the
- * bandwidth is memory's, an operation is short below LAZY_NS, and
- * the look waits until four times the predicted duration has passed
- * since the application last drove it (look_gap): there the look would
- * do the copying of an application that computes and will wait (issue
- * 15: a watch that moved a copy-bound 16 MiB allreduce took 39 % of a
- * core).
  *
  * Except where the thread could only take the application's core to do
  * the application's copying: when the progress thread has no core to
@@ -72,9 +56,8 @@ static size_t thread_bytes(void)
     return b;
 }
 
-/* Below this predicted duration an operation is left to the caller:
- * on memory, and on a network (above). */
-enum { LAZY_NS = 250000, NET_LAZY_NS = 2000000 };
+/* Below this predicted duration an operation is left to the caller. */
+enum { LAZY_NS = 250000 };
 
 /* NBCX_AUTO_COPY_BW in bytes per nanosecond; 0: the rule is off. */
 static double copy_bw(void)
@@ -89,54 +72,39 @@ static double copy_bw(void)
     return b;
 }
 
-/* Whether the bandwidth measured so far is a network's: below
- * NBCX_AUTO_COPY_BW (not when the rule is off, nor before anything was
- * measured). */
-static bool network(void)
-{
-    double limit = copy_bw(), measured = nbcxi_pace_bandwidth();
-    return limit > 0 && measured > 0 && measured < limit;
-}
-
-/* Whether moving data is memory copying with no spare core for the
+/* Whether moving s's data is memory copying with no spare core for the
  * progress thread to do it on (above). */
 static bool copy_bound(void)
 {
-    double limit = copy_bw();
-    return limit > 0 && nbcxi_pace_bandwidth() >= limit &&
-           !nbcxi_placement_spare_core();
+    double limit = copy_bw(), measured = nbcxi_pace_bandwidth();
+    if (!(limit > 0) || measured < limit)
+        return false;
+    return !nbcxi_placement_spare_core();
 }
 
-/* Whether s is short: few bytes, or a predicted end within LAZY_NS (on
- * a network, NET_LAZY_NS if each of its messages is under
- * NBCX_AUTO_THREAD_BYTES). The bytes are the larger of those it sends
- * and receives: a broadcast's leaf, or a gather's root, that leaves a
- * long transfer to the application's calls gets no overlap on a network
- * (the library moves the data only when called). */
+/* Whether s is short: few bytes, or a predicted end within LAZY_NS. The
+ * bytes are the larger of those it sends and receives: a broadcast's
+ * leaf, or a gather's root, that leaves a long transfer to the
+ * application's calls gets no overlap on a network (the library moves
+ * the data only when called). */
 static bool short_op(const struct nbcx_sched_s *s)
 {
     size_t bytes = nbcxi_sched_bytes(s);
     if (bytes < thread_bytes())
         return true;
     int64_t now = nbcxi_now_ns(), due = nbcxi_pace_due(bytes, now);
-    if (network())
-        return s->max_message < thread_bytes() && due > 0 &&
-               due - now < NET_LAZY_NS;
     return (due > 0 && due - now < LAZY_NS) || copy_bound();
 }
 
 /* How long the thread's watch leaves lazy s to the application after its
- * last progress pass (engine.c): on memory, four times its predicted
- * duration, so that an application computing for as long as the
- * operation takes pays nothing for it (issue 15: a watch that moved a
- * copy-bound 16 MiB allreduce took 39 % of a core). 0 on a network,
- * where a look costs a poll and moves the next step, and where nothing
- * is predicted (under 32 KiB, or nothing measured yet): every watch
- * looks. */
+ * last progress pass (engine.c): four times its predicted duration (a
+ * prediction errs short: it leaves out late peers), so that
+ * an application computing for as long as the operation takes pays
+ * nothing for it (issue 15: a watch that moved a copy-bound 16 MiB
+ * allreduce took 39 % of a core). 0 where nothing is predicted (under
+ * 32 KiB, or nothing measured yet): every watch looks. */
 static int64_t look_gap(const struct nbcx_sched_s *s)
 {
-    if (network())
-        return 0;
     int64_t due = nbcxi_pace_due(nbcxi_sched_bytes(s), s->t_begin);
     return due > s->t_begin ? 4 * (due - s->t_begin) : 0;
 }

@@ -44,9 +44,9 @@
  *     WATCH_NS, and keeps watching so for LINGER_NS after the last lazy
  *     start, so that a run of small operations never wakes it, while a
  *     program that blocks elsewhere (say in MPI_Recv) still sees them
- *     finish. (On memory, a lazy operation with a predicted duration is
- *     looked at only once four times that has passed without a progress
- *     pass of the application's: auto.c, engine.c.) While a waiting thread
+ *     finish. (A lazy operation with a predicted duration is looked at
+ *     only once four times that has passed without a progress pass of
+ *     the application's: auto.c, engine.c.) While a waiting thread
  *     drives lazy work and nothing else is active, the thread sleeps
  *     until the last such wait returns (nbcxi_drive_end wakes it), or
  *     DRIVEN_WATCH_NS at most: a wait that lasts costs no progress CPU

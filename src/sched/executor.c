@@ -78,14 +78,12 @@ int nbcxi_sched_prepare(struct nbcx_sched_s *s)
 
     /* Kahn: every node must be reachable in topological order. */
     int head = 0, tail = 0;
-    s->send_bytes = s->recv_bytes = s->max_message = 0;
+    s->send_bytes = s->recv_bytes = 0;
     for (int i = 0; i < n; i++) {
-        size_t b = 0;
         if (s->nodes[i].kind == NBCXI_NODE_SEND)
-            s->send_bytes += (b = p2p_bytes(&s->nodes[i]));
+            s->send_bytes += p2p_bytes(&s->nodes[i]);
         else if (s->nodes[i].kind == NBCXI_NODE_RECV)
-            s->recv_bytes += (b = p2p_bytes(&s->nodes[i]));
-        s->max_message = NBCXI_MAX(s->max_message, b);
+            s->recv_bytes += p2p_bytes(&s->nodes[i]);
         s->nodes[i].pending = s->nodes[i].npred;
         if (s->nodes[i].npred == 0)
             s->ready[tail++] = i;

@@ -77,7 +77,6 @@ struct nbcx_sched_s {
     int err;                  /* first error met while building */
     size_t send_bytes;        /* bytes of all send nodes (prepare) */
     size_t recv_bytes;        /* bytes of all receive nodes (prepare) */
-    size_t max_message;       /* the largest send or receive (prepare) */
 
     /* execution state, set up by nbcxi_sched_begin */
     int *succ;                /* CSR successor lists */
