@@ -2,9 +2,12 @@
 # Session 13: the bandwidth estimate (sched/pace.c) and auto mode on a
 # network, before (code ff26b36, built in $BEFORE/build/<mpi>) and after,
 # on the emulated 1 Gbit/s network and on shared memory. Quiet machine:
-# nothing else runs meanwhile. json/r1 holds one earlier sitting of the
-# first rule tried (lazy below 2 ms whatever the message size), made by
-# the first loop with code 04b062d.
+# nothing else runs meanwhile. The network loop ran on 907f05b (the
+# estimate then was the throughput of its samples; 8cdf9b6 made it their
+# median, which reads the same 0.061-0.062 GB/s there), the shared-memory
+# loop on 8cdf9b6. json/r1 holds one earlier sitting of the first rule
+# tried (lazy below 2 ms on a network), made by the first loop with code
+# 04b062d.
 #   BEFORE=/path/to/ff26b36-checkout docs/results/ucx/s13/run.sh
 set -eu
 cd "$(dirname "$0")/../../../.."
