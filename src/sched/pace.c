@@ -3,9 +3,9 @@
  *
  * A sample is an operation that receives at least NBCXI_PACE_MIN_BYTES
  * (sched.h): the bytes it receives and the time from its start to its
- * completion. The executor does not
- * see a completion happen, only a progress pass that finds the operation
- * done; it lies after the last pass that found it pending. A sample is
+ * completion. The executor does not see a completion happen, only a
+ * progress pass that finds the operation done; the completion lies
+ * after the last pass that found it pending. A sample is
  * kept only when that window is at most a quarter of the time since the
  * start (it then errs by at most an eighth), or at most SLACK_NS (an
  * operation of a few microseconds on shared memory, whose passes are as
