@@ -374,8 +374,10 @@ static int test_requests(struct nbcx_sched_s *s, int *moved)
     int err = tp->ops->testsome(tp, s->nactive, s->reqs, &ndone, s->done_idx);
     if (err != NBCX_SUCCESS)
         return err;
-    /* A timed operation's passes are timed (its sample, below). */
-    if (s->t_begin)
+    /* The passes of an operation that can be a sample are timed (below):
+     * one that receives too little to be one (a broadcast's root) reads
+     * no clock. */
+    if (s->t_begin && nbcxi_pace_timed(s->recv_bytes))
         s->t_pass = nbcxi_now_ns();
     if (ndone == 0)
         return NBCX_SUCCESS;
@@ -445,7 +447,7 @@ int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app, bool *done)
     *done = err != NBCX_SUCCESS || s->ndone == s->nnodes;
     /* A timed operation is a sample of the bandwidth when it completes:
      * it was pending at the end of its last progress call. */
-    if (s->t_begin && err == NBCX_SUCCESS) {
+    if (s->t_begin && nbcxi_pace_timed(s->recv_bytes) && err == NBCX_SUCCESS) {
         int64_t now = s->t_pass ? s->t_pass : nbcxi_now_ns();
         if (*done)
             nbcxi_pace_sample(s->recv_bytes, s->t_begin, s->t_pending, now);
