@@ -447,7 +447,8 @@ int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app, bool *done)
     *done = err != NBCX_SUCCESS || s->ndone == s->nnodes;
     /* A timed operation is a sample of the bandwidth when it completes:
      * it was pending at the end of its last progress call. */
-    if (s->t_begin && nbcxi_pace_timed(s->recv_bytes) && err == NBCX_SUCCESS) {
+    if (s->t_begin && nbcxi_pace_timed(s->recv_bytes) &&
+        err == NBCX_SUCCESS) {
         int64_t now = s->t_pass ? s->t_pass : nbcxi_now_ns();
         if (*done)
             nbcxi_pace_sample(s->recv_bytes, s->t_begin, s->t_pending, now);
