@@ -86,6 +86,82 @@ expect_gone "custom settings" "$ns"
 echo "through stdin" | "$emunet" --name "$(name)" -- cat >"$tmp/stdin"
 grep -qx "through stdin" "$tmp/stdin" && pass "standard input reaches COMMAND" || fail "stdin lost"
 
+# ---- the switch: one namespace and one shaped port per rank ---------------
+ns=$(name)
+"$emunet" --name "$ns" --switch 2 --rate 500mbit -- sh -c '
+    PMI_RANK=0 "$1" --enter sh -c "ip netns identify \$\$; ip -o -4 addr show dev emu0; tc qdisc show dev emu0"
+    OMPI_COMM_WORLD_RANK=1 "$1" --enter sh -c "ip netns identify \$\$; ip -o -4 addr show dev emu0"
+    tc qdisc show
+    ip netns identify $$
+    PMIX_RANK=2 "$1" --enter true; echo "rank 2 status $?"
+    "$1" --enter true; echo "no rank status $?"
+    env' sh "$emunet" >"$tmp/switch" 2>&1
+expect_status "switch" 0 $?
+for gone in "$ns" "$ns-r0" "$ns-r1"; do expect_gone "switch" "$gone"; done
+grep -qx "$ns-r0" "$tmp/switch" && grep -qx "$ns-r1" "$tmp/switch" && grep -qx "$ns" "$tmp/switch" &&
+    pass "ranks enter their own namespaces, COMMAND runs in the bridge's" ||
+    fail "switch namespaces: $(cat "$tmp/switch")"
+grep -q "emu0 *inet 10.77.0.1/24" "$tmp/switch" && grep -q "emu0 *inet 10.77.0.2/24" "$tmp/switch" &&
+    pass "rank r's port is 10.77.0.<r+1>" || fail "switch addresses: $(grep inet "$tmp/switch")"
+[[ $(grep -c "qdisc tbf .*rate 500Mbit" "$tmp/switch") -eq 3 ]] &&
+    grep -Eq "qdisc tbf .* dev emup0 .*rate 500Mbit" "$tmp/switch" &&
+    grep -Eq "qdisc tbf .* dev emup1 .*rate 500Mbit" "$tmp/switch" &&
+    pass "both ends of each port are shaped" || fail "switch qdiscs: $(grep qdisc "$tmp/switch")"
+grep -q "rank 2 status 2" "$tmp/switch" && grep -q "ports (--switch 2)" "$tmp/switch" &&
+    pass "--enter refuses a rank beyond the switch" || fail "rank 2: $(cat "$tmp/switch")"
+grep -q "no rank status 2" "$tmp/switch" && grep -q "no rank in the environment" "$tmp/switch" &&
+    pass "--enter refuses a process with no rank" || fail "no rank: $(cat "$tmp/switch")"
+for var in OMPI_MCA_btl_tcp_if_include=emu0 OMPI_MCA_oob_tcp_if_include=emusw \
+    UCX_NET_DEVICES=emu0 PMIX_MCA_ptl_tcp_remote_connections=1 \
+    NBCX_BENCH_NETWORK=tcp-500mbit-switch EMUNET_RANKS=2 "EMUNET_NS=$ns"; do
+    grep -qx "$var" "$tmp/switch" && pass "switch environment has $var" ||
+        fail "switch environment lacks $var"
+done
+out=$(PMI_RANK=5 "$emunet" --enter echo as is 2>&1)
+[[ $out == "as is" ]] && pass "--enter outside a switch runs the program as it is" ||
+    fail "--enter outside a switch: $out"
+
+# Full duplex: two ranks each send 4 MB to the other at once, at 80 Mbit/s
+# (10 MB/s) per port and direction.  Through a switch both flows take
+# ~0.4 s; on a shared medium they would take ~0.8 s.
+if command -v python3 >/dev/null; then
+    cat >"$tmp/flows.py" <<'PY'
+import socket, sys, threading, time
+me, peer, n = sys.argv[1], sys.argv[2], 4_000_000
+lsn = socket.create_server((me, 5001))
+out = None
+deadline = time.monotonic() + 10
+while out is None:
+    try:
+        out = socket.create_connection((peer, 5001))
+    except OSError:
+        if time.monotonic() > deadline:
+            raise
+        time.sleep(0.01)
+inc, _ = lsn.accept()
+t0 = time.monotonic()
+sender = threading.Thread(target=out.sendall, args=(b"x" * n,))
+sender.start()
+got = 0
+while got < n:
+    got += len(inc.recv(1 << 20))
+print(f"{time.monotonic() - t0:.3f}")
+sender.join()
+PY
+    ns=$(name)
+    secs=$("$emunet" --name "$ns" --switch 2 --rate 80mbit -- sh -c '
+        PMI_RANK=1 "$1" --enter python3 "$2" 10.77.0.2 10.77.0.1 >/dev/null &
+        PMI_RANK=0 "$1" --enter python3 "$2" 10.77.0.1 10.77.0.2; wait' \
+        sh "$emunet" "$tmp/flows.py" 2>&1)
+    st=$?
+    expect_gone "duplex" "$ns-r1"
+    if [[ $st -eq 0 ]] && awk -v s="$secs" 'BEGIN { exit !(s >= 0.3 && s < 0.65) }'; then
+        pass "4 MB each way at once at 80 Mbit/s took ${secs}s: full duplex, shaped"
+    else
+        fail "duplex: exit $st, ${secs}s (expected 0.3-0.65 s; a shared link takes ~0.8 s)"
+    fi
+fi
+
 # ---- failures are propagated and cleaned up -------------------------------
 ns=$(name)
 "$emunet" --name "$ns" -- sh -c 'exit 7'
@@ -194,6 +270,10 @@ refuse "missing value" --rate
 refuse "unknown option" --speed 1gbit -- true
 refuse "no command" --rate 1gbit
 refuse "no command after --" --
+refuse "bad switch" --switch 0x2 -- true
+refuse "switch too large" --switch 251 -- true
+refuse "--enter not first" --rate 1gbit --enter true
+refuse "--enter with no program" --enter
 ns=$(name)
 ip netns add "$ns"
 refuse "existing namespace" --name "$ns" -- true
