@@ -22,7 +22,8 @@
  *
  * Ring (commutative operations only).
  *   The vector is cut into p blocks of near-equal element counts, and
- *   each block into fragments of a->segsize bytes. A reduce-scatter ring
+ *   each block into fragments of a->segsize bytes, at least RING_SEG
+ *   unless the user chose the size (see below). A reduce-scatter ring
  *   (p - 1 steps: at step i send block rank - i to the right, receive
  *   block rank - i - 1 from the left and add the own contribution) leaves
  *   rank with the full result of block rank + 1; an allgather ring
@@ -65,6 +66,21 @@ enum {
 /* Recursive doubling keeps one scratch buffer per round up to this many
  * bytes in all; above it two buffers are used in turn. */
 #define RD_SCRATCH_BUDGET ((size_t)1 << 20)
+
+/* The ring's smallest fragment when the user chose none. Its fragments
+ * pipeline a reduction behind a transfer, and each costs a message; at
+ * 64 KiB the messages cost more than the pipelining gains, on both media
+ * (2 ranks, 1-4 MiB, MPI transport, session 14, docs/results/ucx):
+ * - through an emulated full-duplex 1 Gbit/s switch, MPICH (over UCX's
+ *   TCP) took 1.15-1.5x its native allreduce with 64 KiB fragments and
+ *   1.00-1.05x with 256 KiB: each message's rendezvous queues behind the
+ *   other direction's data;
+ * - on shared memory 256 KiB took 0.75-0.95x the time of 64 KiB, with
+ *   both MPIs;
+ * - on 4 ranks through the switch (Open MPI) 256 KiB was as fast or
+ *   faster. The chain broadcast, whose fragments fill a pipeline of p - 1
+ *   hops, keeps 64 KiB: there 256 KiB took 1.1-2x longer. */
+#define RING_SEG ((size_t)256 << 10)
 
 /* ------------------------------------------------------------------ */
 /* Recursive doubling                                                  */
@@ -429,7 +445,9 @@ int nbcxi_build_allreduce_ring(struct nbcx_sched_s *s,
     }
 
     struct ring R = { count, p, count / p, count % p, 0, 0, 0 };
-    R.seg = t->size ? a->segsize / t->size : (size_t)count;
+    size_t seg = a->segsize_auto ? NBCXI_MAX(a->segsize, (size_t)RING_SEG)
+                                 : a->segsize;
+    R.seg = t->size ? seg / t->size : (size_t)count;
     R.seg = NBCXI_MIN(NBCXI_MAX(R.seg, (size_t)1), (size_t)count);
     R.fa = (long)(((size_t)R.q + 1 + R.seg - 1) / R.seg);
     R.fb = (long)(((size_t)R.q + R.seg - 1) / R.seg);

@@ -102,6 +102,10 @@ struct nbcxi_coll_args {
     int root;
     bool in_place;
     size_t segsize; /* fragment size of pipelined algorithms, bytes > 0 */
+    /* No one chose segsize (NBCX_SEGSIZE, nbcx_segsize_set, a NBCX_TUNING
+     * rule): it is the transport's default, and an algorithm whose
+     * fragments need another floor may take it (the ring allreduce). */
+    bool segsize_auto;
     struct nbcxi_vside sv, rv;      /* v, w and neighbourhood variants */
     const struct nbcxi_topo *topo;  /* neighbourhood collectives */
 };

@@ -343,6 +343,7 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
     size_t chosen = segsize; /* (read once: nbcx_segsize_set may run) */
     a->segsize = chosen ? chosen
                  : tp->segsize ? tp->segsize : (size_t)DEFAULT_SEGSIZE;
+    a->segsize_auto = !chosen;
     const char *force = forced[coll];
     const struct nbcxi_algorithm *alg = NULL;
     if (force) { /* a backend's algorithm serves only its communicators */
@@ -355,16 +356,18 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
          * it splits) unless an algorithm is forced, else by size. */
         const char *name = !force && prefer ? prefer : NULL;
         if (!name) { /* a rule of NBCX_TUNING, else the built-in choice */
-            size_t seg = a->segsize;
+            size_t seg = 0; /* the rule's, if it gives one */
             name = nbcxi_tuning_choose((int)coll, s->size, message_bytes(a),
                                        &seg);
             const struct nbcxi_algorithm *tuned = name ? lookup(algorithms,
                                                                 coll, name)
                                                        : NULL;
-            if (can_serve(tuned, s, a))
-                a->segsize = seg;
-            else
+            if (!can_serve(tuned, s, a))
                 name = automatic(coll, s, a);
+            else if (seg) {
+                a->segsize = seg;
+                a->segsize_auto = false;
+            }
         }
         alg = lookup(algorithms, coll, name);
         /* What the backend serves natively (inproc: shared-memory

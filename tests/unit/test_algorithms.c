@@ -982,13 +982,16 @@ static void test_algorithm_api(void)
     CHECK(strstr(info, "bcast") != NULL, "nbcx_info: %s", info);
 }
 
-/* The messages a ring allreduce of n int32 on 2 ranks posts (both
- * ranks), with comm's transport asking for transport_seg bytes (0: none)
- * and the user for user_seg (0: nbcx_segsize_set(0), the default); its
- * result must equal the sequential sum. */
-static long ring_messages(size_t transport_seg, size_t user_seg, int n)
+/* The messages a pipelined collective of n int32 on 2 ranks posts (both
+ * ranks): coll "allreduce" runs the ring, "bcast" the chain (root 0). The
+ * communicator's transport asks for transport_seg bytes (0: none) and the
+ * user for user_seg (0: nbcx_segsize_set(0), the default); the result must
+ * equal the sequential sum, or the root's data. */
+static long frag_messages(const char *coll, size_t transport_seg,
+                          size_t user_seg, int n)
 {
     enum { P = 2 };
+    const bool bcast = strcmp(coll, "bcast") == 0;
     struct loopback_options opt = { .tag_ub = TAG_UB, .seed = 3,
                                     .segsize = transport_seg };
     nbcx_comm c[P];
@@ -996,7 +999,7 @@ static long ring_messages(size_t transport_seg, size_t user_seg, int n)
     if (!CHECK(err == NBCX_SUCCESS, "loopback world: %d", err))
         return -1;
     CHECK_OK(nbcx_segsize_set(user_seg));
-    CHECK_OK(nbcx_algorithm_set("allreduce", "ring"));
+    CHECK_OK(nbcx_algorithm_set(coll, bcast ? "chain" : "ring"));
     int32_t *in[P], *out[P];
     nbcx_request req[P];
     for (int r = 0; r < P; r++) {
@@ -1007,15 +1010,21 @@ static long ring_messages(size_t transport_seg, size_t user_seg, int n)
         for (int i = 0; i < n; i++)
             in[r][i] = (int32_t)(i * (r + 3) - r);
     }
-    for (int r = 0; r < P; r++)
-        CHECK_OK(nbcx_iallreduce(in[r], out[r], n, NBCX_INT32, NBCX_SUM, c[r],
-                                 &req[r]));
+    for (int r = 0; r < P; r++) {
+        if (bcast) {
+            if (r == 0)
+                memcpy(out[r], in[r], sizeof(int32_t) * (size_t)n);
+            CHECK_OK(nbcx_ibcast(out[r], n, NBCX_INT32, 0, c[r], &req[r]));
+        } else
+            CHECK_OK(nbcx_iallreduce(in[r], out[r], n, NBCX_INT32, NBCX_SUM,
+                                     c[r], &req[r]));
+    }
     CHECK_OK(loopback_waitall(c[0], P, req));
     int bad = 0;
     for (int r = 0; r < P; r++)
         for (int i = 0; i < n; i++)
-            bad += out[r][i] != in[0][i] + in[1][i];
-    CHECK(bad == 0, "ring allreduce, segsizes %zu/%zu: %d wrong elements",
+            bad += out[r][i] != (bcast ? in[0][i] : in[0][i] + in[1][i]);
+    CHECK(bad == 0, "%s, segsizes %zu/%zu: %d wrong elements", coll,
           transport_seg, user_seg, bad);
     struct loopback_stats st;
     CHECK_OK(loopback_stats(c[0], &st));
@@ -1024,29 +1033,38 @@ static long ring_messages(size_t transport_seg, size_t user_seg, int n)
         free(out[r]);
     }
     loopback_world_destroy(P, c);
-    CHECK_OK(nbcx_algorithm_set("allreduce", "auto"));
+    CHECK_OK(nbcx_algorithm_set(coll, "auto"));
     th_cases++;
     return st.posted;
 }
 
 /* The fragment size: the user's (nbcx_segsize_set), else the transport's
- * (ops->segsize: UCX asks for 256 KiB), else 64 KiB. A ring allreduce on
- * 2 ranks posts 8 messages per fragment of a block (each rank sends and
- * receives each fragment of one block twice: reduce-scatter, then
- * allgather); 65536 int32 make blocks of 128 KiB. */
+ * (ops->segsize: UCX asks for 256 KiB), else 64 KiB; the ring allreduce
+ * takes at least 256 KiB unless the user chose (allreduce.c, RING_SEG).
+ * 65536 int32 are 256 KiB. A chain broadcast on 2 ranks posts 2 messages
+ * per fragment; a ring allreduce 8 per fragment of a block (each rank
+ * sends and receives each fragment of one block twice: reduce-scatter,
+ * then allgather), and its blocks are 128 KiB. */
 static void test_segsize_choice(void)
 {
     enum { N = 65536 };
-    const long per = 8, block = N / 2 * 4;
+    const long bytes = N * 4, block = bytes / 2, per = 8;
     /* no choice anywhere: 64 KiB */
-    CHECK_INT(ring_messages(0, 0, N), per * (block / 65536));
+    CHECK_INT(frag_messages("bcast", 0, 0, N), 2 * (bytes / 65536));
     /* the transport's */
-    CHECK_INT(ring_messages(16384, 0, N), per * (block / 16384));
-    CHECK_INT(ring_messages(262144, 0, N), per * 1);
+    CHECK_INT(frag_messages("bcast", 16384, 0, N), 2 * (bytes / 16384));
+    CHECK_INT(frag_messages("bcast", 262144, 0, N), 2 * 1);
     /* the user's wins over the transport's */
-    CHECK_INT(ring_messages(16384, 32768, N), per * (block / 32768));
+    CHECK_INT(frag_messages("bcast", 16384, 32768, N), 2 * (bytes / 32768));
     /* and nbcx_segsize_set(0) gives it back */
-    CHECK_INT(ring_messages(16384, 0, N), per * (block / 16384));
+    CHECK_INT(frag_messages("bcast", 16384, 0, N), 2 * (bytes / 16384));
+    /* the ring: at least 256 KiB (one fragment per block) unless the user
+     * chose, whose size it takes as it is */
+    CHECK_INT(frag_messages("allreduce", 0, 0, N), per * 1);
+    CHECK_INT(frag_messages("allreduce", 16384, 0, N), per * 1);
+    CHECK_INT(frag_messages("allreduce", 16384, 32768, N),
+              per * (block / 32768));
+    CHECK_INT(frag_messages("allreduce", 0, 0, N), per * 1);
     char info[512];
     CHECK_OK(nbcx_info(info, sizeof info));
     CHECK(strstr(info, " segsize=auto ") != NULL, "nbcx_info: %s", info);

@@ -273,6 +273,7 @@ void sim_setup_rank(const struct setup *S, int r,
     struct nbcxi_vside w = { S->counts, S->displs, NULL, true, S->types };
     memset(a, 0, sizeof *a);
     a->segsize = S->cfg->segsize ? S->cfg->segsize : 65536;
+    a->segsize_auto = !S->cfg->segsize; /* as the engine's default */
     a->root = S->cfg->root;
     a->op = S->op;
     switch (S->coll) {
