@@ -352,6 +352,16 @@ int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done)
     return err;
 }
 
+bool nbcxi_sched_sends_posted(const struct nbcx_sched_s *s)
+{
+    if (s->ready_head != s->ready_tail || s->ndeferred)
+        return false;
+    for (int i = 0; i < s->nnodes; i++)
+        if (s->nodes[i].kind == NBCXI_NODE_SEND && s->nodes[i].pending > 0)
+            return false;
+    return true;
+}
+
 /* The earliest predicted completion among the active requests. */
 static int64_t next_due(const struct nbcx_sched_s *s)
 {

@@ -197,6 +197,10 @@ NBCX_HIDDEN void nbcxi_level(struct nbcx_sched_s *s, nbcx_node n, int level,
  * otherwise); posts nothing. Idempotent. */
 NBCX_HIDDEN int nbcxi_sched_prepare(struct nbcx_sched_s *s);
 NBCX_HIDDEN int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done);
+/* Whether every send of a begun s has been posted: none waits for a
+ * predecessor (a receive, say) or for its turn. After begin(), whether
+ * the start sent all that s will send. */
+NBCX_HIDDEN bool nbcxi_sched_sends_posted(const struct nbcx_sched_s *s);
 NBCX_HIDDEN int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app,
                                      bool *done);
 /* Ends a running schedule with err (the watchdog's timeout): cancels

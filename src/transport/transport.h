@@ -99,6 +99,14 @@ struct nbcxi_transport_ops {
      * nbcx_segsize_set, a NBCX_TUNING rule); 0: nbcx's default, 64 KiB.
      * For a transport whose cost per message is high (coll/select.c). */
     size_t segsize;
+    /* Optional: the largest operation (the larger of the bytes it sends
+     * and receives) whose messages this transport carries with no
+     * progress call on either side once the start has posted them: each
+     * leaves whole at its post and is buffered on arrival (eager, no
+     * handshake). Auto mode leaves such an operation to the application
+     * when its start posted every send (progress/auto.c). NULL or 0:
+     * none beyond NBCX_AUTO_THREAD_BYTES. */
+    size_t (*lazy_max)(const nbcxi_transport *t);
     /* Optional: makes a transport for the group that b describes
      * (collective over it: every member calls it, and all succeed or all
      * fail); the backend can then be chosen by name (NBCX_TRANSPORT).

@@ -494,6 +494,12 @@ static void lb_destroy(nbcxi_transport *t)
     free(t);
 }
 
+static size_t lb_lazy_max(const nbcxi_transport *t)
+{
+    const struct lb_endpoint *ep = t->state;
+    return ep->w->opt.lazy_max;
+}
+
 static const struct nbcxi_transport_ops lb_ops = {
     .name = "loopback",
     .req_size = sizeof(struct lb_op *),
@@ -538,6 +544,8 @@ int loopback_world_create_ex(int nranks, const struct loopback_options *opt,
         w->opt.tag_ub = INT32_MAX;
     w->ops = lb_ops;
     w->ops.segsize = w->opt.segsize;
+    if (w->opt.lazy_max)
+        w->ops.lazy_max = lb_lazy_max;
     w->rng = w->opt.seed;
     int err = (w->recvs && w->sends && w->live_sends && w->live_recvs)
                   ? NBCX_SUCCESS

@@ -57,6 +57,8 @@ struct loopback_options {
     int quiet;            /* do not print transport errors on stderr    */
     size_t segsize;       /* the transport's fragment size (its
                              ops->segsize); 0: none                     */
+    size_t lazy_max;      /* what it carries with no progress call (its
+                             ops->lazy_max); 0: none                    */
 };
 
 /* Counters of a world, for tests of the engine's behaviour. */

@@ -17,6 +17,12 @@
  *             itself within a few seconds after it
  *   small     1 KiB: nothing predicted, the watch looks at once (within
  *             its millisecond) and the operation completes by itself
+ *   carried   a transport that carries 64 KiB by itself (ops->lazy_max):
+ *             a 64 KiB broadcast, predicted to take far longer than
+ *             auto mode leaves to the application, is lazy on the ranks
+ *             whose start posted every send (the root, a leaf), not on a
+ *             rank that forwards what it receives (the middle of a
+ *             chain), nor over a transport that carries less or nothing
  */
 #include <string.h>
 #include <time.h>
@@ -139,9 +145,74 @@ static void test_small(void)
     loopback_world_destroy(2, c);
 }
 
+/* A 64 KiB broadcast on p ranks whose transport carries lazy_max bytes,
+ * the ranks started from the last to the first; lazy[r]: whether rank
+ * r's was left to the application. Checks the data every rank received. */
+static void carried_bcast(int p, size_t lazy_max, bool lazy[])
+{
+    enum { M = 64 * 1024 };
+    static char data[3][M];
+    /* Random delivery: nothing completes within its start (an operation
+     * done there is never marked lazy) */
+    struct loopback_options opt = { .lazy_max = lazy_max, .seed = 11,
+                                    .mode = LOOPBACK_RANDOM };
+    nbcx_comm c[3];
+    CHECK_OK(nbcx_progress_set(NBCX_PROGRESS_AUTO));
+    if (!CHECK(loopback_world_create_ex(p, &opt, c) == NBCX_SUCCESS,
+               "loopback world"))
+        return;
+    nbcx_request req[3];
+    for (int r = 0; r < p; r++) /* starts the progress thread */
+        CHECK_OK(nbcx_ibarrier(c[r], &req[r]));
+    CHECK_OK(nbcx_waitall(p, req));
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    nbcxi_pace_reset(); /* 64 KiB predicted to take 133 ms */
+    nbcxi_pace_sample(N, 1, (int64_t)PREDICT_MS * 1000000,
+                      1 + (int64_t)PREDICT_MS * 1000000);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    for (int i = 0; i < M; i++) {
+        data[0][i] = (char)(i * 5 + 3);
+        data[1][i] = data[2][i] = 0;
+    }
+    for (int r = p - 1; r >= 0; r--) {
+        CHECK_OK(nbcx_ibcast(data[r], M, NBCX_BYTE, 0, c[r], &req[r]));
+        pthread_mutex_lock(&nbcxi_engine_lock);
+        nbcxi_engine_adopt_locked(); /* (see setup) */
+        lazy[r] = req[r] != NBCX_REQUEST_NULL && req[r]->lazy;
+        pthread_mutex_unlock(&nbcxi_engine_lock);
+    }
+    CHECK_OK(nbcx_waitall(p, req));
+    for (int r = 1; r < p; r++)
+        CHECK(memcmp(data[0], data[r], M) == 0, "rank %d got other data", r);
+    loopback_world_destroy(p, c);
+}
+
+static void test_carried(void)
+{
+    bool lazy[3];
+    /* nothing carried: the thread's, on both ranks */
+    carried_bcast(2, 0, lazy);
+    CHECK(!lazy[0] && !lazy[1], "lazy_max 0: lazy %d %d", lazy[0], lazy[1]);
+    /* carried: the application's */
+    carried_bcast(2, 64 * 1024, lazy);
+    CHECK(lazy[0] && lazy[1], "lazy_max 64 KiB: lazy %d %d", lazy[0],
+          lazy[1]);
+    /* carried only up to 32 KiB: the thread's */
+    carried_bcast(2, 32 * 1024, lazy);
+    CHECK(!lazy[0] && !lazy[1], "lazy_max 32 KiB: lazy %d %d", lazy[0],
+          lazy[1]);
+    /* a chain: rank 1 forwards what it has not received yet */
+    CHECK_OK(nbcx_algorithm_set("bcast", "chain"));
+    carried_bcast(3, 64 * 1024, lazy);
+    CHECK_OK(nbcx_algorithm_set("bcast", "auto"));
+    CHECK(lazy[0] && !lazy[1] && lazy[2], "chain: lazy %d %d %d", lazy[0],
+          lazy[1], lazy[2]);
+}
+
 static const struct th_test tests[] = {
     { "gap", test_gap },
     { "small", test_small },
+    { "carried", test_carried },
 };
 
 int main(int argc, char **argv)

@@ -74,6 +74,7 @@ static struct {
     struct peer *peers;
     uint32_t next_ctx;         /* next context id to propose */
     char tls[64];              /* its transports, for nbcx_info */
+    size_t lazy_max;           /* what it carries by itself (ucx_lazy_max) */
 } ux = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER,
          .efd = -1 };
 
@@ -158,6 +159,67 @@ static ucs_status_t apply_settings(ucp_config_t *cfg)
     return UCS_OK;
 }
 
+/* The size a setting of settings[] is given (NBCX_UCX_<name>, else
+ * UCX_<name>), or dflt when neither gives a number (unset, or auto). */
+static size_t setting_bytes(const char *name, size_t dflt)
+{
+    char var[64];
+    snprintf(var, sizeof var, "NBCX_UCX_%s", name);
+    const char *v = nbcxi_getenv(var);
+    if (!v) {
+        snprintf(var, sizeof var, "UCX_%s", name);
+        v = nbcxi_getenv(var);
+    }
+    size_t n;
+    /* (UCS_MEMUNITS_AUTO is (size_t)-2 and inf (size_t)-1, from
+     * ucs/sys/string.h, whose inline assembly is not C11) */
+    if (!v || !ucs_config_sscanf_memunits(v, &n, NULL) || n == SIZE_MAX - 1)
+        return dflt;
+    return n;
+}
+
+/* Whether UCX was given TCP as its only transport (besides self). */
+static bool tcp_only(void)
+{
+    const char *tls = tls_given();
+    if (!tls || !*tls)
+        return false;
+    char list[128];
+    snprintf(list, sizeof list, "%s", tls);
+    for (char *save = NULL, *tl = strtok_r(list, ",", &save); tl;
+         tl = strtok_r(NULL, ",", &save))
+        if (strcmp(tl, "tcp") != 0 && strcmp(tl, "self") != 0)
+            return false;
+    return true;
+}
+
+/* The largest operation UCX carries with no progress call once posted
+ * (transport.h, lazy_max): on TCP alone, a message that leaves in one
+ * send segment (nbcx's 64 KiB, TCP_TX_SEG_SIZE) and below the rendezvous
+ * threshold (UCX's own sends 64 KiB eagerly and 256 KiB by rendezvous):
+ * the kernel takes it at the send and buffers it at the receiver. Not on
+ * shared memory, whose eager messages go in 8 KiB fragments that each
+ * wait for the sender's progress, nor where UCX chooses the transports.
+ * Through the emulated switch, 64 KiB operations left to the application
+ * overlapped 65-76 % with UCX's own threshold or 1 MiB, and 32-36 % with
+ * NBCX_UCX_RNDV_THRESH=8k (docs/results/ucx, session 14). */
+static size_t lazy_max_of_config(void)
+{
+    if (!tcp_only())
+        return 0;
+    size_t max = (size_t)64 << 10;
+    size_t seg = setting_bytes("TCP_TX_SEG_SIZE", max);
+    size_t rndv = setting_bytes("RNDV_THRESH", SIZE_MAX);
+    max = seg < max ? seg : max;
+    return rndv <= max ? (rndv ? rndv - 1 : 0) : max;
+}
+
+static size_t ucx_lazy_max(const nbcxi_transport *t)
+{
+    (void)t;
+    return ux.lazy_max;
+}
+
 static void init_once(void)
 {
     ucp_config_t *cfg;
@@ -169,6 +231,7 @@ static void init_once(void)
     }
     const char *tls = tls_given();
     snprintf(ux.tls, sizeof ux.tls, "%s", tls ? tls : "default");
+    ux.lazy_max = lazy_max_of_config();
     if (st == UCS_OK) {
         ucp_params_t p = {
             .field_mask = UCP_PARAM_FIELD_FEATURES |
@@ -619,8 +682,11 @@ static void ucx_describe(char *buf, size_t len)
 {
     if (len)
         buf[0] = '\0';
+    char lazy[48] = "";
+    if (ux.lazy_max)
+        snprintf(lazy, sizeof lazy, ";lazy_max=%zu", ux.lazy_max);
     if (ux.worker)
-        snprintf(buf, len, "ucx(tls=%s%s)", ux.tls,
+        snprintf(buf, len, "ucx(tls=%s%s%s)", ux.tls, lazy,
                  ux.efd >= 0 ? "" : ", no event fd");
 }
 
@@ -657,6 +723,7 @@ const struct nbcxi_transport_ops nbcxi_ucx_ops = {
     .event_fd = ucx_event_fd,
     .arm = ucx_arm,
     .describe = ucx_describe,
+    .lazy_max = ucx_lazy_max,
     /* 256 KiB fragments. Every UCX message costs the progress thread more
      * than an MPI one: a ring allreduce of 1-4 MiB in 64 KiB fragments
      * took 10-11 % progress CPU and overlapped 58-63 % in thread mode on
