@@ -198,8 +198,10 @@ static bool tcp_only(void)
  * send segment (nbcx's 64 KiB, TCP_TX_SEG_SIZE) and below the rendezvous
  * threshold (UCX's own sends 64 KiB eagerly and 256 KiB by rendezvous):
  * the kernel takes it at the send and buffers it at the receiver. Not on
- * shared memory, whose eager messages go in 8 KiB fragments that each
- * wait for the sender's progress, nor where UCX chooses the transports.
+ * shared memory, nor where UCX chooses its transports: not measured
+ * there (on one node of this project's machines auto mode leaves copying
+ * to the application anyway, auto.c's copy_bound). A send queued behind
+ * a full socket buffer would wait for the next look or the wait.
  * Through the emulated switch, 64 KiB operations left to the application
  * overlapped 65-76 % with UCX's own threshold or 1 MiB, and 32-36 % with
  * NBCX_UCX_RNDV_THRESH=8k (docs/results/ucx, session 14). */
