@@ -127,21 +127,37 @@ static bool tl_allowed(const char *tl)
     return !tls || strstr(tls, tl) || strstr(tls, "all");
 }
 
+/* The value settings[i] is given: NBCX_UCX_<name>, else UCX_<name>
+ * (which UCX reads itself: *ours false), else nbcx's default where its
+ * transport may be used; NULL: none, UCX's own default. */
+static const char *setting_value(size_t i, bool *ours)
+{
+    char var[64];
+    snprintf(var, sizeof var, "NBCX_UCX_%s", settings[i].name);
+    const char *v = nbcxi_getenv(var);
+    *ours = true;
+    if (v)
+        return v;
+    snprintf(var, sizeof var, "UCX_%s", settings[i].name);
+    if ((v = nbcxi_getenv(var)) != NULL) {
+        *ours = false;
+        return v;
+    }
+    return settings[i].dflt && tl_allowed(settings[i].tl) ? settings[i].dflt
+                                                          : NULL;
+}
+
 /* Applies settings[] to cfg. Returns UCS_OK, or UCX's answer to the one
  * it refused, named in ux.why. */
 static ucs_status_t apply_settings(ucp_config_t *cfg)
 {
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
-        char var[64], ucx_var[64];
+        bool ours;
+        const char *v = setting_value(i, &ours);
+        if (!v || !ours)
+            continue; /* UCX's own reading of its environment */
+        char var[64];
         snprintf(var, sizeof var, "NBCX_UCX_%s", settings[i].name);
-        snprintf(ucx_var, sizeof ucx_var, "UCX_%s", settings[i].name);
-        const char *v = nbcxi_getenv(var);
-        if (!v) {
-            if (!settings[i].dflt || nbcxi_getenv(ucx_var) ||
-                !tl_allowed(settings[i].tl))
-                continue; /* UCX's own reading of its environment */
-            v = settings[i].dflt;
-        }
         size_t parsed;
         if (settings[i].parse && !settings[i].parse(v, &parsed, NULL)) {
             snprintf(ux.why, sizeof ux.why, "%s=%s: not a size (UCX's "
@@ -159,23 +175,22 @@ static ucs_status_t apply_settings(ucp_config_t *cfg)
     return UCS_OK;
 }
 
-/* The size a setting of settings[] is given (NBCX_UCX_<name>, else
- * UCX_<name>), or dflt when neither gives a number (unset, or auto). */
-static size_t setting_bytes(const char *name, size_t dflt)
+/* The size setting `name` of settings[] is in force (setting_value), or
+ * SIZE_MAX when none is (UCX's own default, or auto). */
+static size_t setting_bytes(const char *name)
 {
-    char var[64];
-    snprintf(var, sizeof var, "NBCX_UCX_%s", name);
-    const char *v = nbcxi_getenv(var);
-    if (!v) {
-        snprintf(var, sizeof var, "UCX_%s", name);
-        v = nbcxi_getenv(var);
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        if (strcmp(settings[i].name, name) != 0)
+            continue;
+        bool ours;
+        const char *v = setting_value(i, &ours);
+        size_t n;
+        /* (UCS_MEMUNITS_AUTO is (size_t)-2 and inf (size_t)-1, from
+         * ucs/sys/string.h, whose inline assembly is not C11) */
+        if (v && ucs_config_sscanf_memunits(v, &n, NULL) && n != SIZE_MAX - 1)
+            return n;
     }
-    size_t n;
-    /* (UCS_MEMUNITS_AUTO is (size_t)-2 and inf (size_t)-1, from
-     * ucs/sys/string.h, whose inline assembly is not C11) */
-    if (!v || !ucs_config_sscanf_memunits(v, &n, NULL) || n == SIZE_MAX - 1)
-        return dflt;
-    return n;
+    return SIZE_MAX;
 }
 
 /* Whether UCX was given TCP as its only transport (besides self). */
@@ -209,9 +224,9 @@ static size_t lazy_max_of_config(void)
 {
     if (!tcp_only())
         return 0;
-    size_t max = (size_t)64 << 10;
-    size_t seg = setting_bytes("TCP_TX_SEG_SIZE", max);
-    size_t rndv = setting_bytes("RNDV_THRESH", SIZE_MAX);
+    size_t max = (size_t)64 << 10; /* measured there */
+    size_t seg = setting_bytes("TCP_TX_SEG_SIZE"); /* nbcx's default: 64K */
+    size_t rndv = setting_bytes("RNDV_THRESH");
     max = seg < max ? seg : max;
     return rndv <= max ? (rndv ? rndv - 1 : 0) : max;
 }
