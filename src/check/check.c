@@ -317,6 +317,7 @@ static int prepare_job(struct ck_job *J, const char *coll, const char *alg,
         return NBCX_ERR_ROOT;
     J->in_place = opt && opt->in_place;
     J->segsize = opt && opt->segsize ? opt->segsize : 65536;
+    J->segsize_auto = !(opt && opt->segsize); /* as coll/select.c */
     J->type_handle = opt && opt->type ? opt->type : NBCX_INT32;
     J->type = nbcxi_type(J->type_handle);
     if (!J->type)

@@ -402,6 +402,7 @@ int ck_setup_rank(struct ck_job *J, int r, const struct nbcxi_topo *topo,
     const size_t one = span(c, t), all = span((long long)p * c, t);
     memset(a, 0, sizeof *a);
     a->segsize = J->segsize;
+    a->segsize_auto = J->segsize_auto;
     a->root = J->root;
     a->op = J->op;
     ck_regions_reset(reg);
@@ -412,7 +413,8 @@ int ck_setup_rank(struct ck_job *J, int r, const struct nbcxi_topo *topo,
     case NBCXI_BCAST:
         *a = (struct nbcxi_coll_args){ .rbuf = J->rbuf, .rcount = c,
                                        .rtype = t, .root = J->root,
-                                       .segsize = J->segsize };
+                                       .segsize = J->segsize,
+                                       .segsize_auto = J->segsize_auto };
         bound(reg, J->rbuf, one, "buffer");
         role(reg, J->rbuf, one, at_root ? CK_IN : CK_OUT | CK_MUST);
         break;

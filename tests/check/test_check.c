@@ -659,6 +659,36 @@ static void test_arguments(void)
     th_cases++;
 }
 
+/* Without a segsize of the user's, the checker proves the schedule the
+ * engine builds, with its floors: the ring allreduce's fragments are at
+ * least 256 KiB (coll/allreduce.c), so 3 ranks reducing 300,000 int32
+ * (blocks of 400,000 bytes: 2 fragments each) send 2 (p - 1) blocks of
+ * 2 fragments per rank; a segsize of 64 KiB is taken as it is (7 each). */
+static void test_segsize_floor(void)
+{
+    const int p = 3, count = 300000;
+    const long long block = (long long)count / p * 4;
+    const long long per_block_auto = (block + 262143) / 262144;
+    const long long per_block_64k = (block + 65535) / 65536;
+    nbcx_check_result res;
+    nbcx_check_options o = opts();
+    REQUIRE_OK(nbcx_check_collective("allreduce", "ring", p, count, &o,
+                                     &res));
+    CHECK(res.errors == 0 && res.messages == p * 2LL * (p - 1) *
+                                                 per_block_auto,
+          "ring, the engine's fragments: %lld messages, %lld errors, "
+          "expected %lld", res.messages, res.errors,
+          p * 2LL * (p - 1) * per_block_auto);
+    o.segsize = 65536;
+    REQUIRE_OK(nbcx_check_collective("allreduce", "ring", p, count, &o,
+                                     &res));
+    CHECK(res.errors == 0 && res.messages == p * 2LL * (p - 1) *
+                                                 per_block_64k,
+          "ring, --segsize 65536: %lld messages, %lld errors, expected "
+          "%lld", res.messages, res.errors, p * 2LL * (p - 1) *
+                                                per_block_64k);
+}
+
 /* nbcx_check_estimate_cost: the same argument errors as a check, and
  * totals near the check's own for every algorithm (exact where all ranks
  * are alike). It only estimates: nothing here is proven by it. */
@@ -744,6 +774,7 @@ static const struct th_test tests[] = {
     { "null_transport", test_null_transport },
     { "arguments", test_arguments },
     { "estimate", test_estimate },
+    { "segsize_floor", test_segsize_floor },
 };
 
 int main(int argc, char **argv)

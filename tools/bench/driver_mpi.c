@@ -278,7 +278,8 @@ int bench_mpi_main(int argc, char **argv)
     }
     int e = nbcx_comm_from_mpi(MPI_COMM_WORLD, &c.ncomm);
     if (e != NBCX_SUCCESS)
-        bench_die(&c, "nbcx_comm_from_mpi: %s", nbcx_error_string(e));
+        bench_die(&c, "nbcx_comm_from_mpi: %s (%s)", nbcx_error_string(e),
+                  nbcx_error_detail(e));
     struct bench_meta meta = { 0 };
     if (rank == 0) {
         meta_collect(&meta, c.ncomm, ranks);
