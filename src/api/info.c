@@ -26,7 +26,7 @@ int nbcx_info(char *buf, size_t len)
                               misses);
     /* Backends created by name that run in this process (e.g. "ucx"). */
     for (int b = 0; nbcxi_backends[b] && n < len; b++) {
-        char d[128];
+        char d[256];
         if (!nbcxi_backends[b]->describe)
             continue;
         nbcxi_backends[b]->describe(d, sizeof d);

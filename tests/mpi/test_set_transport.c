@@ -323,6 +323,23 @@ int main(int argc, char **argv)
     MT_OK(nbcx_info(info, sizeof info));
     if (!strstr(info, "transport=ucx("))
         mt_fail("nbcx_info does not name the UCX transport: %s", info);
+    /* nbcx's defaults of UCX's settings, and where they apply: TCP's
+     * send segment wherever UCX may use TCP; the rendezvous threshold on
+     * TCP alone (unless a variable of the user's sets it). */
+    const char *tls = getenv("NBCX_UCX_TLS");
+    tls = tls ? tls : getenv("UCX_TLS");
+    bool rndv_env = getenv("NBCX_UCX_RNDV_THRESH") ||
+                    getenv("UCX_RNDV_THRESH");
+    bool tcp_alone = tls && (!strcmp(tls, "tcp") || !strcmp(tls, "tcp,self")
+                             || !strcmp(tls, "self,tcp"));
+    bool tcp_may = !tls || strstr(tls, "tcp") || strstr(tls, "all");
+    if (!rndv_env && tcp_alone != (strstr(info, ";RNDV_THRESH=1m") != NULL))
+        mt_fail("UCX given %s: nbcx's rendezvous threshold of 1m %s: %s",
+                tls ? tls : "no list", tcp_alone ? "missing" : "set", info);
+    if (!getenv("NBCX_UCX_TCP_TX_SEG_SIZE") && !getenv("UCX_TCP_TX_SEG_SIZE")
+        && tcp_may != (strstr(info, ";TCP_TX_SEG_SIZE=64K") != NULL))
+        mt_fail("UCX given %s: nbcx's TCP segment of 64K %s: %s",
+                tls ? tls : "no list", tcp_may ? "missing" : "set", info);
     collectives_vs_mpi(comm, "ucx");
     expect_set(comm, "ucx", NBCX_SUCCESS, NULL, "ucx again");
 

@@ -50,29 +50,38 @@ static void sleep_ms(int ms)
 
 static char buf[2][N];
 
-/* Sets up auto mode, two ranks and a running progress thread; starts the
- * broadcast on both ranks (the root first); *req is the root's. */
-static bool setup(nbcx_comm c[2], nbcx_request *req, nbcx_request *other,
-                  int64_t *t0, int n)
+/* Auto mode, p loopback ranks (opt NULL: the default transport) and a
+ * running progress thread, with a bandwidth that predicts N bytes to take
+ * PREDICT_MS. */
+static bool start_world(int p, const struct loopback_options *opt,
+                        nbcx_comm c[])
 {
     int err = nbcx_progress_set(NBCX_PROGRESS_AUTO);
-    if (err != NBCX_SUCCESS) {
-        CHECK(0, "nbcx_progress_set: %s", nbcx_error_string(err));
+    if (!CHECK(err == NBCX_SUCCESS, "nbcx_progress_set: %s",
+               nbcx_error_string(err)))
         return false;
-    }
-    if (loopback_world_create(2, c) != NBCX_SUCCESS) {
-        CHECK(0, "loopback_world_create failed");
+    if (!CHECK(loopback_world_create_ex(p, opt, c) == NBCX_SUCCESS,
+               "loopback_world_create failed"))
         return false;
-    }
-    nbcx_request b[2];
-    for (int r = 0; r < 2; r++) /* starts the progress thread */
+    nbcx_request b[3];
+    for (int r = 0; r < p; r++) /* starts the progress thread */
         CHECK_OK(nbcx_ibarrier(c[r], &b[r]));
-    CHECK_OK(nbcx_waitall(2, b));
+    CHECK_OK(nbcx_waitall(p, b));
     pthread_mutex_lock(&nbcxi_engine_lock);
     nbcxi_pace_reset();
     nbcxi_pace_sample(N, 1, (int64_t)PREDICT_MS * 1000000,
                       1 + (int64_t)PREDICT_MS * 1000000);
     pthread_mutex_unlock(&nbcxi_engine_lock);
+    return true;
+}
+
+/* Sets up two ranks (start_world) and starts the broadcast on both (the
+ * root first); *req is the root's. */
+static bool setup(nbcx_comm c[2], nbcx_request *req, nbcx_request *other,
+                  int64_t *t0, int n)
+{
+    if (!start_world(2, NULL, c))
+        return false;
     for (int i = 0; i < n; i++) {
         buf[0][i] = (char)(i * 7 + 1);
         buf[1][i] = 0;
@@ -157,19 +166,9 @@ static void carried_bcast(int p, size_t lazy_max, bool lazy[])
     struct loopback_options opt = { .lazy_max = lazy_max, .seed = 11,
                                     .mode = LOOPBACK_RANDOM };
     nbcx_comm c[3];
-    CHECK_OK(nbcx_progress_set(NBCX_PROGRESS_AUTO));
-    if (!CHECK(loopback_world_create_ex(p, &opt, c) == NBCX_SUCCESS,
-               "loopback world"))
+    if (!start_world(p, &opt, c)) /* 64 KiB predicted to take 133 ms */
         return;
     nbcx_request req[3];
-    for (int r = 0; r < p; r++) /* starts the progress thread */
-        CHECK_OK(nbcx_ibarrier(c[r], &req[r]));
-    CHECK_OK(nbcx_waitall(p, req));
-    pthread_mutex_lock(&nbcxi_engine_lock);
-    nbcxi_pace_reset(); /* 64 KiB predicted to take 133 ms */
-    nbcxi_pace_sample(N, 1, (int64_t)PREDICT_MS * 1000000,
-                      1 + (int64_t)PREDICT_MS * 1000000);
-    pthread_mutex_unlock(&nbcxi_engine_lock);
     for (int i = 0; i < M; i++) {
         data[0][i] = (char)(i * 5 + 3);
         data[1][i] = data[2][i] = 0;

@@ -244,7 +244,7 @@ struct bench_meta {
     char mpi_version[64];
     char mpi_version_string[512];
     char transport[32];
-    char transport_desc[96]; /* for the header: "ucx(tls=tcp)" */
+    char transport_desc[256]; /* for the header: "ucx(tls=tcp;...)" */
     char network[128];
     char progress[32];
     char progress_cpus[96]; /* where the progress thread runs */

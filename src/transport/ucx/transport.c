@@ -74,44 +74,10 @@ static struct {
     struct peer *peers;
     uint32_t next_ctx;         /* next context id to propose */
     char tls[64];              /* its transports, for nbcx_info */
+    char set[160];             /* the settings nbcx gave it, the same */
     size_t lazy_max;           /* what it carries by itself (ucx_lazy_max) */
 } ux = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER,
          .efd = -1 };
-
-/* nbcx's own settings of its UCX context: NBCX_UCX_<name> sets UCX's
- * <name> for nbcx alone, not for an MPI library that runs on UCX too
- * (UCX_<name> sets both). Where a default is given, nbcx sets it unless
- * either variable says otherwise, and only where its transport is among
- * those UCX may use (UCX warns of a setting no transport took). */
-static const struct {
-    const char *name;    /* NBCX_UCX_<name>, UCX_<name>             */
-    const char *key;     /* for ucp_config_modify (a transport's
-                            setting without the transport's prefix) */
-    const char *dflt;    /* nbcx's default, or NULL: UCX's          */
-    const char *tl;      /* the transport the default is for        */
-    /* For a transport's setting, nbcx's check of the value with UCX's
-     * own parser of its type (1: valid): ucp_config_modify takes any
-     * value there, and UCX only warns when a worker is made. */
-    int (*parse)(const char *v, void *out, const void *arg);
-} settings[] = {
-    /* The transports (UCX's default: all it finds). */
-    { "TLS", "TLS", NULL, NULL, NULL },
-    /* The rendezvous threshold. On TCP a rendezvous needs the
-     * receiver's progress for its handshake: at 32-64 KiB (UCX's
-     * default threshold is lower) the progress thread then wakes more,
-     * and overlaps less, than with eager sends (docs/results/ucx,
-     * session 9). */
-    { "RNDV_THRESH", "RNDV_THRESH", NULL, NULL, NULL },
-    /* TCP's send segment (UCX: 8 KiB). A 64 KiB message then goes out
-     * as one segment instead of eight, each of which waited for a
-     * progress pass: on the emulated 1 Gbit/s network, auto mode, the
-     * four 64 KiB operations took 1.04-1.17x native with 13-17 %
-     * progress CPU at 8 KiB, 1.03-1.05x with 2-14 % at 64 KiB (medians
-     * of 3 sittings, docs/results/ucx, session 10). Thread mode at
-     * 1 MiB overlaps more with 8-32 KiB. */
-    { "TCP_TX_SEG_SIZE", "TX_SEG_SIZE", "64K", "tcp",
-      ucs_config_sscanf_memunits },
-};
 
 /* The transports nbcx's UCX was given (NULL: UCX's default, all). */
 static const char *tls_given(void)
@@ -120,16 +86,74 @@ static const char *tls_given(void)
     return tls ? tls : nbcxi_getenv("UCX_TLS");
 }
 
-/* Whether UCX may use transport tl, by the list it was given. */
-static bool tl_allowed(const char *tl)
+/* Whether UCX may use TCP, by the list it was given. */
+static bool tcp_allowed(void)
 {
     const char *tls = tls_given();
-    return !tls || strstr(tls, tl) || strstr(tls, "all");
+    return !tls || strstr(tls, "tcp") || strstr(tls, "all");
 }
 
+/* Whether UCX was given TCP as its only transport (besides self). */
+static bool tcp_only(void)
+{
+    const char *tls = tls_given();
+    if (!tls || !*tls)
+        return false;
+    char list[128];
+    snprintf(list, sizeof list, "%s", tls);
+    for (char *save = NULL, *tl = strtok_r(list, ",", &save); tl;
+         tl = strtok_r(NULL, ",", &save))
+        if (strcmp(tl, "tcp") != 0 && strcmp(tl, "self") != 0)
+            return false;
+    return true;
+}
+
+/* nbcx's own settings of its UCX context: NBCX_UCX_<name> sets UCX's
+ * <name> for nbcx alone, not for an MPI library that runs on UCX too
+ * (UCX_<name> sets both). Where a default is given, nbcx sets it unless
+ * either variable says otherwise, and only where `applies` says it is for
+ * the transports UCX was given (UCX warns of a setting no transport
+ * took). */
+static const struct {
+    const char *name;    /* NBCX_UCX_<name>, UCX_<name>             */
+    const char *key;     /* for ucp_config_modify (a transport's
+                            setting without the transport's prefix) */
+    const char *dflt;    /* nbcx's default, or NULL: UCX's          */
+    bool (*applies)(void); /* whether the default is for these TLS  */
+    /* For a transport's setting, nbcx's check of the value with UCX's
+     * own parser of its type (1: valid): ucp_config_modify takes any
+     * value there, and UCX only warns when a worker is made. */
+    int (*parse)(const char *v, void *out, const void *arg);
+} settings[] = {
+    /* The transports (UCX's default: all it finds). */
+    { "TLS", "TLS", NULL, NULL, NULL },
+    /* The rendezvous threshold (UCX: auto, ~256 KiB on TCP). On TCP a
+     * rendezvous needs the peer's progress for its handshake, whose
+     * reply can queue behind that peer's own outgoing data: a ring
+     * allreduce, whose 256 KiB fragments (.segsize below) cross in both
+     * directions, then sometimes serialises one block. Through the
+     * emulated switch at 200 Mbit/s, in a program on MPICH, the
+     * allreduce of 1 MiB took 1.3-1.5x native in 4 runs of 6, and 1.00x
+     * in all 8 with the threshold at 1m or inf (on Open MPI 42.5-45.0 ms,
+     * with 1m 42.4 ms in 6 of 6; docs/results/ucx, session 15). Larger
+     * messages keep the rendezvous: sent eagerly, a 4 MiB alltoall
+     * overlapped less through the 1 Gbit/s switch (one sitting). Only on
+     * TCP alone: not measured elsewhere. */
+    { "RNDV_THRESH", "RNDV_THRESH", "1m", tcp_only, NULL },
+    /* TCP's send segment (UCX: 8 KiB). A 64 KiB message then goes out
+     * as one segment instead of eight, each of which waited for a
+     * progress pass: on the emulated 1 Gbit/s network, auto mode, the
+     * four 64 KiB operations took 1.04-1.17x native with 13-17 %
+     * progress CPU at 8 KiB, 1.03-1.05x with 2-14 % at 64 KiB (medians
+     * of 3 sittings, docs/results/ucx, session 10). Thread mode at
+     * 1 MiB overlaps more with 8-32 KiB. */
+    { "TCP_TX_SEG_SIZE", "TX_SEG_SIZE", "64K", tcp_allowed,
+      ucs_config_sscanf_memunits },
+};
+
 /* The value settings[i] is given: NBCX_UCX_<name>, else UCX_<name>
- * (which UCX reads itself: *ours false), else nbcx's default where its
- * transport may be used; NULL: none, UCX's own default. */
+ * (which UCX reads itself: *ours false), else nbcx's default where it
+ * applies; NULL: none, UCX's own default. */
 static const char *setting_value(size_t i, bool *ours)
 {
     char var[64];
@@ -143,8 +167,8 @@ static const char *setting_value(size_t i, bool *ours)
         *ours = false;
         return v;
     }
-    return settings[i].dflt && tl_allowed(settings[i].tl) ? settings[i].dflt
-                                                          : NULL;
+    return settings[i].dflt && settings[i].applies() ? settings[i].dflt
+                                                     : NULL;
 }
 
 /* Applies settings[] to cfg. Returns UCS_OK, or UCX's answer to the one
@@ -171,6 +195,11 @@ static ucs_status_t apply_settings(ucp_config_t *cfg)
                      "(%s)", var, v, ucs_status_string(st));
             return st;
         }
+        if (strcmp(settings[i].name, "TLS") != 0) { /* (shown apart) */
+            size_t n = strlen(ux.set);
+            snprintf(ux.set + n, sizeof ux.set - n, ";%s=%s",
+                     settings[i].name, v);
+        }
     }
     return UCS_OK;
 }
@@ -191,21 +220,6 @@ static size_t setting_bytes(const char *name)
             return n;
     }
     return SIZE_MAX;
-}
-
-/* Whether UCX was given TCP as its only transport (besides self). */
-static bool tcp_only(void)
-{
-    const char *tls = tls_given();
-    if (!tls || !*tls)
-        return false;
-    char list[128];
-    snprintf(list, sizeof list, "%s", tls);
-    for (char *save = NULL, *tl = strtok_r(list, ",", &save); tl;
-         tl = strtok_r(NULL, ",", &save))
-        if (strcmp(tl, "tcp") != 0 && strcmp(tl, "self") != 0)
-            return false;
-    return true;
 }
 
 /* The largest operation UCX carries with no progress call once posted
@@ -703,7 +717,7 @@ static void ucx_describe(char *buf, size_t len)
     if (ux.lazy_max)
         snprintf(lazy, sizeof lazy, ";lazy_max=%zu", ux.lazy_max);
     if (ux.worker)
-        snprintf(buf, len, "ucx(tls=%s%s%s)", ux.tls, lazy,
+        snprintf(buf, len, "ucx(tls=%s%s%s%s)", ux.tls, ux.set, lazy,
                  ux.efd >= 0 ? "" : ", no event fd");
 }
 
