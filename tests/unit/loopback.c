@@ -26,6 +26,18 @@
 #include "base/base.h"
 #include "loopback.h"
 
+/* One thread drives all ranks of a loopback world: its queues take no
+ * lock, and its deadlock detector counts polls that moved nothing. So a
+ * program that uses it runs in caller mode unless its environment says
+ * otherwise (CTest sets NBCX_PROGRESS=caller too; this covers a test run
+ * by hand, which the default auto mode's progress thread made corrupt
+ * memory) or the test itself does, with nbcx_progress_set. nbcx reads
+ * the variable at its first use, after this. */
+__attribute__((constructor)) static void caller_mode_by_default(void)
+{
+    setenv("NBCX_PROGRESS", "caller", 0);
+}
+
 enum lb_state { LB_POSTED, LB_MATCHED, LB_DONE };
 
 struct lb_op {
