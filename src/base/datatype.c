@@ -10,9 +10,11 @@
              .true_extent = sizeof(CTYPE), .contiguous = true }
 
 /* A value/index pair holds sizeof(val) + sizeof(int) bytes of data, as
- * MPI_DOUBLE_INT and friends do; where the C struct has padding the type
- * is not contiguous, and its padding bytes are never read or written. */
-#define PADDED(P) (sizeof(P) != offsetof(P, idx) + sizeof(int))
+ * MPI_DOUBLE_INT and friends do; where the C struct has padding, between
+ * the fields (MPI_SHORT_INT: 2 bytes after the short) or after them
+ * (MPI_DOUBLE_INT), the type is not contiguous, and its padding bytes are
+ * never read or written. */
+#define PADDED(P) (sizeof(P) != sizeof(((P *)0)->val) + sizeof(int))
 #define PAIR(ID, NAME, P)                                                     \
     [ID] = { .magic = NBCXI_TYPE_MAGIC, .id = ID, .name = NAME,               \
              .size = sizeof(((P *)0)->val) + sizeof(int),                     \

@@ -20,8 +20,8 @@
 static bool mpi_ready(void)
 {
     int init = 0, fin = 0;
-    MPI_Initialized(&init);
-    MPI_Finalized(&fin);
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
     return init && !fin;
 }
 
@@ -42,9 +42,9 @@ static void hook_finalize(void)
     if (atomic_flag_test_and_set(&hooked))
         return;
     int key;
-    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &key,
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &key,
                                NULL) == MPI_SUCCESS)
-        MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
+        PMPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
 }
 
 /* A progress thread calls MPI concurrently with the application: only
@@ -52,7 +52,7 @@ static void hook_finalize(void)
 static void check_thread_level(void)
 {
     int provided = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&provided);
+    PMPI_Query_thread(&provided);
     if (provided == MPI_THREAD_MULTIPLE)
         return;
     const char *level = provided == MPI_THREAD_SERIALIZED ? "SERIALIZED"
@@ -61,7 +61,7 @@ static void check_thread_level(void)
     char why[160];
     snprintf(why, sizeof why,
              "MPI_THREAD_MULTIPLE, but MPI provides MPI_THREAD_%s "
-             "(initialise MPI with MPI_Init_thread(..., "
+             "(initialise MPI with PMPI_Init_thread(..., "
              "MPI_THREAD_MULTIPLE, ...))", level);
     nbcxi_progress_threads_allowed(false, why);
 }
@@ -80,7 +80,7 @@ static int host_color(void)
 {
     char name[MPI_MAX_PROCESSOR_NAME] = "";
     int len = 0;
-    MPI_Get_processor_name(name, &len);
+    PMPI_Get_processor_name(name, &len);
     unsigned h = 5381;
     for (int i = 0; i < len && name[i]; i++)
         h = h * 33 + (unsigned char)name[i];
@@ -91,18 +91,18 @@ static void share_bindings(MPI_Comm comm)
 {
     MPI_Comm node;
     int rank;
-    MPI_Comm_rank(comm, &rank);
-    if (MPI_Comm_split(comm, host_color(), rank, &node) != MPI_SUCCESS)
+    PMPI_Comm_rank(comm, &rank);
+    if (PMPI_Comm_split(comm, host_color(), rank, &node) != MPI_SUCCESS)
         return;
     int me, n;
-    MPI_Comm_rank(node, &me);
-    MPI_Comm_size(node, &n);
+    PMPI_Comm_rank(node, &me);
+    PMPI_Comm_size(node, &n);
     char mine[BINDING_LEN] = "";
     nbcxi_placement_self(mine, sizeof mine);
     char *all = calloc((size_t)n, BINDING_LEN);
     const char **lists = calloc((size_t)n, sizeof *lists);
     if (all && lists &&
-        MPI_Allgather(mine, BINDING_LEN, MPI_CHAR, all, BINDING_LEN,
+        PMPI_Allgather(mine, BINDING_LEN, MPI_CHAR, all, BINDING_LEN,
                       MPI_CHAR, node) == MPI_SUCCESS) {
         for (int i = 0; i < n; i++) {
             all[(size_t)i * BINDING_LEN + BINDING_LEN - 1] = '\0';
@@ -112,7 +112,7 @@ static void share_bindings(MPI_Comm comm)
     }
     free(lists);
     free(all);
-    MPI_Comm_free(&node);
+    PMPI_Comm_free(&node);
 }
 
 /* The neighbourhood topology of an MPI communicator, attached to the new
@@ -124,29 +124,29 @@ static void share_bindings(MPI_Comm comm)
 static int attach_topology(MPI_Comm comm, nbcx_comm c)
 {
     int status = MPI_UNDEFINED, rank, err = NBCX_SUCCESS;
-    if (MPI_Topo_test(comm, &status) != MPI_SUCCESS)
+    if (PMPI_Topo_test(comm, &status) != MPI_SUCCESS)
         return NBCX_ERR_TOPOLOGY;
-    MPI_Comm_rank(comm, &rank);
+    PMPI_Comm_rank(comm, &rank);
     if (status == MPI_CART) {
         int nd = 0;
-        MPI_Cartdim_get(comm, &nd);
+        PMPI_Cartdim_get(comm, &nd);
         int *v = malloc(sizeof(int) * 3 * (size_t)(nd > 0 ? nd : 1));
         if (!v)
             return NBCX_ERR_NOMEM;
-        if (MPI_Cart_get(comm, nd, v, v + nd, v + 2 * nd) != MPI_SUCCESS)
+        if (PMPI_Cart_get(comm, nd, v, v + nd, v + 2 * nd) != MPI_SUCCESS)
             err = NBCX_ERR_TOPOLOGY;
         else
             err = nbcx_comm_set_cart(c, nd, v, v + nd);
         free(v);
     } else if (status == MPI_DIST_GRAPH) {
         int in = 0, out = 0, weighted = 0;
-        MPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+        PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
         size_t n = (size_t)(in > 0 ? in : 1) + (size_t)(out > 0 ? out : 1);
         int *v = malloc(sizeof(int) * 2 * n); /* lists, then weights */
         if (!v)
             return NBCX_ERR_NOMEM;
         int *src = v, *dst = v + (in > 0 ? in : 1);
-        if (MPI_Dist_graph_neighbors(comm, in, src, v + n, out, dst,
+        if (PMPI_Dist_graph_neighbors(comm, in, src, v + n, out, dst,
                                      v + n + (in > 0 ? in : 1)) !=
             MPI_SUCCESS)
             err = NBCX_ERR_TOPOLOGY;
@@ -155,11 +155,11 @@ static int attach_topology(MPI_Comm comm, nbcx_comm c)
         free(v);
     } else if (status == MPI_GRAPH) {
         int n = 0;
-        MPI_Graph_neighbors_count(comm, rank, &n);
+        PMPI_Graph_neighbors_count(comm, rank, &n);
         int *v = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
         if (!v)
             return NBCX_ERR_NOMEM;
-        if (MPI_Graph_neighbors(comm, rank, n, v) != MPI_SUCCESS)
+        if (PMPI_Graph_neighbors(comm, rank, n, v) != MPI_SUCCESS)
             err = NBCX_ERR_TOPOLOGY;
         else
             err = nbcx_comm_set_neighbors(c, n, v, n, v);
@@ -176,7 +176,7 @@ static int boot_allgather(void *ctx, const void *in, size_t bytes, void *out)
 {
     if (bytes > (size_t)INT32_MAX)
         return NBCX_ERR_ARG;
-    return nbcxi_mpi_error(MPI_Allgather(in, (int)bytes, MPI_BYTE, out,
+    return nbcxi_mpi_error(PMPI_Allgather(in, (int)bytes, MPI_BYTE, out,
                                          (int)bytes, MPI_BYTE,
                                          *(MPI_Comm *)ctx));
 }
@@ -184,9 +184,9 @@ static int boot_allgather(void *ctx, const void *in, size_t bytes, void *out)
 static int boot_first_failed(void *ctx, bool ok, int *rank)
 {
     int me, v;
-    MPI_Comm_rank(*(MPI_Comm *)ctx, &me);
+    PMPI_Comm_rank(*(MPI_Comm *)ctx, &me);
     v = ok ? INT_MAX : me;
-    int err = nbcxi_mpi_error(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT,
+    int err = nbcxi_mpi_error(PMPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT,
                                             MPI_MIN, *(MPI_Comm *)ctx));
     *rank = err == NBCX_SUCCESS && v != INT_MAX ? v : -1;
     return err;
@@ -216,30 +216,30 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
     if (!mpi_ready() || comm == MPI_COMM_NULL)
         return NBCX_ERR_COMM;
     int inter = 0;
-    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return NBCX_ERR_COMM; /* intercommunicators are not supported */
     const struct nbcxi_transport_ops *byname;
     int err = chosen_backend(&byname);
     if (err != NBCX_SUCCESS)
         return err;
     MPI_Comm dup;
-    int rc = MPI_Comm_dup(comm, &dup);
+    int rc = PMPI_Comm_dup(comm, &dup);
     if (rc != MPI_SUCCESS)
         return nbcxi_mpi_error(rc);
-    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    PMPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     check_thread_level();
     hook_finalize();
     share_bindings(dup);
     int rank, size;
-    MPI_Comm_rank(dup, &rank);
-    MPI_Comm_size(dup, &size);
+    PMPI_Comm_rank(dup, &rank);
+    PMPI_Comm_size(dup, &size);
     /* On another transport (NBCX_TRANSPORT, e.g. UCX), MPI starts it
      * (and gives the topology), and the MPI transport is kept for
      * nbcx_comm_set_transport(comm, "mpi") (base/comm.c). */
     nbcxi_transport *mpi_tp, *tp;
     err = nbcxi_mpi_transport_create(dup, &mpi_tp); /* owns dup */
     if (err != NBCX_SUCCESS) {
-        MPI_Comm_free(&dup);
+        PMPI_Comm_free(&dup);
         return err;
     }
     if (byname) {
@@ -285,14 +285,39 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
 
 /* ---- datatypes ---- */
 
-/* The built-in nbcx type for a predefined MPI type, or 0. */
+/* The built-in nbcx integer type of `bytes` bytes, or 0. */
+static uintptr_t integer_of(int bytes, bool is_signed)
+{
+    switch (bytes) {
+    case 1: return is_signed ? 1u : 2u;
+    case 2: return is_signed ? 3u : 4u;
+    case 4: return is_signed ? 5u : 6u;
+    case 8: return is_signed ? 7u : 8u;
+    default: return 0;
+    }
+}
+
+/* The size of a predefined type the library may leave undefined
+ * (MPI_DATATYPE_NULL for an optional Fortran type), or 0. */
+static int size_of(MPI_Datatype t)
+{
+    int size = 0;
+    if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &size) != MPI_SUCCESS)
+        return 0;
+    return size;
+}
+
+/* The built-in nbcx type for a predefined MPI type whose values nbcx
+ * stores and combines as its own C types, or 0. By MPI 4.0's groups
+ * (section 6.9.2): the C and Fortran integers (MPI_AINT, MPI_OFFSET,
+ * MPI_COUNT, MPI_INTEGERn by their size), the floating-point types that
+ * are C's float and double (MPI_REAL, MPI_DOUBLE_PRECISION, MPI_REALn of
+ * 4 and 8 bytes), the logical types (MPI_C_BOOL, Fortran's MPI_LOGICAL:
+ * nbcx's logical kernels write 0 and 1, gfortran's .false. and .true.),
+ * bytes and characters, and the pair types of the C struct layouts. */
 static uintptr_t builtin_of(MPI_Datatype t)
 {
-#define INTEGER(T, SIGNED)                                                    \
-    (sizeof(T) == 1 ? (SIGNED ? 1u : 2u)                                      \
-     : sizeof(T) == 2 ? (SIGNED ? 3u : 4u)                                    \
-     : sizeof(T) == 4 ? (SIGNED ? 5u : 6u)                                    \
-                      : (SIGNED ? 7u : 8u))
+#define INTEGER(T, SIGNED) integer_of((int)sizeof(T), SIGNED)
     if (t == MPI_INT8_T || t == MPI_SIGNED_CHAR) return 1;
     if (t == MPI_UINT8_T || t == MPI_UNSIGNED_CHAR) return 2;
     if (t == MPI_INT16_T) return 3;
@@ -301,25 +326,69 @@ static uintptr_t builtin_of(MPI_Datatype t)
     if (t == MPI_UINT32_T) return 6;
     if (t == MPI_INT64_T) return 7;
     if (t == MPI_UINT64_T) return 8;
-    if (t == MPI_SHORT) return INTEGER(short, 1);
-    if (t == MPI_UNSIGNED_SHORT) return INTEGER(unsigned short, 0);
-    if (t == MPI_INT) return INTEGER(int, 1);
-    if (t == MPI_UNSIGNED) return INTEGER(unsigned, 0);
-    if (t == MPI_LONG) return INTEGER(long, 1);
-    if (t == MPI_UNSIGNED_LONG) return INTEGER(unsigned long, 0);
-    if (t == MPI_LONG_LONG) return INTEGER(long long, 1);
-    if (t == MPI_UNSIGNED_LONG_LONG) return INTEGER(unsigned long long, 0);
+    if (t == MPI_SHORT) return INTEGER(short, true);
+    if (t == MPI_UNSIGNED_SHORT) return INTEGER(unsigned short, false);
+    if (t == MPI_INT) return INTEGER(int, true);
+    if (t == MPI_UNSIGNED) return INTEGER(unsigned, false);
+    if (t == MPI_LONG) return INTEGER(long, true);
+    if (t == MPI_UNSIGNED_LONG) return INTEGER(unsigned long, false);
+    if (t == MPI_LONG_LONG || t == MPI_LONG_LONG_INT)
+        return INTEGER(long long, true);
+    if (t == MPI_UNSIGNED_LONG_LONG) return INTEGER(unsigned long long, false);
+    if (t == MPI_AINT) return INTEGER(MPI_Aint, true);
+    if (t == MPI_OFFSET) return INTEGER(MPI_Offset, true);
+    if (t == MPI_COUNT) return INTEGER(MPI_Count, true);
+    if (t == MPI_C_BOOL) return INTEGER(_Bool, false);
     if (t == MPI_FLOAT) return 9;
     if (t == MPI_DOUBLE) return 10;
-    if (t == MPI_BYTE) return 11;
+    if (t == MPI_BYTE || t == MPI_PACKED) return 11;
     if (t == MPI_CHAR) return 12;
     if (t == MPI_FLOAT_INT) return 13;
     if (t == MPI_DOUBLE_INT) return 14;
     if (t == MPI_LONG_INT) return 15;
     if (t == MPI_2INT) return 16;
     if (t == MPI_SHORT_INT) return 17;
-    return 0;
 #undef INTEGER
+    /* Fortran's named types, by the size this library gives them. */
+    static const MPI_Datatype fint[] = {
+        MPI_INTEGER,
+#ifdef MPI_INTEGER1
+        MPI_INTEGER1,
+#endif
+#ifdef MPI_INTEGER2
+        MPI_INTEGER2,
+#endif
+#ifdef MPI_INTEGER4
+        MPI_INTEGER4,
+#endif
+#ifdef MPI_INTEGER8
+        MPI_INTEGER8,
+#endif
+    };
+    for (size_t i = 0; i < sizeof fint / sizeof fint[0]; i++)
+        if (t == fint[i] && t != MPI_DATATYPE_NULL)
+            return integer_of(size_of(t), true);
+    if (t == MPI_LOGICAL)
+        return integer_of(size_of(t), false);
+    static const MPI_Datatype freal[] = {
+        MPI_REAL, MPI_DOUBLE_PRECISION,
+#ifdef MPI_REAL4
+        MPI_REAL4,
+#endif
+#ifdef MPI_REAL8
+        MPI_REAL8,
+#endif
+    };
+    for (size_t i = 0; i < sizeof freal / sizeof freal[0]; i++)
+        if (t == freal[i] && t != MPI_DATATYPE_NULL) {
+            int size = size_of(t);
+            return size == sizeof(float) ? 9 : size == sizeof(double) ? 10 : 0;
+        }
+    if (t == MPI_2INTEGER && size_of(MPI_INTEGER) == sizeof(int))
+        return 16;
+    if (t == MPI_CHARACTER && size_of(t) == 1)
+        return 12;
+    return 0;
 }
 
 static int face_pack(const void *src, int count, struct nbcx_datatype_s *t,
@@ -327,8 +396,8 @@ static int face_pack(const void *src, int count, struct nbcx_datatype_s *t,
 {
     int pos = 0;
     int bytes = (int)((size_t)count * t->size);
-    int rc = MPI_Pack(src, count, *(MPI_Datatype *)t->handle, dst, bytes,
-                      &pos, MPI_COMM_SELF);
+    int rc = PMPI_Pack(src, count, *(MPI_Datatype *)t->handle, dst, bytes,
+                       &pos, MPI_COMM_SELF);
     return nbcxi_mpi_error(rc);
 }
 
@@ -337,26 +406,40 @@ static int face_unpack(const void *src, int count, struct nbcx_datatype_s *t,
 {
     int pos = 0;
     int bytes = (int)((size_t)count * t->size);
-    int rc = MPI_Unpack(src, bytes, &pos, dst, count,
-                        *(MPI_Datatype *)t->handle, MPI_COMM_SELF);
+    int rc = PMPI_Unpack(src, bytes, &pos, dst, count,
+                         *(MPI_Datatype *)t->handle, MPI_COMM_SELF);
     return nbcxi_mpi_error(rc);
 }
 
+/* A predefined operation on a face type: the library's own
+ * MPI_Reduce_local, on the handle the program gave for a predefined type
+ * (a duplicate of one is no longer predefined, and the libraries refuse
+ * predefined operations on it) or on nbcx's duplicate of a derived
+ * type. */
 static int face_reduce(const void *in, void *inout, int count,
                        struct nbcx_datatype_s *t, int op_id)
 {
-    int rc = MPI_Reduce_local(in, inout, count, *(MPI_Datatype *)t->handle,
-                              nbcxi_mpi_op(op_id));
+    int rc = PMPI_Reduce_local(in, inout, count, *(MPI_Datatype *)t->handle,
+                               nbcxi_mpi_op(op_id));
     return rc == MPI_SUCCESS ? NBCX_SUCCESS : NBCX_ERR_OP;
 }
 
+/* Derived types are duplicates nbcx owns (the program may free its own
+ * handle while an operation is in flight); predefined ones are never
+ * freed. t->handle points at this (its first field is the MPI_Datatype
+ * the transport sends with). */
+struct face_handle {
+    MPI_Datatype type;
+    bool owned;
+};
+
 static void face_release(struct nbcx_datatype_s *t)
 {
-    MPI_Datatype *h = t->handle;
+    struct face_handle *h = t->handle;
     int fin = 0;
-    MPI_Finalized(&fin);
-    if (!fin)
-        MPI_Type_free(h);
+    PMPI_Finalized(&fin);
+    if (!fin && h->owned)
+        PMPI_Type_free(&h->type);
     free(h);
 }
 
@@ -379,22 +462,32 @@ int nbcx_datatype_from_mpi(MPI_Datatype type, nbcx_datatype *out)
         *out = (nbcx_datatype)id;
         return NBCX_SUCCESS;
     }
-    int size;
+    int size, nints, naddrs, ntypes, combiner;
     MPI_Aint lb, extent, tlb, textent;
-    if (MPI_Type_size(type, &size) != MPI_SUCCESS ||
-        MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
-        MPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS ||
+        PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS ||
+        PMPI_Type_get_envelope(type, &nints, &naddrs, &ntypes,
+                               &combiner) != MPI_SUCCESS)
         return NBCX_ERR_TYPE;
+    bool named = combiner == MPI_COMBINER_NAMED;
     struct nbcx_datatype_s *t = nbcxi_pool_alloc(&nbcxi_type_pool);
-    MPI_Datatype *h = malloc(sizeof *h);
-    if (!t || !h || MPI_Type_dup(type, h) != MPI_SUCCESS) {
+    struct face_handle *h = malloc(sizeof *h);
+    int rc = MPI_SUCCESS;
+    if (t && h) {
+        h->type = type;
+        h->owned = !named;
+        if (!named)
+            rc = PMPI_Type_dup(type, &h->type);
+    }
+    if (!t || !h || rc != MPI_SUCCESS) {
         nbcxi_pool_free(&nbcxi_type_pool, t, NBCXI_DEAD_MAGIC);
         free(h);
         return t && h ? NBCX_ERR_TYPE : NBCX_ERR_NOMEM;
     }
     t->magic = NBCXI_TYPE_MAGIC;
     t->id = 0;
-    t->name = "mpi";
+    t->name = named ? "mpi-predefined" : "mpi";
     t->size = (size_t)size;
     t->extent = extent;
     t->true_lb = tlb;
@@ -431,8 +524,8 @@ MPI_Op nbcxi_mpi_op(int op_id)
 static void user_op_apply(const void *in, void *inout, int count,
                           nbcx_datatype type, void *ctx)
 {
-    MPI_Reduce_local(in, inout, count, nbcxi_mpi_type(nbcxi_type(type)),
-                     *(MPI_Op *)ctx);
+    PMPI_Reduce_local(in, inout, count, nbcxi_mpi_type(nbcxi_type(type)),
+                      *(MPI_Op *)ctx);
 }
 
 static void user_op_release(struct nbcx_op_s *op)
@@ -456,7 +549,7 @@ int nbcx_op_from_mpi(MPI_Op op, nbcx_op *out)
     if (op == MPI_REPLACE || op == MPI_NO_OP)
         return NBCX_ERR_OP; /* not reduction operations for collectives */
     int commute = 0;
-    if (MPI_Op_commutative(op, &commute) != MPI_SUCCESS)
+    if (PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
         return NBCX_ERR_OP;
     MPI_Op *ctx = malloc(sizeof *ctx);
     if (!ctx)

@@ -32,7 +32,7 @@ int nbcxi_mpi_error(int mpi_err)
     if (mpi_err == MPI_SUCCESS)
         return NBCX_SUCCESS;
     int cls = MPI_ERR_OTHER;
-    MPI_Error_class(mpi_err, &cls);
+    PMPI_Error_class(mpi_err, &cls);
     return cls == MPI_ERR_TRUNCATE ? NBCX_ERR_TRUNCATE : NBCX_ERR_TRANSPORT;
 }
 
@@ -56,26 +56,26 @@ static void world_handler(MPI_Comm *comm, int *code, ...)
 {
     (void)comm;
     if (!in_nbcx && forward != MPI_COMM_NULL)
-        MPI_Comm_call_errhandler(forward, *code);
+        PMPI_Comm_call_errhandler(forward, *code);
 }
 
 static void install_guard(void)
 {
     MPI_Errhandler mine, theirs;
-    if (MPI_Comm_get_errhandler(MPI_COMM_WORLD, &theirs) != MPI_SUCCESS)
+    if (PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &theirs) != MPI_SUCCESS)
         return;
-    if (MPI_Comm_dup(MPI_COMM_SELF, &forward) != MPI_SUCCESS ||
-        MPI_Comm_set_errhandler(forward, theirs) != MPI_SUCCESS ||
-        MPI_Comm_create_errhandler(world_handler, &mine) != MPI_SUCCESS) {
+    if (PMPI_Comm_dup(MPI_COMM_SELF, &forward) != MPI_SUCCESS ||
+        PMPI_Comm_set_errhandler(forward, theirs) != MPI_SUCCESS ||
+        PMPI_Comm_create_errhandler(world_handler, &mine) != MPI_SUCCESS) {
         fprintf(stderr, "nbcx: warning: could not guard MPI_COMM_WORLD's "
                         "error handler; an MPI error in a collective may "
                         "abort the job\n");
-        MPI_Errhandler_free(&theirs);
+        PMPI_Errhandler_free(&theirs);
         return;
     }
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, mine);
-    MPI_Errhandler_free(&mine);
-    MPI_Errhandler_free(&theirs);
+    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, mine);
+    PMPI_Errhandler_free(&mine);
+    PMPI_Errhandler_free(&theirs);
 }
 static void enter(void) { in_nbcx = true; }
 static void leave(void) { in_nbcx = false; }
@@ -113,7 +113,7 @@ static int mpi_isend(nbcxi_transport *t, const void *buf, int count,
                      struct nbcx_datatype_s *type, int peer, int tag,
                      void *req)
 {
-    return nbcxi_mpi_error(MPI_Isend(buf, count, nbcxi_mpi_type(type), peer,
+    return nbcxi_mpi_error(PMPI_Isend(buf, count, nbcxi_mpi_type(type), peer,
                                      tag, comm_of(t), (MPI_Request *)req));
 }
 
@@ -121,7 +121,7 @@ static int mpi_irecv(nbcxi_transport *t, void *buf, int count,
                      struct nbcx_datatype_s *type, int peer, int tag,
                      void *req)
 {
-    return nbcxi_mpi_error(MPI_Irecv(buf, count, nbcxi_mpi_type(type), peer,
+    return nbcxi_mpi_error(PMPI_Irecv(buf, count, nbcxi_mpi_type(type), peer,
                                      tag, comm_of(t), (MPI_Request *)req));
 }
 
@@ -139,13 +139,13 @@ static int mpi_testsome(nbcxi_transport *t, int n, void *reqs, int *ndone,
         return NBCX_ERR_NOMEM;
     int out = 0;
     enter();
-    int rc = MPI_Testsome(n, (MPI_Request *)reqs, &out, idx, st);
+    int rc = PMPI_Testsome(n, (MPI_Request *)reqs, &out, idx, st);
     leave();
     *ndone = out == MPI_UNDEFINED ? 0 : out;
     int err = nbcxi_mpi_error(rc);
     int cls = MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
-        MPI_Error_class(rc, &cls);
+        PMPI_Error_class(rc, &cls);
     if (cls == MPI_ERR_IN_STATUS) { /* the first request that failed */
         for (int k = 0; k < *ndone; k++) {
             if (st[k].MPI_ERROR != MPI_SUCCESS) {
@@ -169,10 +169,10 @@ static void mpi_cancel(nbcxi_transport *t, void *slot)
         return;
     int flag = 0;
     enter();
-    MPI_Cancel(req);
-    MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+    PMPI_Cancel(req);
+    PMPI_Test(req, &flag, MPI_STATUS_IGNORE);
     if (!flag && *req != MPI_REQUEST_NULL)
-        MPI_Request_free(req);
+        PMPI_Request_free(req);
     leave();
 }
 
@@ -180,7 +180,7 @@ static int mpi_send_init(nbcxi_transport *t, const void *buf, int count,
                          struct nbcx_datatype_s *type, int peer, int tag,
                          void *req)
 {
-    return nbcxi_mpi_error(MPI_Send_init(buf, count, nbcxi_mpi_type(type),
+    return nbcxi_mpi_error(PMPI_Send_init(buf, count, nbcxi_mpi_type(type),
                                          peer, tag, comm_of(t),
                                          (MPI_Request *)req));
 }
@@ -189,7 +189,7 @@ static int mpi_recv_init(nbcxi_transport *t, void *buf, int count,
                          struct nbcx_datatype_s *type, int peer, int tag,
                          void *req)
 {
-    return nbcxi_mpi_error(MPI_Recv_init(buf, count, nbcxi_mpi_type(type),
+    return nbcxi_mpi_error(PMPI_Recv_init(buf, count, nbcxi_mpi_type(type),
                                          peer, tag, comm_of(t),
                                          (MPI_Request *)req));
 }
@@ -198,7 +198,7 @@ static int mpi_start(nbcxi_transport *t, int n, void *reqs)
 {
     (void)t;
     enter();
-    int rc = MPI_Startall(n, (MPI_Request *)reqs);
+    int rc = PMPI_Startall(n, (MPI_Request *)reqs);
     leave();
     return nbcxi_mpi_error(rc);
 }
@@ -209,7 +209,7 @@ static void mpi_cancel_prepared(nbcxi_transport *t, void *slot)
 {
     (void)t;
     enter();
-    MPI_Cancel((MPI_Request *)slot);
+    PMPI_Cancel((MPI_Request *)slot);
     leave();
 }
 
@@ -217,10 +217,10 @@ static void mpi_free_prepared(nbcxi_transport *t, void *slot)
 {
     (void)t;
     int finalized = 0;
-    MPI_Finalized(&finalized);
+    PMPI_Finalized(&finalized);
     if (!finalized && *(MPI_Request *)slot != MPI_REQUEST_NULL) {
         enter();
-        MPI_Request_free((MPI_Request *)slot);
+        PMPI_Request_free((MPI_Request *)slot);
         leave();
     }
 }
@@ -228,10 +228,10 @@ static void mpi_free_prepared(nbcxi_transport *t, void *slot)
 static void mpi_destroy(nbcxi_transport *t)
 {
     int finalized = 0;
-    MPI_Finalized(&finalized);
+    PMPI_Finalized(&finalized);
     if (!finalized) {
         MPI_Comm comm = comm_of(t);
-        MPI_Comm_free(&comm);
+        PMPI_Comm_free(&comm);
     }
     free(t->state);
     free(t);
@@ -268,9 +268,9 @@ int nbcxi_mpi_transport_create(MPI_Comm comm, nbcxi_transport **out)
      * communicator; Open MPI 4.1 does not copy it to communicators made
      * by split, Cartesian or graph creation (without it nbcx had 8 tag
      * slots there instead of 2^16). */
-    MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag);
+    PMPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag);
     if (!flag || !ub)
-        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+        PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     st->comm = comm;
     t->ops = &mpi_ops;
     t->state = st;
