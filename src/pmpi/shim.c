@@ -124,6 +124,7 @@ struct shim_req {
     nbcx_datatype *types;   /* persistent: kept for the request's life */
     int ntypes;
     nbcx_op nop;
+    MPI_Op uop;             /* a user operation held until destroyed */
     struct shim_req *hnext; /* hash chain */
     struct shim_req *dnext; /* detached list */
 };
@@ -289,6 +290,7 @@ static void reap_detached(int blocking);
 int shim_begin(struct shim_call *c, int op, MPI_Comm comm)
 {
     memset(c, 0, sizeof *c);
+    c->uop = MPI_OP_NULL;
     c->op = op;
     c->types = c->inline_types;
     c->cap = 4;
@@ -375,6 +377,95 @@ int shim_types(struct shim_call *c, int n, const MPI_Datatype *t,
     return 1;
 }
 
+/* ---- user operations held while nbcx uses them ----
+ *
+ * MPI lets a program free an operation (MPI_Op_free) while a collective
+ * that uses it is in flight; the collective completes as if it still
+ * existed. nbcx applies a user operation with MPI_Reduce_local on its
+ * handle, so the shim holds every user operation an operation of its
+ * own uses, and MPI_Op_free of a held one only marks it: the library's
+ * free comes when the last request using it is destroyed. */
+struct op_hold {
+    MPI_Op op;
+    int refs;
+    int freed; /* the program freed it: free it at the last release */
+    struct op_hold *next;
+};
+static struct op_hold *g_holds;
+static pthread_mutex_t g_hold_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int predefined_op(MPI_Op o)
+{
+    static const MPI_Op ops[] = {
+        MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR,
+        MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE,
+        MPI_NO_OP,
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (o == ops[i])
+            return 1;
+    return 0;
+}
+
+static int op_hold(MPI_Op o)
+{
+    pthread_mutex_lock(&g_hold_lock);
+    struct op_hold *h = g_holds;
+    while (h && h->op != o)
+        h = h->next;
+    if (!h && (h = calloc(1, sizeof *h))) {
+        h->op = o;
+        h->next = g_holds;
+        g_holds = h;
+    }
+    if (h)
+        h->refs++;
+    pthread_mutex_unlock(&g_hold_lock);
+    return h != NULL;
+}
+
+static void op_release(MPI_Op *o)
+{
+    if (*o == MPI_OP_NULL)
+        return;
+    MPI_Op free_it = MPI_OP_NULL;
+    pthread_mutex_lock(&g_hold_lock);
+    for (struct op_hold **p = &g_holds; *p; p = &(*p)->next) {
+        struct op_hold *h = *p;
+        if (h->op != *o)
+            continue;
+        if (--h->refs == 0) {
+            if (h->freed)
+                free_it = h->op;
+            *p = h->next;
+            free(h);
+        }
+        break;
+    }
+    pthread_mutex_unlock(&g_hold_lock);
+    *o = MPI_OP_NULL;
+    if (free_it != MPI_OP_NULL)
+        PMPI_Op_free(&free_it);
+}
+
+int MPI_Op_free(MPI_Op *op)
+{
+    if (op && *op != MPI_OP_NULL && !predefined_op(*op)) {
+        pthread_mutex_lock(&g_hold_lock);
+        struct op_hold *h = g_holds;
+        while (h && h->op != *op)
+            h = h->next;
+        if (h)
+            h->freed = 1;
+        pthread_mutex_unlock(&g_hold_lock);
+        if (h) {
+            *op = MPI_OP_NULL;
+            return MPI_SUCCESS;
+        }
+    }
+    return PMPI_Op_free(op);
+}
+
 int shim_op(struct shim_call *c, MPI_Op o, nbcx_op *out)
 {
     *out = NBCX_OP_NULL;
@@ -383,6 +474,13 @@ int shim_op(struct shim_call *c, MPI_Op o, nbcx_op *out)
         return 0;
     }
     c->nop = *out;
+    if (!predefined_op(o)) {
+        if (!op_hold(o)) {
+            c->reason = R_OTHER;
+            return 0;
+        }
+        c->uop = o;
+    }
     return 1;
 }
 
@@ -397,6 +495,7 @@ static void release_handles(nbcx_datatype *types, int n, nbcx_op *op)
 static void call_release(struct shim_call *c)
 {
     release_handles(c->types, c->ntypes, &c->nop);
+    op_release(&c->uop);
     if (c->types != c->inline_types)
         free(c->types);
     c->types = c->inline_types;
@@ -560,6 +659,7 @@ static void req_destroy(struct shim_req *p)
         nbcx_request_free(&p->nreq);
     release_handles(p->types, p->ntypes, &p->nop);
     shim_in_nbcx--;
+    op_release(&p->uop);
     free(p->types);
     comm_release(p->sc);
     free(p);
@@ -626,6 +726,8 @@ int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
         p->persistent = persistent;
         p->pending = !persistent;
         p->sc = c->sc;
+        p->uop = c->uop; /* held until the request is destroyed */
+        c->uop = MPI_OP_NULL;
         atomic_fetch_add(&c->sc->refs, 1);
         if (persistent) {
             /* The request keeps its converted handles. */

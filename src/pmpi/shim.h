@@ -84,6 +84,7 @@ struct shim_call {
     nbcx_datatype inline_types[4];
     int cap;
     nbcx_op nop;
+    MPI_Op uop;      /* a user operation held (MPI_OP_NULL: none) */
     void *arrays[2]; /* converted type arrays (shim_types) */
     int narrays;
     int reason; /* set on failure */
