@@ -23,7 +23,7 @@ static inline int nbcxi_check_buf(const void *buf, int count, nbcx_datatype h,
         return NBCX_ERR_COUNT;
     if (!(*t = nbcxi_type(h)))
         return NBCX_ERR_TYPE;
-    if (count > 0 && !buf)
+    if (count > 0 && !buf && !nbcxi_type_absolute(*t))
         return NBCX_ERR_BUFFER;
     return NBCX_SUCCESS;
 }

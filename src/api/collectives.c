@@ -405,7 +405,8 @@ static int check_vside(const void *buf, int n, const int *counts,
     TRY(check_counts(n, counts, displs, &any));
     if (!(*t = nbcxi_type(type)))
         return NBCX_ERR_TYPE;
-    return any && !buf ? NBCX_ERR_BUFFER : NBCX_SUCCESS;
+    return any && !buf && !nbcxi_type_absolute(*t) ? NBCX_ERR_BUFFER
+                                                    : NBCX_SUCCESS;
 }
 
 /* The same with a type per block (w variants). */
@@ -416,10 +417,14 @@ static int check_wside(const void *buf, int n, const int *counts,
     if (n > 0 && !types)
         return NBCX_ERR_ARG;
     TRY(check_counts(n, counts, displs, &any));
-    for (int i = 0; i < n; i++)
-        if (!nbcxi_type(types[i]))
+    bool absolute = false;
+    for (int i = 0; i < n; i++) {
+        struct nbcx_datatype_s *t = nbcxi_type(types[i]);
+        if (!t)
             return NBCX_ERR_TYPE;
-    return any && !buf ? NBCX_ERR_BUFFER : NBCX_SUCCESS;
+        absolute = absolute || (counts[i] > 0 && nbcxi_type_absolute(t));
+    }
+    return any && !buf && !absolute ? NBCX_ERR_BUFFER : NBCX_SUCCESS;
 }
 
 /* gatherv and scatterv, mirrors: the root's size blocks (the receive

@@ -105,6 +105,13 @@ struct nbcx_datatype_s {
 NBCX_HIDDEN struct nbcx_datatype_s *nbcxi_type(nbcx_datatype h);
 NBCX_HIDDEN void nbcxi_type_retain(struct nbcx_datatype_s *t);
 NBCX_HIDDEN void nbcxi_type_release(struct nbcx_datatype_s *t);
+/* A face's derived type may address memory absolutely (MPI_BOTTOM, which
+ * is NULL, with the addresses in the type map): a NULL buffer is valid
+ * with it. Built-in types never are. */
+static inline bool nbcxi_type_absolute(const struct nbcx_datatype_s *t)
+{
+    return t->id == 0;
+}
 /* Bytes to allocate for count elements laid out as the type, and the
  * offset to add to the allocation to get the buffer pointer. */
 NBCX_HIDDEN size_t nbcxi_type_span(const struct nbcx_datatype_s *t,

@@ -314,12 +314,14 @@ static void sizes(enum coll c, int count, int *nsend, int *nrecv)
     }
 }
 
-/* The native blocking collective. */
+/* The native blocking collective. Reductions to rank 0: MPICH 4.0.2's own
+ * MPI_Reduce crashes with MPI_IN_PLACE at a root other than 0 on 3 ranks
+ * (1000 ints, MAX). */
 static int native(enum coll c, const void *sb, void *rb, int count,
                   MPI_Datatype t, MPI_Op op)
 {
     switch (c) {
-    case C_REDUCE: return MPI_Reduce(sb, rb, count, t, op, t_size - 1, MPI_COMM_WORLD);
+    case C_REDUCE: return MPI_Reduce(sb, rb, count, t, op, 0, MPI_COMM_WORLD);
     case C_ALLREDUCE: return MPI_Allreduce(sb, rb, count, t, op, MPI_COMM_WORLD);
     case C_RSCAT: return MPI_Reduce_scatter(sb, rb, rcounts, t, op, MPI_COMM_WORLD);
     case C_RSCAT_BLOCK: return MPI_Reduce_scatter_block(sb, rb, count, t, op, MPI_COMM_WORLD);
@@ -337,7 +339,7 @@ static int shimmed(enum coll c, enum form f, const void *sb, void *rb,
     int rc;
     if (f == NONBLOCKING) {
         switch (c) {
-        case C_REDUCE: rc = MPI_Ireduce(sb, rb, count, t, op, t_size - 1, w, &r); break;
+        case C_REDUCE: rc = MPI_Ireduce(sb, rb, count, t, op, 0, w, &r); break;
         case C_ALLREDUCE: rc = MPI_Iallreduce(sb, rb, count, t, op, w, &r); break;
         case C_RSCAT: rc = MPI_Ireduce_scatter(sb, rb, rcounts, t, op, w, &r); break;
         case C_RSCAT_BLOCK: rc = MPI_Ireduce_scatter_block(sb, rb, count, t, op, w, &r); break;
@@ -347,7 +349,7 @@ static int shimmed(enum coll c, enum form f, const void *sb, void *rb,
     } else {
 #if HAVE_P
         switch (c) {
-        case C_REDUCE: rc = P(Reduce)(sb, rb, count, t, op, t_size - 1, w, MPI_INFO_NULL, &r); break;
+        case C_REDUCE: rc = P(Reduce)(sb, rb, count, t, op, 0, w, MPI_INFO_NULL, &r); break;
         case C_ALLREDUCE: rc = P(Allreduce)(sb, rb, count, t, op, w, MPI_INFO_NULL, &r); break;
         case C_RSCAT: rc = P(Reduce_scatter)(sb, rb, rcounts, t, op, w, MPI_INFO_NULL, &r); break;
         case C_RSCAT_BLOCK: rc = P(Reduce_scatter_block)(sb, rb, count, t, op, w, MPI_INFO_NULL, &r); break;
@@ -406,7 +408,7 @@ static void one(const struct tdesc *d, const struct odesc *o, enum coll c,
     char *in = malloc(sbytes), *ref = malloc(rbytes), *got = malloc(rbytes);
     fill(d, tsize, ext, in, nsend, 0);
     /* MPI_Reduce: only the root may give MPI_IN_PLACE. */
-    const void *sb = inplace && (c != C_REDUCE || t_rank == t_size - 1)
+    const void *sb = inplace && (c != C_REDUCE || t_rank == 0)
                          ? MPI_IN_PLACE
                          : in;
     /* Native, on the same input. */
@@ -417,6 +419,9 @@ static void one(const struct tdesc *d, const struct odesc *o, enum coll c,
     int native_ok = nrc == MPI_SUCCESS, all_ok;
     MPI_Allreduce(&native_ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all_ok) {
+        if (g_verbose && t_rank == 0)
+            fprintf(stderr, "refused by the native library: %s %s %s\n",
+                    coll_names[c], d->name, o->name);
         n_native_fail++;
         goto out;
     }
@@ -438,7 +443,7 @@ static void one(const struct tdesc *d, const struct odesc *o, enum coll c,
              d->name, o->name, count, inplace ? " in place" : "", rc, msg);
     } else {
         int check = !(c == C_EXSCAN && t_rank == 0) &&
-                    !(c == C_REDUCE && t_rank != t_size - 1);
+                    !(c == C_REDUCE && t_rank != 0);
         int bad = check ? equal(d, tsize, ext, ref, got, nrecv) : -1;
         if (bad >= 0)
             FAIL("%s %s %s count %d%s: element %d differs from the "
@@ -545,6 +550,9 @@ int main(int argc, char **argv)
     long long skipped_types = 0;
     for (int i = 0; i < NTYPES; i++) {
         const struct tdesc *d = &types[i];
+        const char *only = getenv("PMPI_TYPES_ONLY"); /* one type's name */
+        if (only && strcmp(only, d->name) != 0)
+            continue;
         int tsize = 0;
         if (d->t == MPI_DATATYPE_NULL ||
             MPI_Type_size(d->t, &tsize) != MPI_SUCCESS || tsize == 0) {
