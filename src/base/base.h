@@ -84,6 +84,11 @@ struct nbcxi_type_face {
     /* inout = in op inout for a built-in operation id */
     int (*reduce)(const void *in, void *inout, int count,
                   struct nbcx_datatype_s *t, int op_id);
+    /* NBCX_SUCCESS when reduce() combines this type with op_id, else the
+     * error reduce() would give (asked when an operation starts, so that
+     * every rank refuses it there, not one rank in the middle); NULL:
+     * every built-in operation is defined */
+    int (*check)(const struct nbcx_datatype_s *t, int op_id);
     void (*release)(struct nbcx_datatype_s *t);
 };
 

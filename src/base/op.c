@@ -68,8 +68,11 @@ static enum tclass type_class(int id)
 
 int nbcxi_op_check(const struct nbcx_op_s *op, const struct nbcx_datatype_s *t)
 {
-    if (op->id == 0 || t->id == 0)
-        return NBCX_SUCCESS; /* user op, or a face type checked by its face */
+    if (op->id == 0)
+        return NBCX_SUCCESS; /* a user operation takes any type */
+    if (t->id == 0) /* a face's type: its face knows */
+        return t->face && t->face->check ? t->face->check(t, op->id)
+                                         : NBCX_SUCCESS;
     enum tclass c = type_class(t->id);
     switch (op->id) {
     case SUM: case PROD: case MIN: case MAX:

@@ -54,8 +54,9 @@ static int gap_reduce(const void *in, void *inout, int count,
     return NBCX_SUCCESS;
 }
 
-static const struct nbcxi_type_face gap_face = { gap_pack, gap_unpack,
-                                                 gap_reduce, NULL };
+static const struct nbcxi_type_face gap_face = {
+    .pack = gap_pack, .unpack = gap_unpack, .reduce = gap_reduce,
+};
 
 #define GAP_TYPE(NAME, LAYOUT, LB, TEXT)                                      \
     struct nbcx_datatype_s NAME = {                                           \

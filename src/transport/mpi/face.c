@@ -391,23 +391,56 @@ static uintptr_t builtin_of(MPI_Datatype t)
     return 0;
 }
 
+/* MPICH 4.0's MPI_Pack and MPI_Unpack refuse a NULL buffer even with a
+ * type map of absolute addresses (MPI_BOTTOM, which is NULL): the same
+ * count elements, described from a non-NULL base (one block of count
+ * elements at minus that base's address). */
+static int from_base(int count, MPI_Datatype t, MPI_Datatype *shifted,
+                     const char **base)
+{
+    static const char anchor;
+    MPI_Aint disp = -(MPI_Aint)(uintptr_t)&anchor;
+    *base = &anchor;
+    int rc = PMPI_Type_create_hindexed(1, &count, &disp, t, shifted);
+    if (rc == MPI_SUCCESS && (rc = PMPI_Type_commit(shifted)) != MPI_SUCCESS)
+        PMPI_Type_free(shifted);
+    return rc;
+}
+
 static int face_pack(const void *src, int count, struct nbcx_datatype_s *t,
                      void *dst)
 {
-    int pos = 0;
+    int pos = 0, rc;
     int bytes = (int)((size_t)count * t->size);
-    int rc = PMPI_Pack(src, count, *(MPI_Datatype *)t->handle, dst, bytes,
-                       &pos, MPI_COMM_SELF);
+    MPI_Datatype type = *(MPI_Datatype *)t->handle, shifted;
+    if (src) {
+        rc = PMPI_Pack(src, count, type, dst, bytes, &pos, MPI_COMM_SELF);
+    } else {
+        const char *base;
+        if ((rc = from_base(count, type, &shifted, &base)) == MPI_SUCCESS) {
+            rc = PMPI_Pack(base, 1, shifted, dst, bytes, &pos, MPI_COMM_SELF);
+            PMPI_Type_free(&shifted);
+        }
+    }
     return nbcxi_mpi_error(rc);
 }
 
 static int face_unpack(const void *src, int count, struct nbcx_datatype_s *t,
                        void *dst)
 {
-    int pos = 0;
+    int pos = 0, rc;
     int bytes = (int)((size_t)count * t->size);
-    int rc = PMPI_Unpack(src, bytes, &pos, dst, count,
-                         *(MPI_Datatype *)t->handle, MPI_COMM_SELF);
+    MPI_Datatype type = *(MPI_Datatype *)t->handle, shifted;
+    if (dst) {
+        rc = PMPI_Unpack(src, bytes, &pos, dst, count, type, MPI_COMM_SELF);
+    } else {
+        const char *base;
+        if ((rc = from_base(count, type, &shifted, &base)) == MPI_SUCCESS) {
+            rc = PMPI_Unpack(src, bytes, &pos, (char *)(uintptr_t)base, 1,
+                             shifted, MPI_COMM_SELF);
+            PMPI_Type_free(&shifted);
+        }
+    }
     return nbcxi_mpi_error(rc);
 }
 
@@ -420,6 +453,21 @@ static int face_reduce(const void *in, void *inout, int count,
                        struct nbcx_datatype_s *t, int op_id)
 {
     int rc = PMPI_Reduce_local(in, inout, count, *(MPI_Datatype *)t->handle,
+                               nbcxi_mpi_op(op_id));
+    return rc == MPI_SUCCESS ? NBCX_SUCCESS : NBCX_ERR_OP;
+}
+
+/* Whether the library combines this type with a predefined operation:
+ * MPI_Reduce_local of no elements checks the pair and touches no memory
+ * (both libraries; a derived type may hold absolute addresses). Open MPI
+ * refuses predefined operations on most derived types, MPICH on many:
+ * nbcx refuses them where the library does, at the start, and the shim
+ * then hands the call to the library. */
+static int face_check(const struct nbcx_datatype_s *t, int op_id)
+{
+    char scratch[1] = { 0 };
+    int rc = PMPI_Reduce_local(scratch, scratch, 0,
+                               *(MPI_Datatype *)t->handle,
                                nbcxi_mpi_op(op_id));
     return rc == MPI_SUCCESS ? NBCX_SUCCESS : NBCX_ERR_OP;
 }
@@ -447,6 +495,7 @@ static const struct nbcxi_type_face mpi_type_face = {
     .pack = face_pack,
     .unpack = face_unpack,
     .reduce = face_reduce,
+    .check = face_check,
     .release = face_release,
 };
 
