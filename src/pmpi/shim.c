@@ -286,6 +286,7 @@ static struct shim_comm *comm_get(MPI_Comm comm)
 /* ---- serving a call ---- */
 
 static void reap_detached(int blocking);
+static void free_unheld(void);
 
 int shim_begin(struct shim_call *c, int op, MPI_Comm comm)
 {
@@ -307,6 +308,7 @@ int shim_begin(struct shim_call *c, int op, MPI_Comm comm)
     }
     if (atomic_load_explicit(&g_ndetached, memory_order_relaxed))
         reap_detached(0);
+    free_unheld();
     int inter = 0;
     if (comm == MPI_COMM_NULL ||
         PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) {
@@ -424,6 +426,31 @@ static int op_hold(MPI_Op o)
     return h != NULL;
 }
 
+/* Operations whose last user is gone, to be freed by the library. Not
+ * freed at once: the last release often runs inside a generalized
+ * request's free callback, within MPI_Wait, where MPICH 4.0 asserts on
+ * MPI_Op_free (its global lock is held). Freed at the next collective
+ * the shim sees, at the next MPI_Op_free, and at MPI_Finalize. */
+static MPI_Op *g_unheld;
+static int g_nunheld, g_capunheld;
+static atomic_int g_any_unheld;
+
+static void free_unheld(void)
+{
+    if (!atomic_load_explicit(&g_any_unheld, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&g_hold_lock);
+    MPI_Op *list = g_unheld;
+    int n = g_nunheld;
+    g_unheld = NULL;
+    g_nunheld = g_capunheld = 0;
+    atomic_store(&g_any_unheld, 0);
+    pthread_mutex_unlock(&g_hold_lock);
+    for (int i = 0; i < n; i++)
+        PMPI_Op_free(&list[i]);
+    free(list);
+}
+
 static void op_release(MPI_Op *o)
 {
     if (*o == MPI_OP_NULL)
@@ -442,14 +469,26 @@ static void op_release(MPI_Op *o)
         }
         break;
     }
+    if (free_it != MPI_OP_NULL) {
+        if (g_nunheld == g_capunheld) {
+            int cap = g_capunheld ? 2 * g_capunheld : 8;
+            MPI_Op *l = realloc(g_unheld, sizeof *l * (size_t)cap);
+            if (l) {
+                g_unheld = l;
+                g_capunheld = cap;
+            }
+        }
+        if (g_nunheld < g_capunheld) /* else (no memory): left allocated */
+            g_unheld[g_nunheld++] = free_it;
+        atomic_store(&g_any_unheld, 1);
+    }
     pthread_mutex_unlock(&g_hold_lock);
     *o = MPI_OP_NULL;
-    if (free_it != MPI_OP_NULL)
-        PMPI_Op_free(&free_it);
 }
 
 int MPI_Op_free(MPI_Op *op)
 {
+    free_unheld();
     if (op && *op != MPI_OP_NULL && !predefined_op(*op)) {
         pthread_mutex_lock(&g_hold_lock);
         struct op_hold *h = g_holds;
@@ -696,13 +735,15 @@ static MPI_Comm token_comm(void)
     return c;
 }
 
+static int to_mpi_error(int err);
+
 int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
                 MPI_Request *req)
 {
     if (err == NBCX_ERR_COUNT || err == NBCX_ERR_ROOT) {
         c->reason = R_ARGS;
         shim_native(c); /* counted with the arguments refused */
-        int cls = nbcx_error_to_mpi(err);
+        int cls = to_mpi_error(err);
         if (req)
             *req = MPI_REQUEST_NULL;
         PMPI_Comm_call_errhandler(c->sc->comm, cls);
@@ -779,9 +820,44 @@ int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
 
 /* ---- completion ---- */
 
+/* The MPI error code for an nbcx error: in the error class the native
+ * library would use (nbcx_error_to_mpi), with nbcx's message, so that
+ * MPI_Error_class gives the class and MPI_Error_string says what nbcx
+ * saw. One code per nbcx error, made at its first use (MPI_Add_error_code
+ * and MPI_Add_error_string); the bare class where the library cannot
+ * give the message back. */
+static pthread_mutex_t g_code_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_codes[NBCX_ERR_LASTCODE + 1];
+
 static int to_mpi_error(int err)
 {
-    return err == NBCX_SUCCESS ? MPI_SUCCESS : nbcx_error_to_mpi(err);
+    if (err == NBCX_SUCCESS)
+        return MPI_SUCCESS;
+    int cls = nbcx_error_to_mpi(err);
+    if (err < 0 || err > NBCX_ERR_LASTCODE)
+        return cls;
+    pthread_mutex_lock(&g_code_lock);
+    if (!g_codes[err]) {
+        int code;
+        char msg[MPI_MAX_ERROR_STRING];
+        snprintf(msg, sizeof msg, "nbcx: %s", nbcx_error_string(err));
+        char back[MPI_MAX_ERROR_STRING] = "";
+        int len = 0;
+        /* MPICH 4.0.2 makes the code, takes the string, and gives back
+         * garbage for it ("Invalid count, error stack: ... inet_pton"):
+         * there the bare class, with the library's own message. */
+        g_codes[err] = PMPI_Add_error_code(cls, &code) == MPI_SUCCESS &&
+                               PMPI_Add_error_string(code, msg) ==
+                                   MPI_SUCCESS &&
+                               PMPI_Error_string(code, back, &len) ==
+                                   MPI_SUCCESS &&
+                               strcmp(back, msg) == 0
+                           ? code
+                           : cls;
+    }
+    int code = g_codes[err];
+    pthread_mutex_unlock(&g_code_lock);
+    return code;
 }
 
 /* Tests (or waits for) the nbcx operation behind p; once it is done,
@@ -1048,6 +1124,7 @@ int MPI_Finalize(void)
     /* Operations the program freed without completing them. */
     while (atomic_load(&g_ndetached))
         reap_detached(1);
+    free_unheld();
     if (g_verbose) {
         int rank = 0;
         long long local[OP_COUNT][R_COUNT], sum[OP_COUNT][R_COUNT];
