@@ -9,7 +9,9 @@
    docs/results/summary.md names a file or directory that exists, and
    every #anchor a heading of the target (GitHub's slugs).
 2. Settings: every environment variable src/ reads (getenv,
-   nbcxi_getenv, nbcxi_env_*) is in docs/settings.md's table.
+   nbcxi_getenv, nbcxi_env_*) is in docs/settings.md's table; and
+   docs/api-index.md is what tests/docs/api_index.py makes from the
+   headers (every public function).
 3. With --run-readme: each README block preceded by a line
    "<!-- runnable -->" runs in a scratch directory (build/, docs/ and
    tools/ linked from ROOT, HOME set to it): a ```sh block's lines are
@@ -94,6 +96,19 @@ def check_settings(root: str) -> list:
     ]
 
 
+def check_api_index(root: str) -> list:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import api_index
+
+    with open(os.path.join(root, "docs", "api-index.md"), encoding="utf-8") as f:
+        have = f.read()
+    if have != api_index.render(root):
+        return [
+            "docs/api-index.md is out of date: tests/docs/api_index.py ROOT --write"
+        ]
+    return []
+
+
 def readme_blocks(root: str) -> list:
     """(commands, expected output lines) of each runnable block."""
     with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
@@ -164,14 +179,14 @@ def run_readme(root: str) -> list:
 
 def main() -> int:
     root = os.path.abspath(sys.argv[1])
-    errors = check_links(root) + check_settings(root)
+    errors = check_links(root) + check_settings(root) + check_api_index(root)
     if "--run-readme" in sys.argv[2:]:
         errors += run_readme(root)
     for e in errors:
         print("check_docs: " + e, file=sys.stderr)
     if not errors:
         print(
-            "check_docs: links, settings"
+            "check_docs: links, settings, API index"
             + (", README blocks" if "--run-readme" in sys.argv else "")
             + ": ok"
         )
