@@ -12,9 +12,16 @@
  * use (driver_inproc.c). The measurements themselves are harness.c's.
  */
 #include "bench.h"
+#include "../common/tool_args.h"
 
 int main(int argc, char **argv)
 {
+    /* Before MPI_Init: answered without mpiexec. */
+    nbcx_tool_version(argc, argv, "nbcx-bench");
+    if (nbcx_tool_wants_help(argc, argv)) {
+        options_usage(stdout);
+        return 0;
+    }
     /* Chosen before MPI_Init: the inproc transport never initialises
      * MPI, so it runs without mpiexec even in a build with MPI. */
 #if NBCX_BENCH_MPI

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "nbcx.h"
+#include "../common/tool_args.h"
 
 static void usage(FILE *f)
 {
@@ -86,11 +87,12 @@ static int parse_units(const char *s, double *out)
 
 int main(int argc, char **argv)
 {
+    nbcx_tool_version(argc, argv, "nbcx-split-model");
     int ranks = -1, app = -1, prog = 0;
     double compute = -1;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0) {
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             usage(stdout);
             return 0;
         }

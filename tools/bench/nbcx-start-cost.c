@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "nbcx_mpi.h"
+#include "../common/tool_args.h"
 
 enum { NBCX_PERSISTENT, NBCX_NONBLOCKING, NBCX_UNCACHED, NATIVE,
        NATIVE_PERSISTENT, NVARIANTS };
@@ -35,8 +36,32 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static const char usage[] =
+"Usage: mpiexec -n P nbcx-start-cost [REPS]\n"
+"\n"
+"What starting a small collective costs the caller: the time inside the\n"
+"start call of an 8-byte allreduce (one double, sum), REPS times per\n"
+"variant (default 2000, at least 10), variants interleaved:\n"
+"  nbcx persistent    nbcx_allreduce_init once, then nbcx_start\n"
+"  nbcx nonblocking   nbcx_iallreduce, schedule from the cache\n"
+"  nbcx uncached      nbcx_iallreduce with a new schedule every call\n"
+"  native             MPI_Iallreduce\n"
+"  native persistent  MPI_Allreduce_init + MPI_Start (MPI 4 only)\n"
+"Prints the median and the 10th/90th percentiles over the ranks'\n"
+"repetitions, in microseconds.\n"
+"\n"
+"Options:\n"
+"  -h, --help         this text\n"
+"  --version          the version of nbcx\n";
+
 int main(int argc, char **argv)
 {
+    /* Before MPI_Init: answered without mpiexec. */
+    nbcx_tool_version(argc, argv, "nbcx-start-cost");
+    if (nbcx_tool_wants_help(argc, argv)) {
+        fputs(usage, stdout);
+        return 0;
+    }
     int provided, rank, size;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

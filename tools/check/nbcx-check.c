@@ -36,6 +36,7 @@
 #include <sys/resource.h>
 
 #include "nbcx_check.h"
+#include "../common/tool_args.h"
 
 static void usage(FILE *f)
 {
@@ -269,6 +270,7 @@ int main(int argc, char **argv)
     bool quiet = false, list = false, fit = false, estimate = false;
     struct budget budget = { 120, 8.0 * 1024 * 1024 * 1024 };
     nbcx_check_options opt = { 0 };
+    nbcx_tool_version(argc, argv, "nbcx-check");
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

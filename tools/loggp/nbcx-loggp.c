@@ -81,6 +81,7 @@
 
 #include "nbcx.h"
 #include "nbcx_mpi.h"
+#include "../common/tool_args.h"
 
 #define TOOL "nbcx-loggp"
 #define MAX_SIZES 64
@@ -911,6 +912,12 @@ static void mpi_library(char *out, size_t cap)
 
 int main(int argc, char **argv)
 {
+    /* Before MPI_Init: answered without mpiexec. */
+    nbcx_tool_version(argc, argv, TOOL);
+    if (nbcx_tool_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     MPI_Init(&argc, &argv);
     int nranks;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_me);

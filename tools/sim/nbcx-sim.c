@@ -28,6 +28,8 @@
 
 #include "coll/coll.h"
 #include "transport/sim/sim.h"
+#include "params_path.h"
+#include "../common/tool_args.h"
 
 #ifndef NBCX_SIM_DEFAULT_PARAMS
 #define NBCX_SIM_DEFAULT_PARAMS "default.json"
@@ -50,7 +52,8 @@ static const char usage[] =
 "  --ranks LIST         numbers of ranks\n"
 "  --ranks-per-node C   ranks per node (default: the file's cores_per_node)\n"
 "  --params FILE        parameter file, format nbcx-loggp/1 (default:\n"
-"                       " NBCX_SIM_DEFAULT_PARAMS ")\n"
+"                       share/nbcx/sim/default.json of the installation,\n"
+"                       from a build tree tools/sim/params/default.json)\n"
 "  --compute-us C       a computation of C us between start and wait:\n"
 "                       prints the overlap it gets (default 0: none)\n"
 "  --progress MODE      thread (a progress core per rank runs the\n"
@@ -612,19 +615,12 @@ static int sweep_split(struct opts *o, const struct nbcxi_sim_params *p,
 int main(int argc, char **argv)
 {
     static struct opts o; /* reachable at exit(): no leak reports */
+    nbcx_tool_version(argc, argv, "nbcx-sim");
     parse(argc, argv, &o);
     struct nbcxi_sim_params p;
     char err[512];
-    if (!o.params) { /* the source tree's, else the installed copy */
-        o.params = NBCX_SIM_DEFAULT_PARAMS;
-#ifdef NBCX_SIM_INSTALLED_PARAMS
-        FILE *f = fopen(o.params, "r");
-        if (f)
-            fclose(f);
-        else
-            o.params = NBCX_SIM_INSTALLED_PARAMS;
-#endif
-    }
+    if (!o.params) /* the installed copy, else the source tree's */
+        o.params = nbcx_sim_default_params();
     if (nbcxi_sim_params_load(o.params, &p, err, sizeof err)) {
         fprintf(stderr, "nbcx-sim: --params %s\n", err);
         return EXIT_USAGE;

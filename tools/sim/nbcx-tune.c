@@ -56,6 +56,8 @@
 #include "coll/coll.h"
 #include "progress/progress.h"
 #include "transport/sim/sim.h"
+#include "params_path.h"
+#include "../common/tool_args.h"
 
 #ifndef NBCX_SIM_DEFAULT_PARAMS
 #define NBCX_SIM_DEFAULT_PARAMS "default.json"
@@ -71,7 +73,8 @@ static const char usage[] =
 "Picks the fastest algorithm of each collective by simulation (the LogGP\n"
 "model of nbcx-sim) and writes a selection table for NBCX_TUNING.\n"
 "  --params FILE        parameter file, format nbcx-loggp/1 (default:\n"
-"                       " NBCX_SIM_DEFAULT_PARAMS ")\n"
+"                       share/nbcx/sim/default.json of the installation,\n"
+"                       from a build tree tools/sim/params/default.json)\n"
 "  --ops LIST           collectives (default: bcast, reduce, allreduce,\n"
 "                       gather, scatter, allgather, alltoall,\n"
 "                       reduce_scatter_block, scan; all: every one but\n"
@@ -403,7 +406,8 @@ static int tune_split(FILE *out, const int *colls, int ncolls,
 
 int main(int argc, char **argv)
 {
-    const char *params = NBCX_SIM_DEFAULT_PARAMS, *out_path = NULL;
+    nbcx_tool_version(argc, argv, "nbcx-tune");
+    const char *params = NULL, *out_path = NULL;
     const char *ops_arg = NULL;
     long long ranks[MAXLIST], sizes[MAXLIST], segs[MAXLIST];
     int nranks = parse_list("--ranks", "2,4,8,16,64", ranks, 1, INT_MAX);
@@ -502,6 +506,8 @@ int main(int argc, char **argv)
         free(copy);
     }
 
+    if (!params) /* the installed copy, else the source tree's */
+        params = nbcx_sim_default_params();
     struct nbcxi_sim_params par;
     char err[512];
     if (nbcxi_sim_params_load(params, &par, err, sizeof err) != 0)
