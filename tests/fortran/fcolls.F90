@@ -70,7 +70,7 @@ program fcolls
   HANDLE(MPI_Info) :: info
   HANDLE(MPI_Op) :: uop
   integer :: rank, np, ierr, mode, nissued, nfail, ncomplete, provided
-  integer :: total, k, deg, nb(2)
+  integer :: total, k, deg, nb(2), ign(4)
   logical :: ip
 
   nissued = 0
@@ -103,6 +103,13 @@ program fcolls
     cart, ierr)
   call MPI_Op_create(myop, .false., uop, ierr)
 
+#ifdef BIND_F08
+  ign = [MPI_STATUS_IGNORE%MPI_SOURCE, MPI_STATUS_IGNORE%MPI_TAG, MPI_STATUSES_IGNORE(1)%MPI_SOURCE, &
+    MPI_STATUSES_IGNORE(1)%MPI_TAG]
+#else
+  ign = [MPI_STATUS_IGNORE(MPI_SOURCE), MPI_STATUS_IGNORE(MPI_TAG), MPI_STATUSES_IGNORE(MPI_SOURCE, 1), &
+    MPI_STATUSES_IGNORE(MPI_TAG, 1)]
+#endif
   do mode = 0, 1
     call t_barrier()
     call t_bcast()
@@ -128,6 +135,14 @@ program fcolls
     call t_types()
   end do
 
+  ! Fortran's MPI_STATUS(ES)_IGNORE were recognised: never written.
+#ifdef BIND_F08
+  call expect('MPI_STATUS(ES)_IGNORE untouched', all(ign == [MPI_STATUS_IGNORE%MPI_SOURCE, &
+    MPI_STATUS_IGNORE%MPI_TAG, MPI_STATUSES_IGNORE(1)%MPI_SOURCE, MPI_STATUSES_IGNORE(1)%MPI_TAG]))
+#else
+  call expect('MPI_STATUS(ES)_IGNORE untouched', all(ign == [MPI_STATUS_IGNORE(MPI_SOURCE), &
+    MPI_STATUS_IGNORE(MPI_TAG), MPI_STATUSES_IGNORE(MPI_SOURCE, 1), MPI_STATUSES_IGNORE(MPI_TAG, 1)]))
+#endif
   call MPI_Op_free(uop, ierr)
   call MPI_Comm_free(cart, ierr)
   call MPI_Allreduce(nissued, total, 1, MPI_INTEGER, MPI_SUM, comm, ierr)
@@ -198,7 +213,12 @@ contains
     ncomplete = ncomplete + 1
     select case (c)
     case (0)
+#ifdef BIND_F08
+      ierr = MPI_SUCCESS
+      call MPI_Wait(req, st) ! mpi_f08: ierror is optional
+#else
       call MPI_Wait(req, st, ierr)
+#endif
     case (1)
       call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
     case (2)
@@ -262,7 +282,11 @@ contains
   end subroutine
 
   subroutine t_barrier()
+#ifdef BIND_F08
+    if (mode == 0) call MPI_Ibarrier(comm, req)
+#else
     if (mode == 0) call MPI_Ibarrier(comm, req, ierr)
+#endif
     if (mode == 1) call PI(Barrier)(comm, info, req, ierr)
     call complete()
   end subroutine
