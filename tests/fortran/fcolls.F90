@@ -134,6 +134,7 @@ program fcolls
     end do
     call t_types()
   end do
+  call t_mixed()
 
   ! Fortran's MPI_STATUS(ES)_IGNORE were recognised: never written.
 #ifdef BIND_F08
@@ -662,6 +663,37 @@ contains
     if (mode == 1) call PI(Neighbor_alltoallw)(sb, cnt, ad, ty, rb, cnt, ad, ty, cart, info, req, ierr)
     call complete()
     call chk('neighbor_alltoallw', rb(1:deg * n), ref(1:deg * n), deg * n)
+  end subroutine
+
+  ! A collective and point-to-point requests in one MPI_Waitall, with
+  ! statuses: the receive's status says its source and tag.
+  subroutine t_mixed()
+    integer :: sb(n), rb(n), ref(n), tok, got, right, left
+    HANDLE(MPI_Request) :: rs(3)
+#ifdef BIND_F08
+    type(MPI_Status) :: sts(3)
+#else
+    integer :: sts(MPI_STATUS_SIZE, 3)
+#endif
+    right = mod(rank + 1, np)
+    left = mod(rank + np - 1, np)
+    call fill(sb, n, 18)
+    call MPI_Allreduce(sb, ref, n, MPI_INTEGER, MPI_SUM, comm, ierr)
+    tok = 100 + rank
+    got = -1
+    call MPI_Iallreduce(sb, rb, n, MPI_INTEGER, MPI_SUM, comm, rs(1), ierr)
+    nissued = nissued + 1
+    call MPI_Irecv(got, 1, MPI_INTEGER, left, 7, comm, rs(2), ierr)
+    call MPI_Isend(tok, 1, MPI_INTEGER, right, 7, comm, rs(3), ierr)
+    call MPI_Waitall(3, rs, sts, ierr)
+    call chk('mixed iallreduce', rb, ref, n)
+    call expect('mixed token', got == 100 + left)
+#ifdef BIND_F08
+    call expect('mixed status', sts(2)%MPI_SOURCE == left .and. sts(2)%MPI_TAG == 7)
+#else
+    call expect('mixed status', sts(MPI_SOURCE, 2) == left .and. sts(MPI_TAG, 2) == 7)
+#endif
+    call expect('mixed requests freed', all(rs == MPI_REQUEST_NULL))
   end subroutine
 
   ! Fortran datatypes with MPI_Iallreduce / MPI_Allreduce_init.
