@@ -1,8 +1,9 @@
 ! fcolls.F90 - libnbcx-pmpi's Fortran test: every nonblocking and
 ! persistent collective, in place and not, compared with the blocking
-! collective of the same run; Fortran datatypes and a Fortran user
-! operation (MPI_OP_CREATE) with MPI_Iallreduce; every completion
-! function in turn. One source for the three bindings (preprocessed):
+! collective of the same run; Fortran datatypes with MPI_Iallreduce and
+! a Fortran user operation (MPI_OP_CREATE, not commutative) with
+! MPI_Iscan; a collective and point-to-point requests in one
+! MPI_Waitall; every completion function in turn. One source for the three bindings (preprocessed):
 !   -DBIND_MPIFH: include 'mpif.h'; -DBIND_MPI: use mpi; -DBIND_F08:
 !   use mpi_f08. -DPERSIST_MPIX: Open MPI 4.1's MPIX_<op>_init.
 ! Rank 0 prints "fcolls: issued N" (nonblocking calls and persistent
@@ -22,8 +23,18 @@
 module fcolls_ops
 #ifdef BIND_F08
   use mpi_f08
+#elif defined(BIND_MPI)
+  use mpi
 #endif
   implicit none
+#ifdef BIND_MPIFH
+  include 'mpif.h'
+#endif
+  private
+  public :: myop, op_other_type
+  ! Calls of myop with a datatype other than MPI_INTEGER (the library
+  ! passes the program's handle: MPI_INTEGER).
+  integer :: op_other_type = 0
 contains
   ! A Fortran user operation: inoutvec = invec + 2 * inoutvec (not
   ! commutative; MPI applies it in rank order).
@@ -34,6 +45,7 @@ contains
     integer :: len
     type(MPI_Datatype) :: datatype
     integer, pointer :: a(:), b(:)
+    if (datatype /= MPI_INTEGER) op_other_type = op_other_type + 1
     call c_f_pointer(invec, a, [len])
     call c_f_pointer(inoutvec, b, [len])
     b = a + 2 * b
@@ -42,6 +54,7 @@ contains
   subroutine myop(invec, inoutvec, len, datatype)
     integer :: len, datatype
     integer :: invec(len), inoutvec(len)
+    if (datatype /= MPI_INTEGER) op_other_type = op_other_type + 1
     inoutvec = invec + 2 * inoutvec
   end subroutine
 #endif
@@ -144,6 +157,7 @@ program fcolls
   call expect('MPI_STATUS(ES)_IGNORE untouched', all(ign == [MPI_STATUS_IGNORE(MPI_SOURCE), &
     MPI_STATUS_IGNORE(MPI_TAG), MPI_STATUSES_IGNORE(MPI_SOURCE, 1), MPI_STATUSES_IGNORE(MPI_TAG, 1)]))
 #endif
+  call expect('user op given MPI_INTEGER', op_other_type == 0)
   call MPI_Op_free(uop, ierr)
   call MPI_Comm_free(cart, ierr)
   call MPI_Allreduce(nissued, total, 1, MPI_INTEGER, MPI_SUM, comm, ierr)
@@ -704,6 +718,9 @@ contains
     complex(kind(0d0)) :: z(n), zr(n), zref(n)
     integer(kind=8) :: i8(n), i8r(n), i8ref(n)
     integer :: p(2, n), pr(2, n), pref(2, n), i
+    complex :: c(n), cr(n), cref(n)
+    real(kind=8) :: r8(n), r8r(n), r8ref(n)
+    double precision :: q(2, n), qr(2, n), qref(2, n)
     do i = 1, n
       d(i) = rank + 0.25d0 * i
       r(i) = real(rank * i)
@@ -712,6 +729,10 @@ contains
       i8(i) = int(rank, 8) * 10000000000_8 + i
       p(1, i) = mod(rank + i, 3)
       p(2, i) = rank
+      c(i) = cmplx(i, rank)
+      r8(i) = 0.5d0 * rank * i
+      q(1, i) = dble(mod(rank * 7 + i, 4))
+      q(2, i) = dble(rank)
     end do
     call MPI_Allreduce(d, dref, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
     if (mode == 0) call MPI_Iallreduce(d, dr, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, req, ierr)
@@ -743,5 +764,25 @@ contains
     if (mode == 1) call PI(Allreduce)(p, pr, n, MPI_2INTEGER, MPI_MINLOC, comm, info, req, ierr)
     call complete()
     call expect('allreduce MPI_2INTEGER MPI_MINLOC', all(pr == pref))
+    call MPI_Allreduce(l, lref, n, MPI_LOGICAL, MPI_LAND, comm, ierr)
+    if (mode == 0) call MPI_Iallreduce(l, lr, n, MPI_LOGICAL, MPI_LAND, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(l, lr, n, MPI_LOGICAL, MPI_LAND, comm, info, req, ierr)
+    call complete()
+    call expect('allreduce MPI_LOGICAL MPI_LAND', all(lr .eqv. lref))
+    call MPI_Allreduce(c, cref, n, MPI_COMPLEX, MPI_PROD, comm, ierr)
+    if (mode == 0) call MPI_Iallreduce(c, cr, n, MPI_COMPLEX, MPI_PROD, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(c, cr, n, MPI_COMPLEX, MPI_PROD, comm, info, req, ierr)
+    call complete()
+    call expect('allreduce MPI_COMPLEX MPI_PROD', all(cr == cref))
+    call MPI_Allreduce(r8, r8ref, n, MPI_REAL8, MPI_MIN, comm, ierr)
+    if (mode == 0) call MPI_Iallreduce(r8, r8r, n, MPI_REAL8, MPI_MIN, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(r8, r8r, n, MPI_REAL8, MPI_MIN, comm, info, req, ierr)
+    call complete()
+    call expect('allreduce MPI_REAL8 MPI_MIN', all(r8r == r8ref))
+    call MPI_Allreduce(q, qref, n, MPI_2DOUBLE_PRECISION, MPI_MAXLOC, comm, ierr)
+    if (mode == 0) call MPI_Iallreduce(q, qr, n, MPI_2DOUBLE_PRECISION, MPI_MAXLOC, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(q, qr, n, MPI_2DOUBLE_PRECISION, MPI_MAXLOC, comm, info, req, ierr)
+    call complete()
+    call expect('allreduce MPI_2DOUBLE_PRECISION MPI_MAXLOC', all(qr == qref))
   end subroutine
 end program
