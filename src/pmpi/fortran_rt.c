@@ -202,7 +202,7 @@ struct arr {
 static int arr_open(struct arr *a, int n, const MPI_Fint *req,
                     MPI_Fint *statuses)
 {
-    a->n = n < 0 ? 0 : n;
+    a->n = n; /* a negative count goes to MPI as it is (its error) */
     a->r = a->small_r;
     a->s = !statuses || is(S_STATUSES, statuses) ? MPI_STATUSES_IGNORE
                                                  : a->small_s;
