@@ -84,6 +84,7 @@ program fcolls
   HANDLE(MPI_Op) :: uop
   integer :: rank, np, ierr, mode, nissued, nfail, ncomplete, provided
   integer :: total, k, deg, nb(2), ign(4)
+  character(len=32) :: cur = ''
   logical :: ip
 
   nissued = 0
@@ -124,29 +125,49 @@ program fcolls
     MPI_STATUSES_IGNORE(MPI_TAG, 1)]
 #endif
   do mode = 0, 1
+    cur = 'barrier'
     call t_barrier()
+    cur = 'bcast'
     call t_bcast()
+    cur = 'neighbors'
     call t_neighbors()
     do k = 0, 1
       ip = k == 1
+      cur = 'reduce'
       call t_reduce()
+      cur = 'allreduce'
       call t_allreduce()
+      cur = 'gather'
       call t_gather()
+      cur = 'scatter'
       call t_scatter()
+      cur = 'allgather'
       call t_allgather()
+      cur = 'alltoall'
       call t_alltoall()
+      cur = 'gatherv'
       call t_gatherv()
+      cur = 'scatterv'
       call t_scatterv()
+      cur = 'allgatherv'
       call t_allgatherv()
+      cur = 'alltoallv'
       call t_alltoallv()
+      cur = 'alltoallw'
       call t_alltoallw()
+      cur = 'reduce_scatter'
       call t_reduce_scatter()
+      cur = 'reduce_scatter_block'
       call t_reduce_scatter_block()
+      cur = 'scan'
       call t_scan()
+      cur = 'exscan'
       call t_exscan()
     end do
+    cur = 'types'
     call t_types()
   end do
+  cur = 'mixed'
   call t_mixed()
 
   ! Fortran's MPI_STATUS(ES)_IGNORE were recognised: never written.
@@ -199,7 +220,8 @@ contains
     logical, intent(in) :: cond
     if (.not. cond) then
       nfail = nfail + 1
-      print '(a,i0,a,a)', 'rank ', rank, ': FAIL ', what
+      print '(a,i0,a,a,a,a,a,i0,a,l1)', 'rank ', rank, ': FAIL ', what, ' (in ', trim(cur), ', mode=', mode, &
+        ' in_place=', ip
     end if
   end subroutine
 

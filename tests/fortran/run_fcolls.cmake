@@ -1,7 +1,8 @@
-# run_fcolls.cmake -DCMD=a|b|c: runs a Fortran test (fcolls) under the
-# shim with NBCX_PMPI_VERBOSE=1 and checks: exit 0, "fcolls: PASS", and
-# the shim's report "total N nbcx, 0 native" for the N calls the program
-# says it made ("fcolls: issued N", all ranks).
+# run_fcolls.cmake -DCMD=a|b|c [-DNATIVE=1]: runs a Fortran test (fcolls)
+# under the shim with NBCX_PMPI_VERBOSE=1 and checks: exit 0, "fcolls:
+# PASS", and the shim's report "total N nbcx, 0 native" for the N calls
+# the program says it made ("fcolls: issued N", all ranks). NATIVE=1
+# (NBCX_PMPI=off): PASS, and nbcx served nothing.
 string(REPLACE "|" ";" cmd "${CMD}")
 execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
@@ -16,6 +17,13 @@ if(NOT out MATCHES "fcolls: issued ([0-9]+)")
   message(FATAL_ERROR "run_fcolls: the program said no count")
 endif()
 set(issued ${CMAKE_MATCH_1})
+if(NATIVE)
+  if(err MATCHES "nbcx-pmpi:   total [1-9][0-9]* nbcx")
+    message(FATAL_ERROR "run_fcolls: nbcx served calls with the shim off")
+  endif()
+  message("run_fcolls: ${issued} calls, native (the shim off)")
+  return()
+endif()
 if(NOT err MATCHES "nbcx-pmpi: Fortran \\(")
   message(FATAL_ERROR "run_fcolls: the shim did not report the Fortran "
                       "bindings at MPI_INIT (not loaded, or not seen)")
