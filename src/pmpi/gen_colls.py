@@ -310,4 +310,5 @@ def main():
     print("#endif /* SHIM_LARGE_COUNT */")
 
 
-main()
+if __name__ == "__main__":
+    main()
