@@ -58,7 +58,7 @@ static int wrap_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
-            shim_op(&c, op, &x_op)) {
+            shim_op(&c, op, datatype, &x_op)) {
             int e = nbcx_ireduce(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -83,7 +83,7 @@ static int wrap_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
-            shim_op(&c, op, &x_op)) {
+            shim_op(&c, op, datatype, &x_op)) {
             int e = nbcx_iallreduce(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -333,7 +333,7 @@ static int wrap_reduce_scatter(const void *sendbuf, void *recvbuf, const int rec
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
-            shim_op(&c, op, &x_op)) {
+            shim_op(&c, op, datatype, &x_op)) {
             int e = nbcx_ireduce_scatter(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcounts, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -358,7 +358,7 @@ static int wrap_reduce_scatter_block(const void *sendbuf, void *recvbuf, int rec
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
-            shim_op(&c, op, &x_op)) {
+            shim_op(&c, op, datatype, &x_op)) {
             int e = nbcx_ireduce_scatter_block(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -383,7 +383,7 @@ static int wrap_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
-            shim_op(&c, op, &x_op)) {
+            shim_op(&c, op, datatype, &x_op)) {
             int e = nbcx_iscan(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -408,7 +408,7 @@ static int wrap_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
-            shim_op(&c, op, &x_op)) {
+            shim_op(&c, op, datatype, &x_op)) {
             int e = nbcx_iexscan(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -605,7 +605,7 @@ static int wrap_reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_D
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
-            shim_op(&c, op, &x_op)) {
+            shim_op(&c, op, datatype, &x_op)) {
             int e = nbcx_reduce_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -630,7 +630,7 @@ static int wrap_allreduce_init(const void *sendbuf, void *recvbuf, int count, MP
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
-            shim_op(&c, op, &x_op)) {
+            shim_op(&c, op, datatype, &x_op)) {
             int e = nbcx_allreduce_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -880,7 +880,7 @@ static int wrap_reduce_scatter_init(const void *sendbuf, void *recvbuf, const in
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
-            shim_op(&c, op, &x_op)) {
+            shim_op(&c, op, datatype, &x_op)) {
             int e = nbcx_reduce_scatter_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcounts, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -905,7 +905,7 @@ static int wrap_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, in
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
-            shim_op(&c, op, &x_op)) {
+            shim_op(&c, op, datatype, &x_op)) {
             int e = nbcx_reduce_scatter_block_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -930,7 +930,7 @@ static int wrap_scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Dat
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
-            shim_op(&c, op, &x_op)) {
+            shim_op(&c, op, datatype, &x_op)) {
             int e = nbcx_scan_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -955,7 +955,7 @@ static int wrap_exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_D
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
-            shim_op(&c, op, &x_op)) {
+            shim_op(&c, op, datatype, &x_op)) {
             int e = nbcx_exscan_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)

@@ -166,7 +166,7 @@ def wrapper(name, args, persistent):
             call.append("x_" + n)
         elif k == "op":
             decl.append("nbcx_op x_op;")
-            conv.append("shim_op(&c, op, &x_op)")
+            conv.append("shim_op(&c, op, datatype, &x_op)")
             call.append("x_op")
         elif k.startswith(("stypes", "rtypes")):
             decl.append("nbcx_datatype *x_%s;" % n)

@@ -505,10 +505,11 @@ int MPI_Op_free(MPI_Op *op)
     return PMPI_Op_free(op);
 }
 
-int shim_op(struct shim_call *c, MPI_Op o, nbcx_op *out)
+int shim_op(struct shim_call *c, MPI_Op o, MPI_Datatype t, nbcx_op *out)
 {
     *out = NBCX_OP_NULL;
-    if (o == MPI_OP_NULL || nbcx_op_from_mpi(o, out) != NBCX_SUCCESS) {
+    if (o == MPI_OP_NULL ||
+        nbcx_op_from_mpi_typed(o, t, out) != NBCX_SUCCESS) {
         c->reason = R_OP;
         return 0;
     }

@@ -98,7 +98,9 @@ int shim_begin(struct shim_call *c, int op, MPI_Comm comm);
 int shim_type(struct shim_call *c, MPI_Datatype t, nbcx_datatype *out);
 int shim_types(struct shim_call *c, int n, const MPI_Datatype *t,
                nbcx_datatype **out);
-int shim_op(struct shim_call *c, MPI_Op o, nbcx_op *out);
+/* The operation of a reduction on datatype t (a user operation is given
+ * t itself, as MPI does); 0: refused. */
+int shim_op(struct shim_call *c, MPI_Op o, MPI_Datatype t, nbcx_op *out);
 /* err: the nbcx call's result. On success makes *req (a generalized
  * request, or for persistent operations an inactive persistent token)
  * and returns MPI_SUCCESS. Arguments that are erroneous for any MPI (a

@@ -40,10 +40,13 @@ static void affine(void *in, void *inout, int *len, MPI_Datatype *t)
     }
 }
 
-/* A commutative one: maximum of the absolute values, on ints. */
+/* A commutative one: maximum of the absolute values, on ints. MPI gives
+ * it the handle the program passed: MPI_INT (counted otherwise). */
+static int g_wrong_handle;
 static void absmax(void *in, void *inout, int *len, MPI_Datatype *t)
 {
-    (void)t;
+    if (*t != MPI_INT)
+        g_wrong_handle++;
     int *a = in, *b = inout;
     for (int i = 0; i < *len; i++) {
         int x = abs(a[i]), y = abs(b[i]);
@@ -298,5 +301,7 @@ int main(int argc, char **argv)
         type_freed(w);
     persistent_freed();
     request_freed();
+    t_step = "user operation's datatype";
+    CHECK(g_wrong_handle == 0);
     return t_finish("pmpi_lifetimes");
 }

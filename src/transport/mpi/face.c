@@ -569,12 +569,22 @@ MPI_Op nbcxi_mpi_op(int op_id)
     }
 }
 
-/* A user MPI operation, applied with MPI_Reduce_local. */
+/* A user MPI operation, applied with MPI_Reduce_local, and the
+ * predefined datatype handle to give it (MPI_DATATYPE_NULL: the MPI type
+ * of nbcx's type). */
+struct user_op {
+    MPI_Op op;
+    MPI_Datatype type;
+};
+
 static void user_op_apply(const void *in, void *inout, int count,
                           nbcx_datatype type, void *ctx)
 {
-    PMPI_Reduce_local(in, inout, count, nbcxi_mpi_type(nbcxi_type(type)),
-                      *(MPI_Op *)ctx);
+    struct user_op *u = ctx;
+    MPI_Datatype t = u->type != MPI_DATATYPE_NULL
+                         ? u->type
+                         : nbcxi_mpi_type(nbcxi_type(type));
+    PMPI_Reduce_local(in, inout, count, t, u->op);
 }
 
 static void user_op_release(struct nbcx_op_s *op)
@@ -582,7 +592,7 @@ static void user_op_release(struct nbcx_op_s *op)
     free(op->ctx);
 }
 
-int nbcx_op_from_mpi(MPI_Op op, nbcx_op *out)
+int nbcx_op_from_mpi_typed(MPI_Op op, MPI_Datatype type, nbcx_op *out)
 {
     if (!out)
         return NBCX_ERR_ARG;
@@ -600,10 +610,15 @@ int nbcx_op_from_mpi(MPI_Op op, nbcx_op *out)
     int commute = 0;
     if (PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
         return NBCX_ERR_OP;
-    MPI_Op *ctx = malloc(sizeof *ctx);
+    int ni, na, nt, combiner = MPI_UNDEFINED;
+    if (type != MPI_DATATYPE_NULL &&
+        PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS)
+        return NBCX_ERR_TYPE;
+    struct user_op *ctx = malloc(sizeof *ctx);
     if (!ctx)
         return NBCX_ERR_NOMEM;
-    *ctx = op;
+    ctx->op = op;
+    ctx->type = combiner == MPI_COMBINER_NAMED ? type : MPI_DATATYPE_NULL;
     int err = nbcx_op_create(user_op_apply, commute, ctx, out);
     if (err != NBCX_SUCCESS) {
         free(ctx);
@@ -611,6 +626,11 @@ int nbcx_op_from_mpi(MPI_Op op, nbcx_op *out)
     }
     (*out)->release = user_op_release;
     return NBCX_SUCCESS;
+}
+
+int nbcx_op_from_mpi(MPI_Op op, nbcx_op *out)
+{
+    return nbcx_op_from_mpi_typed(op, MPI_DATATYPE_NULL, out);
 }
 
 int nbcx_error_to_mpi(int err)
