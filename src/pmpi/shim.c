@@ -514,6 +514,11 @@ int shim_op(struct shim_call *c, MPI_Op o, MPI_Datatype t, nbcx_op *out)
         return 0;
     }
     c->nop = *out;
+    int ni, na, nt, combiner = MPI_UNDEFINED;
+    c->predefined = predefined_op(o) && t != MPI_DATATYPE_NULL &&
+                    PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner) ==
+                        MPI_SUCCESS &&
+                    combiner == MPI_COMBINER_NAMED;
     if (!predefined_op(o)) {
         if (!op_hold(o)) {
             c->reason = R_OTHER;
@@ -741,7 +746,13 @@ static int to_mpi_error(int err);
 int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
                 MPI_Request *req)
 {
-    if (err == NBCX_ERR_COUNT || err == NBCX_ERR_ROOT) {
+    /* Erroneous for any MPI: reported here, as a checking library does
+     * (Debian's MPICH has no checks, and aborts or crashes on them). A
+     * predefined operation nbcx refuses on a predefined type is one the
+     * standard does not define on it (MPICH 4.0.2 asserts in its kernel);
+     * on a derived type it goes native (the library decides). */
+    if (err == NBCX_ERR_COUNT || err == NBCX_ERR_ROOT ||
+        (err == NBCX_ERR_OP && c->predefined)) {
         c->reason = R_ARGS;
         shim_native(c); /* counted with the arguments refused */
         int cls = to_mpi_error(err);

@@ -85,6 +85,7 @@ struct shim_call {
     int cap;
     nbcx_op nop;
     MPI_Op uop;      /* a user operation held (MPI_OP_NULL: none) */
+    int predefined;  /* a predefined operation on a predefined type */
     void *arrays[2]; /* converted type arrays (shim_types) */
     int narrays;
     int reason; /* set on failure */

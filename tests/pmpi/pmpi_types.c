@@ -462,6 +462,52 @@ out:
     free(got);
 }
 
+/* A predefined operation the standard does not define on the type. The
+ * native libraries are no oracle here: Debian's MPICH, built without
+ * argument checks, aborts (an assertion in its operation's kernel), and
+ * Open MPI mostly returns MPI_ERR_OP. Under the shim the call must fail
+ * with MPI_ERR_OP through the communicator's error handler
+ * (MPI_ERRORS_RETURN here), as a checking library does, never abort, or
+ * nbcx computes it (an integer type given a logical operation, say).
+ * Counted both ways. Without the shim (NBCX_PMPI=off) it is skipped. */
+static long long n_forbidden, n_forbidden_computed;
+
+static void forbidden(const struct tdesc *d, const struct odesc *o)
+{
+    if (!g_expect_shim)
+        return;
+    enum { COUNT = 5 };
+    int tsize;
+    MPI_Aint lb, ext;
+    MPI_Type_size(d->t, &tsize);
+    MPI_Type_get_extent(d->t, &lb, &ext);
+    size_t bytes = (size_t)ext * COUNT;
+    char *in = malloc(bytes), *got = calloc(1, bytes);
+    fill(d, tsize, ext, in, COUNT, 0);
+    long long nat0, nat1;
+    served_now(&nat0);
+    if (g_verbose && t_rank == 0)
+        fprintf(stderr, "not defined: iallreduce %s %s\n", d->name, o->name);
+    MPI_Request r;
+    int rc = MPI_Iallreduce(in, got, COUNT, d->t, o->op, MPI_COMM_WORLD, &r);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    served_now(&nat1);
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    t_step = "not defined by the standard";
+    n_forbidden++;
+    if (rc == MPI_SUCCESS)
+        n_forbidden_computed++;
+    (void)nat0, (void)nat1; /* a refusal is counted with the native calls */
+    if (cls != MPI_SUCCESS && cls != MPI_ERR_OP)
+        FAIL("iallreduce %s %s: error class %d, not MPI_ERR_OP", d->name,
+             o->name, cls);
+    free(in);
+    free(got);
+}
+
 /* Data movement of every predefined type: ibcast, igather, iallgather,
  * ialltoall against the blocking ones. */
 static void moved(const struct tdesc *d, int count)
@@ -566,8 +612,11 @@ int main(int argc, char **argv)
             if (k < 2 || d->group == G_NONE || d->group == G_PAIR)
                 moved(d, count);
             for (int o = 0; o < NOPS; o++) {
-                if (!(ops[o].groups & d->group))
+                if (!(ops[o].groups & d->group)) {
+                    if (k == 0)
+                        forbidden(d, &ops[o]);
                     continue;
+                }
                 for (int c = 0; c < NCOLL; c++)
                     for (int f = 0; f < NFORMS; f++) {
                         if (f == PERSISTENT && !HAVE_P)
@@ -586,5 +635,9 @@ int main(int argc, char **argv)
                "optional types not defined\n", full ? "full" : "quick",
                n_checked, n_passed, n_native_fail, skipped_types);
     (void)n_other;
+    if (t_rank == 0)
+        printf("pmpi_types: %lld (type, operation) pairs the standard does "
+               "not define: %lld computed by nbcx, the others MPI_ERR_OP\n",
+               n_forbidden, n_forbidden_computed);
     return t_finish("pmpi_types");
 }

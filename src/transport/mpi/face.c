@@ -463,15 +463,6 @@ static int face_reduce(const void *in, void *inout, int count,
  * refuses predefined operations on most derived types, MPICH on many:
  * nbcx refuses them where the library does, at the start, and the shim
  * then hands the call to the library. */
-static int face_check(const struct nbcx_datatype_s *t, int op_id)
-{
-    char scratch[1] = { 0 };
-    int rc = PMPI_Reduce_local(scratch, scratch, 0,
-                               *(MPI_Datatype *)t->handle,
-                               nbcxi_mpi_op(op_id));
-    return rc == MPI_SUCCESS ? NBCX_SUCCESS : NBCX_ERR_OP;
-}
-
 /* Derived types are duplicates nbcx owns (the program may free its own
  * handle while an operation is in flight); predefined ones are never
  * freed. t->handle points at this (its first field is the MPI_Datatype
@@ -480,6 +471,113 @@ struct face_handle {
     MPI_Datatype type;
     bool owned;
 };
+
+/* MPI 4.0's groups (section 6.9.2) of the predefined types that stay
+ * face types (the others are built-ins, checked by base/op.c), and the
+ * predefined operations defined on each. MPICH 4.0.2's MPI_Reduce_local
+ * accepts some pairs its kernels then abort on (MPI_LONG_DOUBLE with
+ * MPI_LAND), so for these nbcx keeps to the
+ * standard before it asks the library. */
+enum { G_FLOAT = 1, G_COMPLEX = 2, G_PAIR = 4, G_INT = 8, G_LOGICAL = 16 };
+
+static int group_of(MPI_Datatype t)
+{
+    const MPI_Datatype floats[] = {
+        MPI_LONG_DOUBLE, MPI_REAL, MPI_DOUBLE_PRECISION,
+#ifdef MPI_REAL2
+        MPI_REAL2,
+#endif
+#ifdef MPI_REAL4
+        MPI_REAL4,
+#endif
+#ifdef MPI_REAL8
+        MPI_REAL8,
+#endif
+#ifdef MPI_REAL16
+        MPI_REAL16,
+#endif
+    };
+    const MPI_Datatype complexes[] = {
+        MPI_C_COMPLEX, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+        MPI_C_LONG_DOUBLE_COMPLEX, MPI_COMPLEX, MPI_DOUBLE_COMPLEX,
+#ifdef MPI_COMPLEX8
+        MPI_COMPLEX8,
+#endif
+#ifdef MPI_COMPLEX16
+        MPI_COMPLEX16,
+#endif
+#ifdef MPI_COMPLEX32
+        MPI_COMPLEX32,
+#endif
+#ifdef MPI_CXX_FLOAT_COMPLEX
+        MPI_CXX_FLOAT_COMPLEX, MPI_CXX_DOUBLE_COMPLEX,
+        MPI_CXX_LONG_DOUBLE_COMPLEX,
+#endif
+    };
+    const MPI_Datatype pairs[] = {
+        MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
+        MPI_LONG_DOUBLE_INT, MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_2INTEGER,
+    };
+    const MPI_Datatype ints[] = {
+        MPI_INTEGER,
+#ifdef MPI_INTEGER1
+        MPI_INTEGER1,
+#endif
+#ifdef MPI_INTEGER2
+        MPI_INTEGER2,
+#endif
+#ifdef MPI_INTEGER4
+        MPI_INTEGER4,
+#endif
+#ifdef MPI_INTEGER8
+        MPI_INTEGER8,
+#endif
+#ifdef MPI_INTEGER16
+        MPI_INTEGER16,
+#endif
+    };
+#define IN(LIST, G)                                                           \
+    for (size_t i = 0; i < sizeof LIST / sizeof LIST[0]; i++)                 \
+        if (LIST[i] != MPI_DATATYPE_NULL && t == LIST[i])                     \
+            return G;
+    IN(floats, G_FLOAT)
+    IN(complexes, G_COMPLEX)
+    IN(pairs, G_PAIR)
+    IN(ints, G_INT)
+#undef IN
+#ifdef MPI_CXX_BOOL
+    if (t == MPI_CXX_BOOL)
+        return G_LOGICAL;
+#endif
+    if (t == MPI_LOGICAL || t == MPI_C_BOOL)
+        return G_LOGICAL;
+    return 0; /* characters, MPI_WCHAR, ...: no operation */
+}
+
+/* Whether the standard defines predefined operation op_id on group g. */
+static bool defined_on(int g, int op_id)
+{
+    switch (op_id) {
+    case 1: case 2: return g & (G_INT | G_FLOAT | G_COMPLEX); /* SUM PROD */
+    case 3: case 4: return g & (G_INT | G_FLOAT);             /* MIN MAX */
+    case 5: case 6: case 7: return g & G_LOGICAL;   /* LAND LOR LXOR */
+    case 8: case 9: case 10: return g & G_INT;      /* BAND BOR BXOR */
+    default: return g & G_PAIR;                     /* MINLOC MAXLOC */
+    }
+}
+
+static int face_check(const struct nbcx_datatype_s *t, int op_id)
+{
+    const struct face_handle *h = t->handle;
+    if (!h->owned && !defined_on(group_of(h->type), op_id))
+        return NBCX_ERR_OP; /* a predefined type */
+    char scratch[1] = { 0 };
+    int rc = PMPI_Reduce_local(scratch, scratch, 0,
+                               *(MPI_Datatype *)t->handle,
+                               nbcxi_mpi_op(op_id));
+    return rc == MPI_SUCCESS ? NBCX_SUCCESS : NBCX_ERR_OP;
+}
+
 
 static void face_release(struct nbcx_datatype_s *t)
 {
