@@ -14,11 +14,13 @@ from typing import Any
 from nbcx_transform import __version__
 from nbcx_transform.clangast import parse
 from nbcx_transform.flags import clang_args, from_make
+from nbcx_transform.matching import Fixed, keep_matching, matching_problems
 from nbcx_transform.program import program_summaries
 from nbcx_transform.transform import FileTransform, Options, Site, Wrapper
 
 EXIT_USAGE = 2
 EXIT_CHECK = 1
+EXIT_MATCHING = 3
 
 DESCRIPTION = """\
 Rewrite the blocking MPI collectives of C files into nonblocking ones
@@ -210,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nbcx-transform: wrote {db}", file=sys.stderr)
         args.compile_commands = db
     db_wrappers: dict[str, Wrapper] = {}
+    db_calls: list[tuple[str, str, int]] = []
     if args.compile_commands is not None and not args.no_whole_program:
         opts.external, pnotes = program_summaries(
             args.compile_commands,
@@ -218,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.mpicc,
             extra,
             wrappers=db_wrappers,
+            calls=db_calls,
         )
         notes += pnotes
     write = not (args.diff or args.check or args.dry_run)
@@ -253,11 +257,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             where = Path(w.path).name
             why = w.reason or f"{where} is not among the files given (give it too)"
             opts.wrappers[name] = dataclasses.replace(w, reason=why)
-    results = [ft.run() for _, ft in work]
+    # Matching across ranks: the calls of one collective are converted together or
+    # not at all, in every file given; the program's other files' calls stay blocking.
+    fixed = [
+        Fixed(name, f"{Path(path).name}:{line}")
+        for name, path, line in db_calls
+        if Path(path).resolve() not in given
+    ]
+    for _, ft in work:
+        ft.analyse()
+    notes += keep_matching([ft for _, ft in work], fixed)
+    results = [ft.emit() for _, ft in work]
     used = [w for _, ft in work for w in ft.used_wrappers.values()]
     for i, (_, ft) in enumerate(work):
         if any(w.path == ft.unit.path for w in used):
             results[i] = ft.emit_twins(used)
+    problems = matching_problems([ft for _, ft in work], results, fixed)
+    if problems:
+        print(
+            "nbcx-transform: refusing to write: the result would break the matching of "
+            "collectives across ranks (MPI matches blocking, nonblocking and persistent "
+            "collectives only with their own kind):",
+            file=sys.stderr,
+        )
+        for pr in problems:
+            print(f"  {pr}", file=sys.stderr)
+        return EXIT_MATCHING
     for (path, ft), new in zip(work, results, strict=True):
         unit = ft.unit
         if unit.errors:

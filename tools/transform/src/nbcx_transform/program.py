@@ -54,9 +54,11 @@ def program_summaries(
     extra: list[str],
     rounds: int = 4,
     wrappers: dict[str, Wrapper] | None = None,
+    calls: list[tuple[str, str, int]] | None = None,
 ) -> tuple[dict[str, Summary], list[str]]:
     """Summaries by function name of the program's C files, and notes.  With
-    ``wrappers``, the program's one-collective wrapper functions go there too."""
+    ``wrappers``, the program's one-collective wrapper functions go there too; with
+    ``calls``, every blocking collective call (name, file, line) of those files."""
     notes: list[str] = []
     units = []
     for src in db_sources(db):
@@ -65,6 +67,13 @@ def program_summaries(
             notes.append(f"{src}: not summarised (does not parse: {unit.errors[0]})")
             continue
         units.append(unit)
+        if calls is not None:
+            for f in unit.functions.values():
+                if not f.in_main:
+                    continue
+                for n in f.body.walk():
+                    if n.callee in mpi.COLLECTIVES:
+                        calls.append((n.callee, unit.path, n.line))
     summaries: dict[str, Summary] = {}
     for _ in range(rounds):
         new: dict[str, Summary] = {}

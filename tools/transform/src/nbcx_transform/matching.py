@@ -1,0 +1,282 @@
+"""Matching kept across ranks: every rank issues, per communicator, the same
+sequence of blocking, nonblocking and persistent collectives.
+
+MPI matches a blocking collective only with a blocking one, a nonblocking one
+only with a nonblocking one, and a persistent one (by the order of the
+``*_init`` calls, which follow the ordering rules of nonblocking collectives)
+only with a persistent one.  In a correct program every rank calls the same
+collective operation at the same position of its sequence, but not
+necessarily from the same call site: the root of a broadcast may call it in
+``if (rank == 0) { ... }`` and the others in the ``else`` branch, or through a
+wrapper function, or in another loop.
+
+The rule kept here is sound without knowing which call sites match which:
+the call sites of one collective operation (``MPI_Bcast``, ...) form a group,
+whatever their communicator (two communicator expressions may denote the same
+communicator) and wherever they are in the files given.
+
+A group is *uniform* when it is one call site, or when each of its calls is
+under no condition (only loops and blocks around it) in a function with no
+jump that could skip it (``break``, ``continue``, ``goto``, a ``return`` before
+the end), the function being ``main`` or called only from such places: then
+every rank issues the group's calls from the same sites in the same order,
+and each call is converted as its own analysis says (blocking, nonblocking or
+persistent: every rank makes the same choice at each position).
+Any other group is converted as a whole or not at all:
+
+* when some call of the group gains from being nonblocking and every call can
+  be rewritten, the calls that gain nothing become *start-then-wait*
+  (``MPI_Ibcast(...); MPI_Wait(...)``, or the wait where their own analysis
+  puts it);
+* when some call cannot be rewritten (it comes from a macro, its result is
+  used, it is in a file that is not given, ...), the whole group stays blocking;
+* never persistent: the ``*_init`` calls might run in a different order on
+  different ranks (a persistent collective matches only a persistent one, in
+  the order of the inits); the calls that could be persistent become
+  nonblocking.
+
+The program's own ``MPI_Ixxx`` calls are a group of their own (they match
+each other): made persistent when the group is uniform and all of them can be.
+
+What the rule assumes: the files given (and, with ``-p``, the program's other
+C files, whose collectives are read) are the program; code outside them
+(libraries, files not given) issues no collective of a group that is
+converted; the loops that hold the calls of a uniform group run as many
+iterations on every rank (a loop's trip count that depends on the rank would
+change which call site issues the k-th call).
+
+:func:`matching_problems` checks the result (the decisions and the text
+written) and returns what would break matching; the command line writes
+nothing when it finds something.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from clang.cindex import CursorKind as CK  # noqa: N817
+
+from nbcx_transform import mpi
+from nbcx_transform.clangast import Function, Node
+from nbcx_transform.transform import FileTransform, Site
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """A collective call that stays blocking whatever happens: in a file of the
+    program that is not given (read from compile_commands.json)."""
+
+    name: str
+    where: str  # file:line
+
+
+def _where(ft: FileTransform, s: Site) -> str:
+    return f"{ft.unit.path.rsplit('/', 1)[-1]}:{s.line}"
+
+
+def _members(fts: Sequence[FileTransform]) -> dict[str, list[tuple[FileTransform, Site]]]:
+    """The call sites of each blocking collective operation, across the files."""
+    groups: dict[str, list[tuple[FileTransform, Site]]] = {}
+    for ft in fts:
+        for s in ft.sites:
+            if s.existing_req or s.reason.startswith("left nonblocking"):
+                continue
+            if s.wrapper is not None and s.action == "blocking" and not s.soft:
+                # a call of the wrapper itself: the collective in the wrapper's body
+                # is the member (when the wrapper is in a file given)
+                if s.wrapper.path in {f.unit.path for f in fts}:
+                    continue
+            s.group = s.name
+            groups.setdefault(s.name, []).append((ft, s))
+    return groups
+
+
+_JUMPS = (CK.GOTO_STMT, CK.INDIRECT_GOTO_STMT, CK.BREAK_STMT, CK.CONTINUE_STMT)
+_CONDS = (CK.IF_STMT, CK.SWITCH_STMT, CK.CASE_STMT, CK.DEFAULT_STMT, CK.LABEL_STMT)
+
+
+class Reach:
+    """Which statements every rank executes alike: those under no condition in a
+    function that is ``main`` or only called from such statements (in the files
+    given, never through a pointer), with no jump that could skip them."""
+
+    def __init__(self, fts: Sequence[FileTransform]) -> None:
+        self.funcs: dict[str, Function] = {}
+        self.calls: dict[str, list[tuple[Function, Node]]] = {}
+        self.addr: set[str] = set()
+        for ft in fts:
+            self.addr |= ft.unit.address_taken_functions
+            for f in ft.unit.functions.values():
+                if not f.in_main:
+                    continue
+                self.funcs.setdefault(f.key, f)
+                for n in f.body.walk():
+                    if n.kind == CK.CALL_EXPR and n.callee_key:
+                        self.calls.setdefault(n.callee_key, []).append((f, n))
+        self.memo: dict[str, bool] = {}
+
+    def stmt(self, f: Function, n: Node) -> bool:
+        """Whether ``n`` (in ``f``) runs alike on every rank whenever ``f`` does."""
+        node = n
+        while node.parent is not None and node is not f.body:
+            if node.parent.kind in _CONDS:
+                return False
+            node = node.parent
+        last = f.body.children[-1] if f.body.children else None
+        for x in f.body.walk():
+            if x.kind in _JUMPS or (x.kind == CK.RETURN_STMT and x is not last):
+                return False
+        return self.func(f.key)
+
+    def func(self, key: str) -> bool:
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = False  # recursion: not proven
+        f = self.funcs.get(key)
+        ok = False
+        if f is not None and f.name == "main":
+            ok = True
+        elif f is not None and key not in self.addr and self.calls.get(key):
+            ok = all(self.stmt(g, c) for g, c in self.calls[key])
+        self.memo[key] = ok
+        return ok
+
+
+def uniform(sites: Sequence[Site], reach: Reach) -> bool:
+    """Whether every rank issues these calls from the same sites in the same order."""
+    if len(sites) <= 1:
+        return True
+    return all(reach.stmt(s.func, s.stmt) for s in sites)
+
+
+def keep_matching(fts: Sequence[FileTransform], fixed: Sequence[Fixed] = ()) -> list[str]:
+    """Converts or keeps blocking each group as a whole (after ``analyse``, before
+    ``emit``); returns notes on what it changed."""
+    notes: list[str] = []
+    reach = Reach(fts)
+    fixed_by: dict[str, list[Fixed]] = {}
+    for fx in fixed:
+        fixed_by.setdefault(fx.name, []).append(fx)
+    for name, members in _members(fts).items():
+        gain = [(ft, s) for ft, s in members if s.action != "blocking"]
+        if not gain or (uniform([s for _ft, s in members], reach) and name not in fixed_by):
+            continue
+        hard = [(ft, s) for ft, s in members if s.action == "blocking" and not s.soft]
+        if hard or name in fixed_by:
+            if hard:
+                hft, hs = hard[0]
+                why = f"{_where(hft, hs)}, left blocking: {hs.reason}"
+            else:
+                why = f"{fixed_by[name][0].where}, in a file not given"
+            for _ft, s in gain:
+                s.action = "blocking"
+                s.persistent = ""
+                s.loop = None
+                s.batch = 0
+                s.reason = (
+                    f"kept blocking: a {name} that can match it on another rank stays "
+                    f"blocking ({why}); MPI never matches a blocking collective with a "
+                    "nonblocking one"
+                )
+            notes.append(f"{name}: every call kept blocking ({why})")
+            continue
+        first = gain[0]
+        for ft, s in members:
+            if s.action == "blocking":
+                ft.start_then_wait(
+                    s,
+                    f"converted with the {name} at {_where(*first)} that it can match "
+                    "on another rank",
+                )
+        for _ft, s in members:
+            if s.action == "persistent":
+                s.action = "nonblocking"
+                s.persistent = ""
+                s.loop = None
+                s.notes.append(
+                    f"not persistent: the {name} calls that can match it on other ranks "
+                    "are not issued from the same sites on every rank (some are under a "
+                    "condition, after a jump or in another function), so their *_init "
+                    "calls could come in another order (a persistent collective matches "
+                    "only a persistent one, in the order of the inits)"
+                )
+    # the program's own MPI_Ixxx calls: persistent all or none
+    total: dict[str, int] = {}
+    for ft in fts:
+        for k, v in ft.nb_calls.items():
+            total[k] = total.get(k, 0) + v
+    for nb, count in total.items():
+        ex = [s for ft in fts for s in ft.sites if s.existing_req and s.call.callee == nb]
+        if ex and (len(ex) != count or not uniform(ex, reach)):
+            for s in ex:
+                s.action = "blocking"
+                s.reason = (
+                    f"left nonblocking: not all {count} {nb} calls can be made persistent in "
+                    "the same order on every rank"
+                )
+    return notes
+
+
+_CALL = re.compile(r"\b(MPIX?_\w+?)\s*\(")
+
+
+def _calls(text: str) -> dict[str, int]:
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
+    out: dict[str, int] = {}
+    for m in _CALL.finditer(text):
+        out[m.group(1)] = out.get(m.group(1), 0) + 1
+    return out
+
+
+def matching_problems(
+    fts: Sequence[FileTransform], outputs: Sequence[bytes], fixed: Sequence[Fixed] = ()
+) -> list[str]:
+    """What in the decisions or the text to be written would let a blocking
+    collective meet a nonblocking or persistent one on another rank ([] if nothing)."""
+    problems: list[str] = []
+    reach = Reach(fts)
+    fixed_names = {fx.name for fx in fixed}
+    checked: set[str] = set(fixed_names)  # the groups that must be of one kind
+    for name, members in _members(fts).items():
+        if name not in fixed_names and uniform([s for _ft, s in members], reach):
+            continue
+        checked.add(name)
+        kinds: dict[str, str] = {}
+        for ft, s in members:
+            kind = "blocking" if s.action == "blocking" else s.action
+            kinds.setdefault(kind, _where(ft, s))
+        if name in fixed_names and set(kinds) - {"blocking"}:
+            kinds.setdefault("blocking", next(f.where for f in fixed if f.name == name))
+        if len(kinds) > 1:
+            what = ", ".join(f"{k} at {w}" for k, w in sorted(kinds.items()))
+            problems.append(f"{name} would be {what}")
+    # the text: no new MPI_Ixxx or *_init while a blocking call of the same operation stays
+    before: dict[str, int] = {}
+    after: dict[str, int] = {}
+    own: dict[str, int] = {}  # the program's MPI_Ixxx made persistent: their *_init calls
+    for ft in fts:
+        for s in ft.sites:
+            if s.existing_req and s.action == "persistent":
+                own[s.name] = own.get(s.name, 0) + 1
+    for ft, out in zip(fts, outputs, strict=True):
+        for k, v in _calls(ft.data.decode("utf-8", "replace")).items():
+            before[k] = before.get(k, 0) + v
+        for k, v in _calls(out.decode("utf-8", "replace")).items():
+            after[k] = after.get(k, 0) + v
+    for name in sorted(checked):
+        nb = mpi.nonblocking_name(name)
+        inits = mpi.persistent_names(name)
+        new_nb = after.get(nb, 0) > before.get(nb, 0)
+        new_init = any(after.get(i, 0) > before.get(i, 0) + own.get(name, 0) for i in inits)
+        still = after.get(name, 0) > 0 or (name in fixed_names and (new_nb or new_init))
+        if still and (new_nb or new_init):
+            made = nb if new_nb else " / ".join(inits)
+            problems.append(
+                f"the output calls {made} where it called {name}, but {name} is still "
+                "called blocking"
+            )
+    return problems
