@@ -268,7 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ft.analyse()
     notes += keep_matching([ft for _, ft in work], fixed)
     results = [ft.emit() for _, ft in work]
-    used = [w for _, ft in work for w in ft.used_wrappers.values()]
+    # each wrapper once, however many files call its twin (issue 34: a wrapper called
+    # from its own file and another had its twins emitted twice)
+    used = list({(w.path, w.key): w for _, ft in work for w in ft.used_wrappers.values()}.values())
     for i, (_, ft) in enumerate(work):
         if any(w.path == ft.unit.path for w in used):
             results[i] = ft.emit_twins(used)

@@ -223,6 +223,7 @@ class FileTransform:
         self.need_ext_include = False
         self.extra_edits: list[tuple[int, int, int, str]] = []
         self.used_wrappers: dict[str, Wrapper] = {}
+        self.twins_emitted: set[str] = set()  # keys of the wrappers given twins
         self.site_by_stmt: dict[int, Site] = {}
         self.nb_calls: dict[str, int] = {}  # the program's own MPI_Ixxx calls, by name
 
@@ -1172,10 +1173,14 @@ class FileTransform:
 
     def emit_twins(self, used: list[Wrapper]) -> bytes:
         """Adds ``<name>_nb`` and ``<name>_wait`` after each wrapper of this file in
-        ``used`` (called after :meth:`run`); the rewritten file."""
+        ``used`` (called after :meth:`run`); the rewritten file.  Each twin once,
+        whatever the repetitions in ``used`` and the calls of this method."""
         for w in used:
             if w.path != self.unit.path or w.key not in self.unit.functions:
                 continue
+            if w.key in self.twins_emitted:
+                continue
+            self.twins_emitted.add(w.key)
             f = self.unit.functions[w.key]
             call = strip(f.body.children[0])
             callee = call.children[0]
