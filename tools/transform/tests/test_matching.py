@@ -206,3 +206,23 @@ def test_divergent_same_output(program: str, mpi: str, tmp_path: Path) -> None:
         expected = _run(launcher, n, orig)
         assert expected, f"{program} printed nothing on {n} ranks"
         assert _run(launcher, n, new) == expected, f"{program}: output differs on {n} ranks"
+
+
+def test_refused_cxx_file_keeps_its_group(tmp_path: Path) -> None:
+    """A C++ file given with the C files is refused (left unchanged): its
+    broadcast stays blocking, so the C file's broadcasts do too."""
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    a = tmp_path / "a.c"
+    a.write_text((M / "root_branch.c").read_text())
+    b = tmp_path / "b.cpp"
+    b.write_text(
+        '#include <mpi.h>\nextern "C" void other(int *p)\n{\n'
+        "    MPI_Bcast(p, 1, MPI_INT, 0, MPI_COMM_WORLD);\n}\n"
+    )
+    rep = tmp_path / "r.json"
+    args = ["--mpicc", cc, "-n", "--report-format", "json", "--report-file", str(rep)]
+    assert cli.main([*args, str(a), str(b)]) == cli.EXIT_USAGE
+    recs = json.loads(rep.read_text())["collectives"]
+    assert [r["action"] for r in recs if r["call"] == "MPI_Bcast"] == ["blocking"] * 4

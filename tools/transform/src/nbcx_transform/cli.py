@@ -14,8 +14,8 @@ from typing import Any
 from nbcx_transform import __version__
 from nbcx_transform.clangast import parse
 from nbcx_transform.flags import clang_args, from_make
-from nbcx_transform.matching import Fixed, keep_matching, matching_problems
-from nbcx_transform.program import program_summaries
+from nbcx_transform.matching import Fixed, fixed_calls, keep_matching, matching_problems
+from nbcx_transform.program import db_sources, program_summaries
 from nbcx_transform.transform import FileTransform, Options, Site, Wrapper
 
 EXIT_USAGE = 2
@@ -212,7 +212,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nbcx-transform: wrote {db}", file=sys.stderr)
         args.compile_commands = db
     db_wrappers: dict[str, Wrapper] = {}
-    db_calls: list[tuple[str, str, int]] = []
     if args.compile_commands is not None and not args.no_whole_program:
         opts.external, pnotes = program_summaries(
             args.compile_commands,
@@ -221,7 +220,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.mpicc,
             extra,
             wrappers=db_wrappers,
-            calls=db_calls,
         )
         notes += pnotes
     write = not (args.diff or args.check or args.dry_run)
@@ -229,6 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     status = 0
     convertible = 0
     work: list[tuple[Path, FileTransform]] = []
+    refused: list[Path] = []
     for path in args.files:
         if not path.is_file():
             print(f"nbcx-transform: {path}: no such file", file=sys.stderr)
@@ -244,6 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             status = EXIT_USAGE
+            refused.append(path)
             continue
         work.append((path, FileTransform(parse(str(path), cargs), opts)))
     # One-collective wrapper functions of the files given: their callers (in any of
@@ -259,11 +259,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             opts.wrappers[name] = dataclasses.replace(w, reason=why)
     # Matching across ranks: the calls of one collective are converted together or
     # not at all, in every file given; the program's other files' calls stay blocking.
-    fixed = [
-        Fixed(name, f"{Path(path).name}:{line}")
-        for name, path, line in db_calls
-        if Path(path).resolve() not in given
-    ]
+    others = list(refused)
+    if args.compile_commands is not None:
+        db_files = db_sources(args.compile_commands, cxx=True)
+        others += [p for p in db_files if p.resolve() not in given and p not in others]
+    fixed: list[Fixed] = [fx for p in others for fx in fixed_calls(p)]
     for _, ft in work:
         ft.analyse()
     notes += keep_matching([ft for _, ft in work], fixed)

@@ -26,8 +26,9 @@ from nbcx_transform.transform import FileTransform, Options, Wrapper
 CXX = (".cpp", ".cc", ".cxx", ".c++", ".cp", ".C")
 
 
-def db_sources(db: Path) -> list[Path]:
-    """The C files named in a compile_commands.json (file or directory)."""
+def db_sources(db: Path, cxx: bool = False) -> list[Path]:
+    """The C files named in a compile_commands.json (file or directory); with ``cxx``,
+    the C++ files too."""
     path = db / "compile_commands.json" if db.is_dir() else db
     try:
         entries = json.loads(path.read_text())
@@ -39,7 +40,7 @@ def db_sources(db: Path) -> list[Path]:
         f = Path(e.get("file", ""))
         full = (f if f.is_absolute() else d / f).resolve()
         words = e.get("arguments") or shlex.split(e.get("command", ""))
-        if full.suffix in CXX or "c++" in words or full.suffix != ".c":
+        if (full.suffix in CXX or "c++" in words or full.suffix != ".c") and not cxx:
             continue
         if full.is_file() and full not in out:
             out.append(full)
@@ -54,11 +55,9 @@ def program_summaries(
     extra: list[str],
     rounds: int = 4,
     wrappers: dict[str, Wrapper] | None = None,
-    calls: list[tuple[str, str, int]] | None = None,
 ) -> tuple[dict[str, Summary], list[str]]:
     """Summaries by function name of the program's C files, and notes.  With
-    ``wrappers``, the program's one-collective wrapper functions go there too; with
-    ``calls``, every blocking collective call (name, file, line) of those files."""
+    ``wrappers``, the program's one-collective wrapper functions go there too."""
     notes: list[str] = []
     units = []
     for src in db_sources(db):
@@ -67,13 +66,6 @@ def program_summaries(
             notes.append(f"{src}: not summarised (does not parse: {unit.errors[0]})")
             continue
         units.append(unit)
-        if calls is not None:
-            for f in unit.functions.values():
-                if not f.in_main:
-                    continue
-                for n in f.body.walk():
-                    if n.callee in mpi.COLLECTIVES:
-                        calls.append((n.callee, unit.path, n.line))
     summaries: dict[str, Summary] = {}
     for _ in range(rounds):
         new: dict[str, Summary] = {}
