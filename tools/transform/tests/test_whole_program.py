@@ -175,3 +175,17 @@ def test_from_make_recursive_depend(
     assert not (d / "src" / ".depend").exists()
     assert not list((d / "src").glob("*.o"))
     assert site["action"] == "persistent"
+
+
+def test_files_given_summarise_each_other(tmp_path: Path) -> None:
+    """Issue 34: without compile_commands.json, the other files given are summarised
+    too (timer() in timer.c, relax() in physics.c), where a call into them stopped
+    the wait ("not in this file")."""
+    d = _copy(tmp_path)
+    files = [str(d / f) for f in ("main.c", "physics.c", "timer.c")]
+    site = _report(tmp_path, "-n", *files)
+    assert site["action"] == "persistent"
+    assert [w["line"] for w in site["waits"]] == [line_of(MF / "main.c", "grid[0] += global")]
+    assert site["waits"][0]["overlap"] == 5
+    alone = _report(tmp_path, "-n", "--no-whole-program", *files)
+    assert "timer()" in alone["reason"]

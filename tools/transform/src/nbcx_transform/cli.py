@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from nbcx_transform import __version__
-from nbcx_transform.clangast import parse
+from nbcx_transform.clangast import Unit, parse
 from nbcx_transform.flags import clang_args, from_make
 from nbcx_transform.matching import Fixed, fixed_calls, keep_matching, matching_problems
-from nbcx_transform.program import db_sources, program_summaries
+from nbcx_transform.program import db_sources, program_summaries, summarise
 from nbcx_transform.transform import FileTransform, Options, Site, Wrapper
 
 EXIT_USAGE = 2
@@ -83,7 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-whole-program",
         action="store_true",
-        help="with -p: do not analyse the program's other files (calls into them stop waits)",
+        help="do not analyse the program's other files (with -p) nor the other files given "
+        "(calls into them stop waits)",
     )
     p.add_argument("--mpicc", help="MPI compiler wrapper to ask for MPI's flags (default mpicc)")
     p.add_argument(
@@ -226,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     records: list[dict[str, Any]] = []
     status = 0
     convertible = 0
-    work: list[tuple[Path, FileTransform]] = []
+    parsed: list[tuple[Path, Unit]] = []
     refused: list[Path] = []
     for path in args.files:
         if not path.is_file():
@@ -245,7 +246,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             status = EXIT_USAGE
             refused.append(path)
             continue
-        work.append((path, FileTransform(parse(str(path), cargs), opts)))
+        parsed.append((path, parse(str(path), cargs)))
+    if args.compile_commands is None and not args.no_whole_program and len(parsed) > 1:
+        # the files given summarise each other (with -p, the whole program does)
+        opts.external, pnotes = summarise([u for _, u in parsed if not u.errors])
+        notes += pnotes
+    work = [(path, FileTransform(unit, opts)) for path, unit in parsed]
     # One-collective wrapper functions of the files given: their callers (in any of
     # them) may call a nonblocking twin, which the wrapper's file then defines.
     for _, ft in work:

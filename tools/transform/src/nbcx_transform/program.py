@@ -66,6 +66,22 @@ def program_summaries(
             notes.append(f"{src}: not summarised (does not parse: {unit.errors[0]})")
             continue
         units.append(unit)
+    summaries, more = summarise(units, rounds)
+    notes += more
+    if wrappers is not None:
+        for unit in units:
+            if _has_wrapper(unit):
+                ft = FileTransform(unit, Options(external=summaries))
+                for name, w in ft.find_wrappers().items():
+                    if not w.static:
+                        wrappers[name] = w
+    return summaries, notes
+
+
+def summarise(units: list[Unit], rounds: int = 4) -> tuple[dict[str, Summary], list[str]]:
+    """Summaries by function name of the functions with external linkage of
+    ``units`` (each computed with the others' until nothing changes), and notes."""
+    notes: list[str] = []
     summaries: dict[str, Summary] = {}
     for _ in range(rounds):
         new: dict[str, Summary] = {}
@@ -87,13 +103,6 @@ def program_summaries(
         if new == summaries:
             break
         summaries = new
-    if wrappers is not None:
-        for unit in units:
-            if _has_wrapper(unit):
-                ft = FileTransform(unit, Options(external=summaries))
-                for name, w in ft.find_wrappers().items():
-                    if not w.static:
-                        wrappers[name] = w
     return summaries, notes
 
 
