@@ -41,9 +41,11 @@ MPIS = {
 }
 
 
-def _sh(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+def _sh(
+    cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None, timeout: int = 300
+) -> str:
     res = subprocess.run(
-        cmd, cwd=cwd, capture_output=True, text=True, env=env or ENV, timeout=300, check=False
+        cmd, cwd=cwd, capture_output=True, text=True, env=env or ENV, timeout=timeout, check=False
     )
     if res.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} (in {cwd}) failed:\n{res.stdout}\n{res.stderr}")
@@ -130,7 +132,11 @@ def run(d: Path, mpi: str, n: int, lib: Path | None = None) -> str:
     pre: list[str] = []
     if lib is not None:
         pre = ["-x", f"LD_PRELOAD={lib}"] if mpi == "openmpi" else ["-genv", "LD_PRELOAD", str(lib)]
-    return _sh([mpiexec, *pre, "-n", str(n), str(d / "app")], cwd=d)
+    cmd = [mpiexec, *pre, "-n", str(n), str(d / "app")]
+    try:
+        return _sh(cmd, cwd=d, timeout=60)
+    except subprocess.TimeoutExpired:
+        return f"timed out: {' '.join(cmd)}\n"
 
 
 def check_program(
@@ -173,6 +179,9 @@ def check_program(
         expected = run(orig, "openmpi", n)
         got = run(new, "openmpi", n, libs["openmpi"])
         runs.append((f"openmpi -n {n}", got == expected))
+        # and without the checker, which runs each deferred collective at its wait and
+        # so would hide a nonblocking collective meeting a blocking one (issue 34)
+        runs.append((f"openmpi -n {n} without checker", run(new, "openmpi", n) == expected))
     nbform = work / name / "nbform"
     shutil.copytree(new, nbform, ignore=shutil.ignore_patterns("*.o", "app"))
     build(nbform, "openmpi", werror, "-DNBCX_PERSISTENT=0")
@@ -189,6 +198,7 @@ def check_program(
     for n in MPIS["mpich"][3]:
         expected = run(orig, "mpich", n)
         runs.append((f"mpich -n {n}", run(new, "mpich", n, libs["mpich"]) == expected))
+        runs.append((f"mpich -n {n} without checker", run(new, "mpich", n) == expected))
     if "DEFS" in (src / "Makefile").read_text():
         # the serial build (no -DDO_MPI): plain gcc, the transformed file must still compile
         for d in (orig, new):
