@@ -109,6 +109,10 @@ def stats(report: dict[str, Any], in_loop: dict[tuple[str, int], bool]) -> dict[
         "persistent": pers,
         "left": left,
         "twinned": twinned,
+        # converted only to keep matching with a call that gains (issue 34)
+        "start_then_wait": sum(
+            1 for r in recs if any("start-then-wait" in n for n in r.get("notes", []))
+        ),
         "loop_median": statistics.median(loop_overlap) if loop_overlap else 0,
         "loop_max": max(loop_overlap, default=0),
         "refused": [x["file"] for x in report.get("refused", []) if x["status"] != 0],
@@ -227,6 +231,9 @@ def table(results: list[dict[str, Any]]) -> str:
                 left += f" (+{s['twinned']} wrapped, callers use the twin)"
             if s["refused"]:
                 left += f" (+{len(s['refused'])} file refused: C++)"
+            nbc = str(s["nonblocking"])
+            if s.get("start_then_wait"):
+                nbc += f" ({s['start_then_wait']} start-then-wait)"
             ok = werror = ""
             if when == "after":
                 ok = "yes" if all(x[1] for x in r["runs"]) else "NO"
@@ -234,7 +241,7 @@ def table(results: list[dict[str, Any]]) -> str:
             cols = [
                 f"{r['program']} ({when})",
                 str(s["found"]),
-                str(s["nonblocking"]),
+                nbc,
                 str(s["persistent"]),
                 left,
                 f"{s['loop_median']} / {s['loop_max']}",

@@ -30,7 +30,13 @@ from nbcx_transform.matching import keep_matching, matching_problems
 from nbcx_transform.transform import FileTransform, Options
 
 M = PROGRAMS / "matching"
-PROGS = ["root_branch.c", "wrappers_both.c", "loops_exits.c", "kept_blocking.c"]
+PROGS = [
+    ("root_branch.c", ()),
+    ("wrappers_both.c", ()),
+    ("loops_exits.c", ()),
+    ("kept_blocking.c", ()),
+    ("rank_trips.c", ()),
+]
 
 
 def _acts(res_report: dict, call: str) -> list[str]:
@@ -80,6 +86,30 @@ def test_call_that_cannot_be_rewritten_keeps_its_group(tmp_path: Path) -> None:
     root2 = res.site(line_of(src, "MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);"))
     assert root2["action"] == "blocking" and "result is used" in root2["reason"]
     assert "MPI_Ibcast" not in res.text and "MPI_Iallreduce" not in res.text
+
+
+def test_loops_with_rank_dependent_trips(tmp_path: Path) -> None:
+    """Two loops whose trip counts depend on the rank, their calls under no
+    condition: the k-th broadcast may come from either loop, so the two are
+    converted alike, and not persistent (each would have been persistent on its
+    own, with its init at its first start: on 4 ranks rank 0 would init one
+    request, rank 1 two)."""
+    src = M / "rank_trips.c"
+    res = run_transform(src, tmp_path)
+    assert _acts(res.report, "MPI_Bcast") == ["nonblocking", "nonblocking"]
+    assert "MPI_Bcast(" not in res.text and "_init(" not in res.text
+
+
+def test_strict_matching(tmp_path: Path) -> None:
+    """One loop, entered once, and calls before it: every rank makes its calls
+    in the same order, so each is decided alone (persistent in the loop);
+    --strict-matching converts them all alike, nonblocking."""
+    src = PROGRAMS / "fig05_cg.c"
+    res = run_transform(src, tmp_path)
+    # one allgather has nothing to gain, the other is persistent
+    assert _acts(res.report, "MPI_Allgather") == ["blocking", "persistent"]
+    res = run_transform(src, tmp_path, "--strict-matching")
+    assert _acts(res.report, "MPI_Allgather") == ["nonblocking", "nonblocking"]
 
 
 def test_uniform_calls_keep_their_own_decisions(tmp_path: Path) -> None:
@@ -150,7 +180,7 @@ def test_cli_refuses_to_write(
     cc = mpicc_for_parsing()
     if cc is None:
         pytest.skip("no MPI compiler wrapper")
-    monkeypatch.setattr(cli, "keep_matching", lambda fts, fixed: [])
+    monkeypatch.setattr(cli, "keep_matching", lambda *args: [])
     out = tmp_path / "out.c"
     status = cli.main(["--mpicc", cc, "-o", str(out), str(M / "root_branch.c")])
     assert status == cli.EXIT_MATCHING
@@ -192,12 +222,14 @@ def _run(launcher: list[str], n: int, exe: Path) -> str:
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("mpi", sorted(MPIS))
-@pytest.mark.parametrize("program", PROGS)
-def test_divergent_same_output(program: str, mpi: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("program", "opts"), PROGS, ids=[p for p, _ in PROGS])
+def test_divergent_same_output(
+    program: str, opts: tuple[str, ...], mpi: str, tmp_path: Path
+) -> None:
     cc, launcher = MPIS[mpi]
     if shutil.which(cc) is None or shutil.which(launcher[0]) is None:
         pytest.skip(f"{mpi} not installed")
-    res = run_transform(M / program, tmp_path)
+    res = run_transform(M / program, tmp_path, *opts)
     assert res.status == 0
     orig, new = tmp_path / "orig", tmp_path / "new"
     _build(cc, M / program, orig)

@@ -97,6 +97,14 @@ def _parser() -> argparse.ArgumentParser:
         "as Petal does)",
     )
     p.add_argument("--no-persistent", action="store_true", help="never emit persistent collectives")
+    p.add_argument(
+        "--strict-matching",
+        action="store_true",
+        help="convert the calls of one collective all alike (nonblocking, start-then-wait "
+        "where nothing is gained) unless there is only one, also when every rank calls them "
+        "from the same places (by default those are decided one by one, assuming that "
+        "loops around them run as many times on every rank)",
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
 
@@ -272,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fixed: list[Fixed] = [fx for p in others for fx in fixed_calls(p)]
     for _, ft in work:
         ft.analyse()
-    notes += keep_matching([ft for _, ft in work], fixed)
+    notes += keep_matching([ft for _, ft in work], fixed, args.strict_matching)
     results = [ft.emit() for _, ft in work]
     # each wrapper once, however many files call its twin (issue 34: a wrapper called
     # from its own file and another had its twins emitted twice)
@@ -280,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for i, (_, ft) in enumerate(work):
         if any(w.path == ft.unit.path for w in used):
             results[i] = ft.emit_twins(used)
-    problems = matching_problems([ft for _, ft in work], results, fixed)
+    problems = matching_problems([ft for _, ft in work], results, fixed, args.strict_matching)
     if problems:
         print(
             "nbcx-transform: refusing to write: the result would break the matching of "

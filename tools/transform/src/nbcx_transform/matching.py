@@ -18,10 +18,14 @@ communicator) and wherever they are in the files given.
 A group is *uniform* when it is one call site, or when each of its calls is
 under no condition (only loops and blocks around it) in a function with no
 jump that could skip it (``break``, ``continue``, ``goto``, a ``return`` before
-the end), the function being ``main`` or called only from such places: then
-every rank issues the group's calls from the same sites in the same order,
-and each call is converted as its own analysis says (blocking, nonblocking or
-persistent: every rank makes the same choice at each position).
+the end), the function being ``main`` or called only from such places, and at
+most one loop holds any of its calls (directly or through the calls of their
+functions), entered once, apart from loops whose trip count is written in the
+text (``for (i = 0; i < 10; i++)``, ``i`` not written in the body): then
+every rank issues the group's calls from the same sites in the same order
+(see :func:`uniform`), and each call is converted as its own analysis says
+(blocking, nonblocking or persistent: every rank makes the same choice at
+each position).
 Any other group is converted as a whole or not at all:
 
 * when some call of the group gains from being nonblocking and every call can
@@ -41,9 +45,9 @@ each other): made persistent when the group is uniform and all of them can be.
 What the rule assumes: the files given (and, with ``-p``, the program's other
 C files, whose collectives are read) are the program; code outside them
 (libraries, files not given) issues no collective of a group that is
-converted; the loops that hold the calls of a uniform group run as many
-iterations on every rank (a loop's trip count that depends on the rank would
-change which call site issues the k-th call).
+converted; a program that leaves ``main`` (``exit``) on some ranks and not
+others makes no further collective calls on the others.
+``--strict-matching`` makes only a group of one call uniform.
 
 :func:`matching_problems` checks the result (the decisions and the text
 written) and returns what would break matching; the command line writes
@@ -60,6 +64,7 @@ from pathlib import Path
 from clang.cindex import CursorKind as CK  # noqa: N817
 
 from nbcx_transform import mpi
+from nbcx_transform.analysis import LOOPS, strip
 from nbcx_transform.clangast import Function, Node
 from nbcx_transform.transform import FileTransform, Site
 
@@ -132,43 +137,161 @@ class Reach:
                 for n in f.body.walk():
                     if n.kind == CK.CALL_EXPR and n.callee_key:
                         self.calls.setdefault(n.callee_key, []).append((f, n))
-        self.memo: dict[str, bool] = {}
+        self.memo: dict[str, frozenset[int] | None] = {}
+        self.loop_func: dict[int, str] = {}  # loop node id -> its function's key
+        self.loop_outer: dict[int, frozenset[int]] = {}  # loop node id -> loops around it
+        self.fixed: set[int] = set()  # loops with a trip count fixed in the text
+        self.npaths: dict[str, int] = {}
 
-    def stmt(self, f: Function, n: Node) -> bool:
-        """Whether ``n`` (in ``f``) runs alike on every rank whenever ``f`` does."""
+    def stmt(self, f: Function, n: Node) -> frozenset[int] | None:
+        """None if ``n`` (in ``f``) may run on some ranks and not on others when ``f``
+        runs; else the loops around it, up to ``main`` (their node ids)."""
         node = n
+        chain: list[Node] = []  # the loops around n in f, innermost first
         while node.parent is not None and node is not f.body:
             if node.parent.kind in _CONDS:
-                return False
+                return None
+            if node.parent.kind in LOOPS:
+                chain.append(node.parent)
             node = node.parent
         last = f.body.children[-1] if f.body.children else None
         for x in f.body.walk():
             if x.kind in _JUMPS or (x.kind == CK.RETURN_STMT and x is not last):
-                return False
-        return self.func(f.key)
+                return None
+        outer = self.func(f.key)
+        if outer is None:
+            return None
+        for i, lp in enumerate(chain):
+            self.loop_func[id(lp)] = f.key
+            self.loop_outer[id(lp)] = outer | {id(x) for x in chain[i + 1 :]}
+            if _fixed_trips(lp):
+                self.fixed.add(id(lp))
+        return outer | {id(x) for x in chain}
 
-    def func(self, key: str) -> bool:
+    def func(self, key: str) -> frozenset[int] | None:
         if key in self.memo:
             return self.memo[key]
-        self.memo[key] = False  # recursion: not proven
+        self.memo[key] = None  # recursion: not proven
         f = self.funcs.get(key)
-        ok = False
+        out: frozenset[int] | None = None
         if f is not None and f.name == "main":
-            ok = True
+            out = frozenset()
         elif f is not None and key not in self.addr and self.calls.get(key):
-            ok = all(self.stmt(g, c) for g, c in self.calls[key])
-        self.memo[key] = ok
-        return ok
+            out = frozenset()
+            for g, c in self.calls[key]:
+                at = self.stmt(g, c)
+                if at is None:
+                    out = None
+                    break
+                out |= at
+        self.memo[key] = out
+        return out
+
+    def paths(self, key: str) -> int:
+        """How many call paths lead from ``main`` to the function (2 for "more than
+        one", also through recursion or a pointer)."""
+        if key in self.npaths:
+            return self.npaths[key]
+        self.npaths[key] = 2
+        f = self.funcs.get(key)
+        n = 2
+        if f is not None and f.name == "main":
+            n = 1
+        elif f is not None and key not in self.addr and key in self.calls:
+            n = min(2, sum(self.paths(g.key) for g, _c in self.calls[key]))
+        self.npaths[key] = n
+        return n
 
 
-def uniform(sites: Sequence[Site], reach: Reach) -> bool:
-    """Whether every rank issues these calls from the same sites in the same order."""
+def uniform(sites: Sequence[Site], reach: Reach, strict: bool = False) -> bool:
+    """Whether every rank issues these calls from the same sites in the same order
+    (``strict``: only when there is one).
+
+    Proven when every call runs on every rank whenever the program reaches it (no
+    condition or jump on its way from ``main``) and at most one loop holds any
+    of them, entered once: each rank's sequence of these calls is then the calls
+    before the loop, the loop body's calls repeated, the calls after it, and as
+    all ranks make as many calls in all, they repeat the body as often."""
     if len(sites) <= 1:
         return True
-    return all(reach.stmt(s.func, s.stmt) for s in sites)
+    if strict:
+        return False
+    loops: set[int] = set()
+    for s in sites:
+        at = reach.stmt(s.func, s.stmt)
+        if at is None:
+            return False
+        loops |= at
+    loops -= reach.fixed
+    if not loops:
+        return True
+    if len(loops) > 1:
+        return False
+    lp = next(iter(loops))
+    return not reach.loop_outer[lp] and reach.paths(reach.loop_func[lp]) == 1
 
 
-def keep_matching(fts: Sequence[FileTransform], fixed: Sequence[Fixed] = ()) -> list[str]:
+def _fixed_trips(loop: Node) -> bool:
+    """``for (i = C0; i < C1; i++)`` (or ``<=``, ``!=``, ``+= C``) with constants and
+    ``i`` not written in the body: as many iterations on every rank."""
+    if loop.kind != CK.FOR_STMT or len(loop.children) != 4:
+        return False
+    init, cond, inc, body = loop.children
+    var = ""
+    if init.kind == CK.BINARY_OPERATOR and init.op == "=" and len(init.exprs()) == 2:
+        lhs, rhs = (strip(x) for x in init.exprs())
+        if lhs.kind == CK.DECL_REF_EXPR and _const(rhs):
+            var = lhs.ref
+    elif init.kind == CK.DECL_STMT and len(init.children) == 1:
+        d = init.children[0]
+        if d.kind == CK.VAR_DECL and len(d.exprs()) == 1 and _const(d.exprs()[0]):
+            var = d.key
+    if not var or cond.kind != CK.BINARY_OPERATOR or cond.op not in ("<", "<=", "!="):
+        return False
+    a, b = (strip(x) for x in cond.exprs())
+    if not (a.kind == CK.DECL_REF_EXPR and a.ref == var and _const(b)):
+        return False
+    step = strip(inc)
+    ok = (
+        step.kind == CK.UNARY_OPERATOR
+        and step.op in ("++", "post++")
+        and _is_var(step.exprs()[0], var)
+    ) or (
+        step.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR
+        and step.op == "+="
+        and _is_var(step.exprs()[0], var)
+        and _const(step.exprs()[1])
+    )
+    if not ok:
+        return False
+    for x in body.walk():
+        if x.kind in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR) and (
+            x.op == "=" or x.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR
+        ):
+            if _is_var(x.exprs()[0], var):
+                return False
+        if x.kind == CK.UNARY_OPERATOR and x.exprs() and _is_var(x.exprs()[0], var):
+            if x.op in ("++", "--", "post++", "post--", "&"):
+                return False
+    return True
+
+
+def _const(n: Node) -> bool:
+    """An integer literal, an enumeration constant or a macro that expands to one."""
+    n = strip(n)
+    if n.kind == CK.INTEGER_LITERAL:
+        return True
+    return bool(n.kind == CK.DECL_REF_EXPR and n.ref_kind == CK.ENUM_CONSTANT_DECL)
+
+
+def _is_var(n: Node, key: str) -> bool:
+    n = strip(n)
+    return bool(n.kind == CK.DECL_REF_EXPR and n.ref == key)
+
+
+def keep_matching(
+    fts: Sequence[FileTransform], fixed: Sequence[Fixed] = (), strict: bool = False
+) -> list[str]:
     """Converts or keeps blocking each group as a whole (after ``analyse``, before
     ``emit``); returns notes on what it changed."""
     notes: list[str] = []
@@ -178,7 +301,7 @@ def keep_matching(fts: Sequence[FileTransform], fixed: Sequence[Fixed] = ()) -> 
         fixed_by.setdefault(fx.name, []).append(fx)
     for name, members in _members(fts).items():
         gain = [(ft, s) for ft, s in members if s.action != "blocking"]
-        if not gain or (uniform([s for _ft, s in members], reach) and name not in fixed_by):
+        if not gain or (uniform([s for _ft, s in members], reach, strict) and name not in fixed_by):
             continue
         hard = [(ft, s) for ft, s in members if s.action == "blocking" and not s.soft]
         if hard or name in fixed_by:
@@ -226,7 +349,7 @@ def keep_matching(fts: Sequence[FileTransform], fixed: Sequence[Fixed] = ()) -> 
             total[k] = total.get(k, 0) + v
     for nb, count in total.items():
         ex = [s for ft in fts for s in ft.sites if s.existing_req and s.call.callee == nb]
-        if ex and (len(ex) != count or not uniform(ex, reach)):
+        if ex and (len(ex) != count or not uniform(ex, reach, strict)):
             for s in ex:
                 s.action = "blocking"
                 s.reason = (
@@ -250,7 +373,10 @@ def _calls(text: str) -> dict[str, int]:
 
 
 def matching_problems(
-    fts: Sequence[FileTransform], outputs: Sequence[bytes], fixed: Sequence[Fixed] = ()
+    fts: Sequence[FileTransform],
+    outputs: Sequence[bytes],
+    fixed: Sequence[Fixed] = (),
+    strict: bool = False,
 ) -> list[str]:
     """What in the decisions or the text to be written would let a blocking
     collective meet a nonblocking or persistent one on another rank ([] if nothing)."""
@@ -259,7 +385,7 @@ def matching_problems(
     fixed_names = {fx.name for fx in fixed}
     checked: set[str] = set(fixed_names)  # the groups that must be of one kind
     for name, members in _members(fts).items():
-        if name not in fixed_names and uniform([s for _ft, s in members], reach):
+        if name not in fixed_names and uniform([s for _ft, s in members], reach, strict):
             continue
         checked.add(name)
         kinds: dict[str, str] = {}
