@@ -128,8 +128,11 @@ class Reach:
         self.funcs: dict[str, Function] = {}
         self.calls: dict[str, list[tuple[Function, Node]]] = {}
         self.addr: set[str] = set()
+        taken: set[str] = set()
+        self.locals: set[str] = set()  # local variables, their address never taken
         for ft in fts:
             self.addr |= ft.unit.address_taken_functions
+            self.locals |= {k for k, d in ft.unit.decls.items() if d.kind == "local"}
             for f in ft.unit.functions.values():
                 if not f.in_main:
                     continue
@@ -137,6 +140,11 @@ class Reach:
                 for n in f.body.walk():
                     if n.kind == CK.CALL_EXPR and n.callee_key:
                         self.calls.setdefault(n.callee_key, []).append((f, n))
+                    if n.kind == CK.UNARY_OPERATOR and n.op == "&" and n.exprs():
+                        v = strip(n.exprs()[0])
+                        if v.kind == CK.DECL_REF_EXPR:
+                            taken.add(v.ref)
+        self.locals -= taken
         self.memo: dict[str, frozenset[int] | None] = {}
         self.loop_func: dict[int, str] = {}  # loop node id -> its function's key
         self.loop_outer: dict[int, frozenset[int]] = {}  # loop node id -> loops around it
@@ -164,7 +172,7 @@ class Reach:
         for i, lp in enumerate(chain):
             self.loop_func[id(lp)] = f.key
             self.loop_outer[id(lp)] = outer | {id(x) for x in chain[i + 1 :]}
-            if _fixed_trips(lp):
+            if _fixed_trips(lp, self.locals):
                 self.fixed.add(id(lp))
         return outer | {id(x) for x in chain}
 
@@ -231,9 +239,10 @@ def uniform(sites: Sequence[Site], reach: Reach, strict: bool = False) -> bool:
     return not reach.loop_outer[lp] and reach.paths(reach.loop_func[lp]) == 1
 
 
-def _fixed_trips(loop: Node) -> bool:
-    """``for (i = C0; i < C1; i++)`` (or ``<=``, ``!=``, ``+= C``) with constants and
-    ``i`` not written in the body: as many iterations on every rank."""
+def _fixed_trips(loop: Node, locals_: set[str]) -> bool:
+    """``for (i = C0; i < C1; i++)`` (or ``<=``, ``!=``, ``+= C``) with constants,
+    ``i`` a local variable whose address is never taken, not written in the body:
+    as many iterations on every rank."""
     if loop.kind != CK.FOR_STMT or len(loop.children) != 4:
         return False
     init, cond, inc, body = loop.children
@@ -246,7 +255,7 @@ def _fixed_trips(loop: Node) -> bool:
         d = init.children[0]
         if d.kind == CK.VAR_DECL and len(d.exprs()) == 1 and _const(d.exprs()[0]):
             var = d.key
-    if not var or cond.kind != CK.BINARY_OPERATOR or cond.op not in ("<", "<=", "!="):
+    if var not in locals_ or cond.kind != CK.BINARY_OPERATOR or cond.op not in ("<", "<=", "!="):
         return False
     a, b = (strip(x) for x in cond.exprs())
     if not (a.kind == CK.DECL_REF_EXPR and a.ref == var and _const(b)):
