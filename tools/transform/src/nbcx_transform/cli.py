@@ -43,7 +43,13 @@ examples:
 
 exit status: 0 on success (with --check: nothing left to convert), 1 with
 --check when a blocking collective could be converted, 2 on bad usage or a
-file that does not parse."""
+file that does not parse, 3 when the result would let a blocking collective
+meet a nonblocking or persistent one on another rank (nothing is written).
+
+The calls of one collective that can match each other on different ranks
+(the root's and the others' in two branches, a wrapper's callers) are
+converted alike: those with nothing to gain start and wait at once, or all
+stay blocking when one cannot be converted (README.md in tools/transform)."""
 
 
 def _parser() -> argparse.ArgumentParser:
