@@ -107,9 +107,9 @@ def _parser() -> argparse.ArgumentParser:
         "--strict-matching",
         action="store_true",
         help="convert the calls of one collective all alike (nonblocking, start-then-wait "
-        "where nothing is gained) unless there is only one, also when every rank calls them "
-        "from the same places (by default those are decided one by one, assuming that "
-        "loops around them run as many times on every rank)",
+        "where nothing is gained) unless there is only one (by default, calls that every "
+        "rank provably makes in the same order, e.g. straight-line code in main and one "
+        "loop, are decided one by one)",
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
