@@ -148,3 +148,44 @@ def test_call_into_other_file_deep_pointer(tmp_path: Path) -> None:
     assert site["action"] == "nonblocking"
     assert [w["line"] for w in site["waits"]] == [line_of(main_c, "return buf[0]")]
     assert site["waits"][0]["overlap"] == 3  # tick(&n), n += 2, (void)s
+
+
+@pytest.mark.parametrize("rule", [False, True], ids=["no-rule", "depend-rule"])
+def test_from_make_recursive_depend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rule: bool
+) -> None:
+    """Issue 34: a recursive Makefile whose src/Makefile includes the .depend its
+    depend target writes.  Without a rule for .depend make stopped ("No rule to
+    make target"); with one, make -n ran it (it remakes included makefiles even
+    under -n).  Now the compile commands are found and nothing is run or written."""
+    if shutil.which("make") is None:
+        pytest.skip("no make")
+    d = tmp_path / "app"
+    shutil.copytree(PROGRAMS / "make_recursive", d)
+    for f in ("main.c", "physics.c", "physics.h", "timer.c"):
+        shutil.copy(MF / f, d / "src" / f)
+    if rule:
+        (d / "src" / "rule.mk").write_text((d / "src" / "rule.mk.in").read_text())
+    monkeypatch.chdir(d)
+    site = _report(tmp_path, "--from-make", "make", str(d / "src" / "main.c"))
+    db = json.loads((d / "compile_commands.json").read_text())
+    assert sorted(e["file"] for e in db) == ["main.c", "physics.c", "timer.c"]
+    assert all("-c" in e["arguments"] and "-MM" not in e["arguments"] for e in db)
+    assert {e["directory"] for e in db} == {str(d / "src")}
+    assert not (d / "src" / ".depend").exists()
+    assert not list((d / "src").glob("*.o"))
+    assert site["action"] == "persistent"
+
+
+def test_files_given_summarise_each_other(tmp_path: Path) -> None:
+    """Issue 34: without compile_commands.json, the other files given are summarised
+    too (timer() in timer.c, relax() in physics.c), where a call into them stopped
+    the wait ("not in this file")."""
+    d = _copy(tmp_path)
+    files = [str(d / f) for f in ("main.c", "physics.c", "timer.c")]
+    site = _report(tmp_path, "-n", *files)
+    assert site["action"] == "persistent"
+    assert [w["line"] for w in site["waits"]] == [line_of(MF / "main.c", "grid[0] += global")]
+    assert site["waits"][0]["overlap"] == 5
+    alone = _report(tmp_path, "-n", "--no-whole-program", *files)
+    assert "timer()" in alone["reason"]

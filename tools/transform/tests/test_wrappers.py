@@ -206,3 +206,28 @@ def test_wrapper_twins_run(
         _build("gcc", WR, tmp_path / "orig_serial")
         _build("gcc", d, tmp_path / "new_serial")
         assert _run([str(tmp_path / "new_serial")]) == _run([str(tmp_path / "orig_serial")])
+
+
+TWINS = PROGRAMS / "twins"
+
+
+@pytest.mark.parametrize("opts", [(), ("--min-overlap", "0")], ids=["default", "min-overlap-0"])
+def test_twins_emitted_once(tmp_path: Path, opts: tuple[str, ...]) -> None:
+    """Issue 34: a wrapper called from its own file and from another, with
+    --min-overlap 0 both files' calls use the twin, which was defined twice."""
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    d = tmp_path / "twins"
+    shutil.copytree(TWINS, d)
+    assert main(["--mpicc", cc, *opts, str(d / "main.c"), str(d / "par.c")]) == 0
+    par = (d / "par.c").read_text()
+    assert par.count("void sum_all_nb(") == 1 and par.count("void sum_all_wait(") == 1
+    assert par.count("static MPI_Request nbcx_sum_all_req") == 1
+    assert "sum_all_nb(s, t, 2);" in (d / "main.c").read_text()
+    mpicc = shutil.which("mpicc.openmpi") or shutil.which("mpicc.mpich")
+    if mpicc is None:
+        return
+    cmd = [mpicc, "-Wall", "-Wextra", "-Werror", "-o", str(d / "t"), str(d / "main.c")]
+    res = subprocess.run([*cmd, str(d / "par.c")], capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stderr

@@ -12,13 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from nbcx_transform import __version__
-from nbcx_transform.clangast import parse
+from nbcx_transform.clangast import Unit, parse
 from nbcx_transform.flags import clang_args, from_make
-from nbcx_transform.program import program_summaries
+from nbcx_transform.matching import Fixed, fixed_calls, keep_matching, matching_problems
+from nbcx_transform.program import db_sources, program_summaries, summarise
 from nbcx_transform.transform import FileTransform, Options, Site, Wrapper
 
 EXIT_USAGE = 2
 EXIT_CHECK = 1
+EXIT_MATCHING = 3
 
 DESCRIPTION = """\
 Rewrite the blocking MPI collectives of C files into nonblocking ones
@@ -41,7 +43,13 @@ examples:
 
 exit status: 0 on success (with --check: nothing left to convert), 1 with
 --check when a blocking collective could be converted, 2 on bad usage or a
-file that does not parse."""
+file that does not parse, 3 when the result would let a blocking collective
+meet a nonblocking or persistent one on another rank (nothing is written).
+
+The calls of one collective that can match each other on different ranks
+(the root's and the others' in two branches, a wrapper's callers) are
+converted alike: those with nothing to gain start and wait at once, or all
+stay blocking when one cannot be converted (README.md in tools/transform)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -81,7 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-whole-program",
         action="store_true",
-        help="with -p: do not analyse the program's other files (calls into them stop waits)",
+        help="do not analyse the program's other files (with -p) nor the other files given "
+        "(calls into them stop waits)",
     )
     p.add_argument("--mpicc", help="MPI compiler wrapper to ask for MPI's flags (default mpicc)")
     p.add_argument(
@@ -94,6 +103,14 @@ def _parser() -> argparse.ArgumentParser:
         "as Petal does)",
     )
     p.add_argument("--no-persistent", action="store_true", help="never emit persistent collectives")
+    p.add_argument(
+        "--strict-matching",
+        action="store_true",
+        help="convert the calls of one collective all alike (nonblocking, start-then-wait "
+        "where nothing is gained) unless there is only one (by default, calls that every "
+        "rank provably makes in the same order, e.g. straight-line code in main and one "
+        "loop, are decided one by one)",
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
 
@@ -224,7 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     records: list[dict[str, Any]] = []
     status = 0
     convertible = 0
-    work: list[tuple[Path, FileTransform]] = []
+    parsed: list[tuple[Path, Unit]] = []
+    refused: list[Path] = []
     for path in args.files:
         if not path.is_file():
             print(f"nbcx-transform: {path}: no such file", file=sys.stderr)
@@ -240,8 +258,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             status = EXIT_USAGE
+            refused.append(path)
             continue
-        work.append((path, FileTransform(parse(str(path), cargs), opts)))
+        parsed.append((path, parse(str(path), cargs)))
+    if args.compile_commands is None and not args.no_whole_program and len(parsed) > 1:
+        # the files given summarise each other (with -p, the whole program does)
+        opts.external, pnotes = summarise([u for _, u in parsed if not u.errors])
+        notes += pnotes
+    work = [(path, FileTransform(unit, opts)) for path, unit in parsed]
     # One-collective wrapper functions of the files given: their callers (in any of
     # them) may call a nonblocking twin, which the wrapper's file then defines.
     for _, ft in work:
@@ -253,11 +277,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             where = Path(w.path).name
             why = w.reason or f"{where} is not among the files given (give it too)"
             opts.wrappers[name] = dataclasses.replace(w, reason=why)
-    results = [ft.run() for _, ft in work]
-    used = [w for _, ft in work for w in ft.used_wrappers.values()]
+    # Matching across ranks: the calls of one collective are converted together or
+    # not at all, in every file given; the program's other files' calls stay blocking.
+    others = list(refused)
+    if args.compile_commands is not None:
+        db_files = db_sources(args.compile_commands, cxx=True)
+        others += [p for p in db_files if p.resolve() not in given and p not in others]
+    fixed: list[Fixed] = [fx for p in others for fx in fixed_calls(p)]
+    for _, ft in work:
+        ft.analyse()
+    notes += keep_matching([ft for _, ft in work], fixed, args.strict_matching)
+    results = [ft.emit() for _, ft in work]
+    # each wrapper once, however many files call its twin (issue 34: a wrapper called
+    # from its own file and another had its twins emitted twice)
+    used = list({(w.path, w.key): w for _, ft in work for w in ft.used_wrappers.values()}.values())
     for i, (_, ft) in enumerate(work):
         if any(w.path == ft.unit.path for w in used):
             results[i] = ft.emit_twins(used)
+    problems = matching_problems([ft for _, ft in work], results, fixed, args.strict_matching)
+    if problems:
+        print(
+            "nbcx-transform: refusing to write: the result would break the matching of "
+            "collectives across ranks (MPI matches blocking, nonblocking and persistent "
+            "collectives only with their own kind):",
+            file=sys.stderr,
+        )
+        for pr in problems:
+            print(f"  {pr}", file=sys.stderr)
+        return EXIT_MATCHING
     for (path, ft), new in zip(work, results, strict=True):
         unit = ft.unit
         if unit.errors:

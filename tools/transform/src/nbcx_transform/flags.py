@@ -15,6 +15,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 
@@ -131,24 +132,42 @@ _COMPILER = re.compile(r"^(mpi)?(cc|gcc|clang|icc|icx|mpicc|mpiicc)([.-][\w.]+)?
 _ENTERING = re.compile(r"make(\[\d+\])?: Entering directory '([^']+)'")
 
 
-def from_make(cmd: str, cwd: Path) -> Path | None:
-    """Writes ``cwd/compile_commands.json`` from the C compile commands that the make
-    command would run (``make -n -B``: nothing is built) and returns its path
-    (None if there is none)."""
-    words = shlex.split(cmd)
-    if not words:
-        return None
-    try:
-        res = subprocess.run(
-            [*words, "-n", "-B"], cwd=cwd, capture_output=True, text=True, timeout=300, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    base = cwd
-    if "-C" in words and words.index("-C") + 1 < len(words):
-        base = (cwd / words[words.index("-C") + 1]).resolve()
+# The shell that make is given for ``make -n``: make still runs two kinds of
+# commands under -n, the recursive makes (which must run, to print what the
+# sub-makes would do) and the rules that remake an included makefile (``include
+# .depend`` with a ``.depend:`` rule): those generate dependencies (``cc -MM``,
+# makedepend) and are not run, so nothing of the build is run or written.
+_DRY_SHELL = r"""#!/bin/sh
+# nbcx-transform's shell for make -n: runs recursive makes and the rest, not
+# dependency generation (cc -M/-MM/-MG, makedepend, mkdep)
+case " $* " in
+  *[/\ ]make\ *|*[/\ ]gmake\ *) ;;
+  *" -M "*|*" -MM "*|*" -MG "*|*makedepend*|*mkdep*) exit 0 ;;
+esac
+exec {sh} "$@"
+"""
+
+
+def _dry_shell(d: Path) -> Path:
+    sh = shutil.which("bash") or "/bin/sh"
+    path = d / "nbcx-dry-shell"
+    path.write_text(_DRY_SHELL.replace("{sh}", sh))
+    path.chmod(0o755)
+    return path
+
+
+_MISSING = (
+    re.compile(r"No rule to make target '([^']+)'"),
+    re.compile(r"^[^:\n]+:\d+: ([^:\s]+): No such file or directory", re.M),
+)
+# compiler options that only generate dependencies or preprocess: no compile command
+_NOT_COMPILE = {"-M", "-MM", "-E"}
+
+
+def _parse_dry_run(text: str, base: Path) -> list[dict[str, object]]:
     entries: list[dict[str, object]] = []
-    text = res.stdout.replace("\\\n", " ")
+    seen: set[tuple[str, str]] = set()
+    text = text.replace("\\\n", " ")
     for line in text.splitlines():
         m = _ENTERING.search(line)
         if m:
@@ -165,12 +184,62 @@ def from_make(cmd: str, cwd: Path) -> Path | None:
             if w[0] == "cd" and len(w) > 1:
                 here = (here / w[1]).resolve()
                 continue
-            if not _COMPILER.match(Path(w[0]).name):
+            if not _COMPILER.match(Path(w[0]).name) or _NOT_COMPILE & set(w):
                 continue
+            for i, x in enumerate(w):
+                if x.startswith((">", "<", "2>", "|")):
+                    w = w[:i]
+                    break
             srcs = [x for x in w[1:] if x.endswith(".c") and not x.startswith("-")]
-            for s in srcs:
-                args = [w[0]] + [x for x in w[1:] if x not in srcs or x == s]
-                entries.append({"directory": str(here), "file": s, "arguments": args})
+            for src in srcs:
+                key = (str(here), src)
+                if key in seen:
+                    continue
+                seen.add(key)
+                args = [w[0]] + [x for x in w[1:] if x not in srcs or x == src]
+                entries.append({"directory": str(here), "file": src, "arguments": args})
+    return entries
+
+
+def from_make(cmd: str, cwd: Path) -> Path | None:
+    """Writes ``cwd/compile_commands.json`` from the C compile commands that the make
+    command would run (``make -n -B``: nothing is built) and returns its path
+    (None if there is none).
+
+    Recursive makes are followed (make runs them under -n, and says which
+    directory each works in); the rules that remake an included makefile
+    (``include .depend``) are not run (see ``_DRY_SHELL``), and an included
+    makefile that does not exist and has no rule (``depend`` not made yet) is
+    given an empty one (``--eval``), so that make goes on."""
+    words = shlex.split(cmd)
+    if not words:
+        return None
+    base = cwd
+    if "-C" in words and words.index("-C") + 1 < len(words):
+        base = (cwd / words[words.index("-C") + 1]).resolve()
+    evals: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="nbcx-make-") as tmp:
+        shell = _dry_shell(Path(tmp))
+        for _ in range(4):
+            try:
+                res = subprocess.run(
+                    [*words, "-n", "-B", f"SHELL={shell}", *evals],
+                    cwd=cwd,
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                    check=False,
+                )
+            except (OSError, subprocess.TimeoutExpired):
+                return None
+            entries = _parse_dry_run(res.stdout, base)
+            if entries or res.returncode == 0:
+                break
+            missing = {m for rx in _MISSING for m in rx.findall(res.stderr)}
+            new = [f"--eval={m}: ;" for m in sorted(missing) if f"--eval={m}: ;" not in evals]
+            if not new:
+                break
+            evals += new
     if not entries:
         return None
     out = cwd / "compile_commands.json"

@@ -26,8 +26,9 @@ from nbcx_transform.transform import FileTransform, Options, Wrapper
 CXX = (".cpp", ".cc", ".cxx", ".c++", ".cp", ".C")
 
 
-def db_sources(db: Path) -> list[Path]:
-    """The C files named in a compile_commands.json (file or directory)."""
+def db_sources(db: Path, cxx: bool = False) -> list[Path]:
+    """The C files named in a compile_commands.json (file or directory); with ``cxx``,
+    the C++ files too."""
     path = db / "compile_commands.json" if db.is_dir() else db
     try:
         entries = json.loads(path.read_text())
@@ -39,7 +40,7 @@ def db_sources(db: Path) -> list[Path]:
         f = Path(e.get("file", ""))
         full = (f if f.is_absolute() else d / f).resolve()
         words = e.get("arguments") or shlex.split(e.get("command", ""))
-        if full.suffix in CXX or "c++" in words or full.suffix != ".c":
+        if (full.suffix in CXX or "c++" in words or full.suffix != ".c") and not cxx:
             continue
         if full.is_file() and full not in out:
             out.append(full)
@@ -65,6 +66,22 @@ def program_summaries(
             notes.append(f"{src}: not summarised (does not parse: {unit.errors[0]})")
             continue
         units.append(unit)
+    summaries, more = summarise(units, rounds)
+    notes += more
+    if wrappers is not None:
+        for unit in units:
+            if _has_wrapper(unit):
+                ft = FileTransform(unit, Options(external=summaries))
+                for name, w in ft.find_wrappers().items():
+                    if not w.static:
+                        wrappers[name] = w
+    return summaries, notes
+
+
+def summarise(units: list[Unit], rounds: int = 4) -> tuple[dict[str, Summary], list[str]]:
+    """Summaries by function name of the functions with external linkage of
+    ``units`` (each computed with the others' until nothing changes), and notes."""
+    notes: list[str] = []
     summaries: dict[str, Summary] = {}
     for _ in range(rounds):
         new: dict[str, Summary] = {}
@@ -86,13 +103,6 @@ def program_summaries(
         if new == summaries:
             break
         summaries = new
-    if wrappers is not None:
-        for unit in units:
-            if _has_wrapper(unit):
-                ft = FileTransform(unit, Options(external=summaries))
-                for name, w in ft.find_wrappers().items():
-                    if not w.static:
-                        wrappers[name] = w
     return summaries, notes
 
 

@@ -187,6 +187,10 @@ class Site:
     # (requests slot .. slot + batch - 1) and wait for them together after the loop
     batch: int = 0
     batch_index: str = ""  # the request index of an iteration: C text of (var - first)
+    # left blocking for a reason that a start-then-wait (MPI_Ixxx; MPI_Wait at once)
+    # overcomes: converted that way when a call that can match it is converted
+    soft: bool = False
+    group: str = ""  # the matching group (see matching.py): the collective's name
 
 
 def _line_of(data: bytes, off: int) -> int:
@@ -219,7 +223,9 @@ class FileTransform:
         self.need_ext_include = False
         self.extra_edits: list[tuple[int, int, int, str]] = []
         self.used_wrappers: dict[str, Wrapper] = {}
+        self.twins_emitted: set[str] = set()  # keys of the wrappers given twins
         self.site_by_stmt: dict[int, Site] = {}
+        self.nb_calls: dict[str, int] = {}  # the program's own MPI_Ixxx calls, by name
 
     # ------------------------------------------------------------- utilities
     def text(self, n: Node) -> str:
@@ -956,9 +962,6 @@ class FileTransform:
                     stmt = par
                 site.stmt = stmt
                 self.site_by_stmt[id(stmt)] = site
-                if banned:
-                    site.reason = banned
-                    continue
                 if id(stmt) not in self.where:
                     site.reason = "its result is used (not a statement of its own)"
                     continue
@@ -986,6 +989,13 @@ class FileTransform:
                     site.reason = self._wrapper_problem(n, w)
                     if not site.reason:
                         site.action = "candidate"
+                    if banned and not site.reason:
+                        site.reason, site.soft, site.action = banned, True, "blocking"
+                    continue
+                if banned:
+                    # an MPI_Ixxx with its MPI_Wait right after it is as synchronising
+                    # as the blocking call: start-then-wait stays possible
+                    site.reason, site.soft = banned, True
                     continue
                 if intercomm and mpi.is_rooted(n.callee):
                     site.notes.append("intercommunicators in use: one wait for root and non-root")
@@ -1163,10 +1173,14 @@ class FileTransform:
 
     def emit_twins(self, used: list[Wrapper]) -> bytes:
         """Adds ``<name>_nb`` and ``<name>_wait`` after each wrapper of this file in
-        ``used`` (called after :meth:`run`); the rewritten file."""
+        ``used`` (called after :meth:`run`); the rewritten file.  Each twin once,
+        whatever the repetitions in ``used`` and the calls of this method."""
         for w in used:
             if w.path != self.unit.path or w.key not in self.unit.functions:
                 continue
+            if w.key in self.twins_emitted:
+                continue
+            self.twins_emitted.add(w.key)
             f = self.unit.functions[w.key]
             call = strip(f.body.children[0])
             callee = call.children[0]
@@ -1213,6 +1227,10 @@ class FileTransform:
                 and all(id(n) in conv for n in calls)
             ):
                 # every call uses the twin: it takes the place of the unused original
+                # (and what was done to the original's own collective goes with it)
+                self.replaces = [r for r in self.replaces if not f.node.start <= r[0] < f.node.end]
+                for k in [k for k in self.inserts if self.block_func.get(k[0]) == f.key]:
+                    del self.inserts[k]
                 self.extra_edits.append((f.node.start, f.node.end, 0, text.lstrip("\n")))
             else:
                 nxt = self.data.find(b"\n", f.node.end)
@@ -1282,6 +1300,7 @@ class FileTransform:
         if unknown:
             site.action = "blocking"
             site.reason = unknown
+            site.soft = True
             return
         if site.wrapper is None and self.opts.nonblocking and self.try_batch(site):
             return
@@ -1328,6 +1347,7 @@ class FileTransform:
         overlap = max(p.overlap for p in site.plans.values())
         if overlap < self.opts.min_overlap:
             site.action = "blocking"
+            site.soft = True
             site.loop = None
             site.persistent = ""
             stop = next(iter(site.plans.values())).stop
@@ -1737,20 +1757,50 @@ class FileTransform:
             self.add_insert(blk, key[1], 2, self.wait_lines(final, self.block_func[blk.bid]))
 
     def run(self) -> bytes:
-        """Analyses every collective and returns the rewritten file."""
+        """Analyses every collective and returns the rewritten file (one file on its
+        own: cli.py keeps matching across the files with matching.keep_matching
+        between :meth:`analyse` and :meth:`emit`)."""
+        self.analyse()
+        return self.emit()
+
+    def analyse(self) -> None:
+        """Decides, for every collective of the file, what it can become."""
         self.buffers: dict[tuple[int, str], tuple[set[str], set[str]]] = {}
         self.pending_waits: dict[tuple[int, int], list[Emit]] = {}
+        self.nb_calls = {}
         if self.unit.errors:
             self.file_notes.append(
                 "not transformed: the file does not parse: " + self.unit.errors[0]
             )
             self.find_sites_safe()
-            return self.data
+            return
         self.find_sites()
         for s in self.sites:
             if s.action == "candidate":
                 self.analyse_site(s)
         self.find_existing_nonblocking()
+
+    def start_then_wait(self, site: Site, why: str) -> None:
+        """Converts a site left blocking for a soft reason with its wait where its
+        analysis put it (at once after the call when it has no plan)."""
+        if not site.plans:
+            blk, idx = self.where[id(site.stmt)]
+            p = WaitPoint(blk, idx + 1, False, why="start-then-wait")
+            site.plans = {"any": Plan([p], 0, "start-then-wait", [])}
+            site.guards = {}
+        site.action = "nonblocking"
+        site.persistent = ""
+        site.loop = None
+        site.notes.append(f"start-then-wait: {why} (was: {site.reason})")
+        site.reason = ""
+
+    def emit(self) -> bytes:
+        """Rewrites the file as decided (after :meth:`analyse`)."""
+        if self.unit.errors:
+            return self.data
+        for s in self.sites:
+            if s.existing_req and s.action == "persistent":
+                self._emit_existing(s, s.existing_req)
         flags_used: set[str] = set()
         counts: dict[str, int] = {}
         for f in self.main_functions():
@@ -1816,7 +1866,10 @@ class FileTransform:
                 if n.kind != CK.CALL_EXPR:
                     continue
                 base = mpi.blocking_name(n.callee)
-                if base is None or id(n) not in self.where:
+                if base is None:
+                    continue
+                self.nb_calls[n.callee] = self.nb_calls.get(n.callee, 0) + 1
+                if id(n) not in self.where:
                     continue
                 site = Site(f, n, n, base, n.line, n.col)
                 site.notes.append(f"{n.callee} already nonblocking")
@@ -1853,7 +1906,6 @@ class FileTransform:
                 site.existing_req = reqtext
                 site.persistent = "hoisted" if self.hoistable(site, loop) else "lazy"
                 self.sites.append(site)
-                self._emit_existing(site, reqtext)
 
     def _matching_wait(self, call: Node, reqtext: str, loop: Node) -> Node | None:
         m = re.fullmatch(r"&\s*([A-Za-z_]\w*)\s*(\[\s*(\d+)\s*\])?", reqtext)

@@ -38,14 +38,19 @@ static int chain(int rank, int mode)
 
 static int by_switch(int rank, int kind)
 {
+    MPI_Request nbcx_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     int x = rank, y = 0;
     switch (kind) {
-    case 0:
-        MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    case 0: {
+        MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[0]);
+        MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
+    }
         x = 5;
         break;
-    case 1:
-        MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    case 1: {
+        MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &nbcx_req[1]);
+        MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
+    }
         /* fall through */
     default:
         y += 1;
@@ -56,20 +61,28 @@ static int by_switch(int rank, int kind)
 
 static int loops(int rank)
 {
+    MPI_Request nbcx_req[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     int acc = 0, in = rank, out = 0, i = 0;
     do {
         i++;
-        MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        if (i % 2)
+        MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[0]);
+        if (i % 2) {
+            MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
             continue;
+        }
+        MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
         acc += out;
     } while (i < 5);
-    for (int k = 0; k < 3; k++)
-        MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    for (int k = 0; k < 3; k++) {
+        MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &nbcx_req[1]);
+        MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
+    }
     acc += out;
     int j = 0;
-again:
-    MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+again: {
+    MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &nbcx_req[2]);
+    MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
+}
     j++;
     if (j < 3)
         goto again;

@@ -13,24 +13,6 @@
  * picks a reporting mode in a switch.  Only rank 0 prints. */
 #include <math.h>
 #include <mpi.h>
-/* nbcx-transform: NBCX_PERSISTENT selects the persistent collectives: 4 for the
- * MPI-4 names, 1 for Open MPI 4's MPIX_*_init (mpi-ext.h), 0 for the nonblocking
- * forms where there are none or they are unreliable (MPICH before 4.3 returns
- * stale data from some, e.g. MPI_Allgather_init, MPI_Gather_init). */
-#ifndef NBCX_PERSISTENT
-#if MPI_VERSION >= 4 && !(defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40300000)
-#define NBCX_PERSISTENT 4
-#elif defined(OPEN_MPI)
-#include <mpi-ext.h>
-#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define NBCX_PERSISTENT 1
-#else
-#define NBCX_PERSISTENT 0
-#endif
-#else
-#define NBCX_PERSISTENT 0
-#endif
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,7 +208,8 @@ static int classify(double mean, double hi)
 /* Phase two: uneven source terms, their use, block sums and a numbering. */
 static void phase_two(double *u, int rows, int rank, int size, double mean, double hi)
 {
-    MPI_Request nbcx_req[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Request nbcx_req[4] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Status nbcx_stat[4];
     int counts[MAXRANKS], displs[MAXRANKS], total = 0;
     for (int r = 0; r < size; r++) {
         counts[r] = sources_of(r);
@@ -268,9 +251,9 @@ static void phase_two(double *u, int rows, int rank, int size, double mean, doub
     double block_sum = myblock[0] + myblock[1] + myblock[2] + myblock[3], all_blocks = 0.0;
     int last_first = 0;
     MPI_Ireduce(&block_sum, &all_blocks, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[2]);
-    MPI_Reduce(&first_hot, &last_first, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Ireduce(&first_hot, &last_first, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD, &nbcx_req[3]);
     MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
-    MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
+    MPI_Waitall(2, &nbcx_req[2], &nbcx_stat[2]);
 
     if (rank == 0) {
         switch (classify(mean, hi)) {
@@ -337,60 +320,30 @@ int main(int argc, char **argv)
         diff = jacobi_step(u, unew, rows, p.alpha);
         copy_interior(u, unew, rows);
         if (step % p.check_every == 0) {
-#if NBCX_PERSISTENT
-            if (nbcx_req[9] == MPI_REQUEST_NULL) {
-#if NBCX_PERSISTENT == 4
-                MPI_Allreduce_init(&diff, &gdiff, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, MPI_INFO_NULL, &nbcx_req[9]);
-#else
-                MPIX_Allreduce_init(&diff, &gdiff, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, MPI_INFO_NULL, &nbcx_req[9]);
-#endif
-            }
-            MPI_Start(&nbcx_req[9]);
-#else
-            MPI_Iallreduce(&diff, &gdiff, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &nbcx_req[9]);
-#endif
+            MPI_Iallreduce(&diff, &gdiff, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &nbcx_req[1]);
             heat = local_sum(u, rows);
             checks++;
-#if NBCX_PERSISTENT
-            if (nbcx_req[10] == MPI_REQUEST_NULL) {
-#if NBCX_PERSISTENT == 4
-                MPI_Reduce_init(&heat, &total_heat, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &nbcx_req[10]);
-#else
-                MPIX_Reduce_init(&heat, &total_heat, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &nbcx_req[10]);
-#endif
-            }
-            MPI_Start(&nbcx_req[10]);
-#else
-            MPI_Ireduce(&heat, &total_heat, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[10]);
-#endif
-            nbcx_flag[10] = 1;
-            MPI_Wait(&nbcx_req[9], MPI_STATUS_IGNORE);
+            MPI_Ireduce(&heat, &total_heat, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[2]);
+            nbcx_flag[2] = 1;
+            MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
             if (rank == 0) {
-                MPI_Wait(&nbcx_req[10], MPI_STATUS_IGNORE);
-                nbcx_flag[10] = 0;
+                MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
+                nbcx_flag[2] = 0;
                 printf("step %3d: max change %.4e, total heat %.5e\n", step, gdiff, total_heat);
             }
             if (gdiff < p.tol) {
                 if (rank != 0) {
-                    MPI_Wait(&nbcx_req[10], MPI_STATUS_IGNORE);
-                    nbcx_flag[10] = 0;
+                    MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
+                    nbcx_flag[2] = 0;
                 }
                 break;
             }
         }
-        if (rank != 0 && nbcx_flag[10]) {
-            MPI_Wait(&nbcx_req[10], MPI_STATUS_IGNORE);
-            nbcx_flag[10] = 0;
+        if (rank != 0 && nbcx_flag[2]) {
+            MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
+            nbcx_flag[2] = 0;
         }
     }
-#if NBCX_PERSISTENT
-    if (nbcx_req[9] != MPI_REQUEST_NULL) {
-        MPI_Request_free(&nbcx_req[9]);
-    }
-    if (nbcx_req[10] != MPI_REQUEST_NULL) {
-        MPI_Request_free(&nbcx_req[10]);
-    }
-#endif
 
     /* Statistics of the final state. */
     double lo = u[NX], hi = u[NX];
@@ -401,10 +354,10 @@ int main(int argc, char **argv)
             hi = u[i];
     }
     double extremes[2] = {lo, hi}, all_extremes[2 * MAXRANKS];
-    MPI_Iallgather(extremes, 2, MPI_DOUBLE, all_extremes, 2, MPI_DOUBLE, MPI_COMM_WORLD, &nbcx_req[1]);
+    MPI_Iallgather(extremes, 2, MPI_DOUBLE, all_extremes, 2, MPI_DOUBLE, MPI_COMM_WORLD, &nbcx_req[3]);
     double sum_local = local_sum(u, rows);
     double check = checksum(u, rows);
-    MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
+    MPI_Wait(&nbcx_req[3], MPI_STATUS_IGNORE);
     double glo = all_extremes[0], ghi = all_extremes[1];
     for (int r = 1; r < size; r++) {
         if (all_extremes[2 * r] < glo)
@@ -415,73 +368,73 @@ int main(int argc, char **argv)
 
     int hist[NBINS], ghist[NBINS];
     histogram(u, rows, hist, glo, ghi + 1e-12);
-    MPI_Ireduce(hist, ghist, NBINS, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[2]);
+    MPI_Ireduce(hist, ghist, NBINS, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[4]);
 
     double *sums = malloc(sizeof(double) * (size_t)rows);
     double *all_sums = malloc(sizeof(double) * (size_t)(rows * size));
     row_sums(u, rows, sums);
-    MPI_Igather(sums, rows, MPI_DOUBLE, all_sums, rows, MPI_DOUBLE, 0, MPI_COMM_WORLD, &nbcx_req[3]);
+    MPI_Igather(sums, rows, MPI_DOUBLE, all_sums, rows, MPI_DOUBLE, 0, MPI_COMM_WORLD, &nbcx_req[5]);
 
     /* Every rank sends one sample value to every rank. */
     double samples[MAXRANKS], received[MAXRANKS];
     for (int r = 0; r < size; r++)
         samples[r] = u[NX + (r * 5) % (rows * NX)];
-    MPI_Ialltoall(samples, 1, MPI_DOUBLE, received, 1, MPI_DOUBLE, MPI_COMM_WORLD, &nbcx_req[4]);
+    MPI_Ialltoall(samples, 1, MPI_DOUBLE, received, 1, MPI_DOUBLE, MPI_COMM_WORLD, &nbcx_req[6]);
     double recv_sum = 0.0;
-    MPI_Wait(&nbcx_req[4], MPI_STATUS_IGNORE);
+    MPI_Wait(&nbcx_req[6], MPI_STATUS_IGNORE);
     for (int r = 0; r < size; r++)
         recv_sum += received[r];
 
     double total_sum = 0.0, total_check = 0.0, total_recv = 0.0;
-    MPI_Ireduce(&sum_local, &total_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[5]);
-    MPI_Ireduce(&check, &total_check, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[6]);
-    MPI_Ireduce(&recv_sum, &total_recv, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[7]);
+    MPI_Ireduce(&sum_local, &total_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[7]);
+    MPI_Ireduce(&check, &total_check, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[8]);
+    MPI_Ireduce(&recv_sum, &total_recv, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[9]);
 
     int above = 0, total_above = 0;
     double norm = global_norm(u, rows, &above, total_heat / (double)(ny * NX) + 0.0 * hi);
-    MPI_Iallreduce(&above, &total_above, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[8]);
-    nbcx_flag[8] = 1;
+    MPI_Iallreduce(&above, &total_above, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[10]);
+    nbcx_flag[10] = 1;
 
     if (rank == 0) {
         printf("%d checks, last at step %d\n", checks, step > p.steps ? p.steps : step);
-        MPI_Wait(&nbcx_req[8], MPI_STATUS_IGNORE);
-        nbcx_flag[8] = 0;
+        MPI_Wait(&nbcx_req[10], MPI_STATUS_IGNORE);
+        nbcx_flag[10] = 0;
         printf("range [%.4f, %.4f], norm %.5e, cells above mean %d\n", glo, ghi, norm,
                total_above);
         printf("histogram:");
-        MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
+        MPI_Wait(&nbcx_req[4], MPI_STATUS_IGNORE);
         for (int b = 0; b < NBINS; b++)
             printf(" %d", ghist[b]);
         printf("\nrow sums:");
-        MPI_Wait(&nbcx_req[3], MPI_STATUS_IGNORE);
+        MPI_Wait(&nbcx_req[5], MPI_STATUS_IGNORE);
         for (int r = 0; r < ny; r++)
             printf(" %.3f", all_sums[r]);
-        MPI_Waitall(3, &nbcx_req[5], &nbcx_stat[5]);
+        MPI_Waitall(3, &nbcx_req[7], &nbcx_stat[7]);
         printf("\nsum %.5e checksum %.5e samples %.5e\n", total_sum, total_check, total_recv);
     }
     phase_two(u, rows, rank, size, total_heat / (double)(ny * NX), ghi);
     if (rank != 0) {
-        MPI_Wait(&nbcx_req[3], MPI_STATUS_IGNORE);
+        MPI_Wait(&nbcx_req[5], MPI_STATUS_IGNORE);
     }
     free(sums);
     free(all_sums);
     free(u);
     free(unew);
     if (rank != 0) {
-        MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
-    }
-    if (rank != 0) {
-        MPI_Wait(&nbcx_req[5], MPI_STATUS_IGNORE);
-    }
-    if (rank != 0) {
-        MPI_Wait(&nbcx_req[6], MPI_STATUS_IGNORE);
+        MPI_Wait(&nbcx_req[4], MPI_STATUS_IGNORE);
     }
     if (rank != 0) {
         MPI_Wait(&nbcx_req[7], MPI_STATUS_IGNORE);
     }
-    if (nbcx_flag[8]) {
+    if (rank != 0) {
         MPI_Wait(&nbcx_req[8], MPI_STATUS_IGNORE);
-        nbcx_flag[8] = 0;
+    }
+    if (rank != 0) {
+        MPI_Wait(&nbcx_req[9], MPI_STATUS_IGNORE);
+    }
+    if (nbcx_flag[10]) {
+        MPI_Wait(&nbcx_req[10], MPI_STATUS_IGNORE);
+        nbcx_flag[10] = 0;
     }
     MPI_Finalize();
     return 0;

@@ -23,44 +23,45 @@
 
 int main(int argc, char **argv)
 {
-    MPI_Request nbcx_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    int nbcx_flag[2] = {0};
+    MPI_Request nbcx_req[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    int nbcx_flag[3] = {0};
     int iter, rank, iterations = 10;
     double t0 = 0.0, x = 1.0, y = 0.0, z = 0.0, acc = 0.0;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Ibarrier(MPI_COMM_WORLD, &nbcx_req[0]);
+    MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
     t0 = MPI_Wtime();
     for (iter = 0; iter <= iterations; iter++) {
         if (iter == 1) {
-            MPI_Ibarrier(MPI_COMM_WORLD, &nbcx_req[0]);
-            nbcx_flag[0] = 1;
+            MPI_Ibarrier(MPI_COMM_WORLD, &nbcx_req[1]);
+            nbcx_flag[1] = 1;
             acc = 0.0;
         }
         x = x * 1.01 + rank;
-        if (nbcx_flag[0]) {
-            MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
-            nbcx_flag[0] = 0;
+        if (nbcx_flag[1]) {
+            MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
+            nbcx_flag[1] = 0;
         }
 #if NBCX_PERSISTENT
-        if (nbcx_req[1] == MPI_REQUEST_NULL) {
+        if (nbcx_req[2] == MPI_REQUEST_NULL) {
 #if NBCX_PERSISTENT == 4
-            MPI_Allreduce_init(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &nbcx_req[1]);
+            MPI_Allreduce_init(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &nbcx_req[2]);
 #else
-            MPIX_Allreduce_init(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &nbcx_req[1]);
+            MPIX_Allreduce_init(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &nbcx_req[2]);
 #endif
         }
-        MPI_Start(&nbcx_req[1]);
+        MPI_Start(&nbcx_req[2]);
 #else
-        MPI_Iallreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[1]);
+        MPI_Iallreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[2]);
 #endif
         z = z * 0.5 + 1.0;
-        MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
+        MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
         acc += y;
     }
 #if NBCX_PERSISTENT
-    if (nbcx_req[1] != MPI_REQUEST_NULL) {
-        MPI_Request_free(&nbcx_req[1]);
+    if (nbcx_req[2] != MPI_REQUEST_NULL) {
+        MPI_Request_free(&nbcx_req[2]);
     }
 #endif
     if (rank == 0)

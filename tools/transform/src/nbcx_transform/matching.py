@@ -1,0 +1,434 @@
+"""Matching kept across ranks: every rank issues, per communicator, the same
+sequence of blocking, nonblocking and persistent collectives.
+
+MPI matches a blocking collective only with a blocking one, a nonblocking one
+only with a nonblocking one, and a persistent one (by the order of the
+``*_init`` calls, which follow the ordering rules of nonblocking collectives)
+only with a persistent one.  In a correct program every rank calls the same
+collective operation at the same position of its sequence, but not
+necessarily from the same call site: the root of a broadcast may call it in
+``if (rank == 0) { ... }`` and the others in the ``else`` branch, or through a
+wrapper function, or in another loop.
+
+The rule kept here is sound without knowing which call sites match which:
+the call sites of one collective operation (``MPI_Bcast``, ...) form a group,
+whatever their communicator (two communicator expressions may denote the same
+communicator) and wherever they are in the files given.
+
+A group is *uniform* when it is one call site, or when each of its calls is
+under no condition (only loops and blocks around it) in a function with no
+jump that could skip it (``break``, ``continue``, ``goto``, a ``return`` before
+the end), the function being ``main`` or called only from such places, and at
+most one loop holds any of its calls (directly or through the calls of their
+functions), entered once, apart from loops whose trip count is written in the
+text (``for (i = 0; i < 10; i++)``, ``i`` not written in the body): then
+every rank issues the group's calls from the same sites in the same order
+(see :func:`uniform`), and each call is converted as its own analysis says
+(blocking, nonblocking or persistent: every rank makes the same choice at
+each position).
+Any other group is converted as a whole or not at all:
+
+* when some call of the group gains from being nonblocking and every call can
+  be rewritten, the calls that gain nothing become *start-then-wait*
+  (``MPI_Ibcast(...); MPI_Wait(...)``, or the wait where their own analysis
+  puts it);
+* when some call cannot be rewritten (it comes from a macro, its result is
+  used, it is in a file that is not given, ...), the whole group stays blocking;
+* never persistent: the ``*_init`` calls might run in a different order on
+  different ranks (a persistent collective matches only a persistent one, in
+  the order of the inits); the calls that could be persistent become
+  nonblocking.
+
+The program's own ``MPI_Ixxx`` calls are a group of their own (they match
+each other): made persistent when the group is uniform and all of them can be.
+
+What the rule assumes: the files given (and, with ``-p``, the program's other
+C files, whose collectives are read) are the program; code outside them
+(libraries, files not given) issues no collective of a group that is
+converted; a program that leaves ``main`` (``exit``) on some ranks and not
+others makes no further collective calls on the others.
+``--strict-matching`` makes only a group of one call uniform.
+
+:func:`matching_problems` checks the result (the decisions and the text
+written) and returns what would break matching; the command line writes
+nothing when it finds something.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from clang.cindex import CursorKind as CK  # noqa: N817
+
+from nbcx_transform import mpi
+from nbcx_transform.analysis import LOOPS, strip
+from nbcx_transform.clangast import Function, Node
+from nbcx_transform.transform import FileTransform, Site
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """A collective call that stays blocking whatever happens: in a file of the
+    program that is not given (read from compile_commands.json)."""
+
+    name: str
+    where: str  # file:line
+
+
+def fixed_calls(path: Path) -> list[Fixed]:
+    """The blocking collectives a file that is not transformed calls (read from its
+    text, comments left out: a macro's call counts too)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return []
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    out: list[Fixed] = []
+    for m in re.finditer(r"\b(MPI_[A-Z][a-z_]*)\s*\(", text):
+        if m.group(1) in mpi.COLLECTIVES:
+            out.append(Fixed(m.group(1), f"{path.name}:{text.count(chr(10), 0, m.start()) + 1}"))
+    return out
+
+
+def _where(ft: FileTransform, s: Site) -> str:
+    return f"{ft.unit.path.rsplit('/', 1)[-1]}:{s.line}"
+
+
+def _members(fts: Sequence[FileTransform]) -> dict[str, list[tuple[FileTransform, Site]]]:
+    """The call sites of each blocking collective operation, across the files."""
+    groups: dict[str, list[tuple[FileTransform, Site]]] = {}
+    for ft in fts:
+        for s in ft.sites:
+            if s.existing_req or s.reason.startswith("left nonblocking"):
+                continue
+            if s.wrapper is not None and s.action == "blocking" and not s.soft:
+                # a call of the wrapper itself: the collective in the wrapper's body
+                # is the member (when the wrapper is in a file given)
+                if s.wrapper.path in {f.unit.path for f in fts}:
+                    continue
+            s.group = s.name
+            groups.setdefault(s.name, []).append((ft, s))
+    return groups
+
+
+_JUMPS = (CK.GOTO_STMT, CK.INDIRECT_GOTO_STMT, CK.BREAK_STMT, CK.CONTINUE_STMT)
+_CONDS = (CK.IF_STMT, CK.SWITCH_STMT, CK.CASE_STMT, CK.DEFAULT_STMT, CK.LABEL_STMT)
+
+
+class Reach:
+    """Which statements every rank executes alike: those under no condition in a
+    function that is ``main`` or only called from such statements (in the files
+    given, never through a pointer), with no jump that could skip them."""
+
+    def __init__(self, fts: Sequence[FileTransform]) -> None:
+        self.funcs: dict[str, Function] = {}
+        self.calls: dict[str, list[tuple[Function, Node]]] = {}
+        self.addr: set[str] = set()
+        taken: set[str] = set()
+        self.locals: set[str] = set()  # local variables, their address never taken
+        for ft in fts:
+            self.addr |= ft.unit.address_taken_functions
+            self.locals |= {k for k, d in ft.unit.decls.items() if d.kind == "local"}
+            for f in ft.unit.functions.values():
+                if not f.in_main:
+                    continue
+                self.funcs.setdefault(f.key, f)
+                for n in f.body.walk():
+                    if n.kind == CK.CALL_EXPR and n.callee_key:
+                        self.calls.setdefault(n.callee_key, []).append((f, n))
+                    if n.kind == CK.UNARY_OPERATOR and n.op == "&" and n.exprs():
+                        v = strip(n.exprs()[0])
+                        if v.kind == CK.DECL_REF_EXPR:
+                            taken.add(v.ref)
+        self.locals -= taken
+        self.memo: dict[str, frozenset[int] | None] = {}
+        self.loop_func: dict[int, str] = {}  # loop node id -> its function's key
+        self.loop_outer: dict[int, frozenset[int]] = {}  # loop node id -> loops around it
+        self.fixed: set[int] = set()  # loops with a trip count fixed in the text
+        self.npaths: dict[str, int] = {}
+
+    def stmt(self, f: Function, n: Node) -> frozenset[int] | None:
+        """None if ``n`` (in ``f``) may run on some ranks and not on others when ``f``
+        runs; else the loops around it, up to ``main`` (their node ids)."""
+        node = n
+        chain: list[Node] = []  # the loops around n in f, innermost first
+        while node.parent is not None and node is not f.body:
+            if node.parent.kind in _CONDS:
+                return None
+            if node.parent.kind in LOOPS:
+                chain.append(node.parent)
+            node = node.parent
+        last = f.body.children[-1] if f.body.children else None
+        for x in f.body.walk():
+            if x.kind in _JUMPS or (x.kind == CK.RETURN_STMT and x is not last):
+                return None
+        outer = self.func(f.key)
+        if outer is None:
+            return None
+        for i, lp in enumerate(chain):
+            self.loop_func[id(lp)] = f.key
+            self.loop_outer[id(lp)] = outer | {id(x) for x in chain[i + 1 :]}
+            if _fixed_trips(lp, self.locals):
+                self.fixed.add(id(lp))
+        return outer | {id(x) for x in chain}
+
+    def func(self, key: str) -> frozenset[int] | None:
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = None  # recursion: not proven
+        f = self.funcs.get(key)
+        out: frozenset[int] | None = None
+        if f is not None and f.name == "main":
+            out = frozenset()
+        elif f is not None and key not in self.addr and self.calls.get(key):
+            out = frozenset()
+            for g, c in self.calls[key]:
+                at = self.stmt(g, c)
+                if at is None:
+                    out = None
+                    break
+                out |= at
+        self.memo[key] = out
+        return out
+
+    def paths(self, key: str) -> int:
+        """How many call paths lead from ``main`` to the function (2 for "more than
+        one", also through recursion or a pointer)."""
+        if key in self.npaths:
+            return self.npaths[key]
+        self.npaths[key] = 2
+        f = self.funcs.get(key)
+        n = 2
+        if f is not None and f.name == "main":
+            n = 1
+        elif f is not None and key not in self.addr and key in self.calls:
+            n = min(2, sum(self.paths(g.key) for g, _c in self.calls[key]))
+        self.npaths[key] = n
+        return n
+
+
+def uniform(sites: Sequence[Site], reach: Reach, strict: bool = False) -> bool:
+    """Whether every rank issues these calls from the same sites in the same order
+    (``strict``: only when there is one).
+
+    Proven when every call runs on every rank whenever the program reaches it (no
+    condition or jump on its way from ``main``) and at most one loop holds any
+    of them, entered once: each rank's sequence of these calls is then the calls
+    before the loop, the loop body's calls repeated, the calls after it, and as
+    all ranks make as many calls in all, they repeat the body as often."""
+    if len(sites) <= 1:
+        return True
+    if strict:
+        return False
+    loops: set[int] = set()
+    for s in sites:
+        at = reach.stmt(s.func, s.stmt)
+        if at is None:
+            return False
+        loops |= at
+    loops -= reach.fixed
+    if not loops:
+        return True
+    if len(loops) > 1:
+        return False
+    lp = next(iter(loops))
+    return not reach.loop_outer[lp] and reach.paths(reach.loop_func[lp]) == 1
+
+
+def _fixed_trips(loop: Node, locals_: set[str]) -> bool:
+    """``for (i = C0; i < C1; i++)`` (or ``<=``, ``!=``, ``+= C``) with constants,
+    ``i`` a local variable whose address is never taken, not written in the body:
+    as many iterations on every rank."""
+    if loop.kind != CK.FOR_STMT or len(loop.children) != 4:
+        return False
+    init, cond, inc, body = loop.children
+    var = ""
+    if init.kind == CK.BINARY_OPERATOR and init.op == "=" and len(init.exprs()) == 2:
+        lhs, rhs = (strip(x) for x in init.exprs())
+        if lhs.kind == CK.DECL_REF_EXPR and _const(rhs):
+            var = lhs.ref
+    elif init.kind == CK.DECL_STMT and len(init.children) == 1:
+        d = init.children[0]
+        if d.kind == CK.VAR_DECL and len(d.exprs()) == 1 and _const(d.exprs()[0]):
+            var = d.key
+    if var not in locals_ or cond.kind != CK.BINARY_OPERATOR or cond.op not in ("<", "<=", "!="):
+        return False
+    a, b = (strip(x) for x in cond.exprs())
+    if not (a.kind == CK.DECL_REF_EXPR and a.ref == var and _const(b)):
+        return False
+    step = strip(inc)
+    ok = (
+        step.kind == CK.UNARY_OPERATOR
+        and step.op in ("++", "post++")
+        and _is_var(step.exprs()[0], var)
+    ) or (
+        step.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR
+        and step.op == "+="
+        and _is_var(step.exprs()[0], var)
+        and _const(step.exprs()[1])
+    )
+    if not ok:
+        return False
+    for x in body.walk():
+        if x.kind in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR) and (
+            x.op == "=" or x.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR
+        ):
+            if _is_var(x.exprs()[0], var):
+                return False
+        if x.kind == CK.UNARY_OPERATOR and x.exprs() and _is_var(x.exprs()[0], var):
+            if x.op in ("++", "--", "post++", "post--", "&"):
+                return False
+    return True
+
+
+def _const(n: Node) -> bool:
+    """An integer literal, an enumeration constant or a macro that expands to one."""
+    n = strip(n)
+    if n.kind == CK.INTEGER_LITERAL:
+        return True
+    return bool(n.kind == CK.DECL_REF_EXPR and n.ref_kind == CK.ENUM_CONSTANT_DECL)
+
+
+def _is_var(n: Node, key: str) -> bool:
+    n = strip(n)
+    return bool(n.kind == CK.DECL_REF_EXPR and n.ref == key)
+
+
+def keep_matching(
+    fts: Sequence[FileTransform], fixed: Sequence[Fixed] = (), strict: bool = False
+) -> list[str]:
+    """Converts or keeps blocking each group as a whole (after ``analyse``, before
+    ``emit``); returns notes on what it changed."""
+    notes: list[str] = []
+    reach = Reach(fts)
+    fixed_by: dict[str, list[Fixed]] = {}
+    for fx in fixed:
+        fixed_by.setdefault(fx.name, []).append(fx)
+    for name, members in _members(fts).items():
+        gain = [(ft, s) for ft, s in members if s.action != "blocking"]
+        if not gain or (uniform([s for _ft, s in members], reach, strict) and name not in fixed_by):
+            continue
+        hard = [(ft, s) for ft, s in members if s.action == "blocking" and not s.soft]
+        if hard or name in fixed_by:
+            if hard:
+                hft, hs = hard[0]
+                why = f"{_where(hft, hs)}, left blocking: {hs.reason}"
+            else:
+                why = f"{fixed_by[name][0].where}, in a file not given"
+            for _ft, s in gain:
+                s.action = "blocking"
+                s.persistent = ""
+                s.loop = None
+                s.batch = 0
+                s.reason = (
+                    f"kept blocking: a {name} that can match it on another rank stays "
+                    f"blocking ({why}); MPI never matches a blocking collective with a "
+                    "nonblocking one"
+                )
+            notes.append(f"{name}: every call kept blocking ({why})")
+            continue
+        first = gain[0]
+        for ft, s in members:
+            if s.action == "blocking":
+                ft.start_then_wait(
+                    s,
+                    f"converted with the {name} at {_where(*first)} that it can match "
+                    "on another rank",
+                )
+        for _ft, s in members:
+            if s.action == "persistent":
+                s.action = "nonblocking"
+                s.persistent = ""
+                s.loop = None
+                s.notes.append(
+                    f"not persistent: the {name} calls that can match it on other ranks "
+                    "are not issued from the same sites on every rank (some are under a "
+                    "condition, after a jump or in another function), so their *_init "
+                    "calls could come in another order (a persistent collective matches "
+                    "only a persistent one, in the order of the inits)"
+                )
+    # the program's own MPI_Ixxx calls: persistent all or none
+    total: dict[str, int] = {}
+    for ft in fts:
+        for k, v in ft.nb_calls.items():
+            total[k] = total.get(k, 0) + v
+    for nb, count in total.items():
+        ex = [s for ft in fts for s in ft.sites if s.existing_req and s.call.callee == nb]
+        if ex and (len(ex) != count or not uniform(ex, reach, strict)):
+            for s in ex:
+                s.action = "blocking"
+                s.reason = (
+                    f"left nonblocking: not all {count} {nb} calls can be made persistent in "
+                    "the same order on every rank"
+                )
+    return notes
+
+
+_CALL = re.compile(r"\b(MPIX?_\w+?)\s*\(")
+
+
+def _calls(text: str) -> dict[str, int]:
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
+    out: dict[str, int] = {}
+    for m in _CALL.finditer(text):
+        out[m.group(1)] = out.get(m.group(1), 0) + 1
+    return out
+
+
+def matching_problems(
+    fts: Sequence[FileTransform],
+    outputs: Sequence[bytes],
+    fixed: Sequence[Fixed] = (),
+    strict: bool = False,
+) -> list[str]:
+    """What in the decisions or the text to be written would let a blocking
+    collective meet a nonblocking or persistent one on another rank ([] if nothing)."""
+    problems: list[str] = []
+    reach = Reach(fts)
+    fixed_names = {fx.name for fx in fixed}
+    checked: set[str] = set(fixed_names)  # the groups that must be of one kind
+    for name, members in _members(fts).items():
+        if name not in fixed_names and uniform([s for _ft, s in members], reach, strict):
+            continue
+        checked.add(name)
+        kinds: dict[str, str] = {}
+        for ft, s in members:
+            kind = "blocking" if s.action == "blocking" else s.action
+            kinds.setdefault(kind, _where(ft, s))
+        if name in fixed_names and set(kinds) - {"blocking"}:
+            kinds.setdefault("blocking", next(f.where for f in fixed if f.name == name))
+        if len(kinds) > 1:
+            what = ", ".join(f"{k} at {w}" for k, w in sorted(kinds.items()))
+            problems.append(f"{name} would be {what}")
+    # the text: no new MPI_Ixxx or *_init while a blocking call of the same operation stays
+    before: dict[str, int] = {}
+    after: dict[str, int] = {}
+    own: dict[str, int] = {}  # the program's MPI_Ixxx made persistent: their *_init calls
+    for ft in fts:
+        for s in ft.sites:
+            if s.existing_req and s.action == "persistent":
+                own[s.name] = own.get(s.name, 0) + 1
+    for ft, out in zip(fts, outputs, strict=True):
+        for k, v in _calls(ft.data.decode("utf-8", "replace")).items():
+            before[k] = before.get(k, 0) + v
+        for k, v in _calls(out.decode("utf-8", "replace")).items():
+            after[k] = after.get(k, 0) + v
+    for name in sorted(checked):
+        nb = mpi.nonblocking_name(name)
+        inits = mpi.persistent_names(name)
+        new_nb = after.get(nb, 0) > before.get(nb, 0)
+        new_init = any(after.get(i, 0) > before.get(i, 0) + own.get(name, 0) for i in inits)
+        still = after.get(name, 0) > 0 or (name in fixed_names and (new_nb or new_init))
+        if still and (new_nb or new_init):
+            made = nb if new_nb else " / ".join(inits)
+            problems.append(
+                f"the output calls {made} where it called {name}, but {name} is still "
+                "called blocking"
+            )
+    return problems

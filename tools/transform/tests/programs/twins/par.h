@@ -1,0 +1,2 @@
+void sum_all(double *send, double *recv, int n);
+double norm2(double *v, int n);

@@ -1,0 +1,260 @@
+"""Issue 34: matching kept across ranks.
+
+MPI never matches a blocking collective with a nonblocking one (nor either with
+a persistent one): when the root calls ``MPI_Bcast`` in one branch and the other
+ranks in another, both calls must be converted or neither.  The programs in
+programs/matching/ have rank-divergent collectives (root/non-root branches,
+wrappers called from both, loops with ``break``, ``continue`` and an early
+``return``); each hung on 2 ranks after the transformation before the fix.
+
+The MPI tests run the transformed programs on 2 and 4 ranks with both MPIs and
+*without* nbcx-check (which runs each deferred collective at its wait, and so
+would hide a nonblocking call meeting a blocking one): they must terminate with
+the output of the original.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import PROGRAMS, line_of, mpicc_for_parsing, run_transform
+from nbcx_transform import cli
+from nbcx_transform.clangast import parse
+from nbcx_transform.flags import clang_args
+from nbcx_transform.matching import keep_matching, matching_problems
+from nbcx_transform.transform import FileTransform, Options
+
+M = PROGRAMS / "matching"
+PROGS = [
+    ("root_branch.c", ()),
+    ("wrappers_both.c", ()),
+    ("loops_exits.c", ()),
+    ("kept_blocking.c", ()),
+    ("rank_trips.c", ()),
+]
+
+
+def _acts(res_report: dict, call: str) -> list[str]:
+    return [r["action"] for r in res_report["collectives"] if call in (r["call"], r.get("wraps"))]
+
+
+def test_root_branch_both_converted(tmp_path: Path) -> None:
+    src = M / "root_branch.c"
+    res = run_transform(src, tmp_path)
+    assert res.status == 0
+    # the non-root broadcast gains nothing, but the root's is converted: so is it
+    assert _acts(res.report, "MPI_Bcast") == ["nonblocking"] * 4
+    other = res.site(line_of(src, "/* read at once */"))
+    assert any("start-then-wait" in n and "nothing to gain" in n for n in other["notes"])
+    assert "MPI_Bcast(" not in res.text
+
+
+def test_wrappers_called_from_both_branches(tmp_path: Path) -> None:
+    res = run_transform(M / "wrappers_both.c", tmp_path)
+    assert res.status == 0
+    assert set(_acts(res.report, "MPI_Bcast")) == {"nonblocking"}
+    assert set(_acts(res.report, "MPI_Allreduce")) == {"nonblocking"}
+    # the wrappers themselves start and wait (their callers that keep them), and
+    # their twins are defined once each
+    assert "MPI_Bcast(" not in res.text and "MPI_Allreduce(" not in res.text
+    assert res.text.count("void share_nb(") == 1 and res.text.count("void share_wait(") == 1
+
+
+def test_loops_with_exits_not_persistent(tmp_path: Path) -> None:
+    src = M / "loops_exits.c"
+    res = run_transform(src, tmp_path)
+    assert res.status == 0
+    acts = [r["action"] for r in res.report["collectives"]]
+    assert acts == ["nonblocking"] * len(acts)
+    site = res.site(line_of(src, "MPI_Allreduce(&loc"))
+    assert any("not persistent: the MPI_Allreduce calls" in n for n in site["notes"])
+    assert "_init(" not in res.text
+
+
+def test_call_that_cannot_be_rewritten_keeps_its_group(tmp_path: Path) -> None:
+    src = M / "kept_blocking.c"
+    res = run_transform(src, tmp_path)
+    assert res.status == 0
+    root = res.site(line_of(src, "MPI_Bcast(p, 2"))
+    assert root["action"] == "blocking"
+    assert "kept blocking" in root["reason"] and "macro expansion" in root["reason"]
+    root2 = res.site(line_of(src, "MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);"))
+    assert root2["action"] == "blocking" and "result is used" in root2["reason"]
+    assert "MPI_Ibcast" not in res.text and "MPI_Iallreduce" not in res.text
+
+
+def test_loops_with_rank_dependent_trips(tmp_path: Path) -> None:
+    """Two loops whose trip counts depend on the rank, their calls under no
+    condition: the k-th broadcast may come from either loop, so the two are
+    converted alike, and not persistent (each would have been persistent on its
+    own, with its init at its first start: on 4 ranks rank 0 would init one
+    request, rank 1 two)."""
+    src = M / "rank_trips.c"
+    res = run_transform(src, tmp_path)
+    assert _acts(res.report, "MPI_Bcast") == ["nonblocking", "nonblocking"]
+    assert "MPI_Bcast(" not in res.text and "_init(" not in res.text
+
+
+def test_strict_matching(tmp_path: Path) -> None:
+    """One loop, entered once, and calls before it: every rank makes its calls
+    in the same order, so each is decided alone (persistent in the loop);
+    --strict-matching converts them all alike, nonblocking."""
+    src = PROGRAMS / "fig05_cg.c"
+    res = run_transform(src, tmp_path)
+    # one allgather has nothing to gain, the other is persistent
+    assert _acts(res.report, "MPI_Allgather") == ["blocking", "persistent"]
+    res = run_transform(src, tmp_path, "--strict-matching")
+    assert _acts(res.report, "MPI_Allgather") == ["nonblocking", "nonblocking"]
+
+
+def test_uniform_calls_keep_their_own_decisions(tmp_path: Path) -> None:
+    """Calls that every rank makes from the same sites (straight-line code in main)
+    are decided one by one, as before: a call with nothing to gain stays blocking
+    next to a converted one, and a loop's call may be persistent."""
+    src = PROGRAMS / "once_barrier.c"
+    res = run_transform(src, tmp_path)
+    assert res.site(line_of(src, "MPI_Allreduce"))["action"] == "persistent"
+    src = PROGRAMS / "safety_macro.c"
+    res = run_transform(src, tmp_path)
+    assert res.site(line_of(src, "MPI_Allreduce(&x"))["action"] == "nonblocking"
+
+
+def test_file_not_given_keeps_its_group(tmp_path: Path) -> None:
+    """A program file in compile_commands.json that is not given: its broadcast
+    stays blocking, so the given file's broadcasts do too."""
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    a = tmp_path / "a.c"
+    a.write_text(
+        (M / "root_branch.c").read_text().replace("int main(", "void other(int *p);\nint main(")
+    )
+    b = tmp_path / "b.c"
+    b.write_text(
+        "#include <mpi.h>\nvoid other(int *p)\n{\n"
+        "    MPI_Bcast(p, 1, MPI_INT, 0, MPI_COMM_WORLD);\n}\n"
+    )
+    db = [
+        {"directory": str(tmp_path), "file": f, "arguments": ["cc", "-c", f]}
+        for f in ("a.c", "b.c")
+    ]
+    (tmp_path / "compile_commands.json").write_text(json.dumps(db))
+    rep = tmp_path / "r.json"
+    args = ["--mpicc", cc, "-n", "-p", str(tmp_path), "--report-format", "json"]
+    assert cli.main([*args, "--report-file", str(rep), str(a)]) == 0
+    recs = json.loads(rep.read_text())["collectives"]
+    bc = [r for r in recs if r["call"] == "MPI_Bcast"]
+    assert [r["action"] for r in bc] == ["blocking"] * 4
+    # (the ones that would have been converted say why they are not)
+    assert sum("b.c:4, in a file not given" in r["reason"] for r in bc) == 3
+
+
+def _analysed(src: Path) -> FileTransform:
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    ft = FileTransform(parse(str(src), clang_args(src, [], [], cc, None, [])), Options())
+    ft.analyse()
+    return ft
+
+
+def test_check_finds_a_broken_result() -> None:
+    ft = _analysed(M / "root_branch.c")
+    keep_matching([ft])
+    assert matching_problems([ft], [ft.emit()]) == []
+    ft = _analysed(M / "root_branch.c")
+    # without keep_matching: the non-root broadcast that gains nothing stays blocking
+    problems = matching_problems([ft], [ft.emit()])
+    assert any("MPI_Bcast would be blocking at root_branch.c:31" in p for p in problems)
+    assert any("calls MPI_Ibcast where it called MPI_Bcast" in p for p in problems)
+
+
+def test_cli_refuses_to_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    monkeypatch.setattr(cli, "keep_matching", lambda *args: [])
+    out = tmp_path / "out.c"
+    status = cli.main(["--mpicc", cc, "-o", str(out), str(M / "root_branch.c")])
+    assert status == cli.EXIT_MATCHING
+    assert not out.exists()
+    err = capsys.readouterr().err
+    assert "refusing to write" in err and "MPI_Bcast would be blocking" in err
+
+
+# ---------------------------------------------------------------- under MPI
+MPIS = {
+    "openmpi": ("mpicc.openmpi", ["mpiexec.openmpi", "--allow-run-as-root", "--oversubscribe"]),
+    "mpich": ("mpicc.mpich", ["mpiexec.mpich"]),
+}
+
+
+def _build(cc: str, src: Path, exe: Path) -> None:
+    cmd = [cc, "-Wall", "-Wextra", "-Werror", "-O1", "-o", str(exe), str(src)]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr}"
+
+
+def _run(launcher: list[str], n: int, exe: Path) -> str:
+    from test_mpi import ENV
+
+    try:
+        res = subprocess.run(
+            [*launcher, "-n", str(n), str(exe)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=ENV,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{exe.name} on {n} ranks did not finish in 60 s (collectives mismatched?)")
+    assert res.returncode == 0, f"{exe} on {n} ranks failed:\n{res.stdout}\n{res.stderr}"
+    return res.stdout
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mpi", sorted(MPIS))
+@pytest.mark.parametrize(("program", "opts"), PROGS, ids=[p for p, _ in PROGS])
+def test_divergent_same_output(
+    program: str, opts: tuple[str, ...], mpi: str, tmp_path: Path
+) -> None:
+    cc, launcher = MPIS[mpi]
+    if shutil.which(cc) is None or shutil.which(launcher[0]) is None:
+        pytest.skip(f"{mpi} not installed")
+    res = run_transform(M / program, tmp_path, *opts)
+    assert res.status == 0
+    orig, new = tmp_path / "orig", tmp_path / "new"
+    _build(cc, M / program, orig)
+    _build(cc, tmp_path / program, new)
+    for n in (2, 4):
+        expected = _run(launcher, n, orig)
+        assert expected, f"{program} printed nothing on {n} ranks"
+        assert _run(launcher, n, new) == expected, f"{program}: output differs on {n} ranks"
+
+
+def test_refused_cxx_file_keeps_its_group(tmp_path: Path) -> None:
+    """A C++ file given with the C files is refused (left unchanged): its
+    broadcast stays blocking, so the C file's broadcasts do too."""
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    a = tmp_path / "a.c"
+    a.write_text((M / "root_branch.c").read_text())
+    b = tmp_path / "b.cpp"
+    b.write_text(
+        '#include <mpi.h>\nextern "C" void other(int *p)\n{\n'
+        "    MPI_Bcast(p, 1, MPI_INT, 0, MPI_COMM_WORLD);\n}\n"
+    )
+    rep = tmp_path / "r.json"
+    args = ["--mpicc", cc, "-n", "--report-format", "json", "--report-file", str(rep)]
+    assert cli.main([*args, str(a), str(b)]) == cli.EXIT_USAGE
+    recs = json.loads(rep.read_text())["collectives"]
+    assert [r["action"] for r in recs if r["call"] == "MPI_Bcast"] == ["blocking"] * 4
