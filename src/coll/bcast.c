@@ -191,3 +191,135 @@ int nbcxi_build_bcast_chain(struct nbcx_sched_s *s,
     }
     return s->err;
 }
+
+/* ------------------------------------------------------------------ */
+/* Scatter + allgather (van de Geijn)                                  */
+/* ------------------------------------------------------------------ */
+
+/* scatter_allgather: the packed byte stream of the buffer is cut into p
+ * blocks of near-equal byte counts, block v belonging to relative rank
+ * v. A binomial scatter from the root gives each relative rank vr the
+ * blocks of its subtree, [vr, vr + sub(vr)), straight into its buffer;
+ * then an allgather in ceil(log2 p) rounds completes every rank: in
+ * round k (d = 2^k) rank vr receives from vr + d the blocks at offsets
+ * [max(d, sub(vr)), min(2d, p)) from itself (taken mod p: at most two
+ * messages, split where the blocks wrap past p - 1), which vr + d holds
+ * at offsets below d. A rank so receives only what its scatter did not
+ * bring, every allgather receive goes to its final place and has no
+ * predecessor (posted at start), and a send waits for the receives that
+ * brought its data. About 2 log2(p) alpha + 2 n beta (n bytes), against
+ * the binomial tree's log2(p) (alpha + n beta): the large-message
+ * broadcast of MPICH (bcast_intra_scatter_*_allgather.c). The bytes are
+ * the buffer's own when its type is contiguous, else packed at the root
+ * and unpacked at the others (as the chain). Buffers over INT_MAX bytes
+ * take the binomial tree. */
+static size_t sag_off(size_t nbytes, int p, long b)
+{
+    size_t q = nbytes / (size_t)p, r = nbytes % (size_t)p;
+    return (size_t)b * q + NBCXI_MIN((size_t)b, r);
+}
+
+/* The blocks at offsets [lo, hi) from relative rank v, taken mod p, as at
+ * most two byte ranges of the stream: piece i is [*b0[i], *b1[i]). */
+static void sag_pieces(size_t nbytes, int p, int v, long lo, long hi,
+                       size_t b0[2], size_t b1[2])
+{
+    long x = v + lo, y = v + hi;
+    b0[0] = b1[0] = b0[1] = b1[1] = 0;
+    if (lo >= hi)
+        return;
+    if (x < p) {
+        b0[0] = sag_off(nbytes, p, x);
+        b1[0] = sag_off(nbytes, p, y < p ? y : p);
+    }
+    if (y > p) {
+        b0[1] = sag_off(nbytes, p, x > p ? x - p : 0);
+        b1[1] = sag_off(nbytes, p, y - p);
+    }
+}
+
+int nbcxi_build_bcast_scatter_allgather(struct nbcx_sched_s *s,
+                                       const struct nbcxi_coll_args *a)
+{
+    struct nbcx_datatype_s *t = a->rtype;
+    const int p = s->size;
+    if (p == 1 || a->rcount == 0 || t->size == 0)
+        return s->err;
+    size_t nbytes = (size_t)a->rcount * t->size;
+    if (nbytes > INT_MAX)
+        return nbcxi_build_bcast_binomial(s, a);
+
+    struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
+    const int vr = nbcxi_rel_rank(s->rank, a->root, p);
+    char *base = nbcxi_contig_bytes(a->rbuf, t);
+    nbcx_node pack_first = -1, pack_last = -1;
+    if (!base) {
+        base = nbcxi_sched_tmp(s, nbytes);
+        if (s->err)
+            return s->err;
+        pack_nodes(s, vr == 0, a->rbuf, a->rcount, t, base, &pack_first,
+                   &pack_last);
+    }
+
+    /* Scatter down the binomial tree. */
+    const int sub = nbcxi_binomial_subtree(vr, p);
+    nbcx_node have = vr == 0 ? pack_last : -1;
+    if (vr > 0) {
+        size_t b0 = sag_off(nbytes, p, vr), b1 = sag_off(nbytes, p,
+                                                         (long)vr + sub);
+        if (b1 > b0) {
+            have = nbcxi_recv(s, base + b0, (int)(b1 - b0), byte,
+                              nbcxi_abs_rank(nbcxi_binomial_parent(vr),
+                                             a->root, p),
+                              0);
+            nbcxi_dep(s, have, pack_first);
+        }
+    }
+    for (int m = nbcxi_binomial_top_mask(vr, p); m > 0; m >>= 1) {
+        int c = vr + m, csub = nbcxi_binomial_subtree(c, p);
+        size_t b0 = sag_off(nbytes, p, c), b1 = sag_off(nbytes, p,
+                                                        (long)c + csub);
+        if (b1 > b0) {
+            nbcx_node sn = nbcxi_send(s, base + b0, (int)(b1 - b0), byte,
+                                      nbcxi_abs_rank(c, a->root, p), 0);
+            nbcxi_dep(s, have, sn);
+        }
+    }
+
+    /* Allgather. got: the receives so far (at most 2 per round). */
+    nbcx_node got[64];
+    int ngot = 0;
+    for (int k = 0; ((long)1 << k) < p; k++) {
+        long d = (long)1 << k, c = NBCXI_MIN(d, (long)p - d);
+        /* send to y = vr - d what y lacks among offsets [d, d + c) */
+        int y = (int)(((long)vr - d + p) % p);
+        size_t b0[2], b1[2];
+        sag_pieces(nbytes, p, y,
+                   NBCXI_MAX(d, (long)nbcxi_binomial_subtree(y, p)), d + c,
+                   b0, b1);
+        const int ngot_before = ngot;
+        for (int i = 0; i < 2; i++) {
+            if (b1[i] <= b0[i])
+                continue;
+            nbcx_node sn = nbcxi_send(s, base + b0[i], (int)(b1[i] - b0[i]),
+                                      byte, nbcxi_abs_rank(y, a->root, p),
+                                      1 + 2 * k + i);
+            nbcxi_dep(s, have, sn);
+            for (int j = 0; j < ngot_before; j++)
+                nbcxi_dep(s, got[j], sn);
+        }
+        /* receive from x = vr + d what this rank lacks */
+        int x = (int)(((long)vr + d) % p);
+        sag_pieces(nbytes, p, vr, NBCXI_MAX(d, (long)sub), d + c, b0, b1);
+        for (int i = 0; i < 2; i++) {
+            if (b1[i] <= b0[i])
+                continue;
+            nbcx_node rv = nbcxi_recv(s, base + b0[i], (int)(b1[i] - b0[i]),
+                                      byte, nbcxi_abs_rank(x, a->root, p),
+                                      1 + 2 * k + i);
+            nbcxi_dep(s, rv, pack_first);
+            got[ngot++] = rv;
+        }
+    }
+    return s->err;
+}
