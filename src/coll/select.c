@@ -368,12 +368,15 @@ static const char *automatic(enum nbcxi_coll coll,
         /* Rabenseifner: 2 L A + 2 n against recursive doubling's L (A + n)
          * (and L n of reductions against n): ahead from n of a few A on
          * (8 KiB when p is a power of two, 16 KiB with the fold's two
-         * extra transfers of the whole vector). The ring's 2 (p - 1) A
-         * never pays on more than a node. */
-        return (a->rcount < pof2_floor(p) ||
-                rbytes < (pof2_floor(p) == p ? 8192u : 16384u))
-                   ? "recursive_doubling"
-                   : "rabenseifner";
+         * extra transfers of the whole vector). When p is not a power of
+         * two, those two transfers (2 n) cost more than the ring's
+         * 2 (p - 1) A once n > (p - 1) A: the ring then (commutative). */
+        if (rbytes < (pof2_floor(p) == p ? 8192u : 16384u))
+            return "recursive_doubling";
+        if (pof2_floor(p) != p && a->op->commutative && a->rcount >= p &&
+            n > (double)(p - 1) * ALPHA_BYTES)
+            return "ring";
+        return "rabenseifner";
     case NBCXI_GATHER:
     case NBCXI_SCATTER:
         return block <= 2048 ? "binomial" : "linear";
