@@ -244,6 +244,7 @@ NBCX_HIDDEN nbcxi_builder nbcxi_build_alltoallv_pairwise;
 /* reduce_scatter.c: reduce_scatter and reduce_scatter_block */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_scatter_pairwise; /* any op */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_scatter_reduce_scatterv; /* any op */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_scatter_recursive_halving; /* commutative */
 /* scan.c: scan and exscan; any op, rank order kept */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_scan_linear;
 NBCX_HIDDEN nbcxi_builder nbcxi_build_scan_recursive_doubling;

@@ -77,10 +77,14 @@ static const struct nbcxi_algorithm algorithms[] = {
       NULL },
     { NBCXI_REDUCE_SCATTER, "reduce_scatterv",
       nbcxi_build_reduce_scatter_reduce_scatterv, NULL },
+    { NBCXI_REDUCE_SCATTER, "recursive_halving",
+      nbcxi_build_reduce_scatter_recursive_halving, commutative },
     { NBCXI_REDUCE_SCATTER_BLOCK, "pairwise",
       nbcxi_build_reduce_scatter_pairwise, NULL },
     { NBCXI_REDUCE_SCATTER_BLOCK, "reduce_scatterv",
       nbcxi_build_reduce_scatter_reduce_scatterv, NULL },
+    { NBCXI_REDUCE_SCATTER_BLOCK, "recursive_halving",
+      nbcxi_build_reduce_scatter_recursive_halving, commutative },
     { NBCXI_SCAN, "recursive_doubling", nbcxi_build_scan_recursive_doubling,
       NULL },
     { NBCXI_SCAN, "linear", nbcxi_build_scan_linear, NULL },
@@ -402,12 +406,22 @@ static const char *automatic(enum nbcxi_coll coll,
         return p <= 8 ? "linear" : "pairwise";
     case NBCXI_REDUCE_SCATTER:
     case NBCXI_REDUCE_SCATTER_BLOCK:
-        /* a reduction to rank 0 and a scatter (2 L rounds, the whole
-         * vector) against p - 1 pairwise messages of a block: only for
-         * blocks of a few words on many ranks */
-        return (p >= 128 && vector_bytes(s, a) < 32 * (size_t)p)
-                   ? "reduce_scatterv"
-                   : "pairwise";
+    {
+        /* Pairwise posts its p - 1 sends at once: they leave one per
+         * gap (g, about A / 8), not one per latency. Recursive halving
+         * (commutative): L rounds, the same bytes; ahead from 16 ranks
+         * (8 with blocks of 4 KiB and more), and when p is not a power
+         * of two (the fold moves the whole vector twice more) from 32
+         * ranks for blocks under 4 KiB. Otherwise a reduction to rank 0
+         * and a scatter (2 L rounds, the whole vector) only for blocks of
+         * a few words on many ranks. */
+        size_t avg = vector_bytes(s, a) / (size_t)p;
+        if (!node && a->op->commutative &&
+            (pof2_floor(p) == p ? (p >= 16 || avg >= 4096)
+                                : (p >= 32 && avg < 4096)))
+            return "recursive_halving";
+        return (p >= 128 && avg < 32) ? "reduce_scatterv" : "pairwise";
+    }
     case NBCXI_SCAN:
     case NBCXI_EXSCAN:
         /* the pipelined chain for long vectors on few ranks */
