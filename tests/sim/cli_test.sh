@@ -98,7 +98,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["format"] == "nbcx-sim/1", d["format"]
 rs = d["results"]
-assert len(rs) == 6, len(rs)
+assert len(rs) == 8, len(rs)  # 4 algorithms x 2 sizes
 for r in rs:
     assert r["t_max_us"] >= r["t_median_us"] >= r["t_min_us"] > 0, r
     assert 0 <= r["overlap"] <= 1, r
