@@ -392,6 +392,38 @@ static void block_roles(struct ck_regions *reg, char *buf, int p, int count,
 static int setup_vector(struct ck_job *J, int r, struct nbcxi_coll_args *a,
                         struct ck_regions *reg, const struct nbcxi_topo *topo);
 
+/* role() on the `count` elements of t at buf whose result must be
+ * written (CK_MUST), for the reductions: a type with padding between its
+ * elements (the pair types: DOUBLE_INT is 12 bytes every 16) has in the
+ * span of several elements bytes that belong to no element. An algorithm
+ * that writes the result in pieces (Rabenseifner's blocks, the ring's)
+ * never writes the padding between two pieces, and reading a piece never
+ * reads it either; so the padding between elements is CK_IN | CK_OUT
+ * (defined, may be written, need not be) and only the elements' own
+ * bytes are CK_MUST. At most ROLE_ELEMS elements get a role each; beyond,
+ * the whole span (as before: stricter). */
+enum { ROLE_ELEMS = 1 << 16 };
+
+static void result_roles(struct ck_regions *reg, const char *buf, int count,
+                         const struct nbcx_datatype_s *t, int flags)
+{
+    size_t whole = span(count, t);
+    if (!(flags & CK_MUST) || count < 2 || count > ROLE_ELEMS ||
+        t->extent <= t->true_extent) {
+        role(reg, buf, whole, flags);
+        return;
+    }
+    const size_t pad = (size_t)(t->extent - t->true_extent);
+    const int gap_flags = (flags & ~CK_MUST) | CK_IN | CK_OUT;
+    /* element 0 from the buffer's start, as span() counts */
+    role(reg, buf, (size_t)(t->true_lb + t->true_extent), flags);
+    for (int i = 1; i < count; i++) {
+        const char *e = buf + t->true_lb + (ptrdiff_t)i * t->extent;
+        role(reg, e - pad, pad, gap_flags);
+        role(reg, e, (size_t)t->true_extent, flags);
+    }
+}
+
 int ck_setup_rank(struct ck_job *J, int r, const struct nbcxi_topo *topo,
                   struct nbcxi_coll_args *a, struct ck_regions *reg)
 {
@@ -428,8 +460,8 @@ int ck_setup_rank(struct ck_job *J, int r, const struct nbcxi_topo *topo,
         if (J->in_place && here) {
             a->sbuf = a->rbuf = J->rbuf;
             bound(reg, J->rbuf, one, "recvbuf");
-            role(reg, J->rbuf, one,
-                 CK_IN | CK_OUT | (p > 1 ? CK_MUST : 0));
+            result_roles(reg, J->rbuf, c, t,
+                         CK_IN | CK_OUT | (p > 1 ? CK_MUST : 0));
             break;
         }
         a->sbuf = J->sbuf;
@@ -438,7 +470,7 @@ int ck_setup_rank(struct ck_job *J, int r, const struct nbcxi_topo *topo,
         if (here) {
             a->rbuf = J->rbuf;
             bound(reg, J->rbuf, one, "recvbuf");
-            role(reg, J->rbuf, one, CK_OUT | CK_MUST);
+            result_roles(reg, J->rbuf, c, t, CK_OUT | CK_MUST);
         }
         break;
     }

@@ -529,3 +529,218 @@ int nbcxi_build_allreduce_reduce_bcast(struct nbcx_sched_s *s,
     }
     return s->err;
 }
+
+/* ------------------------------------------------------------------ */
+/* Rabenseifner: reduce-scatter by recursive halving, then allgather   */
+/* by recursive doubling                                               */
+/* ------------------------------------------------------------------ */
+
+/* Tags of Rabenseifner's rounds: reduce-scatter round k uses tag k, the
+ * allgather round k tag RAB_AG + k (k < 31); the fold uses TAG_FOLD and
+ * TAG_UNFOLD as recursive doubling does. */
+enum { RAB_AG = 32 };
+
+/* Where the running partial result of Rabenseifner's reduce-scatter is:
+ * element e of the vector (within the range the rank still keeps) is at
+ * nbcxi_at(base, e - first, 1, t). It starts in sbuf (read only), moves
+ * to rbuf at the first reduction, or to a scratch round buffer when a
+ * non-commutative operation must combine into the higher ranks' data. */
+enum { AT_SBUF, AT_RBUF, AT_TMP };
+struct rab_acc {
+    char *base;
+    int first;
+    nbcx_node ready; /* the node that last wrote it (-1: none) */
+    int where;
+};
+
+/* First element of block b when count elements are cut into pof2 blocks
+ * of near-equal counts. */
+static int rab_off(int count, int pof2, int b)
+{
+    int q = count / pof2, r = count % pof2;
+    return b * q + (b < r ? b : r);
+}
+
+int nbcxi_build_allreduce_rabenseifner(struct nbcx_sched_s *s,
+                                      const struct nbcxi_coll_args *a)
+{
+    const int p = s->size, rank = s->rank, count = a->rcount;
+    struct nbcx_datatype_s *t = a->rtype;
+    char *rbuf = a->rbuf;
+    const bool in_place = a->sbuf == a->rbuf;
+    const bool comm = a->op->commutative;
+
+    if (count == 0)
+        return s->err;
+    if (p == 1) {
+        if (!in_place)
+            nbcxi_copy(s, a->sbuf, count, t, rbuf, count, t);
+        return s->err;
+    }
+
+    int pof2 = 1, rounds = 0;
+    while (pof2 <= p / 2) {
+        pof2 <<= 1;
+        rounds++;
+    }
+    const int rem = p - pof2;
+    struct rab_acc acc = { in_place ? rbuf : (char *)(uintptr_t)a->sbuf, 0,
+                           -1, in_place ? AT_RBUF : AT_SBUF };
+    int newrank;
+
+    /* Fold the remainder (as recursive doubling): even ranks below 2*rem
+     * hand their data to the odd neighbour and wait for the result. */
+    if (rank < 2 * rem) {
+        if (rank % 2 == 0) {
+            nbcx_node sn = nbcxi_send(s, acc.base, count, t, rank + 1,
+                                      TAG_FOLD);
+            nbcx_node rv = nbcxi_recv(s, rbuf, count, t, rank + 1,
+                                      TAG_UNFOLD);
+            if (in_place)
+                nbcxi_dep(s, sn, rv); /* the send reads rbuf */
+            return s->err;
+        }
+        void *in = nbcxi_sched_tmp_typed(s, count, t);
+        nbcx_node rv = nbcxi_recv(s, in, count, t, rank - 1, TAG_FOLD);
+        nbcx_node cp = in_place ? -1
+                                : nbcxi_copy(s, a->sbuf, count, t, rbuf,
+                                             count, t);
+        nbcx_node red = nbcxi_reduce_node(s, in, rbuf, count, t, a->op);
+        nbcxi_dep(s, rv, red);
+        nbcxi_dep(s, cp, red);
+        acc = (struct rab_acc){ rbuf, 0, red, AT_RBUF };
+        newrank = rank / 2;
+    } else {
+        newrank = rank - rem;
+    }
+
+    /* rb_last: the last node of the reduce-scatter chain that read or
+     * wrote rbuf; ag_dep[k]: what the allgather's receive of round k
+     * (into the half sent in round k) waits for. */
+    nbcx_node rb_last = acc.where == AT_RBUF ? acc.ready : -1;
+    nbcx_node ag_dep[32];
+    int peers[32], slo[32], shi[32];
+    /* Round buffers: round k receives the partner's half of the range
+     * this rank keeps, into its own part of one scratch (about count
+     * elements: the halves shrink), so every receive is posted at start. */
+    long need = 0;
+    for (int k = 0, l = 0, h = pof2; k < rounds; k++) {
+        int mid = l + (h - l) / 2;
+        if (newrank & (1 << k))
+            l = mid;
+        else
+            h = mid;
+        need += rab_off(count, pof2, h) - rab_off(count, pof2, l);
+    }
+    char *tmp = nbcxi_sched_tmp_typed(s, (int)NBCXI_MAX(need, 1L), t);
+    if (s->err)
+        return s->err;
+    int toff = 0, lo = 0, hi = pof2;
+
+    for (int k = 0; k < rounds; k++) {
+        int newpeer = newrank ^ (1 << k);
+        int peer = newpeer < rem ? 2 * newpeer + 1 : newpeer + rem;
+        int mid = lo + (hi - lo) / 2;
+        bool lower = newrank < newpeer;
+        int klo = lower ? lo : mid, khi = lower ? mid : hi;
+        peers[k] = peer;
+        slo[k] = lower ? mid : lo;
+        shi[k] = lower ? hi : mid;
+        int es = rab_off(count, pof2, slo[k]);
+        int ns = rab_off(count, pof2, shi[k]) - es;
+        int ek = rab_off(count, pof2, klo);
+        int nk = rab_off(count, pof2, khi) - ek;
+
+        nbcx_node sn = -1;
+        if (ns > 0) {
+            sn = nbcxi_send(s, nbcxi_at(acc.base, es - acc.first, 1, t), ns,
+                            t, peer, k);
+            nbcxi_dep(s, acc.ready, sn);
+        }
+        ag_dep[k] = acc.where == AT_RBUF  ? (sn >= 0 ? sn : acc.ready)
+                    : acc.where == AT_TMP ? rb_last
+                                          : -1;
+        if (nk > 0) {
+            char *buf = nbcxi_at(tmp, toff, 1, t);
+            toff += nk;
+            nbcx_node rv = nbcxi_recv(s, buf, nk, t, peer, k);
+            void *mine = nbcxi_at(acc.base, ek - acc.first, 1, t);
+            if (!lower || comm) {
+                /* acc = received op acc (the received data is the lower
+                 * ranks', or the order does not matter) */
+                nbcx_node cp = -1;
+                void *dst = mine;
+                if (acc.where == AT_SBUF) {
+                    dst = nbcxi_at(rbuf, ek, 1, t);
+                    cp = nbcxi_copy(s, mine, nk, t, dst, nk, t);
+                }
+                nbcx_node red = nbcxi_reduce_node(s, buf, dst, nk, t, a->op);
+                nbcxi_dep(s, rv, red);
+                nbcxi_dep(s, acc.ready, red);
+                nbcxi_dep(s, cp, red);
+                if (acc.where == AT_SBUF)
+                    acc = (struct rab_acc){ rbuf, 0, red, AT_RBUF };
+                acc.ready = red;
+                if (acc.where == AT_RBUF)
+                    rb_last = red;
+            } else {
+                /* non-commutative and this rank holds the lower ranks'
+                 * data: received = acc op received, which becomes acc */
+                nbcx_node red = nbcxi_reduce_node(s, mine, buf, nk, t, a->op);
+                nbcxi_dep(s, rv, red);
+                nbcxi_dep(s, acc.ready, red);
+                if (acc.where == AT_RBUF)
+                    rb_last = red;
+                acc = (struct rab_acc){ buf, ek, red, AT_TMP };
+            }
+        }
+        lo = klo;
+        hi = khi;
+    }
+
+    /* The rank's block of the result, in rbuf. */
+    int e0 = rab_off(count, pof2, lo), nb = rab_off(count, pof2, hi) - e0;
+    nbcx_node final = acc.ready;
+    if (nb > 0 && acc.where != AT_RBUF) {
+        final = nbcxi_copy(s, nbcxi_at(acc.base, e0 - acc.first, 1, t), nb, t,
+                           nbcxi_at(rbuf, e0, 1, t), nb, t);
+        nbcxi_dep(s, acc.ready, final);
+        nbcxi_dep(s, rb_last, final);
+    }
+
+    /* Allgather by recursive doubling, the rounds in reverse: send the
+     * range gathered so far, receive the half sent in the same round of
+     * the reduce-scatter straight into rbuf. */
+    nbcx_node got[32];
+    int ngot = 0;
+    for (int k = rounds - 1; k >= 0; k--) {
+        int es = rab_off(count, pof2, lo);
+        int ns = rab_off(count, pof2, hi) - es;
+        if (ns > 0) {
+            nbcx_node sn = nbcxi_send(s, nbcxi_at(rbuf, es, 1, t), ns, t,
+                                      peers[k], RAB_AG + k);
+            nbcxi_dep(s, final, sn);
+            for (int j = 0; j < ngot; j++)
+                nbcxi_dep(s, got[j], sn);
+        }
+        int er = rab_off(count, pof2, slo[k]);
+        int nr = rab_off(count, pof2, shi[k]) - er;
+        if (nr > 0) {
+            nbcx_node rv = nbcxi_recv(s, nbcxi_at(rbuf, er, 1, t), nr, t,
+                                      peers[k], RAB_AG + k);
+            nbcxi_dep(s, ag_dep[k], rv);
+            got[ngot++] = rv;
+        }
+        lo = NBCXI_MIN(lo, slo[k]);
+        hi = NBCXI_MAX(hi, shi[k]);
+    }
+
+    /* Unfold: return the result to the even neighbour. */
+    if (rank < 2 * rem) {
+        nbcx_node sn = nbcxi_send(s, rbuf, count, t, rank - 1, TAG_UNFOLD);
+        nbcxi_dep(s, final, sn);
+        for (int j = 0; j < ngot; j++)
+            nbcxi_dep(s, got[j], sn);
+    }
+    return s->err;
+}

@@ -205,6 +205,7 @@ NBCX_HIDDEN nbcxi_builder nbcxi_build_barrier_dissemination;
 /* bcast.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_binomial;
 NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_chain;     /* pipelined, segsize fragments */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_scatter_allgather; /* van de Geijn */
 /* reduce.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_binomial; /* any op, MPI order kept */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_chain;    /* pipelined; commutative ops */
@@ -214,6 +215,8 @@ NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_ring;  /* reduce-scatter + allga
                                              ring; commutative ops */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_reduce_bcast; /* binomial reduce to 0,
                                                     then bcast; any op */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_rabenseifner; /* reduce-scatter by
+                      recursive halving + allgather by recursive doubling; any op */
 /* gather.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_gather_binomial;
 NBCX_HIDDEN nbcxi_builder nbcxi_build_gather_linear;
@@ -241,6 +244,7 @@ NBCX_HIDDEN nbcxi_builder nbcxi_build_alltoallv_pairwise;
 /* reduce_scatter.c: reduce_scatter and reduce_scatter_block */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_scatter_pairwise; /* any op */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_scatter_reduce_scatterv; /* any op */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_scatter_recursive_halving; /* commutative */
 /* scan.c: scan and exscan; any op, rank order kept */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_scan_linear;
 NBCX_HIDDEN nbcxi_builder nbcxi_build_scan_recursive_doubling;

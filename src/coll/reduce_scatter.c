@@ -226,3 +226,173 @@ int nbcxi_build_reduce_scatter_reduce_scatterv(struct nbcx_sched_s *s,
     free(off);
     return s->err;
 }
+
+/* ------------------------------------------------------------------ */
+/* Recursive halving                                                   */
+/* ------------------------------------------------------------------ */
+
+/* recursive_halving (commutative operations; as MPICH names it,
+ * src/mpi/coll/reduce_scatter/reduce_scatter_intra_recursive_halving.c;
+ * not read for this): log2(pof2) rounds instead of p - 1. The non-power-of-two
+ * fold first: even ranks below 2 rem send their whole vector to the odd
+ * neighbour, which reduces it into a scratch copy, takes part for both,
+ * and at the end sends the even rank its block. The participants
+ * nr (r / 2 below 2 rem, else r - rem) own "virtual blocks": nr's is the
+ * blocks of its real ranks (2 nr and 2 nr + 1, or nr + rem), contiguous
+ * in the vector. In round k (distance d = pof2 / 2^(k+1)) a participant
+ * keeps the half of its range of virtual blocks on its side of nr ^ d,
+ * sends the other half of its running partial result to nr ^ d, and
+ * receives nr ^ d's partial result of the half it keeps into a round
+ * buffer of its own (posted at start), where it reduces its own partial
+ * result into it: that buffer holds the running result from then on
+ * (no copy). The final block is copied to rbuf. About L alpha + n beta
+ * (p - 1) / p with L = log2(pof2) (+ the fold), against pairwise's
+ * (p - 1)(alpha + n beta / p).
+ * Dependencies: a send waits for the node that produced the partial
+ * result it reads; a reduction for its receive and the previous one. In
+ * place the vector is in rbuf: the final copy waits for every node that
+ * read it (the first round's send and reduction, the fold's). Tags:
+ * round k uses k, the fold TAG_RH_FOLD and TAG_RH_UNFOLD. */
+enum { TAG_RH_FOLD = 64, TAG_RH_UNFOLD = 65 };
+
+/* First real rank of virtual block v (v = pof2: p). */
+static int rh_first(int v, int rem)
+{
+    return v < rem ? 2 * v : v + rem;
+}
+
+int nbcxi_build_reduce_scatter_recursive_halving(
+    struct nbcx_sched_s *s, const struct nbcxi_coll_args *a)
+{
+    const int p = s->size, me = s->rank;
+    struct nbcx_datatype_s *t = a->rtype;
+    const bool in_place = a->sbuf == a->rbuf;
+    if (!a->op->commutative)
+        return NBCX_ERR_INTERN; /* select.c never picks it then */
+    const int n = count_of(a, me);
+    int *off = block_offsets(s, a);
+    if (!off)
+        return NBCX_ERR_NOMEM;
+    if (p == 1 || off[p] == 0) {
+        if (!in_place && n > 0)
+            nbcxi_copy(s, nbcxi_at(a->sbuf, off[me], 1, t), n, t, a->rbuf, n,
+                       t);
+        free(off);
+        return s->err;
+    }
+    const int total = off[p];
+    int pof2 = 1, rounds = 0;
+    while (pof2 <= p / 2) {
+        pof2 <<= 1;
+        rounds++;
+    }
+    const int rem = p - pof2;
+
+    /* readers of the input vector (in place: rbuf) */
+    nbcx_node readers[3] = { -1, -1, -1 };
+    struct { char *base; int first; nbcx_node ready; } acc = {
+        (char *)(uintptr_t)a->sbuf, 0, -1 };
+    int nr;
+    if (me < 2 * rem) {
+        if (me % 2 == 0) {
+            nbcx_node sn = nbcxi_send(s, a->sbuf, total, t, me + 1,
+                                      TAG_RH_FOLD);
+            if (n > 0) {
+                nbcx_node rv = nbcxi_recv(s, a->rbuf, n, t, me + 1,
+                                          TAG_RH_UNFOLD);
+                if (in_place)
+                    nbcxi_dep(s, sn, rv);
+            }
+            free(off);
+            return s->err;
+        }
+        char *fold = nbcxi_sched_tmp_typed(s, total, t);
+        if (!fold) {
+            free(off);
+            return s->err;
+        }
+        nbcx_node rv = nbcxi_recv(s, fold, total, t, me - 1, TAG_RH_FOLD);
+        nbcx_node red = nbcxi_reduce_node(s, a->sbuf, fold, total, t, a->op);
+        nbcxi_dep(s, rv, red);
+        readers[0] = red;
+        acc.base = fold;
+        acc.ready = red;
+        nr = me / 2;
+    } else {
+        nr = me - rem;
+    }
+#define RH_OFF(v) off[rh_first((v), rem)]
+
+    /* Round buffers: one scratch, each round its own part. */
+    long need = 0;
+    for (int k = 0, lo = 0, hi = pof2; k < rounds; k++) {
+        int d = pof2 >> (k + 1), mid = lo + d;
+        if (nr & d)
+            lo = mid;
+        else
+            hi = mid;
+        need += RH_OFF(hi) - RH_OFF(lo);
+    }
+    char *tmp = nbcxi_sched_tmp_typed(s, (int)NBCXI_MAX(need, 1L), t);
+    if (!tmp) {
+        free(off);
+        return s->err;
+    }
+    int toff = 0, lo = 0, hi = pof2;
+    for (int k = 0; k < rounds; k++) {
+        int d = pof2 >> (k + 1), mid = lo + d;
+        int q = nr ^ d, peer = q < rem ? 2 * q + 1 : q + rem;
+        bool low = !(nr & d);
+        int klo = low ? lo : mid, khi = low ? mid : hi;
+        int slo = low ? mid : lo, shi = low ? hi : mid;
+        int es = RH_OFF(slo), ns = RH_OFF(shi) - es;
+        int ek = RH_OFF(klo), nk = RH_OFF(khi) - ek;
+        const bool reads_input = acc.base == (const char *)a->sbuf;
+        if (ns > 0) {
+            nbcx_node sn = nbcxi_send(s, nbcxi_at(acc.base, es - acc.first, 1,
+                                                  t),
+                                      ns, t, peer, k);
+            nbcxi_dep(s, acc.ready, sn);
+            if (reads_input)
+                readers[1] = sn;
+        }
+        if (nk > 0) {
+            char *buf = nbcxi_at(tmp, toff, 1, t);
+            toff += nk;
+            nbcx_node rv = nbcxi_recv(s, buf, nk, t, peer, k);
+            nbcx_node red = nbcxi_reduce_node(
+                s, nbcxi_at(acc.base, ek - acc.first, 1, t), buf, nk, t, a->op);
+            nbcxi_dep(s, rv, red);
+            nbcxi_dep(s, acc.ready, red);
+            if (reads_input)
+                readers[2] = red;
+            acc.base = buf;
+            acc.first = ek;
+            acc.ready = red;
+        }
+        lo = klo;
+        hi = khi;
+    }
+
+    /* The own block to rbuf; the even neighbour's to it. */
+    if (n > 0) {
+        nbcx_node cp = nbcxi_copy(s, nbcxi_at(acc.base, off[me] - acc.first,
+                                              1, t),
+                                  n, t, a->rbuf, n, t);
+        nbcxi_dep(s, acc.ready, cp);
+        if (in_place)
+            for (int i = 0; i < 3; i++)
+                nbcxi_dep(s, readers[i], cp);
+    }
+    if (me < 2 * rem && count_of(a, me - 1) > 0) {
+        nbcx_node sn = nbcxi_send(s, nbcxi_at(acc.base, off[me - 1] -
+                                                            acc.first,
+                                              1, t),
+                                  count_of(a, me - 1), t, me - 1,
+                                  TAG_RH_UNFOLD);
+        nbcxi_dep(s, acc.ready, sn);
+    }
+#undef RH_OFF
+    free(off);
+    return s->err;
+}

@@ -45,12 +45,16 @@ static const struct nbcxi_algorithm algorithms[] = {
     { NBCXI_BARRIER, "dissemination", nbcxi_build_barrier_dissemination, NULL },
     { NBCXI_BCAST, "binomial", nbcxi_build_bcast_binomial, NULL },
     { NBCXI_BCAST, "chain", nbcxi_build_bcast_chain, NULL },
+    { NBCXI_BCAST, "scatter_allgather", nbcxi_build_bcast_scatter_allgather,
+      NULL },
     { NBCXI_REDUCE, "binomial", nbcxi_build_reduce_binomial, NULL },
     { NBCXI_REDUCE, "chain", nbcxi_build_reduce_chain, commutative },
     { NBCXI_ALLREDUCE, "recursive_doubling",
       nbcxi_build_allreduce_recursive_doubling, NULL },
     { NBCXI_ALLREDUCE, "ring", nbcxi_build_allreduce_ring, commutative },
     { NBCXI_ALLREDUCE, "reduce_bcast", nbcxi_build_allreduce_reduce_bcast,
+      NULL },
+    { NBCXI_ALLREDUCE, "rabenseifner", nbcxi_build_allreduce_rabenseifner,
       NULL },
     { NBCXI_GATHER, "binomial", nbcxi_build_gather_binomial, NULL },
     { NBCXI_GATHER, "linear", nbcxi_build_gather_linear, NULL },
@@ -73,10 +77,14 @@ static const struct nbcxi_algorithm algorithms[] = {
       NULL },
     { NBCXI_REDUCE_SCATTER, "reduce_scatterv",
       nbcxi_build_reduce_scatter_reduce_scatterv, NULL },
+    { NBCXI_REDUCE_SCATTER, "recursive_halving",
+      nbcxi_build_reduce_scatter_recursive_halving, commutative },
     { NBCXI_REDUCE_SCATTER_BLOCK, "pairwise",
       nbcxi_build_reduce_scatter_pairwise, NULL },
     { NBCXI_REDUCE_SCATTER_BLOCK, "reduce_scatterv",
       nbcxi_build_reduce_scatter_reduce_scatterv, NULL },
+    { NBCXI_REDUCE_SCATTER_BLOCK, "recursive_halving",
+      nbcxi_build_reduce_scatter_recursive_halving, commutative },
     { NBCXI_SCAN, "recursive_doubling", nbcxi_build_scan_recursive_doubling,
       NULL },
     { NBCXI_SCAN, "linear", nbcxi_build_scan_linear, NULL },
@@ -271,6 +279,61 @@ static size_t message_bytes(const struct nbcxi_coll_args *a)
     return rbytes > sbytes ? rbytes : sbytes;
 }
 
+/* ---- the automatic choice at scale ----
+ *
+ * On up to ON_NODE ranks (a node's worth: shared memory, where nbcx was
+ * tuned and measured, docs/results/sim) the choice is the one nbcx has
+ * always made. Beyond, it follows the alpha-beta model of docs/results/
+ * scale/README.md, in units of bytes: a message of m bytes costs A + m,
+ * A = alpha / beta (the bytes a message's latency is worth: 45 us + 2 x
+ * 3 us over 0.008 us/B between nodes in tools/sim/params/default.json,
+ * 0.85 us over 0.00012 us/B inside one: 6-7 KiB either way), and L =
+ * ceil(log2 p) rounds. The constants below were checked against nbcx-sim
+ * (default parameters, 2 ranks per node) at 8 .. 16,384 ranks, 8 B ..
+ * 16 MiB, docs/results/scale: auto within 5 % of the best algorithm
+ * except where that page says. */
+enum { ON_NODE = 7, ALPHA_BYTES = 8192 };
+
+static int log2_ceil(int p)
+{
+    int l = 0;
+    while (l < 31 && (1L << l) < p)
+        l++;
+    return l;
+}
+
+static int pof2_floor(int p)
+{
+    int q = 1;
+    while (q <= p / 2)
+        q <<= 1;
+    return q;
+}
+
+/* Predicted cost (bytes) of a broadcast or reduction of n bytes on p
+ * ranks by the binomial tree: L rounds of the whole buffer. */
+static double cost_binomial(int p, double n)
+{
+    return log2_ceil(p) * (ALPHA_BYTES + n);
+}
+
+/* ... by the pipelined chain of fragments of seg bytes: p - 1 + n / seg
+ * steps of one fragment. With ranks placed in blocks, every other hop is
+ * between two ranks of one node (2 per node: half), nearly free. */
+static double cost_chain(int p, double n, size_t seg)
+{
+    double f = seg < n ? (double)seg : n;
+    double frags = f > 0 ? n / f : 1;
+    return ((p - 1) / 2.0 + frags) * (ALPHA_BYTES + f);
+}
+
+/* ... by scatter + allgather (van de Geijn, bcast.c): 2 L rounds, each
+ * rank receiving the buffer once in all, in each phase. */
+static double cost_scatter_allgather(int p, double n)
+{
+    return 2.0 * log2_ceil(p) * ALPHA_BYTES + 2.0 * n;
+}
+
 /* The automatic choice's algorithm for a call (NULL: the collective's
  * first). */
 static const char *automatic(enum nbcxi_coll coll,
@@ -280,25 +343,61 @@ static const char *automatic(enum nbcxi_coll coll,
     int p = s->size;
     size_t rbytes = a->rtype ? (size_t)a->rcount * a->rtype->size : 0;
     size_t block = message_bytes(a);
+    const bool node = p <= ON_NODE;
+    const double n = (double)rbytes;
     switch (coll) {
-    case NBCXI_BCAST:
-        return (rbytes < SMALL || p <= 2) ? "binomial" : "chain";
+    case NBCXI_BCAST: {
+        if (node)
+            return (rbytes < SMALL || p <= 2) ? "binomial" : "chain";
+        /* the cheapest of the three by the model */
+        double b = cost_binomial(p, n), c = cost_chain(p, n, a->segsize),
+               g = cost_scatter_allgather(p, n);
+        return (b <= c && b <= g) ? "binomial" : c <= g ? "chain"
+                                                         : "scatter_allgather";
+    }
     case NBCXI_REDUCE:
-        return (rbytes < SMALL || p <= 2 || !a->op->commutative) ? "binomial"
-                                                                 : "chain";
+        if (node)
+            return (rbytes < SMALL || p <= 2 || !a->op->commutative)
+                       ? "binomial"
+                       : "chain";
+        return (a->op->commutative &&
+                cost_chain(p, n, a->segsize) < cost_binomial(p, n))
+                   ? "chain"
+                   : "binomial";
     case NBCXI_ALLREDUCE:
-        return (rbytes < SMALL || !a->op->commutative || a->rcount < p)
-                   ? "recursive_doubling"
-                   : "ring";
+        if (node)
+            return (rbytes < SMALL || !a->op->commutative || a->rcount < p)
+                       ? "recursive_doubling"
+                       : "ring";
+        /* Rabenseifner: 2 L A + 2 n against recursive doubling's L (A + n)
+         * (and L n of reductions against n): ahead from n of a few A on
+         * (8 KiB when p is a power of two, 16 KiB with the fold's two
+         * extra transfers of the whole vector). When p is not a power of
+         * two, those two transfers (2 n) cost more than the ring's
+         * 2 (p - 1) A once n > (p - 1) A: the ring then (commutative). */
+        if (rbytes < (pof2_floor(p) == p ? 8192u : 16384u))
+            return "recursive_doubling";
+        if (pof2_floor(p) != p && a->op->commutative && a->rcount >= p &&
+            n > (double)(p - 1) * ALPHA_BYTES)
+            return "ring";
+        return "rabenseifner";
     case NBCXI_GATHER:
     case NBCXI_SCATTER:
         return block <= 2048 ? "binomial" : "linear";
     case NBCXI_ALLGATHER:
-        return block * (size_t)p < 65536 ? "bruck" : "ring";
+        if (node)
+            return block * (size_t)p < 65536 ? "bruck" : "ring";
+        /* Bruck: L A + about 2 (p - 1) m (every block crosses the network
+         * from both ranks of a node, and is rotated twice); the ring:
+         * (p - 1)(A + m), half its hops inside a node. The simulations put
+         * the crossing between 1 and 2 KiB blocks at every p. */
+        return block <= 1024 ? "bruck" : "ring";
     case NBCXI_ALLTOALL:
-        return (block <= 256 && p >= 4) ? "bruck"
-               : p <= 8                 ? "linear"
-                                        : "pairwise";
+        if (node)
+            return (block <= 256 && p >= 4) ? "bruck" : "linear";
+        /* Bruck's L rounds of p / 2 blocks beat p - 1 messages for tiny
+         * blocks on many ranks only (crossing at 64-256 B from 32 ranks) */
+        return (block <= 128 && p >= 32) ? "bruck" : "pairwise";
     case NBCXI_ALLGATHERV:
         /* everything at once on few ranks, else ring / pairwise */
         return p <= 8 ? "linear" : "ring";
@@ -307,9 +406,22 @@ static const char *automatic(enum nbcxi_coll coll,
         return p <= 8 ? "linear" : "pairwise";
     case NBCXI_REDUCE_SCATTER:
     case NBCXI_REDUCE_SCATTER_BLOCK:
-        /* few hops through rank 0 for small vectors on many ranks */
-        return (p > 8 && vector_bytes(s, a) < 16384) ? "reduce_scatterv"
-                                                     : "pairwise";
+    {
+        /* Pairwise posts its p - 1 sends at once: they leave one per
+         * gap (g, about A / 8), not one per latency. Recursive halving
+         * (commutative): L rounds, the same bytes; ahead from 16 ranks
+         * (8 with blocks of 4 KiB and more), and when p is not a power
+         * of two (the fold moves the whole vector twice more) from 32
+         * ranks for blocks under 4 KiB. Otherwise a reduction to rank 0
+         * and a scatter (2 L rounds, the whole vector) only for blocks of
+         * a few words on many ranks. */
+        size_t avg = vector_bytes(s, a) / (size_t)p;
+        if (!node && a->op->commutative &&
+            (pof2_floor(p) == p ? (p >= 16 || avg >= 4096)
+                                : (p >= 32 && avg < 4096)))
+            return "recursive_halving";
+        return (p >= 128 && avg < 32) ? "reduce_scatterv" : "pairwise";
+    }
     case NBCXI_SCAN:
     case NBCXI_EXSCAN:
         /* the pipelined chain for long vectors on few ranks */
