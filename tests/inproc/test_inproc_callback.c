@@ -4,7 +4,9 @@
  * each test in caller, thread, split and auto modes; the thread modes
  * under ThreadSanitizer too). One test per argument:
  *   errors      NULL, freed and foreign handles, a NULL callback, a
- *               second callback on a nonblocking request;
+ *               second callback on a nonblocking request (one rank: a
+ *               stale handle's memory may be reused by another rank's
+ *               start, a race ThreadSanitizer reports);
  *   basic       a callback per iallreduce: it runs once, with the result
  *               in the receive buffer and the operation's error code;
  *   after       registered once the operation has completed (one rank:
@@ -428,7 +430,7 @@ static const struct {
     nbcx_inproc_body *body;
     int ranks[3];
 } tests[] = {
-    { "errors", t_errors, { 1, 2 } },
+    { "errors", t_errors, { 1 } }, /* (stale handles: one thread) */
     { "basic", t_basic, { 1, 3, 4 } },
     { "after", t_after, { 1 } },
     { "chain", t_chain, { 1, 2, 4 } },
