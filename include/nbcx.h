@@ -619,6 +619,10 @@ NBCX_API int nbcx_progress(void);
  *   the old one (for the start in flight if it has not completed yet).
  * - Nonblocking requests take one callback: a second registration fails
  *   with NBCX_ERR_REQUEST.
+ * - A request with a callback has no caller to drive it: in thread,
+ *   split and auto modes the progress thread drives it (auto mode does
+ *   not leave it to the application's calls); in caller mode it completes
+ *   only inside the application's nbcx calls, as any operation does.
  * Errors: NBCX_ERR_REQUEST (req NBCX_REQUEST_NULL, freed or not a
  * request, or a second callback), NBCX_ERR_ARG (fn NULL), NBCX_ERR_NOMEM. */
 typedef void (*nbcx_complete_fn)(void *arg, int err);

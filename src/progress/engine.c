@@ -329,6 +329,18 @@ static struct nbcx_request_s *new_request(struct nbcx_sched_s *s,
     return r;
 }
 
+/* An operation with a completion callback has someone waiting for it
+ * who makes no calls: the progress thread must drive it, even where a
+ * start leaves it to the application's own calls (auto mode's lazy
+ * operations; operations between threads of this process that poll for
+ * each other). Lock held. */
+static void wanted_locked(struct nbcx_request_s *r, bool *wake)
+{
+    r->lazy = false;
+    if (nbcxi_thread_kick_locked(true))
+        *wake = true;
+}
+
 static void activate(struct nbcx_request_s *r);
 static bool begin_locked(struct nbcx_request_s *r,
                          const struct nbcxi_progress_mode *m, bool *wake);
@@ -444,6 +456,8 @@ static bool begin_locked(struct nbcx_request_s *r,
         nbcxi_progress_all_locked(false);
     if (m->started_locked)
         m->started_locked(r, wake);
+    if (r->cb_notice)
+        wanted_locked(r, wake);
     return false;
 }
 
@@ -648,7 +662,12 @@ int nbcx_request_on_complete(nbcx_request req, nbcx_complete_fn fn,
         req->cb_notice = n;
         n = NULL;
     }
+    bool wake = false;
+    if (!now && !nbcxi_request_idle(req))
+        wanted_locked(req, &wake);
     nbcxi_engine_unlock();
+    if (wake)
+        nbcxi_thread_wake();
     free(n);
     if (now)
         fn(arg, result);

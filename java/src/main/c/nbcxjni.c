@@ -34,6 +34,7 @@ static pthread_key_t g_detach_key;
 static jclass g_native_class;      /* io.nbcx.Native (global ref) */
 static jmethodID g_run_rank;       /* static int runRank(Object, long) */
 static jmethodID g_apply_op;       /* static void applyOp(Object, ByteBuffer, ByteBuffer, int, int) */
+static jmethodID g_completed;      /* static void completed(long, int) */
 
 static void detach_at_exit(void *unused)
 {
@@ -58,7 +59,9 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
     g_apply_op = (*env)->GetStaticMethodID(
         env, c, "applyOp",
         "(Ljava/lang/Object;Ljava/nio/ByteBuffer;Ljava/nio/ByteBuffer;II)V");
-    if (!g_native_class || !g_run_rank || !g_apply_op) return JNI_ERR;
+    g_completed = (*env)->GetStaticMethodID(env, c, "completed", "(JI)V");
+    if (!g_native_class || !g_run_rank || !g_apply_op || !g_completed)
+        return JNI_ERR;
     return JNI_VERSION_10;
 }
 
@@ -534,6 +537,38 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_requestFree(JNIEnv *env,
     int rc = nbcx_request_free(&r);
     set_req(env, h, r);
     return rc;
+}
+
+/* Completion callbacks (nbcx_request_on_complete): the argument is the
+ * request's id in Request.CALLBACKS, not a reference, so that a callback
+ * that comes late (after a persistent request was closed) finds nothing
+ * and no native memory outlives its request. The completing thread (the
+ * progress thread, a rank thread in a test or wait, any Java thread) is
+ * attached to the JVM if it is not (as a daemon, detached at its exit). */
+static void on_complete(void *arg, int err)
+{
+    JNIEnv *env = env_of_this_thread();
+    if (!env) return;
+    (*env)->CallStaticVoidMethod(env, g_native_class, g_completed,
+                                 (jlong)(intptr_t)arg, (jint)err);
+    if ((*env)->ExceptionCheck(env)) /* completed() catches everything */
+        (*env)->ExceptionClear(env);
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_onComplete(JNIEnv *env,
+                                                      jclass cls,
+                                                      jlongArray h,
+                                                      jlong id)
+{
+    (void)cls;
+    return nbcx_request_on_complete(get_req(env, h), on_complete,
+                                    (void *)(intptr_t)id);
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_progress(JNIEnv *env, jclass cls)
+{
+    (void)env, (void)cls;
+    return nbcx_progress();
 }
 
 /* ---------------------------------------------------------------- */

@@ -69,6 +69,9 @@ final class Native {
     static native int await(long[] h);
     static native int start(long[] h);
     static native int requestFree(long[] h);
+    /** nbcx_request_on_complete: {@link #completed} gets id when the operation completes. */
+    static native int onComplete(long[] h, long id);
+    static native int progress();
 
     static native boolean hasMpi();
     static native int fromMpi(long[] out);
@@ -77,6 +80,15 @@ final class Native {
     /** Called on each rank thread of nbcx_inproc_run. Never throws. */
     static int runRank(Object runner, long comm) {
         return ((Nbcx.Runner) runner).run(comm);
+    }
+
+    /** Called by nbcx on the thread that completes a request with a callback. Never throws. */
+    static void completed(long id, int rc) {
+        try {
+            Request.callback(id);
+        } catch (Throwable t) {
+            // a dependent stage of a future threw: CompletableFuture keeps it
+        }
     }
 
     /** Called by nbcx (any thread) for a user operation. Never throws. */
