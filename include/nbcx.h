@@ -622,7 +622,9 @@ NBCX_API int nbcx_progress(void);
  * - A request with a callback has no caller to drive it: in thread,
  *   split and auto modes the progress thread drives it (auto mode does
  *   not leave it to the application's calls); in caller mode it completes
- *   only inside the application's nbcx calls, as any operation does.
+ *   only inside the application's nbcx calls, as any operation does;
+ *   in split mode, an operation whose last tree levels belong to the
+ *   application thread (bcast, scatter) completes in its wait.
  * Errors: NBCX_ERR_REQUEST (req NBCX_REQUEST_NULL, freed or not a
  * request, or a second callback), NBCX_ERR_ARG (fn NULL), NBCX_ERR_NOMEM. */
 typedef void (*nbcx_complete_fn)(void *arg, int err);
