@@ -478,6 +478,46 @@ out:
     return rc;
 }
 
+/* alltoallw: per-rank counts, byte displacements and datatype codes. */
+static nbcx_datatype *types_of(JNIEnv *env, jintArray a, int n)
+{
+    nbcx_datatype *t = calloc(n > 0 ? (size_t)n : 1, sizeof *t);
+    int *codes = ints(env, a);
+    if (t && codes)
+        for (int i = 0; i < n; i++) t[i] = DT(codes[i]);
+    release_ints(env, a, codes);
+    return t;
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_alltoallw(
+    JNIEnv *env, jclass cls, jboolean persistent, jlong comm, jlong sbuf,
+    jintArray scounts, jintArray sdispls, jintArray stypes, jlong rbuf,
+    jintArray rcounts, jintArray rdispls, jintArray rtypes, jlongArray out)
+{
+    (void)cls;
+    int n = rcounts ? (*env)->GetArrayLength(env, rcounts) : 0;
+    nbcx_datatype *st = types_of(env, stypes, n), *rt = types_of(env, rtypes, n);
+    int *sc = ints(env, scounts), *sd = ints(env, sdispls);
+    int *rc_ = ints(env, rcounts), *rd = ints(env, rdispls);
+    nbcx_request req = NBCX_REQUEST_NULL;
+    int rc = NBCX_ERR_NOMEM;
+    if (st && rt && sc && sd && rc_ && rd)
+        rc = persistent
+                 ? nbcx_alltoallw_init(PTR(sbuf), sc, sd, st, PTR(rbuf), rc_,
+                                       rd, rt, COMM(comm), &req)
+                 : nbcx_ialltoallw(PTR(sbuf), sc, sd, st, PTR(rbuf), rc_, rd,
+                                   rt, COMM(comm), &req);
+    release_ints(env, scounts, sc);
+    release_ints(env, sdispls, sd);
+    release_ints(env, rcounts, rc_);
+    release_ints(env, rdispls, rd);
+    free(st);
+    free(rt);
+    jlong h = (jlong)(intptr_t)req;
+    (*env)->SetLongArrayRegion(env, out, 0, 1, &h);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- */
 /* Requests: h[0] is the handle, updated as nbcx updates it           */
 /* ---------------------------------------------------------------- */

@@ -33,7 +33,8 @@ final class Native {
     static final int K_BARRIER = 0, K_BCAST = 1, K_REDUCE = 2, K_ALLREDUCE = 3, K_GATHER = 4,
             K_GATHERV = 5, K_SCATTER = 6, K_SCATTERV = 7, K_ALLGATHER = 8, K_ALLGATHERV = 9,
             K_ALLTOALL = 10, K_ALLTOALLV = 11, K_SCAN = 12, K_EXSCAN = 13,
-            K_REDUCE_SCATTER_BLOCK = 14, K_REDUCE_SCATTER = 15;
+            K_REDUCE_SCATTER_BLOCK = 14, K_REDUCE_SCATTER = 15,
+            K_ALLTOALLW = 100; // (Java only: its own entry point, alltoallw)
 
     /** The address that stands for NBCX_IN_PLACE. */
     static final long IN_PLACE = -1L;
@@ -64,6 +65,10 @@ final class Native {
             long sbuf, int scount, int[] scounts, int[] sdispls, int stype,
             long rbuf, int rcount, int[] rcounts, int[] rdispls, int rtype,
             long op, int root, long[] out);
+
+    /** Counts, byte displacements and datatype codes per rank (nbcx_ialltoallw / _init). */
+    static native int alltoallw(boolean persistent, long comm, long sbuf, int[] scounts, int[] sdispls,
+            int[] stypes, long rbuf, int[] rcounts, int[] rdispls, int[] rtypes, long[] out);
 
     static native int test(long[] h);
     static native int await(long[] h);

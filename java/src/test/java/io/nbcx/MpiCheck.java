@@ -21,13 +21,14 @@ public final class MpiCheck {
                 PersistentTest.persistentBody(comm);
                 FutureTest.futuresBody(comm);
                 ComposeTest.chainBody(comm);
+                AlltoallwTest.body(comm);
             }
             // Thread ranks still work in an MPI job, next to the MPI communicator.
             Nbcx.threads(3, c -> Workloads.body("allreduce", c));
             comm.ibarrier().await();
             if (comm.rank() == 0)
                 System.out.printf("MpiCheck: %d collective workloads x %d round(s) on %d MPI ranks: ok (progress %s)%n",
-                        Workloads.OPS.length + 3, rounds, comm.size(), Nbcx.progress());
+                        Workloads.OPS.length + 4, rounds, comm.size(), Nbcx.progress());
         } finally {
             comm.close();
             Nbcx.finalizeMpi();
