@@ -589,6 +589,48 @@ NBCX_API int nbcx_waitany(int count, nbcx_request reqs[], int *index);
 /* Progresses every outstanding operation once without waiting. */
 NBCX_API int nbcx_progress(void);
 
+/* Completion callbacks. nbcx_request_on_complete(req, fn, arg) has
+ * fn(arg, err) called once when the operation of req completes, err
+ * being its result (what the wait will return). It runs on whichever
+ * thread completes the operation: the progress thread (thread, split,
+ * auto modes) or the application thread inside a test, wait or
+ * nbcx_progress (caller mode, or a wait that drives progress), after the
+ * result is in the buffers and after the request is marked complete,
+ * outside nbcx's locks. A test or wait may therefore report the request
+ * complete, and release it, before or while fn runs: fn gets no handle,
+ * and what arg points to must outlive the call (free it in fn, or count
+ * the calls).
+ *
+ * Rules for fn: be short and never block; it may start operations
+ * (nbcx_i<op>, nbcx_start: a chain of collectives) and test requests
+ * (nbcx_test never blocks), but must not wait (nbcx_wait*, nor anything
+ * that waits for another nbcx operation), must not free or complete a
+ * request another thread owns, and must not call nbcx_progress_set or
+ * free a communicator.
+ *
+ * - Registered while the operation is in flight (or before a persistent
+ *   request is started): fn runs at its completion. Registration racing
+ *   with completion is safe: fn runs exactly once.
+ * - Registered after the operation completed, but before a test or wait
+ *   released the request: fn runs at once, in the calling thread, before
+ *   nbcx_request_on_complete returns.
+ * - Persistent requests: registered once, fn fires at every start's
+ *   completion, until the request is freed. A new registration replaces
+ *   the old one (for the start in flight if it has not completed yet).
+ * - Nonblocking requests take one callback: a second registration fails
+ *   with NBCX_ERR_REQUEST.
+ * - A request with a callback has no caller to drive it: in thread,
+ *   split and auto modes the progress thread drives it (auto mode does
+ *   not leave it to the application's calls); in caller mode it completes
+ *   only inside the application's nbcx calls, as any operation does;
+ *   in split mode, an operation whose last tree levels belong to the
+ *   application thread (bcast, scatter) completes in its wait.
+ * Errors: NBCX_ERR_REQUEST (req NBCX_REQUEST_NULL, freed or not a
+ * request, or a second callback), NBCX_ERR_ARG (fn NULL), NBCX_ERR_NOMEM. */
+typedef void (*nbcx_complete_fn)(void *arg, int err);
+NBCX_API int nbcx_request_on_complete(nbcx_request req, nbcx_complete_fn fn,
+                                      void *arg);
+
 /* ------------------------------------------------------------------ */
 /* Progress modes                                                      */
 /* ------------------------------------------------------------------ */

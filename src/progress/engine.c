@@ -56,6 +56,18 @@ static void unlink_request(struct nbcx_request_s *r)
     r->prev = r->next = NULL;
 }
 
+/* A completion callback due (nbcx_request_on_complete): finish()
+ * queues it under the lock, whoever releases the lock runs it
+ * (nbcx_engine_unlock), oldest first. It holds copies of fn and arg: the
+ * request may be released before it runs. */
+struct nbcxi_notice {
+    nbcx_complete_fn fn;
+    void *arg;
+    int err;
+    struct nbcxi_notice *next;
+};
+static struct nbcxi_notice *notices, **notices_tail = &notices;
+
 static void finish(struct nbcx_request_s *r, int err)
 {
     struct nbcx_sched_s *s = r->sched;
@@ -64,7 +76,38 @@ static void finish(struct nbcx_request_s *r, int err)
         s->holds_slot = false;
     }
     r->err = err;
+    struct nbcxi_notice *n = r->cb_notice;
+    if (n) {
+        r->cb_notice = NULL;
+        *n = (struct nbcxi_notice){ .fn = r->cb_fn, .arg = r->cb_arg,
+                                    .err = err };
+        *notices_tail = n;
+        notices_tail = &n->next;
+    }
     atomic_store_explicit(&r->complete, true, memory_order_release);
+}
+
+void nbcxi_engine_unlock(void)
+{
+    struct nbcxi_notice *n = notices;
+    notices = NULL;
+    notices_tail = &notices;
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    while (n) {
+        struct nbcxi_notice *next = n->next;
+        n->fn(n->arg, n->err);
+        free(n);
+        n = next;
+    }
+}
+
+bool nbcxi_engine_notify_locked(void)
+{
+    if (!notices)
+        return false;
+    nbcxi_engine_unlock();
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    return true;
 }
 
 bool nbcxi_request_done(nbcx_request r)
@@ -286,6 +329,18 @@ static struct nbcx_request_s *new_request(struct nbcx_sched_s *s,
     return r;
 }
 
+/* An operation with a completion callback has someone waiting for it
+ * who makes no calls: the progress thread must drive it, even where a
+ * start leaves it to the application's own calls (auto mode's lazy
+ * operations; operations between threads of this process that poll for
+ * each other). Lock held. */
+static void wanted_locked(struct nbcx_request_s *r, bool *wake)
+{
+    r->lazy = false;
+    if (nbcxi_thread_kick_locked(true))
+        *wake = true;
+}
+
 static void activate(struct nbcx_request_s *r);
 static bool begin_locked(struct nbcx_request_s *r,
                          const struct nbcxi_progress_mode *m, bool *wake);
@@ -365,7 +420,7 @@ static void activate(struct nbcx_request_s *r)
     }
     bool wake = false;
     begin_locked(r, m, &wake);
-    pthread_mutex_unlock(&nbcxi_engine_lock);
+    nbcxi_engine_unlock();
     if (wake)
         nbcxi_thread_wake();
 }
@@ -401,6 +456,8 @@ static bool begin_locked(struct nbcx_request_s *r,
         nbcxi_progress_all_locked(false);
     if (m->started_locked)
         m->started_locked(r, wake);
+    if (r->cb_notice)
+        wanted_locked(r, wake);
     return false;
 }
 
@@ -494,11 +551,32 @@ static int check_startable(const char *fn, nbcx_request r)
     return nbcxi_comm_broken(r->sched->comm);
 }
 
+/* A persistent request with a callback needs a notice for this start's
+ * completion (the last one went with the last completion). */
+static int ready_notice(const char *fn, nbcx_request r)
+{
+    if (!r->cb_fn || r->cb_notice)
+        return NBCX_SUCCESS;
+    struct nbcxi_notice *n = calloc(1, sizeof *n);
+    if (!n)
+        return nbcxi_error(NBCX_ERR_NOMEM, "%s: no memory for the "
+                           "completion callback's notice", fn);
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    if (r->cb_notice)
+        free(n); /* (a registration from another thread came first) */
+    else
+        r->cb_notice = n;
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    return NBCX_SUCCESS;
+}
+
 int nbcx_start(nbcx_request *req)
 {
     if (!req)
         return null_pointer("nbcx_start");
     int err = check_startable("nbcx_start", *req);
+    if (err == NBCX_SUCCESS)
+        err = ready_notice("nbcx_start", *req);
     if (err == NBCX_SUCCESS)
         activate(*req);
     return err;
@@ -517,6 +595,11 @@ int nbcx_startall(int count, nbcx_request reqs[])
                 err = nbcxi_error(NBCX_ERR_REQUEST, "nbcx_startall: "
                                   "request %p is listed twice (entries %d "
                                   "and %d)", (void *)reqs[i], j, i);
+        if (err != NBCX_SUCCESS)
+            return err;
+    }
+    for (int i = 0; i < count; i++) {
+        int err = ready_notice("nbcx_startall", reqs[i]);
         if (err != NBCX_SUCCESS)
             return err;
     }
@@ -540,9 +623,54 @@ int nbcx_request_free(nbcx_request *req)
                            "%p is active (its operation is in flight): "
                            "complete it with a wait or test first",
                            (void *)r);
+    free(r->cb_notice);
     nbcxi_sched_destroy(r->sched);
     nbcxi_pool_free(&nbcxi_request_pool, r, NBCXI_DEAD_MAGIC);
     *req = NBCX_REQUEST_NULL;
+    return NBCX_SUCCESS;
+}
+
+int nbcx_request_on_complete(nbcx_request req, nbcx_complete_fn fn,
+                             void *arg)
+{
+    static const char name[] = "nbcx_request_on_complete";
+    int err = check_request(name, req, false);
+    if (err != NBCX_SUCCESS)
+        return err;
+    if (!fn)
+        return nbcxi_error(NBCX_ERR_ARG, "%s: the callback is NULL", name);
+    struct nbcxi_notice *n = calloc(1, sizeof *n);
+    if (!n)
+        return nbcxi_error(NBCX_ERR_NOMEM, "%s: no memory for the "
+                           "callback's notice", name);
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    if (!req->persistent && req->cb_fn) {
+        pthread_mutex_unlock(&nbcxi_engine_lock);
+        free(n);
+        return nbcxi_error(NBCX_ERR_REQUEST, "%s: request %p already has "
+                           "a completion callback (a nonblocking request "
+                           "takes one)", name, (void *)req);
+    }
+    req->cb_fn = fn;
+    req->cb_arg = arg;
+    /* Completion is marked under the lock (finish): either it has been,
+     * and fn runs here, or finish() will queue it. An inactive
+     * persistent request keeps it for its starts. */
+    bool now = nbcxi_request_done(req) && !nbcxi_request_idle(req);
+    int result = req->err;
+    if (!now && !req->cb_notice) {
+        req->cb_notice = n;
+        n = NULL;
+    }
+    bool wake = false;
+    if (!now && !nbcxi_request_idle(req))
+        wanted_locked(req, &wake);
+    nbcxi_engine_unlock();
+    if (wake)
+        nbcxi_thread_wake();
+    free(n);
+    if (now)
+        fn(arg, result);
     return NBCX_SUCCESS;
 }
 
@@ -554,7 +682,7 @@ int nbcx_progress(void)
 {
     pthread_mutex_lock(&nbcxi_engine_lock);
     nbcxi_progress_all_locked(true);
-    pthread_mutex_unlock(&nbcxi_engine_lock);
+    nbcxi_engine_unlock();
     return NBCX_SUCCESS;
 }
 
@@ -591,7 +719,7 @@ bool nbcxi_progress_unless_busy(long *advanced)
     if (pthread_mutex_trylock(&nbcxi_engine_lock) != 0)
         return false;
     *advanced = nbcxi_progress_all_locked(true);
-    pthread_mutex_unlock(&nbcxi_engine_lock);
+    nbcxi_engine_unlock();
     return true;
 }
 

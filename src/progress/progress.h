@@ -92,6 +92,15 @@ NBCX_HIDDEN bool nbcxi_engine_busy_locked(void);
  * runs: engine.c). The progress thread calls it at every turn; every
  * progress pass does too. Needs the lock. */
 NBCX_HIDDEN void nbcxi_engine_adopt_locked(void);
+/* Releases the engine lock, then runs the completion callbacks of the
+ * operations that finished while it was held (nbcx_request_on_complete):
+ * every release of the lock after a progress pass goes through it. */
+NBCX_HIDDEN void nbcxi_engine_unlock(void);
+/* Lock held: runs the pending callbacks with the lock released (before a
+ * condition wait or a sleep: a callback may start the operation another
+ * thread waits for). Returns whether there were any (the lock was
+ * released: what it guards may have changed). */
+NBCX_HIDDEN bool nbcxi_engine_notify_locked(void);
 NBCX_HIDDEN int64_t nbcxi_engine_next_due_locked(void);
 /* The latest predicted end of a transfer in flight (0: none predicted):
  * of an active operation as a whole (its bytes from its start, which

@@ -30,6 +30,13 @@ struct nbcx_request_s {
     unsigned long passes_seen;
     struct nbcx_request_s *prev, *next; /* in the engine's active list */
     struct nbcx_request_s *handed;      /* in the hand-over stack */
+    /* The completion callback (nbcx_request_on_complete), under the
+     * engine lock: fn and arg, and the notice for the next completion,
+     * allocated ahead (at registration, and at each start of a
+     * persistent request) so that finish() never allocates. */
+    nbcx_complete_fn cb_fn;
+    void *cb_arg;
+    struct nbcxi_notice *cb_notice;
 };
 
 /* Starts a built schedule; on success *req owns it, on failure it is

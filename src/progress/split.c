@@ -224,7 +224,7 @@ static void split_started_locked(struct nbcx_request_s *r, bool *wake)
     }
     nbcxi_waiters++;
     while (!nbcxi_request_done(r) && s->app_up_left > 0)
-        if (!nbcxi_serve_deferred_locked())
+        if (!nbcxi_engine_notify_locked() && !nbcxi_serve_deferred_locked())
             pthread_cond_wait(&nbcxi_done_cv, &nbcxi_engine_lock);
     nbcxi_waiters--;
 }

@@ -138,7 +138,7 @@ static void init_once_fn(void)
  * signalled. */
 static bool sleep_locked(int64_t t, int fd)
 {
-    pthread_mutex_unlock(&nbcxi_engine_lock);
+    nbcxi_engine_unlock(); /* (callbacks first: they may start work) */
     struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN },
                            { .fd = fd, .events = POLLIN } };
     struct timespec ts, *timeout = NULL;
@@ -341,12 +341,13 @@ static void *main_loop(void *arg)
         }
         kicked = false;
         long advanced = nbcxi_progress_all_locked(false);
+        nbcxi_engine_notify_locked(); /* completion callbacks, promptly */
         if (advanced) {
             pause = POLL_MIN_NS;
             idle = 0;
             event_woke = false;
         } else if (nbcxi_waiters && ++idle <= SPIN_POLLS) {
-            pthread_mutex_unlock(&nbcxi_engine_lock);
+            nbcxi_engine_unlock();
             sched_yield();
             pthread_mutex_lock(&nbcxi_engine_lock);
             continue;
@@ -376,7 +377,7 @@ static void *main_loop(void *arg)
     }
     nbcxi_engine_adopt_locked(); /* nothing left behind */
     atomic_store(&live, false);
-    pthread_mutex_unlock(&nbcxi_engine_lock);
+    nbcxi_engine_unlock();
     return NULL;
 }
 

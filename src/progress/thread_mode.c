@@ -34,7 +34,7 @@ void nbcxi_thread_poke(int count, nbcx_request reqs[])
     }
     pthread_mutex_lock(&nbcxi_engine_lock);
     nbcxi_serve_deferred_locked();
-    pthread_mutex_unlock(&nbcxi_engine_lock);
+    nbcxi_engine_unlock();
 }
 
 /* Polls for at most WAIT_POLL_NS, then sleeps until the progress thread
@@ -72,10 +72,10 @@ int nbcxi_thread_wait_some(int count, nbcx_request reqs[])
     if (nbcxi_thread_kick_locked(true)) /* a waiter: poll closer */
         nbcxi_thread_wake();
     while ((i = nbcxi_find_complete(count, reqs)) == -1)
-        if (!nbcxi_serve_deferred_locked())
+        if (!nbcxi_engine_notify_locked() && !nbcxi_serve_deferred_locked())
             pthread_cond_wait(&nbcxi_done_cv, &nbcxi_engine_lock);
     nbcxi_waiters--;
-    pthread_mutex_unlock(&nbcxi_engine_lock);
+    nbcxi_engine_unlock();
     return i;
 }
 

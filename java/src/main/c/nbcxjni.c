@@ -34,6 +34,7 @@ static pthread_key_t g_detach_key;
 static jclass g_native_class;      /* io.nbcx.Native (global ref) */
 static jmethodID g_run_rank;       /* static int runRank(Object, long) */
 static jmethodID g_apply_op;       /* static void applyOp(Object, ByteBuffer, ByteBuffer, int, int) */
+static jmethodID g_completed;      /* static void completed(long, int) */
 
 static void detach_at_exit(void *unused)
 {
@@ -58,7 +59,9 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
     g_apply_op = (*env)->GetStaticMethodID(
         env, c, "applyOp",
         "(Ljava/lang/Object;Ljava/nio/ByteBuffer;Ljava/nio/ByteBuffer;II)V");
-    if (!g_native_class || !g_run_rank || !g_apply_op) return JNI_ERR;
+    g_completed = (*env)->GetStaticMethodID(env, c, "completed", "(JI)V");
+    if (!g_native_class || !g_run_rank || !g_apply_op || !g_completed)
+        return JNI_ERR;
     return JNI_VERSION_10;
 }
 
@@ -475,6 +478,46 @@ out:
     return rc;
 }
 
+/* alltoallw: per-rank counts, byte displacements and datatype codes. */
+static nbcx_datatype *types_of(JNIEnv *env, jintArray a, int n)
+{
+    nbcx_datatype *t = calloc(n > 0 ? (size_t)n : 1, sizeof *t);
+    int *codes = ints(env, a);
+    if (t && codes)
+        for (int i = 0; i < n; i++) t[i] = DT(codes[i]);
+    release_ints(env, a, codes);
+    return t;
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_alltoallw(
+    JNIEnv *env, jclass cls, jboolean persistent, jlong comm, jlong sbuf,
+    jintArray scounts, jintArray sdispls, jintArray stypes, jlong rbuf,
+    jintArray rcounts, jintArray rdispls, jintArray rtypes, jlongArray out)
+{
+    (void)cls;
+    int n = rcounts ? (*env)->GetArrayLength(env, rcounts) : 0;
+    nbcx_datatype *st = types_of(env, stypes, n), *rt = types_of(env, rtypes, n);
+    int *sc = ints(env, scounts), *sd = ints(env, sdispls);
+    int *rc_ = ints(env, rcounts), *rd = ints(env, rdispls);
+    nbcx_request req = NBCX_REQUEST_NULL;
+    int rc = NBCX_ERR_NOMEM;
+    if (st && rt && sc && sd && rc_ && rd)
+        rc = persistent
+                 ? nbcx_alltoallw_init(PTR(sbuf), sc, sd, st, PTR(rbuf), rc_,
+                                       rd, rt, COMM(comm), &req)
+                 : nbcx_ialltoallw(PTR(sbuf), sc, sd, st, PTR(rbuf), rc_, rd,
+                                   rt, COMM(comm), &req);
+    release_ints(env, scounts, sc);
+    release_ints(env, sdispls, sd);
+    release_ints(env, rcounts, rc_);
+    release_ints(env, rdispls, rd);
+    free(st);
+    free(rt);
+    jlong h = (jlong)(intptr_t)req;
+    (*env)->SetLongArrayRegion(env, out, 0, 1, &h);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- */
 /* Requests: h[0] is the handle, updated as nbcx updates it           */
 /* ---------------------------------------------------------------- */
@@ -534,6 +577,38 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_requestFree(JNIEnv *env,
     int rc = nbcx_request_free(&r);
     set_req(env, h, r);
     return rc;
+}
+
+/* Completion callbacks (nbcx_request_on_complete): the argument is the
+ * request's id in Request.CALLBACKS, not a reference, so that a callback
+ * that comes late (after a persistent request was closed) finds nothing
+ * and no native memory outlives its request. The completing thread (the
+ * progress thread, a rank thread in a test or wait, any Java thread) is
+ * attached to the JVM if it is not (as a daemon, detached at its exit). */
+static void on_complete(void *arg, int err)
+{
+    JNIEnv *env = env_of_this_thread();
+    if (!env) return;
+    (*env)->CallStaticVoidMethod(env, g_native_class, g_completed,
+                                 (jlong)(intptr_t)arg, (jint)err);
+    if ((*env)->ExceptionCheck(env)) /* completed() catches everything */
+        (*env)->ExceptionClear(env);
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_onComplete(JNIEnv *env,
+                                                      jclass cls,
+                                                      jlongArray h,
+                                                      jlong id)
+{
+    (void)cls;
+    return nbcx_request_on_complete(get_req(env, h), on_complete,
+                                    (void *)(intptr_t)id);
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_progress(JNIEnv *env, jclass cls)
+{
+    (void)env, (void)cls;
+    return nbcx_progress();
 }
 
 /* ---------------------------------------------------------------- */

@@ -167,8 +167,11 @@ public final class Communicator implements AutoCloseable {
             Args a = new Args();
             setup.stage(r, a);
             if (!persistent) r.copyIn();
-            int rc = Native.coll(kind, persistent, comm, a.sbuf, a.scount, a.scounts, a.sdispls, a.stype,
-                    a.rbuf, a.rcount, a.rcounts, a.rdispls, a.rtype, oph, a.root, r.h);
+            int rc = kind == Native.K_ALLTOALLW
+                    ? Native.alltoallw(persistent, comm, a.sbuf, a.scounts, a.sdispls, a.stypes, a.rbuf,
+                            a.rcounts, a.rdispls, a.rtypes, r.h)
+                    : Native.coll(kind, persistent, comm, a.sbuf, a.scount, a.scounts, a.sdispls, a.stype,
+                            a.rbuf, a.rcount, a.rcounts, a.rdispls, a.rtype, oph, a.root, r.h);
             check(rc, what);
             r.active = !persistent;
             return r;
@@ -182,6 +185,7 @@ public final class Communicator implements AutoCloseable {
         long sbuf, rbuf;
         int scount, rcount, stype, rtype, root;
         int[] scounts, sdispls, rcounts, rdispls;
+        int[] stypes, rtypes; // alltoallw
     }
 
     @FunctionalInterface
@@ -396,6 +400,55 @@ public final class Communicator implements AutoCloseable {
         });
     }
 
+    /**
+     * Checks alltoallw's per-rank counts, byte displacements and types
+     * against a buffer (its size in bytes); returns the extent in elements
+     * of the buffer's own type, and the type codes in codes.
+     */
+    private int wvector(int[] counts, int[] displs, Datatype[] types, Buf b, int[] codes, String name) {
+        if (counts == null || displs == null || types == null)
+            throw arg(ERR_ARG, name + ": counts, displacements and types are needed");
+        if (counts.length != size || displs.length != size || types.length != size)
+            throw arg(ERR_ARG, name + ": counts, displacements and types need " + size + " entries, got "
+                    + counts.length + ", " + displs.length + " and " + types.length);
+        long bytes = (long) b.count * b.type.size, extent = 0;
+        for (int i = 0; i < size; i++) {
+            if (types[i] == null) throw arg(ERR_TYPE, name + ": null datatype for rank " + i);
+            if (counts[i] < 0) throw arg(ERR_COUNT, name + ": negative count " + counts[i] + " for rank " + i);
+            if (displs[i] < 0) throw arg(ERR_ARG, name + ": negative displacement " + displs[i] + " for rank " + i);
+            long end = displs[i] + (long) counts[i] * types[i].size;
+            if (counts[i] > 0 && end > bytes)
+                throw arg(ERR_BUFFER, name + ": block of rank " + i + " ends at byte " + end + ", past the "
+                        + bytes + " bytes of the buffer");
+            if (counts[i] > 0) extent = Math.max(extent, end);
+            codes[i] = types[i].code;
+        }
+        return (int) ((extent + b.type.size - 1) / b.type.size);
+    }
+
+    private Request alltoallw(boolean pers, Buf send, int[] scounts, int[] sdispls, Datatype[] stypes, Buf recv,
+            int[] rcounts, int[] rdispls, Datatype[] rtypes) {
+        open();
+        need(send, "send buffer");
+        real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        if (send == Buf.IN_PLACE) throw arg(ERR_IN_PLACE, "alltoallw: IN_PLACE is not supported by the binding");
+        int[] stc = new int[size], rtc = new int[size];
+        int sext = wvector(scounts, sdispls, stypes, send, stc, "alltoallw (send)");
+        int rext = wvector(rcounts, rdispls, rtypes, recv, rtc, "alltoallw (receive)");
+        int[] sc = scounts.clone(), sd = sdispls.clone(), rc = rcounts.clone(), rd = rdispls.clone();
+        return post(pers, "alltoallw", Native.K_ALLTOALLW, null, (r, a) -> {
+            a.sbuf = r.stage(send, sext, true, false);
+            a.scounts = sc;
+            a.sdispls = sd;
+            a.stypes = stc;
+            a.rbuf = r.stage(recv, rext, true, true);
+            a.rcounts = rc;
+            a.rdispls = rd;
+            a.rtypes = rtc;
+        });
+    }
+
     private Request alltoallv(boolean pers, Buf send, int[] scounts, int[] sdispls, Buf recv, int[] rcounts,
             int[] rdispls) {
         open();
@@ -521,6 +574,24 @@ public final class Communicator implements AutoCloseable {
     }
 
     public Request ialltoall(Buf send, Buf recv) { return alltoall(false, send, recv); }
+
+    /**
+     * MPI_Ialltoallw: block {@code i} of {@code send} (sendCounts[i]
+     * elements of sendTypes[i] at byte sendDispls[i]) to rank {@code i},
+     * whose block from us lands at byte recvDispls[i] of {@code recv}
+     * (recvCounts[i] elements of recvTypes[i]). The buffers' own types only
+     * give their sizes; displacements are in bytes, as in MPI.
+     */
+    public Request ialltoallw(Buf send, int[] sendCounts, int[] sendDispls, Datatype[] sendTypes, Buf recv,
+            int[] recvCounts, int[] recvDispls, Datatype[] recvTypes) {
+        return alltoallw(false, send, sendCounts, sendDispls, sendTypes, recv, recvCounts, recvDispls, recvTypes);
+    }
+
+    /** The persistent form of {@link #ialltoallw}. */
+    public PersistentRequest alltoallwInit(Buf send, int[] sendCounts, int[] sendDispls, Datatype[] sendTypes,
+            Buf recv, int[] recvCounts, int[] recvDispls, Datatype[] recvTypes) {
+        return p(alltoallw(true, send, sendCounts, sendDispls, sendTypes, recv, recvCounts, recvDispls, recvTypes));
+    }
 
     public Request ialltoallv(Buf send, int[] sendCounts, int[] sendDispls, Buf recv, int[] recvCounts,
             int[] recvDispls) {

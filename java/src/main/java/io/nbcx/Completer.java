@@ -2,37 +2,37 @@ package io.nbcx;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The completion thread behind {@link Request#toFuture()}: one daemon Java
- * thread that tests the requests that have a future until they complete,
- * and completes the futures (so their dependent stages run on it, unless
- * they use an executor). It only tests: nbcx's own progress thread moves
- * the operations; this thread notices their end, polling with a back-off
- * from busy (a few microseconds) to 1 ms when nothing completes, and
- * parks when no future is pending.
- *
- * <p>Why not a callback from nbcx's progress thread: nbcx.h has no
- * completion callback for its built-in collectives (nbcx_sched_call only
- * serves schedules one builds oneself), see the README.
+ * Caller progress mode only: the thread that moves operations while
+ * futures of {@link Request#toFuture()} are pending. Futures are completed
+ * by nbcx's completion callback (nbcx_request_on_complete, see
+ * {@link Request#callback}) on the thread that completes the operation; in
+ * thread, split and auto modes that is nbcx's progress thread, and this
+ * class does nothing. In caller mode nothing moves unless the application
+ * calls nbcx, so this daemon thread calls nbcx_progress while a future is
+ * pending (and the callback then runs on it), with a back-off from
+ * spinning to 1 ms when nothing completes; it parks when none is.
  */
 final class Completer implements Runnable {
     static final Completer INSTANCE = new Completer();
 
-    private final ConcurrentLinkedQueue<Request> incoming = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<CompletableFuture<?>> incoming = new ConcurrentLinkedQueue<>();
     private volatile Thread thread;
 
     private Completer() {}
 
-    void add(Request r) {
-        incoming.add(r);
+    /** Drives progress until f is done. */
+    void drive(CompletableFuture<?> f) {
+        incoming.add(f);
         Thread t = thread;
         if (t == null) {
             synchronized (this) {
                 if (thread == null) {
-                    t = new Thread(this, "nbcx-completer");
+                    t = new Thread(this, "nbcx-caller-progress");
                     t.setDaemon(true);
                     thread = t;
                     t.start();
@@ -45,32 +45,23 @@ final class Completer implements Runnable {
 
     @Override
     public void run() {
-        List<Request> pending = new ArrayList<>();
+        List<CompletableFuture<?>> pending = new ArrayList<>();
         long backoff = 0;
         for (;;) {
-            Request r;
-            while ((r = incoming.poll()) != null) pending.add(r);
+            CompletableFuture<?> f;
+            while ((f = incoming.poll()) != null) pending.add(f);
             if (pending.isEmpty()) {
                 LockSupport.park(this);
                 backoff = 0;
                 continue;
             }
-            boolean any = false;
-            for (int i = pending.size() - 1; i >= 0; i--) {
-                Request q = pending.get(i);
-                boolean done;
-                try {
-                    done = q.poll();
-                } catch (Throwable t) { // a callback of the future threw: not ours
-                    done = true;
-                }
-                if (done) {
-                    pending.set(i, pending.get(pending.size() - 1));
-                    pending.remove(pending.size() - 1);
-                    any = true;
-                }
+            try {
+                Native.progress();
+            } catch (Throwable t) { // a dependent stage threw: not ours
             }
-            if (any) {
+            int before = pending.size();
+            pending.removeIf(CompletableFuture::isDone);
+            if (pending.size() < before) {
                 backoff = 0;
             } else if (backoff < 64) {
                 backoff++;

@@ -33,7 +33,8 @@ final class Native {
     static final int K_BARRIER = 0, K_BCAST = 1, K_REDUCE = 2, K_ALLREDUCE = 3, K_GATHER = 4,
             K_GATHERV = 5, K_SCATTER = 6, K_SCATTERV = 7, K_ALLGATHER = 8, K_ALLGATHERV = 9,
             K_ALLTOALL = 10, K_ALLTOALLV = 11, K_SCAN = 12, K_EXSCAN = 13,
-            K_REDUCE_SCATTER_BLOCK = 14, K_REDUCE_SCATTER = 15;
+            K_REDUCE_SCATTER_BLOCK = 14, K_REDUCE_SCATTER = 15,
+            K_ALLTOALLW = 100; // (Java only: its own entry point, alltoallw)
 
     /** The address that stands for NBCX_IN_PLACE. */
     static final long IN_PLACE = -1L;
@@ -65,10 +66,17 @@ final class Native {
             long rbuf, int rcount, int[] rcounts, int[] rdispls, int rtype,
             long op, int root, long[] out);
 
+    /** Counts, byte displacements and datatype codes per rank (nbcx_ialltoallw / _init). */
+    static native int alltoallw(boolean persistent, long comm, long sbuf, int[] scounts, int[] sdispls,
+            int[] stypes, long rbuf, int[] rcounts, int[] rdispls, int[] rtypes, long[] out);
+
     static native int test(long[] h);
     static native int await(long[] h);
     static native int start(long[] h);
     static native int requestFree(long[] h);
+    /** nbcx_request_on_complete: {@link #completed} gets id when the operation completes. */
+    static native int onComplete(long[] h, long id);
+    static native int progress();
 
     static native boolean hasMpi();
     static native int fromMpi(long[] out);
@@ -77,6 +85,15 @@ final class Native {
     /** Called on each rank thread of nbcx_inproc_run. Never throws. */
     static int runRank(Object runner, long comm) {
         return ((Nbcx.Runner) runner).run(comm);
+    }
+
+    /** Called by nbcx on the thread that completes a request with a callback. Never throws. */
+    static void completed(long id, int rc) {
+        try {
+            Request.callback(id);
+        } catch (Throwable t) {
+            // a dependent stage of a future threw: CompletableFuture keeps it
+        }
     }
 
     /** Called by nbcx (any thread) for a user operation. Never throws. */

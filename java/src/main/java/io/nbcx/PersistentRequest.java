@@ -27,7 +27,7 @@ public final class PersistentRequest extends Request implements AutoCloseable {
             error = null;
             future = null;
         } finally {
-            lock.unlock();
+            unlock(); // (a start may complete at once: its callback waits for the lock)
         }
         return this;
     }
@@ -51,6 +51,7 @@ public final class PersistentRequest extends Request implements AutoCloseable {
             if (active)
                 throw NbcxException.arg(NbcxException.ERR_REQUEST, what + ": close of an active request (await it first)");
             closed = true;
+            dropCallback();
             int rc = Native.requestFree(h);
             releaseResources();
             NbcxException.check(rc, what + " free");

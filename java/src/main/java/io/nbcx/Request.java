@@ -3,13 +3,15 @@ package io.nbcx;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * An operation in flight. {@link #test()} and {@link #await()} complete it;
  * {@link #toFuture()} gives a {@link CompletableFuture} completed when it
  * completes, by whichever thread sees that first: a thread in test/await,
- * or the binding's completion thread (see {@link Completer}). Arrays given
+ * or the thread nbcx calls back at completion (nbcx_request_on_complete). Arrays given
  * as output buffers hold the result once the request is complete (not
  * before: see {@link Buf}).
  *
@@ -128,6 +130,65 @@ public class Request {
         else f.completeExceptionally(e);
     }
 
+    // ------------------------------------------------------------------
+    // Completion callbacks (nbcx_request_on_complete)
+    // ------------------------------------------------------------------
+
+    private static final int CALLER_MODE = 1; // NBCX_PROGRESS_CALLER
+
+    /** Requests with a callback registered, by the id nbcx hands back. */
+    static final ConcurrentHashMap<Long, Request> CALLBACKS = new ConcurrentHashMap<>();
+    private static final AtomicLong NEXT_ID = new AtomicLong(1);
+    /** The id of this request's callback, 0 before the first toFuture() (under the lock). */
+    long callbackId;
+    /** Set by the callback: the operation completed; cleared by whoever then completes the request. */
+    private volatile boolean nativeDone;
+
+    /**
+     * The callback, on the thread that completed the operation (nbcx's
+     * progress thread, or a thread in test/await/progress): complete the
+     * request and its future here, unless a thread holds the lock (it is
+     * in test or await, perhaps this very thread further up): that thread
+     * looks at nativeDone when it lets go ({@link #unlock}).
+     */
+    static void callback(long id) {
+        Request r = CALLBACKS.get(id);
+        if (r == null) return; // a persistent request closed since
+        if (!r.persistent) CALLBACKS.remove(id);
+        r.nativeDone = true;
+        r.drain();
+    }
+
+    /** Releases the lock, then completes what a callback announced meanwhile. */
+    void unlock() {
+        lock.unlock();
+        if (nativeDone) drain();
+    }
+
+    private void drain() {
+        // (nativeDone is written before tryLock and read after unlock:
+        // either the callback gets the lock or the holder sees the flag.)
+        while (nativeDone) {
+            if (lock.isHeldByCurrentThread() || !lock.tryLock()) return;
+            CompletableFuture<Void> f = null;
+            NbcxException e = null;
+            boolean complete = true;
+            try {
+                nativeDone = false;
+                if (active) {
+                    int rc = Native.test(h); // complete: it only releases the request
+                    if (rc < 0) complete = false; // (a late callback of an earlier start)
+                    else finish(rc);
+                }
+                f = future;
+                e = error;
+            } finally {
+                lock.unlock();
+            }
+            if (complete) signal(f, e);
+        }
+    }
+
     /** True once complete (then the output arrays hold the result); throws its error. */
     public boolean test() {
         CompletableFuture<Void> f;
@@ -142,30 +203,10 @@ public class Request {
             f = future;
             e = error;
         } finally {
-            lock.unlock();
+            unlock();
         }
         signal(f, e);
         if (e != null) throw e;
-        return true;
-    }
-
-    /** Like test() but never throws and never blocks on the lock (completion thread). */
-    boolean poll() {
-        CompletableFuture<Void> f;
-        NbcxException e;
-        if (!lock.tryLock()) return false;
-        try {
-            if (active) {
-                int rc = Native.test(h);
-                if (rc < 0) return false;
-                finish(rc);
-            }
-            f = future;
-            e = error;
-        } finally {
-            lock.unlock();
-        }
-        signal(f, e);
         return true;
     }
 
@@ -179,7 +220,7 @@ public class Request {
             f = future;
             e = error;
         } finally {
-            lock.unlock();
+            unlock();
         }
         signal(f, e);
         if (e != null) throw e;
@@ -217,26 +258,49 @@ public class Request {
 
     /**
      * A future completed (normally, or exceptionally with the
-     * {@link NbcxException}) when this operation completes: by the
-     * completion thread, without anyone calling test or await. The same
-     * future for every call during one activation.
+     * {@link NbcxException}) when this operation completes, without anyone
+     * calling test or await: nbcx calls back the thread that completes the
+     * operation (its progress thread, in thread, split and auto modes),
+     * which copies the output arrays back and completes the future there.
+     * Dependent stages that are not {@code ...Async} therefore run on
+     * nbcx's progress thread: they must not block (no {@code join()},
+     * {@code get()} or {@code await()} there); starting the next collective
+     * is fine. In caller mode a binding thread drives progress while futures
+     * are pending (see {@link Completer}). The same future for every call
+     * during one activation.
      */
     public CompletableFuture<Void> toFuture() {
-        boolean register;
         CompletableFuture<Void> f;
         NbcxException e;
+        boolean pending;
         lock.lock();
         try {
             if (future == null) future = new CompletableFuture<>();
-            register = active;
             f = future;
             e = error;
+            pending = active;
+            if (active && callbackId == 0) {
+                long id = NEXT_ID.getAndIncrement();
+                CALLBACKS.put(id, this);
+                int rc = Native.onComplete(h, id); // complete already: callback now, here
+                if (rc != NbcxException.SUCCESS) {
+                    CALLBACKS.remove(id);
+                    throw NbcxException.fromNative(rc, what + " toFuture");
+                }
+                callbackId = id;
+            } // (a persistent request's callback, registered once, fires at every start)
         } finally {
-            lock.unlock();
+            unlock();
         }
-        if (register) Completer.INSTANCE.add(this);
-        else signal(f, e);
+        if (!pending) signal(f, e);
+        else if (Native.progressGet() == CALLER_MODE) Completer.INSTANCE.drive(f);
         return f;
+    }
+
+    /** A persistent request's callback goes with it (close). */
+    void dropCallback() {
+        if (callbackId != 0) CALLBACKS.remove(callbackId);
+        callbackId = 0;
     }
 
     @Override

@@ -3,7 +3,7 @@ package io.nbcx;
 /**
  * The MPI mode: every workload of the tests on one communicator over
  * MPI_COMM_WORLD, each JVM a rank. Run under mpiexec (scripts/test does,
- * on 2 ranks with Open MPI):
+ * on 2 ranks with Open MPI and with MPICH):
  *
  * <pre>
  * mpiexec -n 2 java -cp java/target/classes:java/target/test-classes:$JUNIT_CP \
@@ -20,13 +20,15 @@ public final class MpiCheck {
                 for (String op : Workloads.OPS) Workloads.body(op, comm);
                 PersistentTest.persistentBody(comm);
                 FutureTest.futuresBody(comm);
+                ComposeTest.chainBody(comm);
+                AlltoallwTest.body(comm);
             }
             // Thread ranks still work in an MPI job, next to the MPI communicator.
             Nbcx.threads(3, c -> Workloads.body("allreduce", c));
             comm.ibarrier().await();
             if (comm.rank() == 0)
                 System.out.printf("MpiCheck: %d collective workloads x %d round(s) on %d MPI ranks: ok (progress %s)%n",
-                        Workloads.OPS.length + 2, rounds, comm.size(), Nbcx.progress());
+                        Workloads.OPS.length + 4, rounds, comm.size(), Nbcx.progress());
         } finally {
             comm.close();
             Nbcx.finalizeMpi();

@@ -8,7 +8,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The collectives and futures in every progress mode. In caller mode
- * nothing moves unless someone tests: the futures' completion thread does.
+ * nothing moves unless someone calls nbcx: the binding's driver thread does
+ * while futures are pending (in the other modes nbcx's progress thread
+ * completes them, through the completion callback).
  */
 class ProgressModesTest {
     private Progress before;
@@ -29,6 +31,7 @@ class ProgressModesTest {
                     "alltoall", "exscan", "reduce_scatter"})
                 Workloads.run(op, n);
             Nbcx.threads(n, FutureTest::futuresBody);
+            Nbcx.threads(n, ComposeTest::chainBody);
             Nbcx.threads(n, PersistentTest::persistentBody);
         }
     }
