@@ -8,20 +8,6 @@
 
 #include "pmpi_test.h"
 
-#if MPI_VERSION >= 4
-#define HAVE_P 1
-#define P(x) MPI_##x##_init
-#elif defined(OPEN_MPI)
-#include <mpi-ext.h>
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define HAVE_P 1
-#define P(x) MPIX_##x##_init
-#endif
-#endif
-#ifndef HAVE_P
-#define HAVE_P 0
-#endif
-
 enum { B = 3, ITERS = 3 };
 static int n, *sb, *exp_, *got, *cnt, *dsp, *bdsp, *one;
 static size_t rbytes;

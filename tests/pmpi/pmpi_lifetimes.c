@@ -10,20 +10,6 @@
  * movement (bcast, gather, allgather, alltoall). */
 #include "pmpi_test.h"
 
-#if MPI_VERSION >= 4
-#define HAVE_P 1
-#define P(x) MPI_##x##_init
-#elif defined(OPEN_MPI)
-#include <mpi-ext.h>
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define HAVE_P 1
-#define P(x) MPIX_##x##_init
-#endif
-#endif
-#ifndef HAVE_P
-#define HAVE_P 0
-#endif
-
 enum { N = 1000 };
 
 /* A non-commutative user operation on (m, c) pairs of ints: affine maps

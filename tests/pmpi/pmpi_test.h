@@ -19,6 +19,22 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The persistent collectives: MPI_<op>_init on MPI-4 libraries, Open MPI
+ * 4.1's MPIX_<op>_init (mpi-ext.h); HAVE_P 0 where there are none. */
+#if MPI_VERSION >= 4
+#define HAVE_P 1
+#define P(x) MPI_##x##_init
+#elif defined(OPEN_MPI)
+#include <mpi-ext.h>
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define HAVE_P 1
+#define P(x) MPIX_##x##_init
+#endif
+#endif
+#ifndef HAVE_P
+#define HAVE_P 0
+#endif
+
 static int t_rank, t_size, t_failures;
 static const char *t_step = "start";
 

@@ -307,6 +307,34 @@ static int size_of(MPI_Datatype t)
     return size;
 }
 
+/* Whether t is one of Fortran's named integer types (MPI_INTEGER16 too:
+ * no C type nbcx knows, it stays a face type). */
+static bool fortran_integer(MPI_Datatype t)
+{
+    static const MPI_Datatype ints[] = {
+        MPI_INTEGER,
+#ifdef MPI_INTEGER1
+        MPI_INTEGER1,
+#endif
+#ifdef MPI_INTEGER2
+        MPI_INTEGER2,
+#endif
+#ifdef MPI_INTEGER4
+        MPI_INTEGER4,
+#endif
+#ifdef MPI_INTEGER8
+        MPI_INTEGER8,
+#endif
+#ifdef MPI_INTEGER16
+        MPI_INTEGER16,
+#endif
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (ints[i] != MPI_DATATYPE_NULL && t == ints[i])
+            return true;
+    return false;
+}
+
 /* The built-in nbcx type for a predefined MPI type whose values nbcx
  * stores and combines as its own C types, or 0. By MPI 4.0's groups
  * (section 6.9.2): the C and Fortran integers (MPI_AINT, MPI_OFFSET,
@@ -350,24 +378,8 @@ static uintptr_t builtin_of(MPI_Datatype t)
     if (t == MPI_SHORT_INT) return 17;
 #undef INTEGER
     /* Fortran's named types, by the size this library gives them. */
-    static const MPI_Datatype fint[] = {
-        MPI_INTEGER,
-#ifdef MPI_INTEGER1
-        MPI_INTEGER1,
-#endif
-#ifdef MPI_INTEGER2
-        MPI_INTEGER2,
-#endif
-#ifdef MPI_INTEGER4
-        MPI_INTEGER4,
-#endif
-#ifdef MPI_INTEGER8
-        MPI_INTEGER8,
-#endif
-    };
-    for (size_t i = 0; i < sizeof fint / sizeof fint[0]; i++)
-        if (t == fint[i] && t != MPI_DATATYPE_NULL)
-            return integer_of(size_of(t), true);
+    if (fortran_integer(t) && integer_of(size_of(t), true))
+        return integer_of(size_of(t), true);
     if (t == MPI_LOGICAL)
         return integer_of(size_of(t), false);
     static const MPI_Datatype freal[] = {
@@ -518,24 +530,6 @@ static int group_of(MPI_Datatype t)
         MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
         MPI_LONG_DOUBLE_INT, MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_2INTEGER,
     };
-    const MPI_Datatype ints[] = {
-        MPI_INTEGER,
-#ifdef MPI_INTEGER1
-        MPI_INTEGER1,
-#endif
-#ifdef MPI_INTEGER2
-        MPI_INTEGER2,
-#endif
-#ifdef MPI_INTEGER4
-        MPI_INTEGER4,
-#endif
-#ifdef MPI_INTEGER8
-        MPI_INTEGER8,
-#endif
-#ifdef MPI_INTEGER16
-        MPI_INTEGER16,
-#endif
-    };
 #define IN(LIST, G)                                                           \
     for (size_t i = 0; i < sizeof LIST / sizeof LIST[0]; i++)                 \
         if (LIST[i] != MPI_DATATYPE_NULL && t == LIST[i])                     \
@@ -543,8 +537,9 @@ static int group_of(MPI_Datatype t)
     IN(floats, G_FLOAT)
     IN(complexes, G_COMPLEX)
     IN(pairs, G_PAIR)
-    IN(ints, G_INT)
 #undef IN
+    if (fortran_integer(t))
+        return G_INT;
 #ifdef MPI_CXX_BOOL
     if (t == MPI_CXX_BOOL)
         return G_LOGICAL;
