@@ -27,7 +27,7 @@ static int check_op(nbcx_op h, const struct nbcx_datatype_s *t,
  * rank has, on every rank alike: without this the root failed alone while
  * the others posted sends that nothing would ever receive. (An allocation
  * that fails for want of free memory below that size still fails on the
- * ranks that allocate only: see the README, "When things go wrong".) */
+ * ranks that allocate only: see docs/troubleshooting.md.) */
 static int check_scratch(long long count, const struct nbcx_datatype_s *t)
 {
     static _Atomic long long phys; /* bytes; 0: not read yet */

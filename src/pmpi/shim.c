@@ -1,7 +1,7 @@
 /* shim.c - libnbcx-pmpi: state, communicator cache, requests, and the
  * MPI completion, request and environment functions.
  *
- * Request design (README, "Unmodified MPI programs"):
+ * Request design (docs/shim.md):
  *   - a nonblocking collective served by nbcx is a generalized request
  *     (MPI_Grequest_start). It is a real MPI request: any MPI function
  *     accepts it, and it sits in mixed arrays with point-to-point

@@ -1,7 +1,7 @@
 /* shim.h - internals of libnbcx-pmpi, the PMPI profiling-interface shim
  * that runs an unmodified MPI program's nonblocking and persistent
  * collectives on nbcx. Built only on nbcx's public API (nbcx.h and
- * nbcx_mpi.h). See README.md, "Unmodified MPI programs: libnbcx-pmpi".
+ * nbcx_mpi.h). See docs/shim.md.
  */
 #ifndef NBCX_PMPI_SHIM_H
 #define NBCX_PMPI_SHIM_H

@@ -13,7 +13,7 @@ import java.util.Objects;
  * passed to nbcx by address (zero copy; the Request keeps it reachable until
  * completion). An array cannot be, as the garbage collector may move it:
  * its window is copied into native memory when the operation starts (inputs)
- * and back into the array when it completes (outputs), see the README.
+ * and back into the array when it completes (outputs), see docs/java.md.
  */
 public final class Buf {
     /** NBCX_IN_PLACE, where MPI allows MPI_IN_PLACE. */

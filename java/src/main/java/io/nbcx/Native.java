@@ -19,7 +19,7 @@ final class Native {
             File f = new File(path);
             if (!f.isFile())
                 throw new UnsatisfiedLinkError("nbcx: no JNI library at " + f.getAbsolutePath()
-                        + " (build it with cmake -DNBCX_JAVA=ON, see the README)");
+                        + " (build it with cmake -DNBCX_JAVA=ON, see docs/java.md)");
             System.load(f.getAbsolutePath());
         } else {
             System.loadLibrary("nbcxjni"); // java.library.path
