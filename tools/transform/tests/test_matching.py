@@ -258,3 +258,14 @@ def test_refused_cxx_file_keeps_its_group(tmp_path: Path) -> None:
     assert cli.main([*args, str(a), str(b)]) == cli.EXIT_USAGE
     recs = json.loads(rep.read_text())["collectives"]
     assert [r["action"] for r in recs if r["call"] == "MPI_Bcast"] == ["blocking"] * 4
+
+
+def test_call_in_inactive_branch_is_not_counted(tmp_path: Path) -> None:
+    """A blocking call the configuration does not compile (-DONLY_ACTIVE
+    hides it) is no site: the output is written, the active call converted,
+    the inactive one left as text (the apps' transformed kernels)."""
+    src = M / "inactive_branch.c"
+    res = run_transform(src, tmp_path, "-DONLY_ACTIVE")
+    assert res.status == 0
+    assert res.text.count("MPI_Iallreduce(&x, &sum") == 2
+    assert "MPI_Allreduce(&x, &y" in res.text
