@@ -156,11 +156,8 @@ int nbcxi_build_allreduce_recursive_doubling(struct nbcx_sched_s *s,
         return s->err;
     }
 
-    int pof2 = 1, rounds = 0;
-    while (pof2 <= p / 2) {
-        pof2 <<= 1;
-        rounds++;
-    }
+    int rounds;
+    const int pof2 = nbcxi_pof2_floor(p, &rounds);
     const int rem = p - pof2;
     struct rd_result res = { in_place ? rbuf : a->sbuf, -1 };
     int newrank;
@@ -578,11 +575,8 @@ int nbcxi_build_allreduce_rabenseifner(struct nbcx_sched_s *s,
         return s->err;
     }
 
-    int pof2 = 1, rounds = 0;
-    while (pof2 <= p / 2) {
-        pof2 <<= 1;
-        rounds++;
-    }
+    int rounds;
+    const int pof2 = nbcxi_pof2_floor(p, &rounds);
     const int rem = p - pof2;
     struct rab_acc acc = { in_place ? rbuf : (char *)(uintptr_t)a->sbuf, 0,
                            -1, in_place ? AT_RBUF : AT_SBUF };

@@ -285,11 +285,8 @@ int nbcxi_build_bcast_scatter_allgather(struct nbcx_sched_s *s,
                    &pack_last);
     }
 
-    int pof2 = 1, rounds = 0;
-    while (pof2 <= p / 2) {
-        pof2 <<= 1;
-        rounds++;
-    }
+    int rounds;
+    const int pof2 = nbcxi_pof2_floor(p, &rounds);
     const int rem = p - pof2;
     /* The fold: odd relative ranks below 2 rem take no part and get the
      * whole buffer from their even neighbour at the end. */

@@ -110,6 +110,20 @@ struct nbcxi_coll_args {
     const struct nbcxi_topo *topo;  /* neighbourhood collectives */
 };
 
+/* The largest power of two <= p (p >= 1), and its log2 in *rounds: the
+ * ranks a recursive doubling or halving runs on, after the fold of the
+ * p - pof2 others. */
+static inline int nbcxi_pof2_floor(int p, int *rounds)
+{
+    int pof2 = 1;
+    *rounds = 0;
+    while (pof2 <= p / 2) {
+        pof2 <<= 1;
+        (*rounds)++;
+    }
+    return pof2;
+}
+
 /* Block i of a side: where it is, how many elements, which type. */
 struct nbcxi_block {
     void *buf;

@@ -281,11 +281,8 @@ int nbcxi_build_reduce_scatter_recursive_halving(
         return s->err;
     }
     const int total = off[p];
-    int pof2 = 1, rounds = 0;
-    while (pof2 <= p / 2) {
-        pof2 <<= 1;
-        rounds++;
-    }
+    int rounds;
+    const int pof2 = nbcxi_pof2_floor(p, &rounds);
     const int rem = p - pof2;
 
     /* readers of the input vector (in place: rbuf) */
