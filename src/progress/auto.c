@@ -24,9 +24,12 @@
  * the application's copying: when the progress thread has no core to
  * spare (placement.c: every core of the node is an application
  * process's) and
- * the bandwidth measured so far is that of memory, not of a network (at
- * least NBCX_AUTO_COPY_BW bytes per second, default 2 GiB/s: shared
- * memory, loopback TCP), the transfer is CPU work that whichever thread
+ * the transport moves the data through this node's memory (shared
+ * memory, threads of one process: the transport says so when it is
+ * made, transport.h), or, where it does not know, the bandwidth measured
+ * so far is that of memory, not of a network (at least
+ * NBCX_AUTO_COPY_BW bytes per second, default 2 GiB/s: loopback TCP),
+ * the transfer is CPU work that whichever thread
  * polls must do. Run on the thread, it costs the computation the same
  * time plus the switches, and measured so (issue 15: 8-43 % progress CPU
  * at 1-4 MiB on shared memory, no overlap gained). Such operations are
@@ -41,6 +44,7 @@
  * thread mode: their polling would take the cores from the ranks that
  * have work to do.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "progress.h"
@@ -74,12 +78,28 @@ static double copy_bw(void)
 }
 
 /* Whether moving s's data is memory copying with no spare core for the
- * progress thread to do it on (above). */
-static bool copy_bound(void)
+ * progress thread to do it on (above). What the transport says it is
+ * decides (transport.h, enum nbcxi_medium): from the first operation, so
+ * that a program's first broadcasts do not go to the thread because
+ * nothing was measured yet (issue 35: a cold 64 KiB ibcast on 2 shared-
+ * memory ranks took 5-7x native and half a core, the same one after an
+ * iallreduce 1.0x and none). Only a transport that does not know is
+ * judged by the bandwidth measured so far. */
+static bool copy_bound(const struct nbcx_sched_s *s)
 {
-    double limit = copy_bw(), measured = nbcxi_pace_bandwidth();
-    if (!(limit > 0) || measured < limit)
+    double limit = copy_bw();
+    if (!(limit > 0))
         return false;
+    switch (s->comm->tp->medium) {
+    case NBCXI_MEDIUM_NETWORK:
+        return false;
+    case NBCXI_MEDIUM_UNKNOWN:
+        if (nbcxi_pace_bandwidth() < limit)
+            return false;
+        break;
+    case NBCXI_MEDIUM_MEMORY:
+        break;
+    }
     return !nbcxi_placement_spare_core();
 }
 
@@ -110,7 +130,7 @@ static bool short_op(const struct nbcx_sched_s *s)
     if (bytes < thread_bytes() || carried(s, bytes))
         return true;
     int64_t now = nbcxi_now_ns(), due = nbcxi_pace_due(bytes, now);
-    return (due > 0 && due - now < LAZY_NS) || copy_bound();
+    return (due > 0 && due - now < LAZY_NS) || copy_bound(s);
 }
 
 /* How long the thread's watch leaves lazy s to the application after its
@@ -166,6 +186,19 @@ static int auto_wait_some(int count, nbcx_request reqs[])
     return i;
 }
 
+/* The rule for copies as it stands (nbcx_info): on a transport through
+ * memory, operations from NBCX_AUTO_THREAD_BYTES up run on the progress
+ * thread only when it has a core of its own. */
+static void auto_describe(char *buf, size_t len)
+{
+    if (!(copy_bw() > 0))
+        snprintf(buf, len, " copies=thread (NBCX_AUTO_COPY_BW=0)");
+    else if (nbcxi_placement_spare_core())
+        snprintf(buf, len, " copies=thread (spare core)");
+    else
+        snprintf(buf, len, " copies=caller (no spare core)");
+}
+
 const struct nbcxi_progress_mode nbcxi_auto_mode = {
     .name = "auto",
     .id = NBCX_PROGRESS_AUTO,
@@ -174,4 +207,5 @@ const struct nbcxi_progress_mode nbcxi_auto_mode = {
     .poke = auto_poke,
     .wait_some = auto_wait_some,
     .handoff = true,
+    .describe = auto_describe,
 };

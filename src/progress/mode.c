@@ -123,7 +123,10 @@ int nbcxi_progress_describe(char *buf, size_t len)
     char measured[32] = "none";
     if (bw > 0)
         snprintf(measured, sizeof measured, "%.3gGB/s", bw);
-    int n = snprintf(buf, len, "progress=%s%s%s bandwidth=%s", m->name,
-                     *where ? " " : "", where, measured);
+    char decided[96] = "";
+    if (m->describe)
+        m->describe(decided, sizeof decided);
+    int n = snprintf(buf, len, "progress=%s%s%s%s bandwidth=%s", m->name,
+                     *where ? " " : "", where, decided, measured);
     return n < 0 ? 0 : n;
 }

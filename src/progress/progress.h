@@ -55,6 +55,9 @@ struct nbcxi_progress_mode {
      * to the progress thread rather than wait (not split: its start runs
      * the first tree levels itself). */
     bool handoff;
+    /* Optional: appends the mode's standing decisions to nbcx_info's
+     * progress line (auto: where long copies run), ' '-prefixed. */
+    void (*describe)(char *buf, size_t len);
 };
 extern NBCX_HIDDEN const struct nbcxi_progress_mode nbcxi_caller_mode,
     nbcxi_thread_mode, nbcxi_split_mode, nbcxi_auto_mode;

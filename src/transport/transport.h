@@ -128,10 +128,24 @@ struct nbcxi_transport_ops {
     void (*describe)(char *buf, size_t len);
 };
 
+/* Where a transport's data moves between the ranks of its group, as far
+ * as the backend knows when it is made: through this node's memory
+ * (shared memory, threads of one process: moving data is copying, done
+ * by whichever thread polls), over a network (the wire moves it, the
+ * CPU only starts it), or not known (0). Auto mode's rule for copies
+ * reads it from the first operation on (progress/auto.c); the measured
+ * bandwidth decides only where it is not known. */
+enum nbcxi_medium {
+    NBCXI_MEDIUM_UNKNOWN = 0,
+    NBCXI_MEDIUM_MEMORY,
+    NBCXI_MEDIUM_NETWORK,
+};
+
 struct nbcxi_transport {
     const struct nbcxi_transport_ops *ops;
     int tag_ub;  /* largest usable tag */
     void *state; /* the transport's own data */
+    enum nbcxi_medium medium; /* set by the backend at creation */
 };
 
 /* The backends built into libnbcx that serve algorithms natively or can

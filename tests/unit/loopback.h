@@ -59,6 +59,8 @@ struct loopback_options {
                              ops->segsize); 0: none                     */
     size_t lazy_max;      /* what it carries with no progress call (its
                              ops->lazy_max); 0: none                    */
+    int medium;           /* where it says its data moves (its
+                             enum nbcxi_medium); 0: not known           */
 };
 
 /* Counters of a world, for tests of the engine's behaviour. */

@@ -23,7 +23,18 @@
  *             whose start posted every send (the root, a leaf), not on a
  *             rank that forwards what it receives (the middle of a
  *             chain), nor over a transport that carries less or nothing
+ *   medium    nothing measured yet (a process's first operation): a
+ *             4 MiB broadcast over a transport through memory is lazy
+ *             exactly when the progress thread has no core to spare
+ *             (the copies are the application's work either way), over
+ *             a network, or a transport that does not know, the
+ *             thread's; with memory's bandwidth measured, the unknown
+ *             one is judged as memory. Run twice by ctest: as it comes,
+ *             and bound to one core with the thread on it
+ *             (NBCX_TEST_NO_SPARE_CORE=1 asserts that no core was spare,
+ *             so that the lazy branch is taken)
  */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -208,10 +219,73 @@ static void test_carried(void)
           lazy[1], lazy[2]);
 }
 
+/* A 4 MiB broadcast on 2 loopback ranks whose transport says medium;
+ * with nothing measured, or, measured, memory's bandwidth (4 GB/s: the
+ * broadcast is predicted to take 1 ms, too long to be left to the
+ * application for its length alone, auto.c's LAZY_NS).
+ * lazy[r]: whether auto mode left rank r's to the application. */
+static void medium_bcast(int medium, bool measured, bool lazy[2])
+{
+    enum { M = 4 << 20 };
+    static char data[2][M];
+    struct loopback_options opt = { .seed = 5, .mode = LOOPBACK_RANDOM,
+                                    .medium = medium };
+    nbcx_comm c[2];
+    if (!start_world(2, &opt, c))
+        return;
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    nbcxi_pace_reset(); /* a process's first operation */
+    if (measured) /* M bytes in 1 ms */
+        nbcxi_pace_sample(M, 1, 1000000, 1000001);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+    nbcx_request req[2];
+    for (int i = 0; i < M; i++) {
+        data[0][i] = (char)(i * 7 + 1);
+        data[1][i] = 0;
+    }
+    for (int r = 1; r >= 0; r--) {
+        CHECK_OK(nbcx_ibcast(data[r], M, NBCX_BYTE, 0, c[r], &req[r]));
+        pthread_mutex_lock(&nbcxi_engine_lock);
+        nbcxi_engine_adopt_locked(); /* (see setup) */
+        lazy[r] = req[r] != NBCX_REQUEST_NULL && req[r]->lazy;
+        pthread_mutex_unlock(&nbcxi_engine_lock);
+    }
+    CHECK_OK(nbcx_waitall(2, req));
+    CHECK(memcmp(data[0], data[1], M) == 0, "rank 1 got other data");
+    loopback_world_destroy(2, c);
+}
+
+static void test_medium(void)
+{
+    bool lazy[2];
+    medium_bcast(NBCXI_MEDIUM_NETWORK, false, lazy);
+    bool spare = nbcxi_placement_spare_core(); /* (the thread is placed) */
+    const char *want = getenv("NBCX_TEST_NO_SPARE_CORE");
+    if (want && *want == '1')
+        CHECK(!spare, "NBCX_TEST_NO_SPARE_CORE=1, but the progress thread "
+                      "has a spare core");
+    CHECK(!lazy[0] && !lazy[1], "network: lazy %d %d", lazy[0], lazy[1]);
+    medium_bcast(NBCXI_MEDIUM_MEMORY, false, lazy);
+    CHECK(lazy[0] == !spare && lazy[1] == !spare,
+          "memory, nothing measured, %s spare core: lazy %d %d",
+          spare ? "a" : "no", lazy[0], lazy[1]);
+    medium_bcast(NBCXI_MEDIUM_UNKNOWN, false, lazy);
+    CHECK(!lazy[0] && !lazy[1], "not known, nothing measured: lazy %d %d",
+          lazy[0], lazy[1]);
+    medium_bcast(NBCXI_MEDIUM_UNKNOWN, true, lazy);
+    CHECK(lazy[0] == !spare && lazy[1] == !spare,
+          "not known, memory's bandwidth measured, %s spare core: "
+          "lazy %d %d", spare ? "a" : "no", lazy[0], lazy[1]);
+    medium_bcast(NBCXI_MEDIUM_NETWORK, true, lazy);
+    CHECK(!lazy[0] && !lazy[1], "network, memory's bandwidth measured: "
+          "lazy %d %d", lazy[0], lazy[1]);
+}
+
 static const struct th_test tests[] = {
     { "gap", test_gap },
     { "small", test_small },
     { "carried", test_carried },
+    { "medium", test_medium },
 };
 
 int main(int argc, char **argv)

@@ -608,6 +608,7 @@ static int comm_new(struct ip_world *w, int rank, nbcx_comm *out)
     t->ops = &nbcxi_inproc_ops;
     t->state = ep;
     t->tag_ub = INT_MAX;
+    t->medium = NBCXI_MEDIUM_MEMORY; /* threads of this process */
     return nbcxi_comm_create(rank, w->nranks, t, out); /* owns t */
 }
 

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mpi_backend.h"
 
@@ -252,6 +253,53 @@ static const struct nbcxi_transport_ops mpi_ops = {
     .free_prepared = mpi_free_prepared,
 };
 
+/* Whether list (an Open MPI or UCX component list: "a,b", or "^a,b" for
+ * all but those) lets one of names in, where names are the shared-memory
+ * components' (comma-separated, matched whole). NULL or "": all in. */
+static bool list_admits(const char *list, const char *const names[])
+{
+    if (!list || !*list)
+        return true;
+    bool exclude = list[0] == '^', named = false;
+    for (const char *w = list + exclude; *w;) {
+        size_t n = strcspn(w, ",");
+        for (int i = 0; names[i]; i++)
+            named |= (strlen(names[i]) == n && strncmp(w, names[i], n) == 0) ||
+                     (n == 3 && strncmp(w, "all", 3) == 0);
+        w += n + (w[n] == ',');
+    }
+    return exclude ? !named : named;
+}
+
+/* Where MPI moves comm's data (transport.h). Collective over comm, as
+ * nbcx_comm_from_mpi is. Over a network when MPI_COMM_TYPE_SHARED splits
+ * it (its ranks span nodes, or MPICH's MPIR_CVAR_NOLOCAL, as on the
+ * emulated network, tools/emunet, makes every rank its own node).
+ * Through memory when it does not, unless Open MPI or UCX is told to
+ * leave shared memory out (OMPI_MCA_btl=tcp,self on the emulated
+ * network; UCX_TLS=tcp): then, TCP through one host's kernel or an
+ * emulated link, not known (the measured bandwidth decides). */
+static enum nbcxi_medium medium_of(MPI_Comm comm)
+{
+    static const char *const btl_shm[] = { "vader", "sm", "smcuda", NULL };
+    static const char *const ucx_shm[] = { "sm", "shm", "posix", "sysv",
+                                           "cma", "knem", "xpmem", NULL };
+    int size = 0, local = 0;
+    MPI_Comm node;
+    PMPI_Comm_size(comm, &size);
+    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                             &node) != MPI_SUCCESS)
+        return NBCXI_MEDIUM_UNKNOWN;
+    PMPI_Comm_size(node, &local);
+    PMPI_Comm_free(&node);
+    if (local < size)
+        return NBCXI_MEDIUM_NETWORK;
+    if (!list_admits(nbcxi_getenv("OMPI_MCA_btl"), btl_shm) ||
+        !list_admits(nbcxi_getenv("UCX_TLS"), ucx_shm))
+        return NBCXI_MEDIUM_UNKNOWN;
+    return NBCXI_MEDIUM_MEMORY;
+}
+
 int nbcxi_mpi_transport_create(MPI_Comm comm, nbcxi_transport **out)
 {
     nbcxi_transport *t = calloc(1, sizeof *t);
@@ -275,6 +323,7 @@ int nbcxi_mpi_transport_create(MPI_Comm comm, nbcxi_transport **out)
     t->ops = &mpi_ops;
     t->state = st;
     t->tag_ub = (flag && ub) ? *ub : 32767; /* the MPI minimum */
+    t->medium = medium_of(comm);
     *out = t;
     return NBCX_SUCCESS;
 }
