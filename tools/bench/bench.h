@@ -67,6 +67,8 @@ struct bench_buf {
     int rank, ranks;
     nbcx_comm ncomm;     /* the nbcx communicator                     */
     int *counts, *displs; /* v variants: count and i * count per rank */
+    int *bdispls;         /* ialltoallw: displs in bytes              */
+    nbcx_datatype *ntypes; /* ialltoallw: ntype per rank              */
     /* --persistent: the requests made once for these buffers and started
      * by every run (harness.c), else NULL: nbcx's, and the native
      * library's (the driver's, BENCH_NATIVE_REQ bytes) where it has
@@ -124,7 +126,7 @@ void bench_reference(const struct bench_op *op, const struct bench_buf *b,
 /* Options (options.c)                                                 */
 /* ------------------------------------------------------------------ */
 
-#define BENCH_MAX_OPS 16
+#define BENCH_MAX_OPS 32
 #define BENCH_AUTO_REPS_MIN 5
 #define BENCH_AUTO_REPS_MAX 100
 #define BENCH_MAX_RANKS 1024

@@ -54,6 +54,10 @@ FACES(alltoallv, b->sbuf, b->counts, b->displs, b->ntype, b->rbuf,
       b->counts, b->displs, b->ntype, b->ncomm)
 FACES(reduce_scatter_block, b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM,
       b->ncomm)
+FACES(reduce_scatter, b->sbuf, b->rbuf, b->counts, b->ntype, NBCX_SUM,
+      b->ncomm)
+FACES(alltoallw, b->sbuf, b->counts, b->bdispls, b->ntypes, b->rbuf,
+      b->counts, b->bdispls, b->ntypes, b->ncomm)
 FACES(scan, b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM, b->ncomm)
 FACES(exscan, b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM, b->ncomm)
 
@@ -93,6 +97,12 @@ const struct bench_op bench_ops[] = {
       SUM_INCLUSIVE, pnbcx_scan },
     { "iexscan", 1, BLOCKS_ONE, BLOCKS_ONE, RESULT_NOT_ROOT, 0,
       nbcx_iexscan_, SUM_EXCLUSIVE, pnbcx_exscan },
+    /* every rank's block of `count` elements (recvcounts all count) */
+    { "ireduce_scatter", 1, BLOCKS_PER_RANK, BLOCKS_ONE, RESULT_ALL, 0,
+      nbcx_ireduce_scatter_, SUM_ALL, pnbcx_reduce_scatter },
+    /* ialltoallv's blocks, with byte displacements and a type per peer */
+    { "ialltoallw", 0, BLOCKS_PER_RANK, BLOCKS_PER_RANK, RESULT_ALL, 0,
+      nbcx_ialltoallw_, SUM_ALL, pnbcx_alltoallw },
 };
 const int bench_nops = (int)(sizeof bench_ops / sizeof bench_ops[0]);
 
@@ -160,8 +170,10 @@ int bench_buf_init(struct bench_buf *b, const struct bench_op *op, int count,
     b->rbytes = buf_bytes(op->recv, b);
     b->counts = malloc(sizeof(int) * (size_t)ranks);
     b->displs = malloc(sizeof(int) * (size_t)ranks);
+    b->bdispls = malloc(sizeof(int) * (size_t)ranks);
+    b->ntypes = malloc(sizeof(nbcx_datatype) * (size_t)ranks);
     /* Doubles need alignment; malloc's is enough. */
-    if (!b->counts || !b->displs ||
+    if (!b->counts || !b->displs || !b->bdispls || !b->ntypes ||
         (b->sbytes && !(b->sbuf = malloc(b->sbytes))) ||
         (b->rbytes && !(b->rbuf = malloc(b->rbytes)))) {
         bench_buf_free(b);
@@ -172,6 +184,11 @@ int bench_buf_init(struct bench_buf *b, const struct bench_op *op, int count,
         /* only the v variants use them; bench_op_count checked that
          * their buffers' counts fit an int */
         b->displs[i] = (int)((long long)i * count);
+        b->ntypes[i] = b->ntype;
+        /* ialltoallw's byte displacements: a run whose buffers exceed
+         * INT_MAX bytes is refused (bench_op_count, elem 1 for it) */
+        long long bytes = (long long)i * count * (long long)b->elem;
+        b->bdispls[i] = bytes > INT_MAX ? INT_MAX : (int)bytes;
     }
     bench_fill(op, b);
     return 0;
@@ -183,8 +200,11 @@ void bench_buf_free(struct bench_buf *b)
     free(b->rbuf);
     free(b->counts);
     free(b->displs);
+    free(b->bdispls);
+    free(b->ntypes);
     b->sbuf = b->rbuf = NULL;
-    b->counts = b->displs = NULL;
+    b->counts = b->displs = b->bdispls = NULL;
+    b->ntypes = NULL;
 }
 
 /* A well-mixed 32-bit value of (rank, index): misplaced blocks differ. */

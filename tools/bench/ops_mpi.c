@@ -56,7 +56,8 @@ const char *const bench_shim_persistent = "none";
     X(Allgather, allgather) X(Alltoall, alltoall) X(Gatherv, gatherv)        \
     X(Scatterv, scatterv) X(Allgatherv, allgatherv) X(Alltoallv, alltoallv)  \
     X(Reduce_scatter_block, reduce_scatter_block) X(Scan, scan)              \
-    X(Exscan, exscan)
+    X(Exscan, exscan) X(Reduce_scatter, reduce_scatter)                      \
+    X(Alltoallw, alltoallw)
 
 /* The shim's entry points, found with dlsym in the library loaded by
  * bench_shim_load: its own definitions of the MPI names, with the MPI
@@ -80,6 +81,27 @@ static struct {
 static MPI_Datatype mtype(const struct bench_buf *b)
 {
     return b->elem == sizeof(double) ? MPI_DOUBLE : MPI_BYTE;
+}
+
+/* ialltoallw's type per peer, all mtype(b): refilled only when the
+ * shape changes (a comparison per call, as nbcx's ntypes are filled once
+ * per buffer). NULL when out of memory (MPI then reports the error). */
+static const MPI_Datatype *mtypes(const struct bench_buf *b)
+{
+    static MPI_Datatype *types;
+    static int filled;
+    static size_t filled_elem;
+    if (filled < b->ranks || filled_elem != b->elem) {
+        MPI_Datatype *t = realloc(types, sizeof *t * (size_t)b->ranks);
+        if (!t)
+            return NULL;
+        types = t;
+        for (int i = 0; i < b->ranks; i++)
+            types[i] = mtype(b);
+        filled = b->ranks;
+        filled_elem = b->elem;
+    }
+    return types;
 }
 
 /* FACES(Op, op, args...) defines the faces of MPI_<Op> with the same
@@ -163,6 +185,10 @@ FACES(Reduce_scatter_block, reduce_scatter_block, b->sbuf, b->rbuf,
       b->count, mtype(b), MPI_SUM, )
 FACES(Scan, scan, b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM, )
 FACES(Exscan, exscan, b->sbuf, b->rbuf, b->count, mtype(b), MPI_SUM, )
+FACES(Reduce_scatter, reduce_scatter, b->sbuf, b->rbuf, b->counts, mtype(b),
+      MPI_SUM, )
+FACES(Alltoallw, alltoallw, b->sbuf, b->counts, b->bdispls, mtypes(b),
+      b->rbuf, b->counts, b->bdispls, mtypes(b), )
 
 /* In the order of bench_ops (ops.c). */
 #define OP(Op, op) { block_##op, native_##op, P(op), shim_##op, SP(op) },

@@ -56,6 +56,7 @@ void options_usage(FILE *f)
 "                    ibarrier ibcast ireduce iallreduce igather iscatter\n"
 "                    iallgather ialltoall igatherv iscatterv iallgatherv\n"
 "                    ialltoallv ireduce_scatter_block iscan iexscan\n"
+"                    ireduce_scatter ialltoallw\n"
 "  --sizes LIST      message sizes in bytes, comma-separated; suffixes\n"
 "                    k, m, g are powers of 1024 (4,64,1k,1M)\n"
 "                    (default: powers of two from --min-size to --max-size)\n"
@@ -227,12 +228,14 @@ static int parse_ops(const char *list, struct bench_options *o, char *err,
         name[len] = '\0';
         int i = bench_op_find(name);
         if (i < 0)
-            return fail(err, errlen,
-                        "unknown operation '%s' (known: ibarrier ibcast "
-                        "ireduce iallreduce igather iscatter iallgather "
-                        "ialltoall igatherv iscatterv iallgatherv "
-                        "ialltoallv ireduce_scatter_block iscan iexscan)",
-                        name);
+        {
+            char known[512] = "";
+            for (int k = 0; k < bench_nops; k++)
+                snprintf(known + strlen(known), sizeof known - strlen(known),
+                         "%s%s", k ? " " : "", bench_ops[k].name);
+            return fail(err, errlen, "unknown operation '%s' (known: %s)",
+                        name, known);
+        }
         int seen = 0;
         for (int k = 0; k < o->nops; k++)
             seen |= o->ops[k] == i;
