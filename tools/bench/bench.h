@@ -44,8 +44,17 @@
 /* ------------------------------------------------------------------ */
 
 /* Shape of a send or receive buffer: absent, one block of `count`
- * elements, or one block per rank. */
-enum bench_blocks { BLOCKS_NONE, BLOCKS_ONE, BLOCKS_PER_RANK };
+ * elements, one block per rank, or one per neighbour of the ring (the
+ * neighbourhood collectives). */
+enum bench_blocks { BLOCKS_NONE, BLOCKS_ONE, BLOCKS_PER_RANK,
+                    BLOCKS_PER_NEIGHBOR };
+
+/* The topology of the neighbourhood collectives: every rank's
+ * communicator is a periodic 1-D Cartesian grid of all ranks (a ring, no
+ * reordering: MPI_Cart_create in the MPI driver, nbcx_comm_set_cart in
+ * the in-process one). Each rank has BENCH_NEIGHBORS neighbours, the one
+ * at -1 then the one at +1 (the same rank on 2 ranks, itself on 1). */
+#define BENCH_NEIGHBORS 2
 
 /* Where the result is defined, i.e. what the check compares. */
 enum bench_result_at { RESULT_NONE, RESULT_ALL, RESULT_ROOT,
@@ -68,6 +77,7 @@ struct bench_buf {
     nbcx_comm ncomm;     /* the nbcx communicator                     */
     int *counts, *displs; /* v variants: count and i * count per rank */
     int *bdispls;         /* ialltoallw: displs in bytes              */
+    ptrdiff_t *adispls;   /* ineighbor_alltoallw: the same, address-sized */
     nbcx_datatype *ntypes; /* ialltoallw: ntype per rank              */
     /* --persistent: the requests made once for these buffers and started
      * by every run (harness.c), else NULL: nbcx's, and the native

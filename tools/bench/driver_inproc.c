@@ -195,6 +195,9 @@ static int rank_main(nbcx_comm comm, void *arg)
     int err = nbcx_comm_rank(comm, &c.rank);
     if (err == NBCX_SUCCESS)
         err = nbcx_comm_size(comm, &c.ranks);
+    int periodic = 1; /* the ring of the neighbourhood collectives */
+    if (err == NBCX_SUCCESS)
+        err = nbcx_comm_set_cart(comm, 1, &c.ranks, &periodic);
     if (err != NBCX_SUCCESS)
         return err; /* before any barrier: nbcx_inproc_run reports it */
     sh->tids[c.rank] = cpu_thread_id();

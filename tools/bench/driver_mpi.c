@@ -49,6 +49,13 @@ static void mpi_library(struct bench_meta *m)
 
 /* ---- the driver --------------------------------------------------------- */
 
+/* Every operation runs on MPI_COMM_WORLD's ranks as a periodic 1-D
+ * Cartesian grid, not reordered (bench.h, BENCH_NEIGHBORS): the
+ * neighbourhood collectives need a topology, and the others run on the
+ * same communicator, native and nbcx alike (nbcx_comm_from_mpi takes the
+ * grid with it). Barriers and maxima stay on MPI_COMM_WORLD. */
+static MPI_Comm ring = MPI_COMM_NULL;
+
 static void mpi_barrier(const struct bench *c)
 {
     (void)c;
@@ -90,7 +97,7 @@ static int mpi_block(const struct bench *c, const struct bench_op *op,
                      const struct bench_buf *b)
 {
     (void)c;
-    mpi_op(op)->blocking(b, MPI_COMM_WORLD);
+    mpi_op(op)->blocking(b, ring);
     return NBCX_SUCCESS;
 }
 
@@ -98,7 +105,7 @@ static int mpi_native_start(const struct bench *c, const struct bench_op *op,
                             const struct bench_buf *b, void *req)
 {
     (void)c;
-    return mpi_op(op)->native(b, MPI_COMM_WORLD, req);
+    return mpi_op(op)->native(b, ring, req);
 }
 
 static void mpi_native_test(void *req)
@@ -119,7 +126,7 @@ static int mpi_native_pinit(const struct bench *c, const struct bench_op *op,
     (void)c;
     if (!mpi_op(op)->pinit)
         return 0;
-    mpi_op(op)->pinit(b, MPI_COMM_WORLD, req);
+    mpi_op(op)->pinit(b, ring, req);
     return 1;
 }
 
@@ -147,7 +154,7 @@ static int mpi_shim_start(const struct bench *c, const struct bench_op *op,
                           const struct bench_buf *b, void *req)
 {
     (void)c;
-    return mpi_op(op)->shim(b, MPI_COMM_WORLD, req);
+    return mpi_op(op)->shim(b, ring, req);
 }
 
 static void mpi_shim_test(void *req)
@@ -166,7 +173,7 @@ static int mpi_shim_pinit(const struct bench *c, const struct bench_op *op,
     (void)c;
     if (!mpi_op(op)->shim_pinit)
         return 0;
-    mpi_op(op)->shim_pinit(b, MPI_COMM_WORLD, req);
+    mpi_op(op)->shim_pinit(b, ring, req);
     return 1;
 }
 
@@ -276,7 +283,11 @@ int bench_mpi_main(int argc, char **argv)
         c.shim = &mpi_shim;
         c.shim_counts = mpi_shim_counts;
     }
-    int e = nbcx_comm_from_mpi(MPI_COMM_WORLD, &c.ncomm);
+    int periodic = 1;
+    if (MPI_Cart_create(MPI_COMM_WORLD, 1, &ranks, &periodic, 0, &ring) !=
+        MPI_SUCCESS)
+        bench_die(&c, "MPI_Cart_create of the ring failed");
+    int e = nbcx_comm_from_mpi(ring, &c.ncomm);
     if (e != NBCX_SUCCESS)
         bench_die(&c, "nbcx_comm_from_mpi: %s (%s)", nbcx_error_string(e),
                   nbcx_error_detail(e));
@@ -297,6 +308,7 @@ int bench_mpi_main(int argc, char **argv)
     }
     int status = bench_run(&c, &meta);
     nbcx_comm_free(&c.ncomm);
+    MPI_Comm_free(&ring);
     options_free(&o);
     /* The shim's MPI_Finalize releases its nbcx communicators first. */
     if (o.pmpi)

@@ -37,6 +37,7 @@
  * median, min and max over repetitions.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +377,18 @@ static void series_ovrl(const struct bench *c, const struct bench_op *op,
  * nonblocking path, and compares both with the sequential reference.
  * Returns the slowest run's time (max over ranks), or -1 when a result
  * differs on some rank (rank 0 reports it). */
+/* On a ring of 1 or 2 ranks both neighbours are one rank, and which of
+ * the blocks it sends lands in which of the other's is MPI-4.1's rule
+ * (Example 8.10: the block sent towards -1 arrives in the block for +1),
+ * which libraries older than it do not all follow (Open MPI 4.1.4 pairs
+ * them the other way). There nbcx, and the shim, are checked against the
+ * sequential reference of the rule, not against the native result. */
+static bool native_may_differ(const struct bench *c,
+                              const struct bench_op *op)
+{
+    return op->send == BLOCKS_PER_NEIGHBOR && c->ranks <= 2;
+}
+
 static double verify(const struct bench *c, const struct bench_op *op,
                      struct bench_buf *b)
 {
@@ -389,9 +402,12 @@ static double verify(const struct bench *c, const struct bench_op *op,
     double t;
     /* 1: the blocking variant's result, 2: nbcx's, 4: the shim's */
     int bad = 0;
+    bool sequential = !c->d->native || native_may_differ(c, op);
     if (c->d->native) {
         t = measure_pure(c, op, b, IMPL_NATIVE);
-        if (n)
+        if (n && sequential)
+            bench_reference(op, b, ref);
+        else if (n)
             memcpy(ref, res, n);
     } else {
         bench_reference(op, b, ref);
@@ -423,7 +439,8 @@ static double verify(const struct bench *c, const struct bench_op *op,
                     bad & 1   ? "the blocking variant's"
                     : bad & 2 ? "nbcx's"
                               : "the shim's (--pmpi)",
-                    c->d->reference, first_bad);
+                    sequential ? "the sequential reference" : c->d->reference,
+                    first_bad);
         return -1;
     }
     return t;

@@ -58,6 +58,16 @@ FACES(reduce_scatter, b->sbuf, b->rbuf, b->counts, b->ntype, NBCX_SUM,
       b->ncomm)
 FACES(alltoallw, b->sbuf, b->counts, b->bdispls, b->ntypes, b->rbuf,
       b->counts, b->bdispls, b->ntypes, b->ncomm)
+FACES(neighbor_allgather, b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+      b->ntype, b->ncomm)
+FACES(neighbor_allgatherv, b->sbuf, b->count, b->ntype, b->rbuf, b->counts,
+      b->displs, b->ntype, b->ncomm)
+FACES(neighbor_alltoall, b->sbuf, b->count, b->ntype, b->rbuf, b->count,
+      b->ntype, b->ncomm)
+FACES(neighbor_alltoallv, b->sbuf, b->counts, b->displs, b->ntype, b->rbuf,
+      b->counts, b->displs, b->ntype, b->ncomm)
+FACES(neighbor_alltoallw, b->sbuf, b->counts, b->adispls, b->ntypes,
+      b->rbuf, b->counts, b->adispls, b->ntypes, b->ncomm)
 FACES(scan, b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM, b->ncomm)
 FACES(exscan, b->sbuf, b->rbuf, b->count, b->ntype, NBCX_SUM, b->ncomm)
 
@@ -103,6 +113,20 @@ const struct bench_op bench_ops[] = {
     /* ialltoallv's blocks, with byte displacements and a type per peer */
     { "ialltoallw", 0, BLOCKS_PER_RANK, BLOCKS_PER_RANK, RESULT_ALL, 0,
       nbcx_ialltoallw_, SUM_ALL, pnbcx_alltoallw },
+    /* on the ring (BENCH_NEIGHBORS): a block from, or for, each neighbour */
+    { "ineighbor_allgather", 0, BLOCKS_ONE, BLOCKS_PER_NEIGHBOR, RESULT_ALL,
+      0, nbcx_ineighbor_allgather_, SUM_ALL, pnbcx_neighbor_allgather },
+    { "ineighbor_allgatherv", 0, BLOCKS_ONE, BLOCKS_PER_NEIGHBOR, RESULT_ALL,
+      0, nbcx_ineighbor_allgatherv_, SUM_ALL, pnbcx_neighbor_allgatherv },
+    { "ineighbor_alltoall", 0, BLOCKS_PER_NEIGHBOR, BLOCKS_PER_NEIGHBOR,
+      RESULT_ALL, 0, nbcx_ineighbor_alltoall_, SUM_ALL,
+      pnbcx_neighbor_alltoall },
+    { "ineighbor_alltoallv", 0, BLOCKS_PER_NEIGHBOR, BLOCKS_PER_NEIGHBOR,
+      RESULT_ALL, 0, nbcx_ineighbor_alltoallv_, SUM_ALL,
+      pnbcx_neighbor_alltoallv },
+    { "ineighbor_alltoallw", 0, BLOCKS_PER_NEIGHBOR, BLOCKS_PER_NEIGHBOR,
+      RESULT_ALL, 0, nbcx_ineighbor_alltoallw_, SUM_ALL,
+      pnbcx_neighbor_alltoallw },
 };
 const int bench_nops = (int)(sizeof bench_ops / sizeof bench_ops[0]);
 
@@ -138,6 +162,9 @@ long long bench_op_count(const struct bench_op *op, size_t bytes, int ranks)
         count = 1;
     size_t blocks = (op->send == BLOCKS_PER_RANK || op->recv == BLOCKS_PER_RANK)
                         ? (size_t)ranks
+                    : (op->send == BLOCKS_PER_NEIGHBOR ||
+                       op->recv == BLOCKS_PER_NEIGHBOR)
+                        ? BENCH_NEIGHBORS
                         : 1;
     if (count > (size_t)INT_MAX || count * blocks > (size_t)INT_MAX)
         return -1;
@@ -152,6 +179,7 @@ static size_t buf_bytes(enum bench_blocks shape, const struct bench_buf *b)
     switch (shape) {
     case BLOCKS_ONE: return block;
     case BLOCKS_PER_RANK: return block * (size_t)b->ranks;
+    case BLOCKS_PER_NEIGHBOR: return block * BENCH_NEIGHBORS;
     default: return 0;
     }
 }
@@ -168,18 +196,23 @@ int bench_buf_init(struct bench_buf *b, const struct bench_op *op, int count,
     b->ncomm = ncomm;
     b->sbytes = buf_bytes(op->send, b);
     b->rbytes = buf_bytes(op->recv, b);
-    b->counts = malloc(sizeof(int) * (size_t)ranks);
-    b->displs = malloc(sizeof(int) * (size_t)ranks);
-    b->bdispls = malloc(sizeof(int) * (size_t)ranks);
-    b->ntypes = malloc(sizeof(nbcx_datatype) * (size_t)ranks);
+    /* one entry per rank, or per neighbour (the neighbourhood
+     * collectives: BENCH_NEIGHBORS, more than ranks on 1 rank) */
+    int n = ranks > BENCH_NEIGHBORS ? ranks : BENCH_NEIGHBORS;
+    b->counts = malloc(sizeof(int) * (size_t)n);
+    b->displs = malloc(sizeof(int) * (size_t)n);
+    b->bdispls = malloc(sizeof(int) * (size_t)n);
+    b->adispls = malloc(sizeof(ptrdiff_t) * (size_t)n);
+    b->ntypes = malloc(sizeof(nbcx_datatype) * (size_t)n);
     /* Doubles need alignment; malloc's is enough. */
-    if (!b->counts || !b->displs || !b->bdispls || !b->ntypes ||
+    if (!b->counts || !b->displs || !b->bdispls || !b->adispls ||
+        !b->ntypes ||
         (b->sbytes && !(b->sbuf = malloc(b->sbytes))) ||
         (b->rbytes && !(b->rbuf = malloc(b->rbytes)))) {
         bench_buf_free(b);
         return -1;
     }
-    for (int i = 0; i < ranks; i++) {
+    for (int i = 0; i < n; i++) {
         b->counts[i] = count;
         /* only the v variants use them; bench_op_count checked that
          * their buffers' counts fit an int */
@@ -189,6 +222,7 @@ int bench_buf_init(struct bench_buf *b, const struct bench_op *op, int count,
          * INT_MAX bytes is refused (bench_op_count, elem 1 for it) */
         long long bytes = (long long)i * count * (long long)b->elem;
         b->bdispls[i] = bytes > INT_MAX ? INT_MAX : (int)bytes;
+        b->adispls[i] = (ptrdiff_t)bytes;
     }
     bench_fill(op, b);
     return 0;
@@ -201,7 +235,9 @@ void bench_buf_free(struct bench_buf *b)
     free(b->counts);
     free(b->displs);
     free(b->bdispls);
+    free(b->adispls);
     free(b->ntypes);
+    b->adispls = NULL;
     b->sbuf = b->rbuf = NULL;
     b->counts = b->displs = b->bdispls = NULL;
     b->ntypes = NULL;
@@ -309,6 +345,21 @@ void bench_reference(const struct bench_op *op, const struct bench_buf *b,
         for (size_t i = 0; i < count; i++)
             input_elem(b, BENCH_ROOT, (size_t)b->rank * count + i,
                        (char *)ref + i * b->elem);
+    } else if (op->recv == BLOCKS_PER_NEIGHBOR) {
+        /* on the ring, block 0 comes from the neighbour at -1 and block 1
+         * from the one at +1: their buffer (allgather), or the block each
+         * sent towards this rank (alltoall: the -1 neighbour's block for
+         * +1, the +1 neighbour's block for -1) */
+        int from[BENCH_NEIGHBORS] = { (b->rank - 1 + b->ranks) % b->ranks,
+                                      (b->rank + 1) % b->ranks };
+        for (int k = 0; k < BENCH_NEIGHBORS; k++) {
+            size_t off = op->send == BLOCKS_PER_NEIGHBOR
+                             ? (size_t)(BENCH_NEIGHBORS - 1 - k) * count
+                             : 0;
+            for (size_t i = 0; i < count; i++)
+                input_elem(b, from[k], off + i,
+                           (char *)ref + ((size_t)k * count + i) * b->elem);
+        }
     } else if (op->send == BLOCKS_ONE) {
         /* gather, allgather: block j is rank j's buffer */
         ref_blocks(b, ref, 0);

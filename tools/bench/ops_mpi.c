@@ -57,7 +57,11 @@ const char *const bench_shim_persistent = "none";
     X(Scatterv, scatterv) X(Allgatherv, allgatherv) X(Alltoallv, alltoallv)  \
     X(Reduce_scatter_block, reduce_scatter_block) X(Scan, scan)              \
     X(Exscan, exscan) X(Reduce_scatter, reduce_scatter)                      \
-    X(Alltoallw, alltoallw)
+    X(Alltoallw, alltoallw) X(Neighbor_allgather, neighbor_allgather)        \
+    X(Neighbor_allgatherv, neighbor_allgatherv)                              \
+    X(Neighbor_alltoall, neighbor_alltoall)                                  \
+    X(Neighbor_alltoallv, neighbor_alltoallv)                                \
+    X(Neighbor_alltoallw, neighbor_alltoallw)
 
 /* The shim's entry points, found with dlsym in the library loaded by
  * bench_shim_load: its own definitions of the MPI names, with the MPI
@@ -91,14 +95,15 @@ static const MPI_Datatype *mtypes(const struct bench_buf *b)
     static MPI_Datatype *types;
     static int filled;
     static size_t filled_elem;
-    if (filled < b->ranks || filled_elem != b->elem) {
-        MPI_Datatype *t = realloc(types, sizeof *t * (size_t)b->ranks);
+    int n = b->ranks > BENCH_NEIGHBORS ? b->ranks : BENCH_NEIGHBORS;
+    if (filled < n || filled_elem != b->elem) {
+        MPI_Datatype *t = realloc(types, sizeof *t * (size_t)n);
         if (!t)
             return NULL;
         types = t;
-        for (int i = 0; i < b->ranks; i++)
+        for (int i = 0; i < n; i++)
             types[i] = mtype(b);
-        filled = b->ranks;
+        filled = n;
         filled_elem = b->elem;
     }
     return types;
@@ -189,6 +194,19 @@ FACES(Reduce_scatter, reduce_scatter, b->sbuf, b->rbuf, b->counts, mtype(b),
       MPI_SUM, )
 FACES(Alltoallw, alltoallw, b->sbuf, b->counts, b->bdispls, mtypes(b),
       b->rbuf, b->counts, b->bdispls, mtypes(b), )
+/* (on the ring: the driver's communicator, bench_mpi.h) */
+_Static_assert(sizeof(MPI_Aint) == sizeof(ptrdiff_t), "MPI_Aint displs");
+#define ADISPLS(b) ((const MPI_Aint *)(const void *)(b)->adispls)
+FACES(Neighbor_allgather, neighbor_allgather, b->sbuf, b->count, mtype(b),
+      b->rbuf, b->count, mtype(b), )
+FACES(Neighbor_allgatherv, neighbor_allgatherv, b->sbuf, b->count, mtype(b),
+      b->rbuf, b->counts, b->displs, mtype(b), )
+FACES(Neighbor_alltoall, neighbor_alltoall, b->sbuf, b->count, mtype(b),
+      b->rbuf, b->count, mtype(b), )
+FACES(Neighbor_alltoallv, neighbor_alltoallv, b->sbuf, b->counts, b->displs,
+      mtype(b), b->rbuf, b->counts, b->displs, mtype(b), )
+FACES(Neighbor_alltoallw, neighbor_alltoallw, b->sbuf, b->counts,
+      ADISPLS(b), mtypes(b), b->rbuf, b->counts, ADISPLS(b), mtypes(b), )
 
 /* In the order of bench_ops (ops.c). */
 #define OP(Op, op) { block_##op, native_##op, P(op), shim_##op, SP(op) },
