@@ -792,6 +792,22 @@ NBCX_API int nbcx_segsize_set(size_t bytes);
  * and the progress thread's timer predict how long a transfer takes. */
 NBCX_API int nbcx_info(char *buf, size_t len);
 
+/* One NBCX_* environment variable nbcx reads: its name (where "<COLL>"
+ * stands for a collective's name in capitals: NBCX_<COLL>_ALG), the layer
+ * that reads it ("progress", "coll", "transport", "pmpi", ...), its
+ * default and what it does (Markdown, as the manual shows them), and the
+ * manual's chapter on it ("progress.md"). The table is docs/settings.md;
+ * nbcx-info prints it with the values in force. */
+struct nbcx_setting {
+    const char *name, *layer, *dflt, *what, *chapter;
+};
+/* Every setting, in the manual's order (*table is static). */
+NBCX_API int nbcx_settings(const struct nbcx_setting **table, int *count);
+/* The value of setting name in this process's environment, as nbcx reads
+ * it: NULL when unset or empty, and for a name that is not a setting (a
+ * misspelt NBCX_ variable changes nothing, and nbcx-info says so). */
+NBCX_API const char *nbcx_setting_value(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -306,6 +306,9 @@ static inline void *nbcxi_at(const void *buf, ptrdiff_t i, int count,
 
 /* Reads an environment variable once per call site; NULL if unset/empty */
 NBCX_HIDDEN const char *nbcxi_getenv(const char *name);
+/* Whether name is declared in settings.def (settings.c); "NBCX_<COLL>_ALG"
+ * there covers NBCX_ALLREDUCE_ALG and the others. */
+NBCX_HIDDEN bool nbcxi_setting_known(const char *name);
 NBCX_HIDDEN size_t nbcxi_env_size(const char *name, size_t dflt);
 /* The same for a setting that "0" turns off: 0 for "0". */
 NBCX_HIDDEN size_t nbcxi_env_size_or_off(const char *name, size_t dflt);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "fortran.h"
+#include "nbcx.h"
 
 enum { S_IN_PLACE, S_BOTTOM, S_STATUS, S_STATUSES, S_KINDS };
 #define MAXCAND 8
@@ -241,8 +242,8 @@ static void arr_close(struct arr *a, MPI_Fint *req, MPI_Fint *statuses,
 
 static int verbose(void)
 {
-    const char *v = getenv("NBCX_PMPI_VERBOSE");
-    const char *e = getenv("NBCX_PMPI");
+    const char *v = nbcx_setting_value("NBCX_PMPI_VERBOSE");
+    const char *e = nbcx_setting_value("NBCX_PMPI");
     int off = e && (!strcmp(e, "off") || !strcmp(e, "0") ||
                     !strcmp(e, "no") || !strcmp(e, "false"));
     return v && *v && strcmp(v, "0") != 0 && !off;

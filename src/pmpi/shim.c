@@ -69,12 +69,12 @@ static void configure(void)
 {
     if (g_enabled >= 0)
         return;
-    const char *e = getenv("NBCX_PMPI");
+    const char *e = nbcx_setting_value("NBCX_PMPI");
     int on = !(e && (!strcmp(e, "off") || !strcmp(e, "0") ||
                      !strcmp(e, "no") || !strcmp(e, "false")));
-    const char *v = getenv("NBCX_PMPI_VERBOSE");
+    const char *v = nbcx_setting_value("NBCX_PMPI_VERBOSE");
     g_verbose = v && *v && strcmp(v, "0") != 0;
-    const char *ops = getenv("NBCX_PMPI_OPS");
+    const char *ops = nbcx_setting_value("NBCX_PMPI_OPS");
     int all = !ops || !*ops || !strcmp(ops, "all");
     for (int i = 0; i < OP_COUNT; i++)
         g_allowed[i] = (unsigned char)all;

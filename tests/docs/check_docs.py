@@ -89,11 +89,34 @@ def check_settings(root: str) -> list:
                     read |= set(pat.findall(f.read()))
     with open(os.path.join(root, "docs", "settings.md"), encoding="utf-8") as f:
         table = f.read()
-    return [
+    errors = [
         f"docs/settings.md: {v} is read in src/ but not documented"
         for v in sorted(read)
         if v.startswith("NBCX_") and f"`{v}`" not in table
     ]
+    # One table (src/base/settings.def) declares them, and one function
+    # (base/env.c) reads them: getenv("NBCX_...") elsewhere reads past it.
+    with open(os.path.join(root, "src", "base", "settings.def"), encoding="utf-8") as f:
+        declared = set(re.findall(r'NBCX_SETTING\("([A-Z0-9_]+)"', f.read()))
+    errors += [
+        f"src/base/settings.def: {v} is read in src/ but not declared"
+        for v in sorted(read)
+        if v.startswith("NBCX_") and v not in declared
+    ]
+    raw = re.compile(r'\bgetenv\("NBCX_')
+    for d, _, names in os.walk(os.path.join(root, "src")):
+        for n in names:
+            path = os.path.join(d, n)
+            if n.endswith((".c", ".h")) and not path.endswith(
+                os.path.join("base", "env.c")
+            ):
+                with open(path, encoding="utf-8") as f:
+                    if raw.search(f.read()):
+                        errors.append(
+                            f'{os.path.relpath(path, root)}: getenv("NBCX_..."): '
+                            "read settings with nbcxi_getenv or nbcx_setting_value"
+                        )
+    return errors
 
 
 def check_api_index(root: str) -> list:
