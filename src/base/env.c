@@ -7,12 +7,16 @@
 
 const char *nbcxi_getenv(const char *name)
 {
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return NULL;
     /* An NBCX_ name not in the table (settings.def) reads nothing: a
-     * setting is declared, documented and listed, or it does not exist. */
+     * setting is declared, documented and listed, or it does not exist.
+     * (Looked up only for a value that is set: some settings are read at
+     * every start, NBCX_SPLIT_LEVELS, and are mostly unset.) */
     if (strncmp(name, "NBCX_", 5) == 0 && !nbcxi_setting_known(name))
         return NULL;
-    const char *v = getenv(name);
-    return (v && *v) ? v : NULL;
+    return v;
 }
 
 /* A byte count with an optional k/m/g suffix (powers of 1024) in v, or

@@ -263,9 +263,9 @@ static bool list_admits(const char *list, const char *const names[])
     bool exclude = list[0] == '^', named = false;
     for (const char *w = list + exclude; *w;) {
         size_t n = strcspn(w, ",");
+        named |= n == 3 && strncmp(w, "all", 3) == 0;
         for (int i = 0; names[i]; i++)
-            named |= (strlen(names[i]) == n && strncmp(w, names[i], n) == 0) ||
-                     (n == 3 && strncmp(w, "all", 3) == 0);
+            named |= strlen(names[i]) == n && strncmp(w, names[i], n) == 0;
         w += n + (w[n] == ',');
     }
     return exclude ? !named : named;
