@@ -135,6 +135,8 @@ def collective(name, args, persistent):
     params += [F + "request", F + "ierror"]
     call.append("&c_request")
     out = ["static void %s(%s)" % (fn, ", ".join(params)), "{"]
+    # NBCX_PMPI_REPORT: the call site is the Fortran caller's.
+    out.append("    NBCXF_SITE_ENTER();")
     out.append("    MPI_Comm c_comm = MPI_Comm_f2c(*comm);")
     out.append("    MPI_Request c_request = MPI_REQUEST_NULL;")
     for p in pre:
@@ -149,6 +151,7 @@ def collective(name, args, persistent):
         out.append("    int rc = %s(%s);" % (cfn, ", ".join(call)))
     for p in post:
         out.append(ind + p)
+    out.append("    NBCXF_SITE_LEAVE();")
     out.append("    if (rc == MPI_SUCCESS)")
     out.append("        *request = MPI_Request_c2f(c_request);")
     out.append("    nbcxf_ierr(ierror, rc);")
