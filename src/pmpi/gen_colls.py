@@ -10,6 +10,11 @@ MPI_<op>_init_c): MPI_Count counts and MPI_Aint displacements. When every
 count and displacement that matters on this rank fits an int, it converts
 them and calls wrap_<name> (nbcx, or the int native call when nbcx refuses);
 otherwise it makes the native _c call.
+
+Each public function passes its return address (__builtin_return_address)
+to wrap_<name> and shim_begin: the call site of NBCX_PMPI_REPORT
+(report.c), whose bytes (the BYTES table) the wrapper computes only when
+the report is on.
 """
 
 SB = ("const void *", "sendbuf", "sbuf")

@@ -20,6 +20,8 @@ A collective converts its handles (MPI_Comm_f2c, MPI_Type_f2c,
 MPI_Op_f2c, MPI_Info_f2c), its buffers (Fortran's MPI_IN_PLACE and
 MPI_BOTTOM) and its type arrays, and calls the shim's C function: served
 by nbcx or sent native there, and counted in the shim's report.
+Around that call, NBCXF_SITE_ENTER/LEAVE (fortran.h) give the shim the
+Fortran caller's return address as the call site of NBCX_PMPI_REPORT.
 Persistent collectives are MPIX_<op>_init in Open MPI 4.1 (mpix_x_init_)
 and MPI_<op>_init in MPI-4 libraries.
 """

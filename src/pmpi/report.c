@@ -357,13 +357,18 @@ static void resolve(struct row *rows, int n)
     }
 }
 
+/* nranks 0: one rank's own table (rank of size). */
 static void print_table(FILE *out, struct row *rows, int n, int nranks,
-                        const char *const *op_names,
+                        int rank, int size, const char *const *op_names,
                         const char *const *reason_names)
 {
-    fprintf(out, "nbcx-pmpi report: %d rank%s, %d row%s (call site x "
-                 "operation x path)\n",
-            nranks, nranks == 1 ? "" : "s", n, n == 1 ? "" : "s");
+    if (nranks)
+        fprintf(out, "nbcx-pmpi report: %d rank%s, ", nranks,
+                nranks == 1 ? "" : "s");
+    else
+        fprintf(out, "nbcx-pmpi report: rank %d of %d, ", rank, size);
+    fprintf(out, "%d row%s (call site x operation x path)\n", n,
+            n == 1 ? "" : "s");
     fprintf(out, "nbcx-pmpi report: calls, bytes: sums over ranks; "
                  "start-done, exposed: microseconds per operation, "
                  "means; hidden = 1 - exposed / start-done, [min-max] "
@@ -437,7 +442,7 @@ void shim_report_write(const char *dest, const char *const *op_names,
     if (!mine)
         len = 0;
     char *all = mine;
-    int total = len, nranks = 1;
+    int total = len, nranks = per_rank ? 0 : 1;
     if (!per_rank && size > 1) {
         int *lens = rank == 0 ? calloc((size_t)size, sizeof *lens) : NULL;
         int *displs = rank == 0 ? calloc((size_t)size, sizeof *displs)
@@ -521,7 +526,8 @@ void shim_report_write(const char *dest, const char *const *op_names,
         }
     }
     if (rows)
-        print_table(out, rows, n, nranks, op_names, reason_names);
+        print_table(out, rows, n, nranks, rank, size, op_names,
+                    reason_names);
     else
         fprintf(stderr, "nbcx-pmpi: report: out of memory\n");
     if (out != stderr)
