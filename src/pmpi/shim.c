@@ -539,10 +539,19 @@ int shim_op(struct shim_call *c, MPI_Op o, MPI_Datatype t, nbcx_op *out)
         return 0;
     }
     c->nop = *out;
-    int ni, na, nt, combiner = MPI_UNDEFINED;
-    c->predefined = predefined_op(o) && t != MPI_DATATYPE_NULL &&
-                    PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner) ==
-                        MPI_SUCCESS &&
+    int combiner = MPI_UNDEFINED;
+#if MPI_VERSION >= 4 /* (the large-count query: see type_combiner in face.c) */
+    MPI_Count ni, na, nl, nt;
+    int rc = t == MPI_DATATYPE_NULL
+                 ? MPI_ERR_TYPE
+                 : PMPI_Type_get_envelope_c(t, &ni, &na, &nl, &nt, &combiner);
+#else
+    int ni, na, nt;
+    int rc = t == MPI_DATATYPE_NULL
+                 ? MPI_ERR_TYPE
+                 : PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner);
+#endif
+    c->predefined = predefined_op(o) && rc == MPI_SUCCESS &&
                     combiner == MPI_COMBINER_NAMED;
     if (!predefined_op(o)) {
         if (!op_hold(o)) {

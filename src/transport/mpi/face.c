@@ -592,6 +592,22 @@ static const struct nbcxi_type_face mpi_type_face = {
     .release = face_release,
 };
 
+/* The type's combiner. MPI 4.0's large-count query first: MPICH 4.0.2's
+ * MPI_Type_get_envelope fails (through the error handler, fatal by
+ * default) on a type made by a large-count constructor
+ * (MPI_Type_create_indexed_block_c, ...: what mpi4py 4 calls) even when
+ * its values fit an int; MPI_Type_get_envelope_c answers for every type. */
+static int type_combiner(MPI_Datatype type, int *combiner)
+{
+#if MPI_VERSION >= 4
+    MPI_Count ni, na, nl, nt;
+    return PMPI_Type_get_envelope_c(type, &ni, &na, &nl, &nt, combiner);
+#else
+    int ni, na, nt;
+    return PMPI_Type_get_envelope(type, &ni, &na, &nt, combiner);
+#endif
+}
+
 int nbcx_datatype_from_mpi(MPI_Datatype type, nbcx_datatype *out)
 {
     if (!out)
@@ -604,13 +620,12 @@ int nbcx_datatype_from_mpi(MPI_Datatype type, nbcx_datatype *out)
         *out = (nbcx_datatype)id;
         return NBCX_SUCCESS;
     }
-    int size, nints, naddrs, ntypes, combiner;
+    int size, combiner;
     MPI_Aint lb, extent, tlb, textent;
     if (PMPI_Type_size(type, &size) != MPI_SUCCESS ||
         PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
         PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS ||
-        PMPI_Type_get_envelope(type, &nints, &naddrs, &ntypes,
-                               &combiner) != MPI_SUCCESS)
+        type_combiner(type, &combiner) != MPI_SUCCESS)
         return NBCX_ERR_TYPE;
     bool named = combiner == MPI_COMBINER_NAMED;
     struct nbcx_datatype_s *t = nbcxi_pool_alloc(&nbcxi_type_pool);
@@ -703,9 +718,9 @@ int nbcx_op_from_mpi_typed(MPI_Op op, MPI_Datatype type, nbcx_op *out)
     int commute = 0;
     if (PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
         return NBCX_ERR_OP;
-    int ni, na, nt, combiner = MPI_UNDEFINED;
+    int combiner = MPI_UNDEFINED;
     if (type != MPI_DATATYPE_NULL &&
-        PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS)
+        type_combiner(type, &combiner) != MPI_SUCCESS)
         return NBCX_ERR_TYPE;
     struct user_op *ctx = malloc(sizeof *ctx);
     if (!ctx)
