@@ -72,6 +72,7 @@ static _Thread_local bool planning;
 static int run(enum nbcxi_coll coll, struct nbcx_comm_s *c,
                struct nbcxi_coll_args *a, nbcx_request *req)
 {
+    NBCXI_TRACE(nbcxi_trace_enter());
     struct nbcx_sched_s *s = planning ? NULL : nbcxi_cache_take(c, coll, a);
     if (s)
         return nbcxi_start(s, req);
