@@ -101,6 +101,22 @@ static void at_exit(void)
     nbcxi_trace_flush();
 }
 
+/* mkdir -p: 0, or -1 with errno. */
+static int make_dirs(const char *name)
+{
+    char p[sizeof dir];
+    snprintf(p, sizeof p, "%s", name);
+    for (char *c = p + 1; *c; c++) {
+        if (*c != '/')
+            continue;
+        *c = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *c = '/';
+    }
+    return mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 __attribute__((constructor)) static void trace_init(void)
 {
     const char *v = nbcxi_getenv("NBCX_TRACE");
@@ -111,7 +127,7 @@ __attribute__((constructor)) static void trace_init(void)
                         "tracing off\n");
         return;
     }
-    if (mkdir(v, 0777) != 0 && errno != EEXIST) {
+    if (make_dirs(v) != 0) {
         fprintf(stderr, "nbcx: NBCX_TRACE=%s: cannot create the "
                         "directory (%s); tracing off\n", v, strerror(errno));
         return;
