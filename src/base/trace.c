@@ -264,6 +264,15 @@ static uintptr_t call_site(void)
     return 0;
 }
 
+/* The call site given by the public function (nbcxi_trace_site), 0:
+ * none, look on the stack. */
+static _Thread_local uintptr_t given_site;
+
+void nbcxi_trace_site(void *ra)
+{
+    given_site = inside_nbcx((uintptr_t)ra) ? 0 : (uintptr_t)ra;
+}
+
 void nbcxi_trace_starting(struct nbcxi_trace_req *tr,
                           const struct nbcxi_trace_op *op)
 {
@@ -272,7 +281,8 @@ void nbcxi_trace_starting(struct nbcxi_trace_req *tr,
     if (!b)
         return;
     b->rank = op->rank;
-    tr->site = call_site();
+    tr->site = given_site ? given_site : call_site();
+    given_site = 0;
     tr->t0 = b->call_t0 ? b->call_t0 : nbcxi_now_ns();
     uint64_t used = atomic_load_explicit(&b->lanes, memory_order_relaxed);
     int lane = 63;
@@ -405,26 +415,40 @@ void nbcxi_trace_sleep(int64_t t0, bool event)
 
 /* ---- output ---- */
 
+/* The "site" (and "function") members for a call site, made once per
+ * site (dladdr is slow): a small cache, under file_mu. */
 static void put_site(FILE *f, uintptr_t site)
 {
+    enum { N = 64, LEN = 320 };
+    static uintptr_t seen[N];
+    static char text[N][LEN];
+    unsigned i = (unsigned)((site >> 4) ^ (site >> 12)) % N;
+    if (site && seen[i] == site) {
+        fputs(text[i], f);
+        return;
+    }
+    char *t = text[i];
     Dl_info info;
     if (!site) {
-        fputs(",\"site\":\"unknown\"", f);
-        return;
+        snprintf(t, LEN, ",\"site\":\"unknown\"");
+    } else if (!dladdr((void *)site, &info) || !info.dli_fname) {
+        snprintf(t, LEN, ",\"site\":\"0x%llx\"", (unsigned long long)site);
+    } else {
+        const char *obj = strrchr(info.dli_fname, '/');
+        obj = obj ? obj + 1 : info.dli_fname;
+        /* object+offset: what addr2line -e OBJECT takes (one less: the
+         * call instruction, not the return address) */
+        int n = snprintf(t, LEN, ",\"site\":\"%.120s+0x%llx\"",
+                         *obj ? obj : "?",
+                         (unsigned long long)(site - 1 -
+                                              (uintptr_t)info.dli_fbase));
+        if (info.dli_sname && n > 0 && n < LEN)
+            snprintf(t + n, (size_t)(LEN - n),
+                     ",\"function\":\"%.120s+0x%llx\"", info.dli_sname,
+                     (unsigned long long)(site - (uintptr_t)info.dli_saddr));
     }
-    if (!dladdr((void *)site, &info) || !info.dli_fname) {
-        fprintf(f, ",\"site\":\"0x%llx\"", (unsigned long long)site);
-        return;
-    }
-    const char *obj = strrchr(info.dli_fname, '/');
-    obj = obj ? obj + 1 : info.dli_fname;
-    /* object+offset: what addr2line -e OBJECT takes (one less: the call
-     * instruction, not the return address) */
-    fprintf(f, ",\"site\":\"%s+0x%llx\"", *obj ? obj : "?",
-            (unsigned long long)(site - 1 - (uintptr_t)info.dli_fbase));
-    if (info.dli_sname)
-        fprintf(f, ",\"function\":\"%s+0x%llx\"", info.dli_sname,
-                (unsigned long long)(site - (uintptr_t)info.dli_saddr));
+    seen[i] = site;
+    fputs(t, f);
 }
 
 static void put_us(FILE *f, const char *key, int64_t ns)
@@ -507,6 +531,8 @@ static FILE *file_locked(void)
                         "is lost\n", path, strerror(errno));
         return NULL;
     }
+    static char buffer[1 << 16];
+    setvbuf(out, buffer, _IOFBF, sizeof buffer);
     fputs("{\"traceEvents\":[", out);
     trailer_len = 0;
     return out;

@@ -78,6 +78,13 @@ NBCXI_TRACE_HIDDEN void nbcxi_trace_cpu(struct nbcxi_trace_req *tr,
 /* The current application call (a test) leaves tr's operation pending:
  * its time so far was exposed. */
 NBCXI_TRACE_HIDDEN void nbcxi_trace_pending(struct nbcxi_trace_req *tr);
+/* A public start function was called from ra (its return address): the
+ * call site of the operation it starts, unless ra is nbcx's own code (a
+ * public function calling another, the shim), when the start looks for
+ * it on the stack (backtrace). NBCXI_TRACE_CALLER() in each. */
+NBCXI_TRACE_HIDDEN void nbcxi_trace_site(void *ra);
+#define NBCXI_TRACE_CALLER()                                                  \
+    NBCXI_TRACE(nbcxi_trace_site(__builtin_return_address(0)))
 /* An application call into nbcx begins (test, wait, start). */
 NBCXI_TRACE_HIDDEN void nbcxi_trace_enter(void);
 /* ... and ends: its slice, named `what` (static). */

@@ -611,6 +611,7 @@ static int ready_notice(const char *fn, nbcx_request r)
 
 int nbcx_start(nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     NBCXI_TRACE(nbcxi_trace_enter());
     if (!req)
         return null_pointer("nbcx_start");
@@ -624,6 +625,7 @@ int nbcx_start(nbcx_request *req)
 
 int nbcx_startall(int count, nbcx_request reqs[])
 {
+    NBCXI_TRACE_CALLER();
     NBCXI_TRACE(nbcxi_trace_enter());
     if (count < 0 || (count > 0 && !reqs))
         return check_requests("nbcx_startall", count, reqs);
