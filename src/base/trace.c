@@ -338,8 +338,10 @@ void nbcxi_trace_retired(struct nbcxi_trace_req *tr,
 {
     struct tbuf *b = mine();
     struct tbuf *owner = tr->owner;
-    if (owner && tr->lane >= 0 && tr->lane < 63)
-        atomic_fetch_and(&owner->lanes, ~(1ull << tr->lane));
+    int lane = tr->lane;
+    if (owner && lane >= 0 && lane < 63)
+        atomic_fetch_and(&owner->lanes, ~(1ull << lane));
+    tr->lane = -1; /* (released once) */
     if (!b || !tr->t0)
         return;
     int64_t done = tr->done ? tr->done : nbcxi_now_ns();
@@ -361,7 +363,7 @@ void nbcxi_trace_retired(struct nbcxi_trace_req *tr,
         e->a = tr->exposed;
         e->b = tr->cpu;
         e->pid = pid_of(b, op->rank);
-        e->tid = 100 * (owner ? owner->k : b->k) + 1 + tr->lane;
+        e->tid = 100 * (owner ? owner->k : b->k) + 1 + (lane < 0 ? 63 : lane);
     }
     pthread_mutex_unlock(&b->mu);
     tr->t0 = 0;
@@ -415,18 +417,63 @@ void nbcxi_trace_sleep(int64_t t0, bool event)
 
 /* ---- output ---- */
 
+/* An event is formatted by hand into a line (printf's formatting was
+ * most of a write's time: 1 us an event), then written at once. */
+struct line {
+    char *p, *end;
+};
+
+static void put_str(struct line *l, const char *s)
+{
+    while (*s && l->p < l->end)
+        *l->p++ = *s++;
+}
+
+static void put_num(struct line *l, long long v)
+{
+    char t[24];
+    int n = 0;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v
+                                 : (unsigned long long)v;
+    do
+        t[n++] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        t[n++] = '-';
+    while (n > 0 && l->p < l->end)
+        *l->p++ = t[--n];
+}
+
+/* ,"key":number */
+static void put_member(struct line *l, const char *key, long long v)
+{
+    put_str(l, ",\"");
+    put_str(l, key);
+    put_str(l, "\":");
+    put_num(l, v);
+}
+
+/* ,"key":microseconds, from ns */
+static void put_us(struct line *l, const char *key, int64_t ns)
+{
+    if (ns < 0)
+        ns = 0;
+    put_member(l, key, (long long)(ns / 1000));
+    char frac[5] = { '.', (char)('0' + ns / 100 % 10),
+                     (char)('0' + ns / 10 % 10), (char)('0' + ns % 10), 0 };
+    put_str(l, frac);
+}
+
 /* The "site" (and "function") members for a call site, made once per
  * site (dladdr is slow): a small cache, under file_mu. */
-static void put_site(FILE *f, uintptr_t site)
+static const char *site_text(uintptr_t site)
 {
     enum { N = 64, LEN = 320 };
     static uintptr_t seen[N];
     static char text[N][LEN];
     unsigned i = (unsigned)((site >> 4) ^ (site >> 12)) % N;
-    if (site && seen[i] == site) {
-        fputs(text[i], f);
-        return;
-    }
+    if (site && seen[i] == site)
+        return text[i];
     char *t = text[i];
     Dl_info info;
     if (!site) {
@@ -448,25 +495,17 @@ static void put_site(FILE *f, uintptr_t site)
                      (unsigned long long)(site - (uintptr_t)info.dli_saddr));
     }
     seen[i] = site;
-    fputs(t, f);
+    return t;
 }
 
-static void put_us(FILE *f, const char *key, int64_t ns)
-{
-    if (ns < 0)
-        ns = 0;
-    fprintf(f, ",\"%s\":%lld.%03lld", key, (long long)(ns / 1000),
-            (long long)(ns % 1000));
-}
-
-static void put_nodes(FILE *f, int64_t packed)
+static void put_nodes(struct line *l, int64_t packed)
 {
     static const char *const names[NBCXI_TRACE_NKINDS] = {
         "send", "recv", "reduce", "copy", "other" };
     for (int i = 0; i < NBCXI_TRACE_NKINDS; i++) {
         long long n = (packed >> (12 * i)) & 4095;
         if (n)
-            fprintf(f, ",\"%s\":%lld", names[i], n);
+            put_member(l, names[i], n);
     }
 }
 
@@ -475,42 +514,58 @@ static void put_event(FILE *f, const struct tbuf *b,
 {
     static const char *const cats[] = { "call", "call", "coll",
                                         "progress", "progress", "trace" };
-    fprintf(f, "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\"",
-            written++ ? ",\n" : "\n", e->name, cats[e->kind]);
-    put_us(f, "ts", e->t0);
-    put_us(f, "dur", e->dur);
-    fprintf(f, ",\"pid\":%d,\"tid\":%d,\"args\":{\"thread\":\"%s %d\"",
-            e->pid, e->tid, b->progress ? "progress" : "app", b->k);
+    char text[1024];
+    struct line l = { text, text + sizeof text };
+    put_str(&l, written++ ? ",\n{\"name\":\"" : "\n{\"name\":\"");
+    put_str(&l, e->name);
+    put_str(&l, "\",\"cat\":\"");
+    put_str(&l, cats[e->kind]);
+    put_str(&l, "\",\"ph\":\"X\"");
+    put_us(&l, "ts", e->t0);
+    put_us(&l, "dur", e->dur);
+    put_member(&l, "pid", e->pid);
+    put_member(&l, "tid", e->tid);
+    put_str(&l, b->progress ? ",\"args\":{\"thread\":\"progress "
+                            : ",\"args\":{\"thread\":\"app ");
+    put_num(&l, b->k);
+    put_str(&l, "\"");
     switch ((enum ev_kind)e->kind) {
     case EV_START:
     case EV_COLL:
-        fprintf(f, ",\"op\":\"%s\",\"alg\":\"%s\",\"bytes\":%llu",
-                e->op ? e->op : "?", e->alg ? e->alg : "?",
-                (unsigned long long)e->bytes);
-        put_site(f, e->site);
+        put_str(&l, ",\"op\":\"");
+        put_str(&l, e->op ? e->op : "?");
+        put_str(&l, "\",\"alg\":\"");
+        put_str(&l, e->alg ? e->alg : "?");
+        put_str(&l, "\"");
+        put_member(&l, "bytes", (long long)e->bytes);
+        put_str(&l, site_text(e->site));
         if (e->kind == EV_START) {
-            put_nodes(f, e->a);
+            put_nodes(&l, e->a);
             break;
         }
-        fprintf(f, ",\"comm\":\"%p\",\"comm_size\":%d", e->comm, e->size);
-        put_us(f, "exposed_us", e->a);
-        put_us(f, "progress_us", e->b);
+        char comm[40];
+        snprintf(comm, sizeof comm, ",\"comm\":\"%p\"", e->comm);
+        put_str(&l, comm);
+        put_member(&l, "comm_size", e->size);
+        put_us(&l, "exposed_us", e->a);
+        put_us(&l, "progress_us", e->b);
         break;
     case EV_CALL:
-        put_nodes(f, e->a);
+        put_nodes(&l, e->a);
         break;
     case EV_RUN:
-        put_nodes(f, e->a);
-        fprintf(f, ",\"finished\":%lld", (long long)e->b);
+        put_nodes(&l, e->a);
+        put_member(&l, "finished", (long long)e->b);
         break;
     case EV_IDLE:
-        fprintf(f, ",\"sleeps\":%lld,\"event_wakeups\":%lld",
-                (long long)e->a, (long long)e->b);
+        put_member(&l, "sleeps", (long long)e->a);
+        put_member(&l, "event_wakeups", (long long)e->b);
         break;
     case EV_FLUSH:
         break;
     }
-    fputs("}}", f);
+    put_str(&l, "}}");
+    fwrite(text, 1, (size_t)(l.p - text), f);
 }
 
 /* The file, opened at the first write (file_mu held); NULL if it cannot

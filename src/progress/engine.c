@@ -666,6 +666,7 @@ int nbcx_request_free(nbcx_request *req)
                            "%p is active (its operation is in flight): "
                            "complete it with a wait or test first",
                            (void *)r);
+    NBCXI_TRACE(trace(r, TRACE_RETIRED)); /* (never waited for: callbacks) */
     free(r->cb_notice);
     nbcxi_sched_destroy(r->sched);
     nbcxi_pool_free(&nbcxi_request_pool, r, NBCXI_DEAD_MAGIC);

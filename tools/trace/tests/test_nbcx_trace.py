@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -211,3 +212,14 @@ def test_timeline_png(tmp_path: Path) -> None:
     assert png.read_bytes()[:4] == b"\x89PNG"
     assert nt.timeline(nt.load_dir(tmp_path), png, "0.05:0.06") == 3  # 2 collectives, 1 wait
     assert nt.main(["timeline", str(tmp_path), "--png", str(png), "--window", "5:1"]) == 1
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        nt.main(["--version"])
+    out = capsys.readouterr().out.strip()
+    assert out == f"nbcx-trace (nbcx) {nt.VERSION}"
+    # ctest passes the project's version: the script's must follow it
+    want = os.environ.get("EXPECT_VERSION")
+    if want:
+        assert want == nt.VERSION
