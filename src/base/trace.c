@@ -101,6 +101,16 @@ static void at_exit(void)
     nbcxi_trace_flush();
 }
 
+/* A child of fork() must not write its copy of the parent's buffers into
+ * the parent's file (its exit would): it does not trace. */
+static void in_child(void)
+{
+    nbcxi_trace_on = false;
+    all = NULL;
+    me = NULL;
+    failed = true;
+}
+
 /* mkdir -p: 0, or -1 with errno. */
 static int make_dirs(const char *name)
 {
@@ -141,6 +151,7 @@ __attribute__((constructor)) static void trace_init(void)
     void *warm[2]; /* backtrace() loads libgcc once: not in a slice */
     (void)backtrace(warm, 2);
     atexit(at_exit);
+    pthread_atfork(NULL, NULL, in_child);
     nbcxi_trace_on = true;
 }
 
@@ -616,7 +627,7 @@ static void trailer_locked(FILE *f)
 /* Writes b's events out (b->mu held). */
 static void flush_locked(struct tbuf *b)
 {
-    if (!b->ev || b->n == 0)
+    if (!b->ev || b->n == 0 || !nbcxi_trace_on)
         return;
     pthread_mutex_lock(&file_mu);
     FILE *f = file_locked();

@@ -174,6 +174,27 @@ def check_png(tool_cmd: list[str], trace_dir: Path, out: Path) -> None:
         fail(f"timeline: {t.stderr}")
 
 
+def check_unwritable(prog: str, out: Path) -> None:
+    """NBCX_TRACE naming a file, not a directory: the program runs, says so."""
+    not_dir = out / "not-a-directory"
+    not_dir.write_text("")
+    env = {**os.environ, "NBCX_TRACE": str(not_dir)}
+    p = subprocess.run(
+        [prog, "inproc", "2"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if (
+        p.returncode != 0
+        or "NBCX_TRACE" not in p.stderr
+        or "trace is lost" not in p.stderr
+    ):
+        fail(f"NBCX_TRACE={not_dir}: exit {p.returncode}, stderr {p.stderr!r}")
+
+
 def check_bench(tool: ModuleType, bench: str, launcher: list[str], out: Path) -> None:
     trace_dir = out / "trace-bench"
     js = out / "bench.json"
@@ -226,6 +247,7 @@ def main() -> None:
         out.mkdir(parents=True, exist_ok=True)
         run([a.prog, "inproc", str(a.inproc)], out / "trace")
         check_ops(tool, out / "trace", a.inproc, False, out, a.png)
+        check_unwritable(a.prog, out)
     else:
         out = a.out / f"mpi{a.np}"
         out.mkdir(parents=True, exist_ok=True)
