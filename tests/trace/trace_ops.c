@@ -38,7 +38,7 @@ static double now_s(void)
 }
 
 /* Computation outside nbcx, for `seconds`. */
-static volatile double sink;
+static _Thread_local volatile double sink; /* (per rank thread) */
 static void compute(double seconds)
 {
     double end = now_s() + seconds, x = 1;
