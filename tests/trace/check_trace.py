@@ -22,8 +22,7 @@ each rank's calls.
 from __future__ import annotations
 
 import argparse
-import importlib.machinery
-import importlib.util
+import importlib
 import json
 import os
 import re
@@ -40,13 +39,9 @@ EXPECTED = {("allreduce", 64): 5, ("allreduce", 512): 4, ("bcast", 65536): 3}
 
 
 def load_tool(path: Path) -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("nbcx_trace", str(path))
-    spec = importlib.util.spec_from_loader("nbcx_trace", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["nbcx_trace"] = module  # (dataclasses look it up)
-    loader.exec_module(module)
-    return module
+    """nbcx_trace.cli of the source tree whose launcher is path."""
+    sys.path.insert(0, str(path.resolve().parent / "src"))
+    return importlib.import_module("nbcx_trace.cli")
 
 
 def fail(msg: str) -> None:
@@ -92,7 +87,13 @@ def check_nesting(events: list[dict[str, Any]]) -> None:
 
 
 def check_ops(
-    tool: ModuleType, trace_dir: Path, ranks: int, mpi: bool, out: Path, draw: bool
+    tool: ModuleType,
+    launcher: Path,
+    trace_dir: Path,
+    ranks: int,
+    mpi: bool,
+    out: Path,
+    draw: bool,
 ) -> None:
     names = sorted(p.name for p in trace_dir.glob("nbcx-trace.*.json"))
     want = [f"nbcx-trace.{r}.json" for r in range(ranks)] if mpi else None
@@ -130,7 +131,7 @@ def check_ops(
     ):
         fail("no progress-thread work recorded in thread mode")
     merged_path = out / "merged.json"
-    tool_cmd = [sys.executable, str(tool.__file__)]
+    tool_cmd = [sys.executable, str(launcher)]
     subprocess.run(
         [*tool_cmd, "merge", str(trace_dir), "-o", str(merged_path)], check=True
     )
@@ -246,13 +247,13 @@ def main() -> None:
         out = a.out / f"inproc{a.inproc}"
         out.mkdir(parents=True, exist_ok=True)
         run([a.prog, "inproc", str(a.inproc)], out / "trace")
-        check_ops(tool, out / "trace", a.inproc, False, out, a.png)
+        check_ops(tool, a.tool, out / "trace", a.inproc, False, out, a.png)
         check_unwritable(a.prog, out)
     else:
         out = a.out / f"mpi{a.np}"
         out.mkdir(parents=True, exist_ok=True)
         run([*mpiexec(a.mpiexec, a.np), a.prog, "mpi"], out / "trace")
-        check_ops(tool, out / "trace", a.np, True, out, a.png)
+        check_ops(tool, a.tool, out / "trace", a.np, True, out, a.png)
     print("PASS")
 
 

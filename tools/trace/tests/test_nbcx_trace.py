@@ -2,31 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import os
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-TOOL = Path(__file__).resolve().parent.parent / "nbcx-trace"
-
-
-def load() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("nbcx_trace", str(TOOL))
-    spec = importlib.util.spec_from_loader("nbcx_trace", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["nbcx_trace"] = module
-    loader.exec_module(module)
-    return module
-
-
-nt = load()
+from nbcx_trace import cli as nt
 
 
 def coll(
