@@ -33,7 +33,25 @@ static int at_finalize(MPI_Comm comm, int key, void *val, void *extra)
 {
     (void)comm, (void)key, (void)val, (void)extra;
     nbcxi_progress_shutdown();
+    NBCXI_TRACE(nbcxi_trace_flush()); /* (exit may never come) */
     return MPI_SUCCESS;
+}
+
+/* NBCX_TRACE (base/trace.h): the trace's rank, and its clock-sync record
+ * (once, over the first communicator made): the end of a barrier, which
+ * every member leaves at about the same moment; nbcx-trace merge shifts
+ * each file by its offset to rank 0's. */
+static void trace_sync(MPI_Comm comm)
+{
+    static atomic_flag synced = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&synced))
+        return;
+    int rank, size;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    PMPI_Barrier(comm); /* (the first may be slow: connections) */
+    PMPI_Barrier(comm);
+    nbcxi_trace_sync(rank, size, nbcxi_now_ns());
 }
 
 static void hook_finalize(void)
@@ -230,6 +248,7 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
     check_thread_level();
     hook_finalize();
     share_bindings(dup);
+    NBCXI_TRACE(trace_sync(dup));
     int rank, size;
     PMPI_Comm_rank(dup, &rank);
     PMPI_Comm_size(dup, &size);
