@@ -43,12 +43,15 @@ static bool commutative(const struct nbcx_sched_s *s,
  * (struct nbcxi_transport_ops, algorithms). */
 static const struct nbcxi_algorithm algorithms[] = {
     { NBCXI_BARRIER, "dissemination", nbcxi_build_barrier_dissemination, NULL },
+    { NBCXI_BARRIER, "knomial", nbcxi_build_barrier_knomial, NULL },
     { NBCXI_BCAST, "binomial", nbcxi_build_bcast_binomial, NULL },
     { NBCXI_BCAST, "chain", nbcxi_build_bcast_chain, NULL },
     { NBCXI_BCAST, "scatter_allgather", nbcxi_build_bcast_scatter_allgather,
       NULL },
+    { NBCXI_BCAST, "knomial", nbcxi_build_bcast_knomial, NULL },
     { NBCXI_REDUCE, "binomial", nbcxi_build_reduce_binomial, NULL },
     { NBCXI_REDUCE, "chain", nbcxi_build_reduce_chain, commutative },
+    { NBCXI_REDUCE, "knomial", nbcxi_build_reduce_knomial, NULL },
     { NBCXI_ALLREDUCE, "recursive_doubling",
       nbcxi_build_allreduce_recursive_doubling, NULL },
     { NBCXI_ALLREDUCE, "ring", nbcxi_build_allreduce_ring, commutative },
@@ -58,8 +61,10 @@ static const struct nbcxi_algorithm algorithms[] = {
       NULL },
     { NBCXI_GATHER, "binomial", nbcxi_build_gather_binomial, NULL },
     { NBCXI_GATHER, "linear", nbcxi_build_gather_linear, NULL },
+    { NBCXI_GATHER, "knomial", nbcxi_build_gather_knomial, NULL },
     { NBCXI_SCATTER, "binomial", nbcxi_build_scatter_binomial, NULL },
     { NBCXI_SCATTER, "linear", nbcxi_build_scatter_linear, NULL },
+    { NBCXI_SCATTER, "knomial", nbcxi_build_scatter_knomial, NULL },
     { NBCXI_ALLGATHER, "bruck", nbcxi_build_allgather_bruck, NULL },
     { NBCXI_ALLGATHER, "ring", nbcxi_build_allgather_ring, NULL },
     { NBCXI_ALLTOALL, "linear", nbcxi_build_alltoall_linear, NULL },
@@ -126,6 +131,35 @@ const char *nbcxi_coll_name(int c)
     return c >= 0 && c < NBCXI_NCOLL ? coll_names[c] : NULL;
 }
 
+int nbcxi_knomial_radix(const char *name)
+{
+    if (!name || strncasecmp(name, "knomial", 7) != 0)
+        return 0;
+    int k = name[7] - '0';
+    return name[8] == '\0' && k >= NBCXI_KNOMIAL_MIN &&
+                   k <= NBCXI_KNOMIAL_MAX
+               ? k
+               : 0;
+}
+
+const char *nbcxi_knomial_name(int k)
+{
+    static const char *const names[] = { "knomial2", "knomial3", "knomial4",
+                                         "knomial5", "knomial6", "knomial7",
+                                         "knomial8" };
+    return k >= NBCXI_KNOMIAL_MIN && k <= NBCXI_KNOMIAL_MAX
+               ? names[k - NBCXI_KNOMIAL_MIN]
+               : NULL;
+}
+
+/* Whether `name` names entry a: its own name, or "knomialK" for the
+ * "knomial" line. */
+static bool names_entry(const struct nbcxi_algorithm *a, const char *name)
+{
+    return strcasecmp(a->name, name) == 0 ||
+           (nbcxi_knomial_radix(name) && strcasecmp(a->name, "knomial") == 0);
+}
+
 /* The entry of `table` (ended by a NULL name) for coll and name (NULL
  * name: its first for coll), or NULL. */
 static const struct nbcxi_algorithm *
@@ -133,7 +167,7 @@ lookup(const struct nbcxi_algorithm *table, enum nbcxi_coll coll,
        const char *name)
 {
     for (const struct nbcxi_algorithm *a = table; a && a->name; a++)
-        if (a->coll == (int)coll && (!name || strcasecmp(a->name, name) == 0))
+        if (a->coll == (int)coll && (!name || names_entry(a, name)))
             return a;
     return NULL;
 }
@@ -152,14 +186,20 @@ const struct nbcxi_algorithm *nbcxi_coll_algorithm(int c, int i)
 }
 
 /* Algorithm `name` of coll, among the core ones and those of any backend
- * built in (whether a communicator can use it is decided per call). */
-static const struct nbcxi_algorithm *registered(enum nbcxi_coll coll,
-                                                const char *name)
+ * built in (whether a communicator can use it is decided per call);
+ * "knomialK" names the "knomial" line with radix K. */
+const struct nbcxi_algorithm *nbcxi_coll_find(int c, const char *name,
+                                              int *radix)
 {
     const struct nbcxi_algorithm *a;
-    for (int i = 0; (a = nbcxi_coll_algorithm((int)coll, i)); i++)
-        if (strcasecmp(a->name, name) == 0)
+    if (radix)
+        *radix = 0;
+    for (int i = 0; name && (a = nbcxi_coll_algorithm(c, i)); i++)
+        if (names_entry(a, name)) {
+            if (radix && strcasecmp(a->name, name) != 0)
+                *radix = nbcxi_knomial_radix(name);
             return a;
+        }
     return NULL;
 }
 
@@ -192,10 +232,11 @@ static int set_alg(int c, const char *alg)
         forced[c] = NULL;
         return NBCX_SUCCESS;
     }
-    const struct nbcxi_algorithm *a = registered((enum nbcxi_coll)c, alg);
+    int radix;
+    const struct nbcxi_algorithm *a = nbcxi_coll_find(c, alg, &radix);
     if (!a)
         return NBCX_ERR_ALGORITHM;
-    forced[c] = a->name;
+    forced[c] = radix ? nbcxi_knomial_name(radix) : a->name;
     return NBCX_SUCCESS;
 }
 
@@ -463,7 +504,9 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
                  : tp->segsize ? tp->segsize : (size_t)DEFAULT_SEGSIZE;
     a->segsize_auto = !chosen;
     const char *force = forced[coll];
+    const char *chosen_name = force; /* "knomialK" carries the radix */
     const struct nbcxi_algorithm *alg = NULL;
+    a->radix = nbcxi_knomial_radix(force);
     if (force) { /* a backend's algorithm serves only its communicators */
         alg = lookup(algorithms, coll, force);
         if (!alg)
@@ -488,17 +531,21 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
             }
         }
         alg = lookup(algorithms, coll, name);
+        chosen_name = name;
+        a->radix = nbcxi_knomial_radix(name);
         /* What the backend serves natively (inproc: shared-memory
          * slots), up to the size it says (NBCX_INPROC_SLOT_MAX). */
         const struct nbcxi_algorithm *native = lookup(tp->algorithms, coll,
                                                       NULL);
         size_t max = native && tp->native_max ? tp->native_max(s->comm->tp)
                                               : 0;
-        if (max > 0 && message_bytes(a) <= max && can_serve(native, s, a))
+        if (max > 0 && message_bytes(a) <= max && can_serve(native, s, a)) {
             alg = native;
+            chosen_name = NULL;
+        }
     }
     s->op_name = coll_names[coll]; /* for diagnoses (progress/watchdog.c) */
-    s->alg_name = alg->name;
+    s->alg_name = a->radix && chosen_name ? chosen_name : alg->name;
     /* split progress's S for this call, if NBCX_TUNING has a rule */
     s->split_tuned = nbcxi_tuning_split((int)coll, s->size,
                                         message_bytes(a)) + 1;

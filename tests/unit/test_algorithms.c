@@ -648,8 +648,14 @@ static void run_coll(enum coll_id coll, enum loopback_mode mode)
         CHECK(0, "nbcx_algorithm_names(\"%s\") failed", coll_names[coll]);
         return;
     }
+    /* "knomial" is radix 4 (and binomial the same builder with radix
+     * 2); in the ordered runs radices 3 and 8 too (nbcx-check covers
+     * every radix, check.knomial). */
     char list[256];
-    snprintf(list, sizeof list, "%s auto", names);
+    snprintf(list, sizeof list, "%s%s auto", names,
+             strstr(names, "knomial") && mode == LOOPBACK_ORDERED
+                 ? " knomial3 knomial8"
+                 : "");
     nbcx_segsize_set(SEGSIZE);
     create_user_ops();
     for (char *save = NULL, *alg = strtok_r(list, " ", &save); alg;
