@@ -352,10 +352,45 @@ static int pof2_floor(int p)
 }
 
 /* Predicted cost (bytes) of a broadcast or reduction of n bytes on p
- * ranks by the binomial tree: L rounds of the whole buffer. */
-static double cost_binomial(int p, double n)
+ * ranks by the k-nomial tree of radix k (k = 2: binomial): ceil(log_k p)
+ * levels, each a latency and k - 1 messages of the whole buffer leaving
+ * one rank back to back, each at least a gap's worth (g / G: 4 us over
+ * 0.008 us/B in default.json, 500 B). */
+enum { GAP_BYTES = 512 };
+
+static int logk_ceil(int p, int k)
 {
-    return log2_ceil(p) * (ALPHA_BYTES + n);
+    int l = 0;
+    for (long m = 1; m < p; m *= k)
+        l++;
+    return l;
+}
+
+static double cost_knomial(int p, double n, int k)
+{
+    double m = n > GAP_BYTES ? n : GAP_BYTES;
+    return logk_ceil(p, k) * (ALPHA_BYTES + (k - 1) * m);
+}
+
+/* The radix of the cheapest k-nomial tree by that model (2: binomial). */
+static int best_radix(int p, double n, double *cost)
+{
+    int best = 2;
+    *cost = cost_knomial(p, n, 2);
+    for (int k = 3; k <= NBCXI_KNOMIAL_MAX; k++) {
+        double c = cost_knomial(p, n, k);
+        if (c < *cost) {
+            *cost = c;
+            best = k;
+        }
+    }
+    return best;
+}
+
+/* "binomial" for radix 2, else "knomialK". */
+static const char *tree_name(int k)
+{
+    return k == 2 ? "binomial" : nbcxi_knomial_name(k);
 }
 
 /* ... by the pipelined chain of fragments of seg bytes: p - 1 + n / seg
@@ -387,24 +422,34 @@ static const char *automatic(enum nbcxi_coll coll,
     const bool node = p <= ON_NODE;
     const double n = (double)rbytes;
     switch (coll) {
+    case NBCXI_BARRIER:
+        /* Dissemination's ceil(log2 p) rounds, but on 8 to 11 ranks the
+         * k-nomial fan-in and fan-out of radix 6 (2 levels: 134 against
+         * 153 us on 8 ranks in the simulation, docs/results/scale) */
+        return !node && p < 12 ? "knomial6" : "dissemination";
     case NBCXI_BCAST: {
         if (node)
             return (rbytes < SMALL || p <= 2) ? "binomial" : "chain";
-        /* the cheapest of the three by the model */
-        double b = cost_binomial(p, n), c = cost_chain(p, n, a->segsize),
-               g = cost_scatter_allgather(p, n);
-        return (b <= c && b <= g) ? "binomial" : c <= g ? "chain"
-                                                         : "scatter_allgather";
+        /* the cheapest by the model: a k-nomial tree (binomial for
+         * k = 2), the chain, scatter + allgather */
+        double b, c = cost_chain(p, n, a->segsize),
+                  g = cost_scatter_allgather(p, n);
+        int k = best_radix(p, n, &b);
+        return (b <= c && b <= g) ? tree_name(k) : c <= g ? "chain"
+                                                          : "scatter_allgather";
     }
     case NBCXI_REDUCE:
         if (node)
             return (rbytes < SMALL || p <= 2 || !a->op->commutative)
                        ? "binomial"
                        : "chain";
-        return (a->op->commutative &&
-                cost_chain(p, n, a->segsize) < cost_binomial(p, n))
+    {
+        double b;
+        int k = best_radix(p, n, &b);
+        return (a->op->commutative && cost_chain(p, n, a->segsize) < b)
                    ? "chain"
-                   : "binomial";
+                   : tree_name(k);
+    }
     case NBCXI_ALLREDUCE:
         if (node)
             return (rbytes < SMALL || !a->op->commutative || a->rcount < p)

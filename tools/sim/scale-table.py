@@ -11,6 +11,10 @@ follows the table. The JSON of the runs is kept beside the table.
     tools/sim/scale-table.py --build build/openmpi --ranks-per-node 2 \\
         --ranks 2,3,4,...,16384 --sizes 8,64,...,16m \\
         --ops allreduce,bcast --out docs/results/scale
+
+--extra-algs knomial3,knomial8 adds the k-nomial trees of those radices
+(beside "knomial", radix 4, which --alg all runs) to the collectives that
+have them.
 """
 
 import argparse
@@ -18,6 +22,10 @@ import json
 import os
 import subprocess
 import sys
+
+
+# the collectives with k-nomial trees (--extra-algs)
+KNOMIAL_OPS = ("bcast", "reduce", "gather", "scatter", "barrier")
 
 
 def run_json(cmd):
@@ -55,6 +63,13 @@ def main():
     ap.add_argument(
         "--reuse", action="store_true", help="read OP.json when it exists"
     )
+    ap.add_argument(
+        "--extra-algs",
+        default="",
+        help="more algorithm names simulated beside --alg all, e.g. the "
+        "k-nomial radices knomial3,knomial8 (for the ops that have them: "
+        "bcast, reduce, gather, scatter, barrier)",
+    )
     args = ap.parse_args()
 
     sim = os.path.join(args.build, "tools/sim/nbcx-sim")
@@ -83,6 +98,9 @@ def main():
                 auto = None
         if every is None:
             every = run_json(base + ["--alg", "all"])
+            if args.extra_algs and op in KNOMIAL_OPS:
+                more = run_json(base + ["--alg", args.extra_algs])
+                every["results"] += more["results"]
         if auto is None:
             # one run per number of ranks: nbcx-sim stops a sweep at a
             # point beyond nbcx's int counts (exit status 2)

@@ -493,7 +493,7 @@ static int build_rank(struct setup *S, int r, struct graph *g,
             nbcxi_sched_destroy(s);
             return NBCXI_SIM_EARG;
         }
-        s->alg_name = S->alg->name;
+        s->alg_name = a.radix ? nbcxi_knomial_name(a.radix) : S->alg->name;
         e = S->alg->build(s, &a);
     } else {
         e = nbcxi_coll_build((enum nbcxi_coll)S->coll, s, &a, NULL);
