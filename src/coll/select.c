@@ -351,39 +351,83 @@ static int pof2_floor(int p)
     return q;
 }
 
-/* Predicted cost (bytes) of a broadcast or reduction of n bytes on p
- * ranks by the k-nomial tree of radix k (k = 2: binomial): ceil(log_k p)
- * levels, each a latency and k - 1 messages of the whole buffer leaving
- * one rank back to back, each at least a gap's worth (g / G: 4 us over
- * 0.008 us/B in default.json, 500 B). */
-enum { GAP_BYTES = 512 };
+/* Predicted time (bytes) of a broadcast or reduction of n bytes on p
+ * ranks by the k-nomial tree of radix k (k = 2: binomial), level by
+ * level: a rank sends to its children one after the other, largest
+ * subtree first, each send taking the link for n bytes or at least a
+ * gap's worth (g / G: 4 us over 0.008 us/B in default.json, 500 B), and
+ * a child starts its own subtree when its message has arrived (A + n
+ * later; a child at distance 1 is on the same node, ranks placed in
+ * blocks of 2: nearly free). The subtree of s ranks takes T(s): the
+ * latest of its children's arrival + T(child's subtree). A reduction is
+ * the same tree with the messages the other way. */
+enum { GAP_BYTES = 512, MAX_LEVELS = 32 };
 
-static int logk_ceil(int p, int k)
+struct tree_model {
+    int k;
+    double n, send;               /* bytes, bytes a send holds the link */
+    double full[MAX_LEVELS];      /* T of the full tree of k^j ranks    */
+};
+
+static double tree_time(const struct tree_model *t, long size);
+
+/* The children of a subtree of `size` ranks (top mask m), in send
+ * order; the time of the last to finish. */
+static double children_time(const struct tree_model *t, long size)
 {
-    int l = 0;
-    for (long m = 1; m < p; m *= k)
-        l++;
-    return l;
+    long top = 1;
+    int j = 0;
+    while (top * t->k < size) {
+        top *= t->k;
+        j++;
+    }
+    double worst = 0, leave = 0;
+    for (long m = top; m > 0; m /= t->k, j--)
+        for (int d = 1; d < t->k && d * m < size; d++) {
+            long c = size - d * m < m ? size - d * m : m;
+            double hop = d * m == 1 ? t->n / 64 : ALPHA_BYTES + t->n;
+            double done = leave + hop +
+                          (c == m ? t->full[j] : tree_time(t, c));
+            worst = done > worst ? done : worst;
+            leave += t->send; /* the next send leaves after this one */
+        }
+    return worst;
+}
+
+static double tree_time(const struct tree_model *t, long size)
+{
+    return size <= 1 ? 0 : children_time(t, size);
 }
 
 static double cost_knomial(int p, double n, int k)
 {
-    double m = n > GAP_BYTES ? n : GAP_BYTES;
-    return logk_ceil(p, k) * (ALPHA_BYTES + (k - 1) * m);
+    struct tree_model t = { .k = k, .n = n,
+                            .send = n > GAP_BYTES ? n : GAP_BYTES };
+    long m = 1;
+    for (int j = 0; j < MAX_LEVELS; j++, m *= k) {
+        t.full[j] = tree_time(&t, m);
+        if (m >= p)
+            break;
+    }
+    return tree_time(&t, p);
 }
 
-/* The radix of the cheapest k-nomial tree by that model (2: binomial). */
+/* The radix of the fastest k-nomial tree by that model (2: binomial),
+ * and in *cost its time on the scale the chain and scatter + allgather
+ * are weighed on (below): the binomial tree's L (A + n), times the
+ * tree's predicted time over the binomial tree's. */
 static int best_radix(int p, double n, double *cost)
 {
     int best = 2;
-    *cost = cost_knomial(p, n, 2);
+    double t2 = cost_knomial(p, n, 2), tb = t2;
     for (int k = 3; k <= NBCXI_KNOMIAL_MAX; k++) {
         double c = cost_knomial(p, n, k);
-        if (c < *cost) {
-            *cost = c;
+        if (c < tb) {
+            tb = c;
             best = k;
         }
     }
+    *cost = log2_ceil(p) * (ALPHA_BYTES + n) * (t2 > 0 ? tb / t2 : 1);
     return best;
 }
 
