@@ -416,7 +416,7 @@ static double cost_knomial(int p, double n, int k)
  * and in *cost its time on the scale the chain and scatter + allgather
  * are weighed on (below): the binomial tree's L (A + n), times the
  * tree's predicted time over the binomial tree's. */
-static int best_radix(int p, double n, double *cost)
+static int best_radix(int p, double n, double *cost, double *raw)
 {
     int best = 2;
     double t2 = cost_knomial(p, n, 2), tb = t2;
@@ -428,6 +428,7 @@ static int best_radix(int p, double n, double *cost)
         }
     }
     *cost = log2_ceil(p) * (ALPHA_BYTES + n) * (t2 > 0 ? tb / t2 : 1);
+    *raw = tb;
     return best;
 }
 
@@ -476,9 +477,9 @@ static const char *automatic(enum nbcxi_coll coll,
             return (rbytes < SMALL || p <= 2) ? "binomial" : "chain";
         /* the cheapest by the model: a k-nomial tree (binomial for
          * k = 2), the chain, scatter + allgather */
-        double b, c = cost_chain(p, n, a->segsize),
-                  g = cost_scatter_allgather(p, n);
-        int k = best_radix(p, n, &b);
+        double b, raw, c = cost_chain(p, n, a->segsize),
+                       g = cost_scatter_allgather(p, n);
+        int k = best_radix(p, n, &b, &raw);
         return (b <= c && b <= g) ? tree_name(k) : c <= g ? "chain"
                                                           : "scatter_allgather";
     }
@@ -488,8 +489,8 @@ static const char *automatic(enum nbcxi_coll coll,
                        ? "binomial"
                        : "chain";
     {
-        double b;
-        int k = best_radix(p, n, &b);
+        double b, raw;
+        int k = best_radix(p, n, &b, &raw);
         return (a->op->commutative && cost_chain(p, n, a->segsize) < b)
                    ? "chain"
                    : tree_name(k);
@@ -512,8 +513,30 @@ static const char *automatic(enum nbcxi_coll coll,
             return "ring";
         return "rabenseifner";
     case NBCXI_GATHER:
-    case NBCXI_SCATTER:
-        return block <= 2048 ? "binomial" : "linear";
+    case NBCXI_SCATTER: {
+        if (node)
+            return block <= 2048 ? "binomial" : "linear";
+        /* Beyond a node: linear for blocks over 8 KiB (the root's link
+         * carries (p - 1) blocks whatever the tree: the simulations put
+         * every algorithm within 2 % there); else the k-nomial tree
+         * whose broadcast of one block the model finds fastest, unless
+         * the root's p - 1 messages, A + (p - 1) max(block, gap), are
+         * cheaper still (8 B to 512 B on 12 and 16 ranks). */
+        if (block > 8192)
+            return "linear";
+        double b, raw, nb = (double)block;
+        /* the radix for a latency-bound message (at most a gap's worth):
+         * the messages near the root grow with their subtrees, which
+         * favours few levels */
+        double lat = nb < GAP_BYTES ? nb : GAP_BYTES;
+        int k = best_radix(p, lat, &b, &raw);
+        if (k < 5) { /* and at least 5 (4 KiB on 12 to 32 ranks) */
+            k = 5;
+            raw = cost_knomial(p, lat, k);
+        }
+        double lin = ALPHA_BYTES + (p - 1) * (nb > GAP_BYTES ? nb : GAP_BYTES);
+        return raw <= lin ? tree_name(k) : "linear";
+    }
     case NBCXI_ALLGATHER:
         if (node)
             return block * (size_t)p < 65536 ? "bruck" : "ring";

@@ -98,9 +98,16 @@ def main():
                 auto = None
         if every is None:
             every = run_json(base + ["--alg", "all"])
-            if args.extra_algs and op in KNOMIAL_OPS:
-                more = run_json(base + ["--alg", args.extra_algs])
-                every["results"] += more["results"]
+            # one run per algorithm and number of ranks: a point beyond
+            # nbcx's int counts stops a sweep (as for auto below)
+            for alg in args.extra_algs.split(",") if op in KNOMIAL_OPS else []:
+                for p in args.ranks.split(",") if alg else []:
+                    more = run_json(
+                        [sim, "--op", op, "--sizes", ",".join(sizes)]
+                        + ["--alg", alg, "--ranks", p]
+                        + common[2:]
+                    )
+                    every["results"] += more["results"]
         if auto is None:
             # one run per number of ranks: nbcx-sim stops a sweep at a
             # point beyond nbcx's int counts (exit status 2)
