@@ -247,7 +247,7 @@ NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_chain;     /* pipelined, segsize fra
 NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_scatter_allgather; /* van de Geijn */
 /* reduce.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_binomial; /* any op, MPI order kept */
-NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_knomial;  /* any op, MPI order kept */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_knomial;  /* any op, rank order */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_chain;    /* pipelined; commutative ops */
 /* allreduce.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_recursive_doubling; /* any op */

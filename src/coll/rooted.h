@@ -1,5 +1,6 @@
 /*
- * rooted.h - the binomial, k-nomial and linear builders of gather (gather.c) and
+ * rooted.h - the binomial, k-nomial and linear builders of gather
+ * (gather.c) and
  * scatter (scatter.c), written once: the two are mirrors, the same tree
  * with the data flowing up to the root (gather, `up` true) or down from
  * it (scatter). gather.c and scatter.c describe the algorithms.

@@ -18,8 +18,8 @@
  * default (NBCX_SEGSIZE). The k-nomial trees take their radix from the
  * name: "knomial3" (K = 2..8; "knomial" is radix 4). The first rule
  * that matches a call names its algorithm; a call no rule matches, or
- * whose rule names an algorithm that cannot serve it (ring for a non-commutative operation, say), gets
- * the built-in choice. A forced algorithm (NBCX_<COLL>_ALG,
+ * whose rule names an algorithm that cannot serve it (ring for a
+ * non-commutative operation, say), gets the built-in choice. A forced algorithm (NBCX_<COLL>_ALG,
  * nbcx_algorithm_set) still wins over the table.
  *
  * A line starting with the word "split" is a rule for split progress
