@@ -175,6 +175,8 @@ struct nbcx_sched_s *ck_get(struct ck_job *J, int r, struct ck_regions *reg)
     struct nbcxi_coll_args a;
     if (err == NBCX_SUCCESS)
         err = ck_setup_rank(J, r, topo, &a, reg);
+    if (err == NBCX_SUCCESS)
+        a.radix = J->radix;
     if (err == NBCX_SUCCESS && J->alg->usable && !J->alg->usable(s, &a)) {
         J->unusable = true;
         nbcxi_sched_destroy(s);
@@ -299,10 +301,7 @@ static int prepare_job(struct ck_job *J, const char *coll, const char *alg,
             break;
     if (c == NBCXI_NCOLL)
         return NBCX_ERR_ALGORITHM;
-    const struct nbcxi_algorithm *a;
-    for (int i = 0; (a = nbcxi_coll_algorithm(c, i)) && !J->alg; i++)
-        if (strcmp(a->name, alg) == 0)
-            J->alg = a;
+    J->alg = nbcxi_coll_find(c, alg, &J->radix); /* knomialK: a radix */
     if (!J->alg)
         return NBCX_ERR_ALGORITHM;
     if (size < 1)

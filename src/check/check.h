@@ -104,6 +104,7 @@ struct ck_job {
     struct nbcx_op_s *op;
     nbcx_op user_op; /* to free, or NBCX_OP_NULL */
     size_t segsize;
+    int radix;       /* of the k-nomial trees ("knomialK"), 0: default */
     bool segsize_auto; /* no --segsize: the engine's own floors apply */
     char *mem;       /* fake user memory (PROT_NONE), NULL: none */
     size_t memlen;

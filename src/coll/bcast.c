@@ -13,6 +13,12 @@
  *                      +--> send(next child)
  *                      +--> ...
  *
+ * knomial: the same with the k-nomial tree of radix k = 2..8 (tree.h,
+ *   a->radix; "knomial" is radix 4): a rank sends to up to (k - 1)
+ *   children per level, ceil(log_k p) levels, largest subtrees first.
+ *   Fewer rounds than the binomial tree for small buffers when a
+ *   message's latency is worth more than k - 1 back-to-back sends.
+ *
  * scatter_allgather: van de Geijn's scatter + allgather for large
  *   buffers on many ranks (below, before its builder).
  *
@@ -43,31 +49,48 @@
 /* Binomial tree                                                       */
 /* ------------------------------------------------------------------ */
 
-int nbcxi_build_bcast_binomial(struct nbcx_sched_s *s,
-                              const struct nbcxi_coll_args *a)
+/* The k-nomial tree of radix k (tree.h; k = 2: the binomial tree). */
+static int bcast_tree(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
+                      int k)
 {
     struct nbcx_datatype_s *t = a->rtype;
     if (s->size == 1 || a->rcount == 0 || t->size == 0)
         return s->err;
 
-    nbcxi_sched_tree(s, nbcxi_edge_level(nbcxi_binomial_top_mask(0, s->size)));
+    nbcxi_sched_tree(s, nbcxi_knomial_height(s->size, k));
     int vr = nbcxi_rel_rank(s->rank, a->root, s->size);
     nbcx_node recv = -1; /* none at the root */
     if (vr > 0) {
         recv = nbcxi_recv(s, a->rbuf, a->rcount, t,
-                          nbcxi_abs_rank(nbcxi_binomial_parent(vr), a->root,
+                          nbcxi_abs_rank(nbcxi_knomial_parent(vr, k), a->root,
                                          s->size),
                           0);
-        nbcxi_level(s, recv, nbcxi_edge_level(vr & -vr), NBCXI_TREE_DOWN);
+        nbcxi_level(s, recv,
+                    nbcxi_knomial_level(nbcxi_knomial_low(vr, k), k),
+                    NBCXI_TREE_DOWN);
     }
-    for (int m = nbcxi_binomial_top_mask(vr, s->size); m > 0; m >>= 1) {
-        nbcx_node send = nbcxi_send(s, a->rbuf, a->rcount, t,
-                                    nbcxi_abs_rank(vr + m, a->root, s->size),
-                                    0);
-        nbcxi_level(s, send, nbcxi_edge_level(m), NBCXI_TREE_DOWN);
-        nbcxi_dep(s, recv, send);
-    }
+    /* Largest subtrees first: masks down, digits up. */
+    for (long m = nbcxi_knomial_top_mask(vr, s->size, k); m > 0; m /= k)
+        for (int d = 1; d < k && vr + d * m < s->size; d++) {
+            nbcx_node send = nbcxi_send(
+                s, a->rbuf, a->rcount, t,
+                nbcxi_abs_rank((int)(vr + d * m), a->root, s->size), 0);
+            nbcxi_level(s, send, nbcxi_knomial_level(m, k), NBCXI_TREE_DOWN);
+            nbcxi_dep(s, recv, send);
+        }
     return s->err;
+}
+
+int nbcxi_build_bcast_binomial(struct nbcx_sched_s *s,
+                              const struct nbcxi_coll_args *a)
+{
+    return bcast_tree(s, a, 2);
+}
+
+int nbcxi_build_bcast_knomial(struct nbcx_sched_s *s,
+                              const struct nbcxi_coll_args *a)
+{
+    return bcast_tree(s, a, nbcxi_knomial_k(a->radix));
 }
 
 /* ------------------------------------------------------------------ */

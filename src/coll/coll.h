@@ -106,9 +106,20 @@ struct nbcxi_coll_args {
      * rule): it is the transport's default, and an algorithm whose
      * fragments need another floor may take it (the ring allreduce). */
     bool segsize_auto;
+    /* The radix of the k-nomial trees ("knomialK" names it; 0: the
+     * default, NBCXI_KNOMIAL_DEFAULT). */
+    int radix;
     struct nbcxi_vside sv, rv;      /* v, w and neighbourhood variants */
     const struct nbcxi_topo *topo;  /* neighbourhood collectives */
 };
+
+/* The k-nomial trees (bcast, reduce, gather, scatter, barrier) have one
+ * table line each, "knomial", and take their radix from the call's
+ * arguments (radix). Wherever an algorithm is named (NBCX_<COLL>_ALG,
+ * nbcx_algorithm_set, NBCX_TUNING, nbcx-check, nbcx-sim), "knomialK" with
+ * K from 2 to 8 names that line with radix K, and "knomial" radix 4. */
+enum { NBCXI_KNOMIAL_MIN = 2, NBCXI_KNOMIAL_MAX = 8,
+       NBCXI_KNOMIAL_DEFAULT = 4 };
 
 /* The largest power of two <= p (p >= 1), and its log2 in *rounds: the
  * ranks a recursive doubling or halving runs on, after the fold of the
@@ -205,6 +216,18 @@ struct nbcxi_algorithm {
                    const struct nbcxi_coll_args *a);
 };
 
+/* The entry of collective c that `name` names (case ignored): a table
+ * line's own name, or "knomialK" (K = 2..8) for the "knomial" line, in
+ * which case *radix (if not NULL) gets K; else *radix gets 0. NULL: no
+ * such algorithm. Core algorithms first, then the backends'. */
+NBCX_HIDDEN const struct nbcxi_algorithm *nbcxi_coll_find(int c,
+                                                          const char *name,
+                                                          int *radix);
+/* K of a name "knomialK" (K = 2..8), else 0 (also for "knomial"). */
+NBCX_HIDDEN int nbcxi_knomial_radix(const char *name);
+/* "knomialK" as a string that lives forever (K = 2..8), else NULL. */
+NBCX_HIDDEN const char *nbcxi_knomial_name(int k);
+
 /* tuning.c: the selection table of NBCX_TUNING (read once, by select.c) */
 NBCX_HIDDEN int nbcxi_tuning_load(const char *path);
 /* The algorithm the table names for coll on p ranks and `bytes` (the
@@ -218,12 +241,15 @@ NBCX_HIDDEN int nbcxi_tuning_split(int coll, int p, size_t bytes);
 
 /* barrier.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_barrier_dissemination;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_barrier_knomial; /* fan-in, fan-out */
 /* bcast.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_binomial;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_knomial;   /* radix a->radix */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_chain;     /* pipelined, segsize fragments */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_scatter_allgather; /* van de Geijn */
 /* reduce.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_binomial; /* any op, MPI order kept */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_knomial;  /* any op, rank order */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_chain;    /* pipelined; commutative ops */
 /* allreduce.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_recursive_doubling; /* any op */
@@ -235,9 +261,11 @@ NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_rabenseifner; /* reduce-scatter 
                       recursive halving + allgather by recursive doubling; any op */
 /* gather.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_gather_binomial;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_gather_knomial;
 NBCX_HIDDEN nbcxi_builder nbcxi_build_gather_linear;
 /* scatter.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_scatter_binomial;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_scatter_knomial;
 NBCX_HIDDEN nbcxi_builder nbcxi_build_scatter_linear;
 /* allgather.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_allgather_bruck;

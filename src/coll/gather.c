@@ -26,6 +26,11 @@
  *   are on tree level log2(m) + 1, data flowing up; packing and
  *   unpacking belong to no level.
  *
+ * knomial: the same with the k-nomial tree of radix k = 2..8 (tree.h,
+ *   a->radix; "knomial" is radix 4): the subtree of every rank is still a
+ *   contiguous range of relative ranks, child c's blocks at c - v in the
+ *   scratch; up to k - 1 children per level, ceil(log_k p) levels.
+ *
  * linear: the root posts one receive per rank straight into that rank's
  *   block of rbuf (with rtype); every other rank sends sbuf (with stype).
  *
@@ -46,4 +51,10 @@ int nbcxi_build_gather_linear(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a)
 {
     return nbcxi_rooted_linear(s, a, true);
+}
+
+int nbcxi_build_gather_knomial(struct nbcx_sched_s *s,
+                               const struct nbcxi_coll_args *a)
+{
+    return nbcxi_rooted_tree(s, a, true, nbcxi_knomial_k(a->radix));
 }

@@ -32,6 +32,13 @@
  *   accumulates in rbuf for a commutative operation, and copies the final
  *   accumulator into rbuf for a non-commutative one.
  *
+ * knomial: the same with the k-nomial tree of radix k = 2..8 (tree.h,
+ *   a->radix; "knomial" is radix 4): the children of v, taken in
+ *   increasing (mask, digit) order, still cover the consecutive ranges
+ *   right after v, so the fold keeps the rank order (any operation).
+ *   Up to (k - 1) receives per level, all posted at start; ceil(log_k p)
+ *   levels.
+ *
  * chain: a pipeline for commutative operations through the relative ranks
  *   size-1 -> size-2 -> ... -> 0 (the root), in fragments of segsize
  *   bytes (whole elements). The last rank sends its own fragments; every
@@ -76,8 +83,9 @@ static int reduce_self(struct nbcx_sched_s *s,
  * TAG_RESULT. */
 enum { TAG_TREE = 0, TAG_RESULT = 1 };
 
-int nbcxi_build_reduce_binomial(struct nbcx_sched_s *s,
-                               const struct nbcxi_coll_args *a)
+/* The k-nomial tree of radix k (tree.h; k = 2: the binomial tree). */
+static int reduce_tree(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
+                       int k)
 {
     int size = s->size, count = a->rcount;
     struct nbcx_datatype_s *t = a->rtype;
@@ -97,40 +105,51 @@ int nbcxi_build_reduce_binomial(struct nbcx_sched_s *s,
     /* Commutative in place: fold every child into rbuf directly. */
     bool fold_into_rbuf = in_place && op->commutative;
 
-    nbcxi_sched_tree(s, nbcxi_edge_level(nbcxi_binomial_top_mask(0, size)));
+    nbcxi_sched_tree(s, nbcxi_knomial_height(size, k));
     const void *acc = a->sbuf; /* the reduction of the ranks so far */
     nbcx_node last = -1;       /* the reduction that produced acc   */
-    int top = nbcxi_binomial_top_mask(vr, size);
-    for (int m = 1; top > 0; m <<= 1) {
-        int child = nbcxi_abs_rank(vr + m, troot, size);
-        void *buf = result_here && m == top && !in_place
-                        ? a->rbuf
-                        : nbcxi_sched_tmp_typed(s, count, t);
-        nbcx_node recv = nbcxi_recv(s, buf, count, t, child, TAG_TREE);
-        nbcx_node red;
-        if (fold_into_rbuf) {
-            red = nbcxi_reduce_node(s, buf, a->rbuf, count, t, op);
-        } else {
-            red = nbcxi_reduce_node(s, acc, buf, count, t, op);
-            acc = buf;
+    /* Children in rank order (masks up, digits up); the last one is
+     * received into rbuf when the result ends there. */
+    long top = nbcxi_knomial_top_mask(vr, size, k);
+    int last_child = -1;
+    for (long m = 1; top > 0 && m <= top; m *= k)
+        for (int d = 1; d < k && vr + d * m < size; d++)
+            last_child = (int)(vr + d * m);
+    for (long m = 1; top > 0 && m <= top; m *= k) {
+        for (int d = 1; d < k && vr + d * m < size; d++) {
+            int c = (int)(vr + d * m);
+            int child = nbcxi_abs_rank(c, troot, size);
+            void *buf = result_here && c == last_child && !in_place
+                            ? a->rbuf
+                            : nbcxi_sched_tmp_typed(s, count, t);
+            nbcx_node recv = nbcxi_recv(s, buf, count, t, child, TAG_TREE);
+            nbcx_node red;
+            if (fold_into_rbuf) {
+                red = nbcxi_reduce_node(s, buf, a->rbuf, count, t, op);
+            } else {
+                red = nbcxi_reduce_node(s, acc, buf, count, t, op);
+                acc = buf;
+            }
+            nbcxi_dep(s, recv, red);
+            nbcxi_dep(s, last, red);
+            int level = nbcxi_knomial_level(m, k);
+            nbcxi_level(s, recv, level, NBCXI_TREE_UP);
+            nbcxi_level(s, red, level, NBCXI_TREE_UP);
+            last = red;
         }
-        nbcxi_dep(s, recv, red);
-        nbcxi_dep(s, last, red);
-        nbcxi_level(s, recv, nbcxi_edge_level(m), NBCXI_TREE_UP);
-        nbcxi_level(s, red, nbcxi_edge_level(m), NBCXI_TREE_UP);
-        last = red;
-        if (m == top)
-            break;
     }
 
     if (vr > 0) {
         /* Pass the subtree's result up; at a non-zero root of a
          * non-commutative reduction, then take the result from rank 0
          * (after the send, which may read rbuf when in place). */
-        int parent = nbcxi_abs_rank(nbcxi_binomial_parent(vr), troot, size);
+        int parent = nbcxi_abs_rank(nbcxi_knomial_parent(vr, k), troot,
+                                    size);
         nbcx_node send = nbcxi_send(s, acc, count, t, parent, TAG_TREE);
         nbcxi_dep(s, last, send);
-        nbcxi_level(s, send, nbcxi_edge_level(vr & -vr), NBCXI_TREE_UP);
+        nbcxi_level(s, send,
+                    nbcxi_knomial_level(nbcxi_knomial_low(vr, k), k),
+                    NBCXI_TREE_UP);
         if (at_root) {
             nbcx_node recv = nbcxi_recv(s, a->rbuf, count, t, 0, TAG_RESULT);
             if (in_place)
@@ -148,6 +167,18 @@ int nbcxi_build_reduce_binomial(struct nbcx_sched_s *s,
         nbcxi_dep(s, last, send);
     }
     return s->err;
+}
+
+int nbcxi_build_reduce_binomial(struct nbcx_sched_s *s,
+                               const struct nbcxi_coll_args *a)
+{
+    return reduce_tree(s, a, 2);
+}
+
+int nbcxi_build_reduce_knomial(struct nbcx_sched_s *s,
+                              const struct nbcxi_coll_args *a)
+{
+    return reduce_tree(s, a, nbcxi_knomial_k(a->radix));
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,5 +1,6 @@
 /*
- * rooted.h - the binomial and linear builders of gather (gather.c) and
+ * rooted.h - the binomial, k-nomial and linear builders of gather
+ * (gather.c) and
  * scatter (scatter.c), written once: the two are mirrors, the same tree
  * with the data flowing up to the root (gather, `up` true) or down from
  * it (scatter). gather.c and scatter.c describe the algorithms.
@@ -162,9 +163,10 @@ static inline nbcx_node nbcxi_rooted_range(struct nbcx_sched_s *s,
     return msg;
 }
 
-static inline int nbcxi_rooted_binomial(struct nbcx_sched_s *s,
-                                        const struct nbcxi_coll_args *a,
-                                        bool up)
+/* The k-nomial tree of radix k (tree.h; k = 2: the binomial tree). */
+static inline int nbcxi_rooted_tree(struct nbcx_sched_s *s,
+                                    const struct nbcxi_coll_args *a, bool up,
+                                    int k)
 {
     enum nbcxi_tree_dir dir = up ? NBCXI_TREE_UP : NBCXI_TREE_DOWN;
     int size = s->size;
@@ -175,24 +177,28 @@ static inline int nbcxi_rooted_binomial(struct nbcx_sched_s *s,
     if (nb > (size_t)INT_MAX / (size_t)size)
         return nbcxi_rooted_linear(s, a, up);
 
-    nbcxi_sched_tree(s, nbcxi_edge_level(nbcxi_binomial_top_mask(0, size)));
+    nbcxi_sched_tree(s, nbcxi_knomial_height(size, k));
     int vr = nbcxi_rel_rank(s->rank, a->root, size);
-    int top = nbcxi_binomial_top_mask(vr, size);
-    if (vr == 0) {
-        for (int m = top; m > 0; m >>= 1)
-            nbcxi_level(s,
-                        nbcxi_rooted_range(s, a, up, nb, m,
-                                           nbcxi_binomial_subtree(m, size)),
-                        nbcxi_edge_level(m), dir);
+    long top = nbcxi_knomial_top_mask(vr, size, k);
+    if (vr == 0) { /* children with the largest subtrees first */
+        for (long m = top; m > 0; m /= k)
+            for (int d = 1; d < k && d * m < size; d++) {
+                int c = (int)(d * m);
+                nbcxi_level(s,
+                            nbcxi_rooted_range(s, a, up, nb, c,
+                                               nbcxi_knomial_subtree(c, size,
+                                                                     k)),
+                            nbcxi_knomial_level(m, k), dir);
+            }
         nbcxi_rooted_own(s, a, up);
         return s->err;
     }
 
     struct nbcxi_block one = nbcxi_rooted_one(a, up);
-    int parent = nbcxi_abs_rank(nbcxi_binomial_parent(vr), a->root, size);
-    int sub = nbcxi_binomial_subtree(vr, size);
+    int parent = nbcxi_abs_rank(nbcxi_knomial_parent(vr, k), a->root, size);
+    int sub = nbcxi_knomial_subtree(vr, size, k);
     char *direct = nbcxi_contig_bytes(one.buf, one.type);
-    int parent_level = nbcxi_edge_level(vr & -vr);
+    int parent_level = nbcxi_knomial_level(nbcxi_knomial_low(vr, k), k);
     if (sub == 1 && direct) { /* a leaf with a contiguous type */
         nbcxi_level(s,
                     nbcxi_rooted_msg(s, up,
@@ -207,7 +213,7 @@ static inline int nbcxi_rooted_binomial(struct nbcx_sched_s *s,
     /* The own block is the first of the subtree's packed blocks: packed
      * before the message to the parent when gathering, unpacked after it
      * (and after the children's messages) when scattering; nbcxi_dep
-     * ignores the -1 of "no node". */
+     * ignores the -1 of "no node". Child c's blocks are at c - vr. */
     char *tmp = nbcxi_sched_tmp(s, (size_t)sub * nb);
     struct nbcxi_block own = { tmp, (int)nb, nbcxi_type(NBCX_BYTE) };
     nbcx_node pack = up ? nbcxi_rooted_copy(s, up, one, own) : -1;
@@ -215,18 +221,28 @@ static inline int nbcxi_rooted_binomial(struct nbcx_sched_s *s,
         s, up, nbcxi_rooted_packed(tmp, sub, nb), parent);
     nbcxi_rooted_dep(s, up, pack, to_parent);
     nbcxi_level(s, to_parent, parent_level, dir);
-    for (int m = top; m > 0; m >>= 1) {
-        int n = nbcxi_binomial_subtree(vr + m, size);
-        nbcx_node child = nbcxi_rooted_msg(
-            s, !up, nbcxi_rooted_packed(tmp + (size_t)m * nb, n, nb),
-            nbcxi_abs_rank(vr + m, a->root, size));
-        nbcxi_rooted_dep(s, up, child, to_parent);
-        nbcxi_level(s, child, nbcxi_edge_level(m), dir);
-    }
+    for (long m = top; m > 0; m /= k)
+        for (int d = 1; d < k && vr + d * m < size; d++) {
+            int c = (int)(vr + d * m);
+            int n = nbcxi_knomial_subtree(c, size, k);
+            nbcx_node child = nbcxi_rooted_msg(
+                s, !up,
+                nbcxi_rooted_packed(tmp + (size_t)(c - vr) * nb, n, nb),
+                nbcxi_abs_rank(c, a->root, size));
+            nbcxi_rooted_dep(s, up, child, to_parent);
+            nbcxi_level(s, child, nbcxi_knomial_level(m, k), dir);
+        }
     if (!up)
         nbcxi_rooted_dep(s, up, nbcxi_rooted_copy(s, up, one, own),
                          to_parent);
     return s->err;
+}
+
+static inline int nbcxi_rooted_binomial(struct nbcx_sched_s *s,
+                                        const struct nbcxi_coll_args *a,
+                                        bool up)
+{
+    return nbcxi_rooted_tree(s, a, up, 2);
 }
 
 #endif /* NBCX_COLL_ROOTED_H */

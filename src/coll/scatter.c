@@ -22,6 +22,11 @@
  *   are on tree level log2(m) + 1, data flowing down; packing and
  *   unpacking belong to no level.
  *
+ * knomial: the same with the k-nomial tree of radix k = 2..8 (tree.h,
+ *   a->radix; "knomial" is radix 4): the subtree of every rank is still a
+ *   contiguous range of relative ranks, child c's blocks at c - v in the
+ *   scratch; up to k - 1 children per level, ceil(log_k p) levels.
+ *
  * linear: the root sends each rank its block of sbuf (with stype); every
  *   other rank receives into rbuf (with rtype).
  *
@@ -42,4 +47,10 @@ int nbcxi_build_scatter_linear(struct nbcx_sched_s *s,
                                const struct nbcxi_coll_args *a)
 {
     return nbcxi_rooted_linear(s, a, false);
+}
+
+int nbcxi_build_scatter_knomial(struct nbcx_sched_s *s,
+                                const struct nbcxi_coll_args *a)
+{
+    return nbcxi_rooted_tree(s, a, false, nbcxi_knomial_k(a->radix));
 }

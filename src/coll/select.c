@@ -43,12 +43,15 @@ static bool commutative(const struct nbcx_sched_s *s,
  * (struct nbcxi_transport_ops, algorithms). */
 static const struct nbcxi_algorithm algorithms[] = {
     { NBCXI_BARRIER, "dissemination", nbcxi_build_barrier_dissemination, NULL },
+    { NBCXI_BARRIER, "knomial", nbcxi_build_barrier_knomial, NULL },
     { NBCXI_BCAST, "binomial", nbcxi_build_bcast_binomial, NULL },
     { NBCXI_BCAST, "chain", nbcxi_build_bcast_chain, NULL },
     { NBCXI_BCAST, "scatter_allgather", nbcxi_build_bcast_scatter_allgather,
       NULL },
+    { NBCXI_BCAST, "knomial", nbcxi_build_bcast_knomial, NULL },
     { NBCXI_REDUCE, "binomial", nbcxi_build_reduce_binomial, NULL },
     { NBCXI_REDUCE, "chain", nbcxi_build_reduce_chain, commutative },
+    { NBCXI_REDUCE, "knomial", nbcxi_build_reduce_knomial, NULL },
     { NBCXI_ALLREDUCE, "recursive_doubling",
       nbcxi_build_allreduce_recursive_doubling, NULL },
     { NBCXI_ALLREDUCE, "ring", nbcxi_build_allreduce_ring, commutative },
@@ -58,8 +61,10 @@ static const struct nbcxi_algorithm algorithms[] = {
       NULL },
     { NBCXI_GATHER, "binomial", nbcxi_build_gather_binomial, NULL },
     { NBCXI_GATHER, "linear", nbcxi_build_gather_linear, NULL },
+    { NBCXI_GATHER, "knomial", nbcxi_build_gather_knomial, NULL },
     { NBCXI_SCATTER, "binomial", nbcxi_build_scatter_binomial, NULL },
     { NBCXI_SCATTER, "linear", nbcxi_build_scatter_linear, NULL },
+    { NBCXI_SCATTER, "knomial", nbcxi_build_scatter_knomial, NULL },
     { NBCXI_ALLGATHER, "bruck", nbcxi_build_allgather_bruck, NULL },
     { NBCXI_ALLGATHER, "ring", nbcxi_build_allgather_ring, NULL },
     { NBCXI_ALLTOALL, "linear", nbcxi_build_alltoall_linear, NULL },
@@ -126,6 +131,35 @@ const char *nbcxi_coll_name(int c)
     return c >= 0 && c < NBCXI_NCOLL ? coll_names[c] : NULL;
 }
 
+int nbcxi_knomial_radix(const char *name)
+{
+    if (!name || strncasecmp(name, "knomial", 7) != 0)
+        return 0;
+    int k = name[7] - '0';
+    return name[8] == '\0' && k >= NBCXI_KNOMIAL_MIN &&
+                   k <= NBCXI_KNOMIAL_MAX
+               ? k
+               : 0;
+}
+
+const char *nbcxi_knomial_name(int k)
+{
+    static const char *const names[] = { "knomial2", "knomial3", "knomial4",
+                                         "knomial5", "knomial6", "knomial7",
+                                         "knomial8" };
+    return k >= NBCXI_KNOMIAL_MIN && k <= NBCXI_KNOMIAL_MAX
+               ? names[k - NBCXI_KNOMIAL_MIN]
+               : NULL;
+}
+
+/* Whether `name` names entry a: its own name, or "knomialK" for the
+ * "knomial" line. */
+static bool names_entry(const struct nbcxi_algorithm *a, const char *name)
+{
+    return strcasecmp(a->name, name) == 0 ||
+           (nbcxi_knomial_radix(name) && strcasecmp(a->name, "knomial") == 0);
+}
+
 /* The entry of `table` (ended by a NULL name) for coll and name (NULL
  * name: its first for coll), or NULL. */
 static const struct nbcxi_algorithm *
@@ -133,7 +167,7 @@ lookup(const struct nbcxi_algorithm *table, enum nbcxi_coll coll,
        const char *name)
 {
     for (const struct nbcxi_algorithm *a = table; a && a->name; a++)
-        if (a->coll == (int)coll && (!name || strcasecmp(a->name, name) == 0))
+        if (a->coll == (int)coll && (!name || names_entry(a, name)))
             return a;
     return NULL;
 }
@@ -152,14 +186,20 @@ const struct nbcxi_algorithm *nbcxi_coll_algorithm(int c, int i)
 }
 
 /* Algorithm `name` of coll, among the core ones and those of any backend
- * built in (whether a communicator can use it is decided per call). */
-static const struct nbcxi_algorithm *registered(enum nbcxi_coll coll,
-                                                const char *name)
+ * built in (whether a communicator can use it is decided per call);
+ * "knomialK" names the "knomial" line with radix K. */
+const struct nbcxi_algorithm *nbcxi_coll_find(int c, const char *name,
+                                              int *radix)
 {
     const struct nbcxi_algorithm *a;
-    for (int i = 0; (a = nbcxi_coll_algorithm((int)coll, i)); i++)
-        if (strcasecmp(a->name, name) == 0)
+    if (radix)
+        *radix = 0;
+    for (int i = 0; name && (a = nbcxi_coll_algorithm(c, i)); i++)
+        if (names_entry(a, name)) {
+            if (radix && strcasecmp(a->name, name) != 0)
+                *radix = nbcxi_knomial_radix(name);
             return a;
+        }
     return NULL;
 }
 
@@ -192,10 +232,11 @@ static int set_alg(int c, const char *alg)
         forced[c] = NULL;
         return NBCX_SUCCESS;
     }
-    const struct nbcxi_algorithm *a = registered((enum nbcxi_coll)c, alg);
+    int radix;
+    const struct nbcxi_algorithm *a = nbcxi_coll_find(c, alg, &radix);
     if (!a)
         return NBCX_ERR_ALGORITHM;
-    forced[c] = a->name;
+    forced[c] = radix ? nbcxi_knomial_name(radix) : a->name;
     return NBCX_SUCCESS;
 }
 
@@ -310,11 +351,91 @@ static int pof2_floor(int p)
     return q;
 }
 
-/* Predicted cost (bytes) of a broadcast or reduction of n bytes on p
- * ranks by the binomial tree: L rounds of the whole buffer. */
-static double cost_binomial(int p, double n)
+/* Predicted time (bytes) of a broadcast or reduction of n bytes on p
+ * ranks by the k-nomial tree of radix k (k = 2: binomial), level by
+ * level: a rank sends to its children one after the other, largest
+ * subtree first, each send taking the link for n bytes or at least a
+ * gap's worth (g / G: 4 us over 0.008 us/B in default.json, 500 B), and
+ * a child starts its own subtree when its message has arrived (A + n
+ * later; a child at distance 1 is on the same node, ranks placed in
+ * blocks of 2: nearly free). The subtree of s ranks takes T(s): the
+ * latest of its children's arrival + T(child's subtree). A reduction is
+ * the same tree with the messages the other way. */
+enum { GAP_BYTES = 512, MAX_LEVELS = 32 };
+
+struct tree_model {
+    int k;
+    double n, send;               /* bytes, bytes a send holds the link */
+    double full[MAX_LEVELS];      /* T of the full tree of k^j ranks    */
+};
+
+static double tree_time(const struct tree_model *t, long size);
+
+/* The children of a subtree of `size` ranks (top mask m), in send
+ * order; the time of the last to finish. */
+static double children_time(const struct tree_model *t, long size)
 {
-    return log2_ceil(p) * (ALPHA_BYTES + n);
+    long top = 1;
+    int j = 0;
+    while (top * t->k < size) {
+        top *= t->k;
+        j++;
+    }
+    double worst = 0, leave = 0;
+    for (long m = top; m > 0; m /= t->k, j--)
+        for (int d = 1; d < t->k && d * m < size; d++) {
+            long c = size - d * m < m ? size - d * m : m;
+            double hop = d * m == 1 ? t->n / 64 : ALPHA_BYTES + t->n;
+            double done = leave + hop +
+                          (c == m ? t->full[j] : tree_time(t, c));
+            worst = done > worst ? done : worst;
+            leave += t->send; /* the next send leaves after this one */
+        }
+    return worst;
+}
+
+static double tree_time(const struct tree_model *t, long size)
+{
+    return size <= 1 ? 0 : children_time(t, size);
+}
+
+static double cost_knomial(int p, double n, int k)
+{
+    struct tree_model t = { .k = k, .n = n,
+                            .send = n > GAP_BYTES ? n : GAP_BYTES };
+    long m = 1;
+    for (int j = 0; j < MAX_LEVELS; j++, m *= k) {
+        t.full[j] = tree_time(&t, m);
+        if (m >= p)
+            break;
+    }
+    return tree_time(&t, p);
+}
+
+/* The radix of the fastest k-nomial tree by that model (2: binomial),
+ * and in *cost its time on the scale the chain and scatter + allgather
+ * are weighed on (below): the binomial tree's L (A + n), times the
+ * tree's predicted time over the binomial tree's. */
+static int best_radix(int p, double n, double *cost, double *raw)
+{
+    int best = 2;
+    double t2 = cost_knomial(p, n, 2), tb = t2;
+    for (int k = 3; k <= NBCXI_KNOMIAL_MAX; k++) {
+        double c = cost_knomial(p, n, k);
+        if (c < tb) {
+            tb = c;
+            best = k;
+        }
+    }
+    *cost = log2_ceil(p) * (ALPHA_BYTES + n) * (t2 > 0 ? tb / t2 : 1);
+    *raw = tb;
+    return best;
+}
+
+/* "binomial" for radix 2, else "knomialK". */
+static const char *tree_name(int k)
+{
+    return k == 2 ? "binomial" : nbcxi_knomial_name(k);
 }
 
 /* ... by the pipelined chain of fragments of seg bytes: p - 1 + n / seg
@@ -346,24 +467,34 @@ static const char *automatic(enum nbcxi_coll coll,
     const bool node = p <= ON_NODE;
     const double n = (double)rbytes;
     switch (coll) {
+    case NBCXI_BARRIER:
+        /* Dissemination's ceil(log2 p) rounds, but on 8 to 11 ranks the
+         * k-nomial fan-in and fan-out of radix 6 (2 levels: 134 against
+         * 153 us on 8 ranks in the simulation, docs/results/scale) */
+        return !node && p < 12 ? "knomial6" : "dissemination";
     case NBCXI_BCAST: {
         if (node)
             return (rbytes < SMALL || p <= 2) ? "binomial" : "chain";
-        /* the cheapest of the three by the model */
-        double b = cost_binomial(p, n), c = cost_chain(p, n, a->segsize),
-               g = cost_scatter_allgather(p, n);
-        return (b <= c && b <= g) ? "binomial" : c <= g ? "chain"
-                                                         : "scatter_allgather";
+        /* the cheapest by the model: a k-nomial tree (binomial for
+         * k = 2), the chain, scatter + allgather */
+        double b, raw, c = cost_chain(p, n, a->segsize),
+                       g = cost_scatter_allgather(p, n);
+        int k = best_radix(p, n, &b, &raw);
+        return (b <= c && b <= g) ? tree_name(k) : c <= g ? "chain"
+                                                          : "scatter_allgather";
     }
     case NBCXI_REDUCE:
         if (node)
             return (rbytes < SMALL || p <= 2 || !a->op->commutative)
                        ? "binomial"
                        : "chain";
-        return (a->op->commutative &&
-                cost_chain(p, n, a->segsize) < cost_binomial(p, n))
+    {
+        double b, raw;
+        int k = best_radix(p, n, &b, &raw);
+        return (a->op->commutative && cost_chain(p, n, a->segsize) < b)
                    ? "chain"
-                   : "binomial";
+                   : tree_name(k);
+    }
     case NBCXI_ALLREDUCE:
         if (node)
             return (rbytes < SMALL || !a->op->commutative || a->rcount < p)
@@ -382,8 +513,30 @@ static const char *automatic(enum nbcxi_coll coll,
             return "ring";
         return "rabenseifner";
     case NBCXI_GATHER:
-    case NBCXI_SCATTER:
-        return block <= 2048 ? "binomial" : "linear";
+    case NBCXI_SCATTER: {
+        if (node)
+            return block <= 2048 ? "binomial" : "linear";
+        /* Beyond a node: linear for blocks over 8 KiB (the root's link
+         * carries (p - 1) blocks whatever the tree: the simulations put
+         * every algorithm within 2 % there); else the k-nomial tree
+         * whose broadcast of one block the model finds fastest, unless
+         * the root's p - 1 messages, A + (p - 1) max(block, gap), are
+         * cheaper still (8 B to 512 B on 12 and 16 ranks). */
+        if (block > 8192)
+            return "linear";
+        double b, raw, nb = (double)block;
+        /* the radix for a latency-bound message (at most a gap's worth):
+         * the messages near the root grow with their subtrees, which
+         * favours few levels */
+        double lat = nb < GAP_BYTES ? nb : GAP_BYTES;
+        int k = best_radix(p, lat, &b, &raw);
+        if (k < 5) { /* and at least 5 (4 KiB on 12 to 32 ranks) */
+            k = 5;
+            raw = cost_knomial(p, lat, k);
+        }
+        double lin = ALPHA_BYTES + (p - 1) * (nb > GAP_BYTES ? nb : GAP_BYTES);
+        return raw <= lin ? tree_name(k) : "linear";
+    }
     case NBCXI_ALLGATHER:
         if (node)
             return block * (size_t)p < 65536 ? "bruck" : "ring";
@@ -463,7 +616,9 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
                  : tp->segsize ? tp->segsize : (size_t)DEFAULT_SEGSIZE;
     a->segsize_auto = !chosen;
     const char *force = forced[coll];
+    const char *chosen_name = force; /* "knomialK" carries the radix */
     const struct nbcxi_algorithm *alg = NULL;
+    a->radix = nbcxi_knomial_radix(force);
     if (force) { /* a backend's algorithm serves only its communicators */
         alg = lookup(algorithms, coll, force);
         if (!alg)
@@ -488,17 +643,21 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
             }
         }
         alg = lookup(algorithms, coll, name);
+        chosen_name = name;
+        a->radix = nbcxi_knomial_radix(name);
         /* What the backend serves natively (inproc: shared-memory
          * slots), up to the size it says (NBCX_INPROC_SLOT_MAX). */
         const struct nbcxi_algorithm *native = lookup(tp->algorithms, coll,
                                                       NULL);
         size_t max = native && tp->native_max ? tp->native_max(s->comm->tp)
                                               : 0;
-        if (max > 0 && message_bytes(a) <= max && can_serve(native, s, a))
+        if (max > 0 && message_bytes(a) <= max && can_serve(native, s, a)) {
             alg = native;
+            chosen_name = NULL;
+        }
     }
     s->op_name = coll_names[coll]; /* for diagnoses (progress/watchdog.c) */
-    s->alg_name = alg->name;
+    s->alg_name = a->radix && chosen_name ? chosen_name : alg->name;
     s->msg_bytes = message_bytes(a); /* (the trace's) */
     /* split progress's S for this call, if NBCX_TUNING has a rule */
     s->split_tuned = nbcxi_tuning_split((int)coll, s->size,

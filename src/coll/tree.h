@@ -25,7 +25,7 @@
 
 #include <limits.h>
 
-#include "../sched/sched.h"
+#include "coll.h"
 
 /* Relative rank of `rank` when `root` is renumbered 0. */
 static inline int nbcxi_rel_rank(int rank, int root, int size)
@@ -84,6 +84,83 @@ static inline int nbcxi_edge_level(int m)
         level++;
     }
     return level;
+}
+
+/* K-nomial tree of radix k (2 <= k <= 8; k = 2 is the binomial tree
+ * above) on ranks 0..size-1, rooted at 0. Write vr in base k: its parent
+ * is vr with its lowest non-zero digit cleared, and the children of vr
+ * are vr + d m for every power m = k^j of k below vr's lowest non-zero
+ * digit's (every m for vr 0) and d = 1 .. k-1, with vr + d m < size. The
+ * subtree of vr is the contiguous range [vr, vr + sub), sub =
+ * nbcxi_knomial_subtree(vr, size, k), and that of child c = vr + d m is
+ * [c, c + m), clipped at size: in increasing (m, d) the children's
+ * subtrees tile the rest of vr's range, so a reduction that folds them in
+ * that order keeps the rank order. Example, size 10, k = 3:
+ * 0 -> {1, 2, 3, 6, 9}, 3 -> {4, 5}, 6 -> {7, 8}.
+ * The edge between vr and vr + d m is on split-tree level j + 1
+ * (nbcxi_knomial_level(m, k)); the tree has nbcxi_knomial_height levels,
+ * ceil(log_k(size)). Masks are long: no overflow for any int size. */
+
+/* k^j for vr's lowest non-zero base-k digit j (vr > 0). */
+static inline long nbcxi_knomial_low(int vr, int k)
+{
+    long m = 1;
+    while ((vr / m) % k == 0)
+        m *= k;
+    return m;
+}
+
+static inline int nbcxi_knomial_parent(int vr, int k)
+{
+    long m = nbcxi_knomial_low(vr, k);
+    return (int)(vr - ((vr / m) % k) * m);
+}
+
+static inline int nbcxi_knomial_subtree(int vr, int size, int k)
+{
+    if (vr == 0)
+        return size;
+    long low = nbcxi_knomial_low(vr, k);
+    return low < (long)size - vr ? (int)low : size - vr;
+}
+
+/* The largest child mask of vr (the power of k of its largest
+ * children), or 0 if vr is a leaf. */
+static inline long nbcxi_knomial_top_mask(int vr, int size, int k)
+{
+    int sub = nbcxi_knomial_subtree(vr, size, k);
+    if (sub <= 1)
+        return 0;
+    long m = 1;
+    while (m * k < sub)
+        m *= k;
+    return m;
+}
+
+static inline int nbcxi_knomial_level(long m, int k)
+{
+    int level = 1;
+    while (m > 1) {
+        m /= k;
+        level++;
+    }
+    return level;
+}
+
+static inline int nbcxi_knomial_height(int size, int k)
+{
+    return nbcxi_knomial_level(nbcxi_knomial_top_mask(0, size, k), k);
+}
+
+/* The radix a k-nomial builder uses: the call's (a->radix), else the
+ * default, within [NBCXI_KNOMIAL_MIN, NBCXI_KNOMIAL_MAX]. */
+static inline int nbcxi_knomial_k(int radix)
+{
+    if (radix == 0)
+        return NBCXI_KNOMIAL_DEFAULT;
+    return radix < NBCXI_KNOMIAL_MIN   ? NBCXI_KNOMIAL_MIN
+           : radix > NBCXI_KNOMIAL_MAX ? NBCXI_KNOMIAL_MAX
+                                       : radix;
 }
 
 /* Pipelines cut a buffer into at most this many fragments: a tiny segsize

@@ -15,10 +15,11 @@
  * at: the whole buffer for bcast and the reductions, one block for the
  * gathers, scatters and alltoalls (message_bytes in select.c). segsize
  * is the fragment size of pipelined algorithms in bytes, 0 to keep the
- * default (NBCX_SEGSIZE). The first rule that matches a call names its
- * algorithm; a call no rule matches, or whose rule names an algorithm
- * that cannot serve it (ring for a non-commutative operation, say), gets
- * the built-in choice. A forced algorithm (NBCX_<COLL>_ALG,
+ * default (NBCX_SEGSIZE). The k-nomial trees take their radix from the
+ * name: "knomial3" (K = 2..8; "knomial" is radix 4). The first rule
+ * that matches a call names its algorithm; a call no rule matches, or
+ * whose rule names an algorithm that cannot serve it (ring for a
+ * non-commutative operation, say), gets the built-in choice. A forced algorithm (NBCX_<COLL>_ALG,
  * nbcx_algorithm_set) still wins over the table.
  *
  * A line starting with the word "split" is a rule for split progress
@@ -100,13 +101,12 @@ static int find_coll(const char *name)
     return -1;
 }
 
+/* The name a rule keeps: the entry's, or "knomialK" (its radix). */
 static const char *find_alg(int coll, const char *name)
 {
-    const struct nbcxi_algorithm *a;
-    for (int i = 0; (a = nbcxi_coll_algorithm(coll, i)); i++)
-        if (strcasecmp(a->name, name) == 0)
-            return a->name;
-    return NULL;
+    int radix;
+    const struct nbcxi_algorithm *a = nbcxi_coll_find(coll, name, &radix);
+    return !a ? NULL : radix ? nbcxi_knomial_name(radix) : a->name;
 }
 
 /* One line into r; NULL, or what is wrong with it. */

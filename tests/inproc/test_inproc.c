@@ -711,6 +711,12 @@ static void test_coll(enum coll_id coll, int p)
     int nalgs = algorithms(coll, names);
     CHECK(nalgs > 1, "%s has algorithms", coll_names[coll]);
     for (int a = 0; a < nalgs; a++) {
+        /* the k-nomial trees on 16 thread ranks in thread mode only (CI
+         * time: the loopback, checker and MPI tests cover the others) */
+        const char *mode = getenv("NBCX_PROGRESS");
+        if (strcmp(names[a], "knomial") == 0 &&
+            (p != 16 || !mode || strcmp(mode, "thread") != 0))
+            continue;
         double t0 = th_now();
         CHECK_OK(nbcx_algorithm_set(coll_names[coll], names[a]));
         struct job *job = calloc(1, sizeof *job);

@@ -87,7 +87,8 @@ static void test_barrier(void)
             rounds++;
         for (int fold = NBCXI_SIM_FOLD_AUTO; fold <= NBCXI_SIM_FOLD_OFF;
              fold += 2) {
-            struct out a = sim("barrier", NULL, P, 1, 0, fold, &p, 0, 0);
+            struct out a = sim("barrier", "dissemination", P, 1, 0, fold,
+                               &p, 0, 0);
             CHECK(a.rc == 0, "%s", a.err);
             CHECK_TIME(a.res.t_max, rounds * (p.inter.L + 2 * p.inter.o));
             CHECK_TIME(a.res.t_min, a.res.t_max);

@@ -42,7 +42,9 @@ static void usage(FILE *f)
 {
     fputs("usage: nbcx-check [options]\n"
           "  --op NAME|all       collective (default: all)\n"
-          "  --alg NAME|all      algorithm (default: all)\n"
+          "  --alg NAME|all      algorithm (default: all); knomial2 .. "
+          "knomial8:\n"
+          "                      the k-nomial tree of that radix\n"
           "  --ranks LIST        communicator sizes: 64, 1-64, 2,7,4096 "
           "(default: 1-16)\n"
           "  --count N           elements per rank or block (default: 1)\n"
@@ -235,14 +237,24 @@ static const struct {
 };
 
 /* Whether `name` is in the space-separated list. */
-static bool listed(const char *list, const char *name)
+/* Whether `alg` (the --alg argument) names the listed algorithm `name`:
+ * the same, or "knomialK" (K = 2..8) for "knomial" with radix K. */
+static bool names_alg(const char *alg, const char *name)
 {
-    size_t n = strlen(name);
+    return strcmp(alg, name) == 0 ||
+           (strcmp(name, "knomial") == 0 && strncmp(alg, "knomial", 7) == 0 &&
+            alg[7] >= '2' && alg[7] <= '8' && alg[8] == '\0');
+}
+
+static bool listed(const char *list, const char *alg)
+{
     for (const char *p = list; *p;) {
         while (*p == ' ')
             p++;
         size_t k = strcspn(p, " ");
-        if (k == n && strncmp(p, name, n) == 0)
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)k, p);
+        if (names_alg(alg, name))
             return true;
         p += k;
     }
@@ -389,8 +401,10 @@ int main(int argc, char **argv)
             char name[64];
             snprintf(name, sizeof name, "%.*s", (int)k, p);
             p += k;
-            if (!*name || (strcmp(alg, "all") && strcmp(alg, name)))
+            if (!*name || (strcmp(alg, "all") && !names_alg(alg, name)))
                 continue;
+            if (strcmp(alg, "all") != 0) /* knomialK: the radix too */
+                snprintf(name, sizeof name, "%s", alg);
             if (strcmp(name, "slots") == 0) {
                 /* shared memory between in-process ranks: no messages */
                 if (strcmp(alg, "all") != 0)

@@ -8,7 +8,8 @@
  *             [--ranks-per-node C] [--out table.txt] [--report]
  *
  * For every collective, number of ranks and size of the grid it simulates
- * every algorithm of the core table (nbcxi_sim_alg) with every fragment
+ * every algorithm of the core table (nbcxi_sim_alg; the k-nomial trees at
+ * radices 3 to 8) with every fragment
  * size, under the parameter file (nbcx-loggp's measurements), and keeps
  * the fastest completion (t_max: the last rank done, no computation). A
  * grid point's choice holds halfway, geometrically, to its neighbours:
@@ -206,6 +207,25 @@ static double simulate(const struct nbcxi_sim_config *cfg,
     return res.t_max;
 }
 
+/* The i-th candidate algorithm of coll: those of the core table, with
+ * "knomial" tried at every radix, knomial3 .. knomial8 (knomial2 is the
+ * binomial tree); NULL past the last. */
+static const char *candidate(int coll, int i)
+{
+    const char *alg;
+    for (int j = 0; (alg = nbcxi_sim_alg(coll, j)); j++) {
+        if (strcmp(alg, "knomial") != 0) {
+            if (i-- == 0)
+                return alg;
+            continue;
+        }
+        for (int k = 3; k <= NBCXI_KNOMIAL_MAX; k++)
+            if (i-- == 0)
+                return nbcxi_knomial_name(k);
+    }
+    return NULL;
+}
+
 /* The fastest algorithm and fragment size at one grid point. */
 static struct choice best_at(int coll, int p, int rpn, size_t bytes,
                              const long long *segs, int nsegs,
@@ -219,7 +239,7 @@ static struct choice best_at(int coll, int p, int rpn, size_t bytes,
                                                 ? NBCXI_SIM_FOLD_OFF
                                                 : NBCXI_SIM_FOLD_AUTO };
     const char *alg;
-    for (int i = 0; (alg = nbcxi_sim_alg(coll, i)); i++) {
+    for (int i = 0; (alg = candidate(coll, i)); i++) {
         cfg.alg = alg;
         cfg.segsize = 0;
         double t0 = simulate(&cfg, par, NULL, 0, status);
@@ -248,7 +268,7 @@ static struct choice best_at(int coll, int p, int rpn, size_t bytes,
     /* The model is not exact: the built-in choice stays unless the best
      * is predicted at least min_gain times faster. */
     if (c.alg && c.t_builtin > 0 && c.t_builtin < c.t * min_gain) {
-        for (int i = 0; (alg = nbcxi_sim_alg(coll, i)); i++)
+        for (int i = 0; (alg = candidate(coll, i)); i++)
             if (strcmp(alg, c.builtin) == 0) {
                 c.alg = alg;
                 c.segsize = 0;

@@ -11,6 +11,10 @@ follows the table. The JSON of the runs is kept beside the table.
     tools/sim/scale-table.py --build build/openmpi --ranks-per-node 2 \\
         --ranks 2,3,4,...,16384 --sizes 8,64,...,16m \\
         --ops allreduce,bcast --out docs/results/scale
+
+--extra-algs knomial3,knomial8 adds the k-nomial trees of those radices
+(beside "knomial", radix 4, which --alg all runs) to the collectives that
+have them.
 """
 
 import argparse
@@ -18,6 +22,10 @@ import json
 import os
 import subprocess
 import sys
+
+
+# the collectives with k-nomial trees (--extra-algs)
+KNOMIAL_OPS = ("bcast", "reduce", "gather", "scatter", "barrier")
 
 
 def run_json(cmd):
@@ -55,6 +63,13 @@ def main():
     ap.add_argument(
         "--reuse", action="store_true", help="read OP.json when it exists"
     )
+    ap.add_argument(
+        "--extra-algs",
+        default="",
+        help="more algorithm names simulated beside --alg all, e.g. the "
+        "k-nomial radices knomial3,knomial8 (for the ops that have them: "
+        "bcast, reduce, gather, scatter, barrier)",
+    )
     args = ap.parse_args()
 
     sim = os.path.join(args.build, "tools/sim/nbcx-sim")
@@ -83,6 +98,16 @@ def main():
                 auto = None
         if every is None:
             every = run_json(base + ["--alg", "all"])
+            # one run per algorithm and number of ranks: a point beyond
+            # nbcx's int counts stops a sweep (as for auto below)
+            for alg in args.extra_algs.split(",") if op in KNOMIAL_OPS else []:
+                for p in args.ranks.split(",") if alg else []:
+                    more = run_json(
+                        [sim, "--op", op, "--sizes", ",".join(sizes)]
+                        + ["--alg", alg, "--ranks", p]
+                        + common[2:]
+                    )
+                    every["results"] += more["results"]
         if auto is None:
             # one run per number of ranks: nbcx-sim stops a sweep at a
             # point beyond nbcx's int counts (exit status 2)

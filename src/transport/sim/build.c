@@ -141,11 +141,9 @@ const char *nbcxi_sim_alg(int coll, int i)
 
 const struct nbcxi_algorithm *sim_find_alg(int coll, const char *name)
 {
-    const struct nbcxi_algorithm *a;
-    for (int i = 0; (a = core_alg(coll, i)); i++)
-        if (strcasecmp(a->name, name) == 0)
-            return a;
-    return NULL;
+    /* "knomialK" names the knomial line (its radix: sim_setup_rank) */
+    const struct nbcxi_algorithm *a = nbcxi_coll_find(coll, name, NULL);
+    return a && !native(a) ? a : NULL;
 }
 
 bool nbcxi_sim_has_alg(int coll, const char *name)
@@ -274,6 +272,7 @@ void sim_setup_rank(const struct setup *S, int r,
     memset(a, 0, sizeof *a);
     a->segsize = S->cfg->segsize ? S->cfg->segsize : 65536;
     a->segsize_auto = !S->cfg->segsize; /* as the engine's default */
+    a->radix = nbcxi_knomial_radix(S->cfg->alg); /* "knomialK" */
     a->root = S->cfg->root;
     a->op = S->op;
     switch (S->coll) {
@@ -494,7 +493,7 @@ static int build_rank(struct setup *S, int r, struct graph *g,
             nbcxi_sched_destroy(s);
             return NBCXI_SIM_EARG;
         }
-        s->alg_name = S->alg->name;
+        s->alg_name = a.radix ? nbcxi_knomial_name(a.radix) : S->alg->name;
         e = S->alg->build(s, &a);
     } else {
         e = nbcxi_coll_build((enum nbcxi_coll)S->coll, s, &a, NULL);
