@@ -39,7 +39,22 @@ from dataclasses import dataclass, field
 from clang.cindex import CursorKind as CK  # noqa: N817
 
 from nbcx_transform import mpi
-from nbcx_transform.analysis import ANY, EXT, JUMPS, LOOPS, Analysis, Effects, Summary, strip
+from nbcx_transform.analysis import (
+    ANY,
+    EXT,
+    JUMPS,
+    LOOPS,
+    Analysis,
+    Effects,
+    Summary,
+    container_call,
+    is_lvalue,
+    method_object,
+    strip,
+)
+from nbcx_transform.analysis import (
+    CONTAINER_ELEMENT as CE,
+)
 from nbcx_transform.clangast import Function, Node, Unit
 
 DEF = "def"  # the operation is pending on every path that gets here
@@ -191,6 +206,63 @@ class Site:
     # overcomes: converted that way when a call that can match it is converted
     soft: bool = False
     group: str = ""  # the matching group (see matching.py): the collective's name
+
+
+# C++ statements around a collective that the rewriting does not handle
+_CXX_AROUND = {
+    CK.LAMBDA_EXPR: "it is in a lambda (its body runs where the lambda is called)",
+    CK.CXX_FOR_RANGE_STMT: "it is in a range-based for loop",
+    CK.CXX_TRY_STMT: "it is in a try block (an exception would skip its wait)",
+    CK.CXX_CATCH_STMT: "it is in a catch handler",
+}
+# expressions a C++ buffer argument may be made of: anything else may create a
+# temporary (destroyed at the end of the call's statement, before any wait)
+_CXX_BUFFER_KINDS = {
+    CK.DECL_REF_EXPR,
+    CK.MEMBER_REF_EXPR,
+    CK.ARRAY_SUBSCRIPT_EXPR,
+    CK.UNARY_OPERATOR,
+    CK.BINARY_OPERATOR,
+    CK.PAREN_EXPR,
+    CK.UNEXPOSED_EXPR,
+    CK.CSTYLE_CAST_EXPR,
+    CK.CXX_STATIC_CAST_EXPR,
+    CK.CXX_REINTERPRET_CAST_EXPR,
+    CK.CXX_CONST_CAST_EXPR,
+    CK.INTEGER_LITERAL,
+    CK.CXX_NULL_PTR_LITERAL_EXPR,
+    CK.CXX_UNARY_EXPR,
+}
+
+
+def cxx_problem(call: Node) -> str:
+    """Why a collective call of a C++ file cannot be rewritten ("" if it can)."""
+    p = call.parent
+    while p is not None:
+        if p.kind in _CXX_AROUND:
+            return _CXX_AROUND[p.kind]
+        p = p.parent
+    roles = mpi.COLLECTIVES.get(call.callee, ())
+    for a, role in zip(call.exprs()[1:], roles, strict=False):
+        if role.split("@")[0] not in ("S", "R", "B", "A"):
+            continue
+        for e in a.walk():
+            if not e.kind.is_expression():
+                continue
+            if e.kind == CK.CALL_EXPR and container_call(e) and e.method in ("data", *CE):
+                obj = method_object(e)
+                if obj is not None and (is_lvalue(strip(obj)) or strip(obj).is_pointer):
+                    continue
+            if e.kind == CK.CALL_EXPR or e.kind not in _CXX_BUFFER_KINDS:
+                return (
+                    f"a buffer argument ({_short(e)} at line {e.line}) is a C++ expression "
+                    "the analysis cannot follow (it may be a temporary)"
+                )
+    return ""
+
+
+def _short(e: Node) -> str:
+    return e.spelling or e.kind.name.lower()
 
 
 def _line_of(data: bytes, off: int) -> int:
@@ -981,6 +1053,10 @@ class FileTransform:
                 if self._macro_braces(f):
                     site.reason = "a block of this function has braces from a macro expansion"
                     continue
+                if self.unit.cxx:
+                    site.reason = cxx_problem(n)
+                    if site.reason:
+                        continue
                 nargs = w.nparams if w else len(mpi.COLLECTIVES[n.callee])
                 if len(n.exprs()) - 1 != nargs:
                     site.reason = "unexpected number of arguments"
@@ -1005,7 +1081,9 @@ class FileTransform:
     def find_wrappers(self) -> dict[str, Wrapper]:
         """This file's functions whose body is one blocking collective, by name."""
         out: dict[str, Wrapper] = {}
-        if self.unit.errors:
+        if self.unit.errors or self.unit.cxx:
+            # C++: a wrapper may be called from code that is not analysed (member
+            # functions, templates, lambdas), which would keep calling the blocking one
             return out
         for f in self.main_functions():
             if len(f.body.children) != 1:
