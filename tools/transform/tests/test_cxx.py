@@ -179,3 +179,47 @@ def test_cxx_same_output(
         assert _run(launcher, n, new) == expected, f"output differs on {n} ranks"
     pre = preload_args(launcher[0], checker_lib(cc, tmp_path_factory.getbasetemp()))
     assert _run(launcher, 2, new, pre) == _run(launcher, 2, orig), "differs under nbcx-check"
+
+
+def test_cxx_hidden_accesses_stop_wait(tmp_path: Path) -> None:
+    """Accesses the analysis cannot see through stop the wait before them: a
+    reference member, a function returning a reference, and an object whose
+    destructor (run at the closing brace) writes the buffer; a plain struct
+    does not."""
+    src = tmp_path / "hidden.cpp"
+    src.write_text(
+        "#include <mpi.h>\n"
+        "struct D { int *p; ~D() { p[0] = 1; } };\n"
+        "struct W { int &r; };\n"
+        "struct P { double v[2]; int n; };\n"
+        "static int g[2];\n"
+        "static int &at(int i) { return g[i]; }\n"
+        "int main(int argc, char **argv) {\n"
+        "    MPI_Init(&argc, &argv);\n"
+        "    int x = 1, y = 0, a = 0, b = 0;\n"
+        "    W w{y};\n"
+        "    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"  # 11
+        "    a = x + 1;\n    b = a * 2;\n"
+        "    w.r = 3;\n"  # 14
+        "    MPI_Allreduce(&x, g, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"  # 15
+        "    a = x + 1;\n"
+        "    at(0) = 5;\n"  # 17
+        "    {\n"
+        "        MPI_Allreduce(&x, &b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"  # 19
+        "        a = x + 1;\n"
+        "        P p{{1.0, 2.0}, 3};\n"
+        "        a = a * 2 + p.n;\n"
+        "        D d{&b};\n"  # 23
+        "        a += 2;\n"
+        "    }\n"
+        "    MPI_Finalize();\n    return y + a + g[0] > 1000;\n}\n"
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    res = run_transform(src, out, "--min-overlap", "0")
+    assert res.status == 0
+    text = res.text.splitlines()
+    for call, stop in ((11, "w.r = 3;"), (15, "at(0) = 5;"), (19, "D d{&b};")):
+        assert res.site(call)["action"] == "nonblocking"
+        wait = next(i for i, t in enumerate(text) if f"nbcx_req[{(call - 11) // 4}], MPI_ST" in t)
+        assert wait == next(i for i, t in enumerate(text) if stop in t) - 1, (call, stop)

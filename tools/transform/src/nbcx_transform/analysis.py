@@ -432,8 +432,8 @@ class Analysis:
         if container_call(n) and n.method in CONTAINER_ELEMENT:
             return self.container_objs(n)
         if k == CK.MEMBER_REF_EXPR:
-            if not kids:
-                return {ANY}
+            if not kids or n.ref_result:
+                return {ANY}  # implicit this->, or a reference member
             base = kids[0]
             return self.val(base) if base.is_pointer else self.lv(base)
         if k == CK.ARRAY_SUBSCRIPT_EXPR:
@@ -878,6 +878,9 @@ class Analysis:
             return
         if k == CK.CALL_EXPR:
             self._call(n, eff)
+            if n.ref_result and mode not in ("addr", "none"):
+                # a C++ function returning a reference: what it designates is unknown
+                self._access({ANY}, None, mode, eff)
             return
         if k == CK.CXX_DELETE_EXPR:
             # freeing: as a write of what is freed
@@ -887,6 +890,12 @@ class Analysis:
             return
         if k in (CK.CXX_THROW_EXPR, CK.CXX_TRY_STMT):
             eff.flag("unknown", f"C++ exception handling at line {n.line}")
+        if k == CK.VAR_DECL and n.cxx_object and n.cxx_object not in CONTAINERS:
+            eff.flag(
+                "unknown",
+                f"a {n.cxx_object} object at line {n.line} (its constructor and destructor "
+                "are not analysed)",
+            )
         if k == CK.VAR_DECL and kids and self._is_ref(n.key):
             # binding a reference accesses nothing; its initialiser is evaluated
             self._visit(kids[-1], "addr" if is_lvalue(strip(kids[-1])) else "r", eff)

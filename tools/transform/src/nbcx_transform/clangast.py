@@ -109,6 +109,11 @@ class Node:
     # qualified by its namespaces ("std::vector"); "" for ordinary calls
     method: str = ""
     method_class: str = ""
+    # C++: calls whose result is a reference (an lvalue), member references to a
+    # reference field; VAR_DECLs of a class type with a constructor or destructor
+    # that may do anything (not a standard container, not plain data)
+    ref_result: bool = False
+    cxx_object: str = ""
     # array subscripts: the element type's canonical spelling and size in bytes (-1: unknown)
     ctype: str = ""
     csize: int = -1
@@ -276,6 +281,18 @@ class _Builder:
         k = c.kind
         if k.is_expression() or k in (CursorKind.VAR_DECL, CursorKind.PARM_DECL):
             self.type_facts(node, c)
+        if k == CursorKind.MEMBER_REF_EXPR:
+            ref = c.referenced
+            if ref is not None and ref.kind == CursorKind.FIELD_DECL:
+                node.ref_result = ref.type.get_canonical().kind in _REFS
+        if k == CursorKind.VAR_DECL and node.is_record:
+            t = c.type.get_canonical()
+            try:
+                pod = bool(t.is_pod())
+            except Exception:  # pragma: no cover
+                pod = False
+            if not pod:
+                node.cxx_object = _qualified(t.get_declaration()) or t.spelling
         if k in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
             ref = c.referenced
             if ref is not None:
@@ -305,6 +322,11 @@ class _Builder:
             elif ref is not None and ref.kind in _METHODS:
                 node.method = ref.spelling or "?"
                 node.method_class = _qualified(ref.semantic_parent)
+            if ref is not None:
+                try:
+                    node.ref_result = ref.result_type.kind in _REFS
+                except Exception:  # pragma: no cover
+                    node.ref_result = False
         elif k in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR):
             node.op = self.binary_op(c)
         elif k == CursorKind.UNARY_OPERATOR:
@@ -390,6 +412,7 @@ _METHODS = (
     CursorKind.DESTRUCTOR,
     CursorKind.CONVERSION_FUNCTION,
 )
+_REFS = (TypeKind.LVALUEREFERENCE, TypeKind.RVALUEREFERENCE)
 _SCOPES = (
     CursorKind.NAMESPACE,
     CursorKind.CLASS_DECL,
