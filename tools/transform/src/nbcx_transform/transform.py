@@ -629,10 +629,22 @@ class FileTransform:
 
     def _scan(self, blk: Block, idx: int, state: str, site: Site, role: str, plan: Plan) -> str:
         imp = blk.bid in plan.implied
+        skip_to, closed = idx, False
         for i in range(idx, len(blk.units)):
+            if i < skip_to:
+                continue  # in a conditional group stepped over
             u = blk.units[i]
             prev_end = blk.units[i - 1].end if i > 0 else (blk.node.start if blk.node else u.start)
-            if self.has_directive(prev_end, u.start):
+            if i != skip_to or i == idx:
+                closed = False
+            if not closed and self.has_directive(prev_end, u.start):
+                j = self._cond_group(blk, i, site, role)
+                if j is not None:
+                    for k in range(i, j):
+                        plan.overlap += sum(_count(x) for x in blk.units[k].stmts)
+                        plan.visited.extend(blk.units[k].stmts)
+                    skip_to, closed = j, True  # the #endif before unit j: passed
+                    continue
                 plan.points.append(WaitPoint(blk, i, state == MAYBE, imp, "preprocessor directive"))
                 plan.stop = plan.stop or "preprocessor directive"
                 return DONE
@@ -678,6 +690,28 @@ class FileTransform:
                 plan.stop = plan.stop or why
                 return DONE
         return state
+
+    def _cond_group(self, blk: Block, i: int, site: Site, role: str) -> int | None:
+        """Issue 34: a conditional group (``#ifdef X`` ... ``#endif``, no ``#else``)
+        whose code is compiled (so analysed) and does not touch the buffers is stepped
+        over as a whole: without X it is absent, with X the wait comes after it.
+        Returns the index of the unit after the ``#endif``, or None."""
+        base = [x for x, _ in self.conds_at(site.call.start)]
+        prev_end = blk.units[i - 1].end if i > 0 else -1
+        if prev_end < 0 or _gap_kind(self.data[prev_end : blk.units[i].start]) != "open":
+            return None
+        for k in range(i, len(blk.units)):
+            ids = [x for x, _ in self.conds_at(blk.units[k].start)]
+            if k > i and self.has_directive(blk.units[k - 1].end, blk.units[k].start):
+                gap = _gap_kind(self.data[blk.units[k - 1].end : blk.units[k].start])
+                if gap == "close" and ids == base:
+                    return k
+                return None
+            if ids[: len(base)] != base or len(ids) <= len(base):
+                return None
+            if self._unit_problem(blk, k, site, role):
+                return None
+        return None
 
     def _unit_problem(self, blk: Block, i: int, site: Site, role: str) -> str:
         u = blk.units[i]
@@ -2284,6 +2318,28 @@ def _first_why(eff: Effects, flag: str) -> str:
         if not keys or any(k in w for k in keys):
             return w
     return eff.why[0] if eff.why else flag
+
+
+_OPEN = {"if", "ifdef", "ifndef"}
+
+
+def _gap_kind(text: bytes) -> str:
+    """ "open" when the text between two statements is only ``#if``/``#ifdef``/
+    ``#ifndef`` lines, "close" when only ``#endif`` lines (blank lines and comments
+    aside), else "" (other directives, code compiled out, continued lines)."""
+    t = re.sub(rb"/\*.*?\*/", b" ", text, flags=re.S)
+    t = re.sub(rb"//[^\n]*", b"", t)
+    kinds: set[str] = set()
+    for line in t.split(b"\n"):
+        w = line.strip()
+        if not w:
+            continue
+        m = re.match(rb"#\s*(\w+)", w)
+        if m is None or w.endswith(b"\\"):
+            return ""
+        name = m.group(1).decode()
+        kinds.add("open" if name in _OPEN else "close" if name == "endif" else "other")
+    return kinds.pop() if len(kinds) == 1 and "other" not in kinds else ""
 
 
 def _count(n: Node) -> int:
