@@ -1,9 +1,12 @@
 """Run time of the corpus programs before and after nbcx-transform, and the
 overlap the transformation gives them (issue 34).
 
-    python3 time_corpus.py [--reps N] [--ranks N] [--markdown FILE] [PROGRAM ...]
+    python3 time_corpus.py [--reps N] [--ranks N] [--markdown FILE]
+                           [--exe NAME] [--args "ARGS"] [PROGRAM | DIRECTORY ...]
 
-For each program of the corpus (or those named): the original and the
+For each program of the corpus (or those named, or each DIRECTORY with a
+Makefile that builds ``--exe`` from its C and C++ files with $(CC)/$(CXX) and
+$(CFLAGS)/$(CXXFLAGS), run with ``--args``): the original and the
 transformed program are built with Open MPI (as run_corpus.py does) and run
 alternately ``--reps`` times on ``--ranks`` ranks; mpi_timer.c, preloaded,
 measures each run from MPI_Init to MPI_Finalize (the slowest rank), so the
@@ -57,10 +60,10 @@ def overlap(report: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def timed_run(d: Path, lib: Path, ranks: int) -> float:
-    """Seconds from MPI_Init to MPI_Finalize of one run of ``d``/app."""
+def timed_run(d: Path, lib: Path, ranks: int, exe: str = "app", args: str = "") -> float:
+    """Seconds from MPI_Init to MPI_Finalize of one run of ``d``/``exe``."""
     mpiexec = run_corpus.MPIS["openmpi"][2]
-    cmd = [mpiexec, "-x", f"LD_PRELOAD={lib}", "-n", str(ranks), str(d / "app")]
+    cmd = [mpiexec, "-x", f"LD_PRELOAD={lib}", "-n", str(ranks), str(d / exe), *args.split()]
     res = subprocess.run(
         cmd, cwd=d, capture_output=True, text=True, env=run_corpus.ENV, timeout=300, check=False
     )
@@ -70,10 +73,13 @@ def timed_run(d: Path, lib: Path, ranks: int) -> float:
     return float(m.group(1))
 
 
-def time_program(name: str, tool: list[str], work: Path, reps: int, ranks: int) -> dict[str, Any]:
+def time_program(
+    src: Path, tool: list[str], work: Path, reps: int, ranks: int, exe: str = "app", args: str = ""
+) -> dict[str, Any]:
+    name = src.name
     orig, new = work / name / "orig", work / name / "new"
     for d in (orig, new):
-        shutil.copytree(HERE / name, d, ignore=shutil.ignore_patterns("*.o", "app"))
+        shutil.copytree(src, d, ignore=shutil.ignore_patterns("*.o", exe))
     cc = run_corpus.MPIS["openmpi"][0]
     report = run_corpus.transform(tool, new, cc, write=True)
     for d in (orig, new):
@@ -84,8 +90,8 @@ def time_program(name: str, tool: list[str], work: Path, reps: int, ranks: int) 
     before: list[float] = []
     after: list[float] = []
     for _ in range(reps):  # alternately, so that a change of load hits both
-        before.append(timed_run(orig, lib, ranks))
-        after.append(timed_run(new, lib, ranks))
+        before.append(timed_run(orig, lib, ranks, exe, args))
+        after.append(timed_run(new, lib, ranks, exe, args))
     b, a = statistics.median(before), statistics.median(after)
     return {
         "program": name,
@@ -102,7 +108,7 @@ def time_program(name: str, tool: list[str], work: Path, reps: int, ranks: int) 
 def table(results: list[dict[str, Any]]) -> str:
     head = (
         "| program | converted | overlap median / max | in loops median / max "
-        "| before (ms) | after (ms) | gained (ms) | gained |"
+        "| before (µs) | after (µs) | gained (µs) | gained |"
     )
     lines = [head, "|" + "---|" * 8]
     for r in results:
@@ -112,9 +118,9 @@ def table(results: list[dict[str, Any]]) -> str:
             str(o["converted"]),
             f"{o['median']} / {o['max']}",
             f"{o['loop_median']} / {o['loop_max']}",
-            f"{r['before_s'] * 1e3:.1f}",
-            f"{r['after_s'] * 1e3:.1f}",
-            f"{r['gained_ms']:+.1f}",
+            f"{r['before_s'] * 1e6:.0f}",
+            f"{r['after_s'] * 1e6:.0f}",
+            f"{r['gained_ms'] * 1e3:+.0f}",
             f"{r['gained_pct']:+.1f} %",
         ]
         lines.append("| " + " | ".join(cols) + " |")
@@ -130,18 +136,25 @@ def main() -> int:
     p.add_argument("--reps", type=int, default=5, help="runs of each build (default 5)")
     p.add_argument("--ranks", type=int, default=2, help="MPI ranks (default 2)")
     p.add_argument("--markdown", type=Path, help="also write the table to this file")
+    p.add_argument("--exe", default="app", help="the program the Makefile builds (default app)")
+    p.add_argument("--args", default="", help="the program's arguments")
     args = p.parse_args()
     if args.reps < 1 or args.ranks < 1:
         p.error("--reps and --ranks must be at least 1")
     names = args.programs or sorted(x.name for x in HERE.iterdir() if (x / "Makefile").exists())
+    dirs: list[Path] = []
     for n in names:
-        if not (HERE / n / "Makefile").exists():
-            p.error(f"no corpus program {n!r} (in {HERE})")
+        d = Path(n) if Path(n).is_dir() else HERE / n
+        if not (d / "Makefile").exists():
+            p.error(f"no program {n!r}: neither a directory with a Makefile nor in {HERE}")
+        dirs.append(d.resolve())
     os.environ.update(run_corpus.ENV)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
-            results.append(time_program(name, [args.tool], Path(tmp), args.reps, args.ranks))
+        for d in dirs:
+            results.append(
+                time_program(d, [args.tool], Path(tmp), args.reps, args.ranks, args.exe, args.args)
+            )
     text = table(results)
     print(text)
     if args.markdown:

@@ -118,4 +118,6 @@ def test_time_corpus_figures() -> None:
         "overlap": o,
     }
     text = time_corpus.table([row])
-    assert text.splitlines()[2] == ("| p | 3 | 4 / 6 | 5.0 / 6 | 200.0 | 150.0 | +50.0 | +25.0 % |")
+    assert text.splitlines()[2] == (
+        "| p | 3 | 4 / 6 | 5.0 / 6 | 200000 | 150000 | +50000 | +25.0 % |"
+    )
