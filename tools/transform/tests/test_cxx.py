@@ -223,3 +223,33 @@ def test_cxx_hidden_accesses_stop_wait(tmp_path: Path) -> None:
         assert res.site(call)["action"] == "nonblocking"
         wait = next(i for i, t in enumerate(text) if f"nbcx_req[{(call - 11) // 4}], MPI_ST" in t)
         assert wait == next(i for i, t in enumerate(text) if stop in t) - 1, (call, stop)
+
+
+def test_cxx_namespace_global_written_by_other_file(tmp_path: Path) -> None:
+    """A namespace-scope variable is a global: a function of another file given
+    that writes it stops the wait (it was taken for a local, and the wait went
+    past the call)."""
+    import json
+
+    from conftest import mpicc_for_parsing
+    from nbcx_transform.cli import main
+
+    cc = mpicc_for_parsing()
+    assert cc is not None
+    a, b = tmp_path / "a.cpp", tmp_path / "b.cpp"
+    a.write_text(
+        "#include <mpi.h>\n#include <cstdio>\n"
+        "namespace state { int buf[2]; }\nvoid touch();\n"
+        "int main(int argc, char **argv) {\n    MPI_Init(&argc, &argv);\n"
+        "    int x[2] = {1, 2}, a = 0;\n"
+        "    MPI_Allreduce(x, state::buf, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"
+        "    a = x[0] + 1;\n    a *= 2;\n    touch();\n    a += state::buf[0];\n"
+        '    std::printf("%d\\n", a);\n    MPI_Finalize();\n    return 0;\n}\n'
+    )
+    b.write_text("namespace state { extern int buf[2]; }\nvoid touch() { state::buf[1] = 5; }\n")
+    rep = tmp_path / "r.json"
+    args = ["--mpicc", cc, "-n", "--report-format", "json", "--report-file", str(rep)]
+    assert main([*args, str(a), str(b)]) == 0
+    (site,) = json.loads(rep.read_text())["collectives"]
+    assert site["action"] == "nonblocking"
+    assert [w["line"] for w in site["waits"]] == [11], site["waits"]

@@ -245,9 +245,7 @@ class _Builder:
             kind = "function"
         elif c.kind == CursorKind.PARM_DECL:
             kind = "param"
-        elif (
-            c.semantic_parent is not None and c.semantic_parent.kind != CursorKind.TRANSLATION_UNIT
-        ):
+        elif c.semantic_parent is not None and c.semantic_parent.kind not in _FILE_SCOPES:
             kind = (
                 "static_local"
                 if c.storage_class in (cindex.StorageClass.STATIC, cindex.StorageClass.EXTERN)
@@ -413,6 +411,16 @@ _METHODS = (
     CursorKind.CONVERSION_FUNCTION,
 )
 _REFS = (TypeKind.LVALUEREFERENCE, TypeKind.RVALUEREFERENCE)
+# where a variable is a global: C++ namespace-scope and static member variables too
+_FILE_SCOPES = (
+    CursorKind.TRANSLATION_UNIT,
+    CursorKind.NAMESPACE,
+    CursorKind.LINKAGE_SPEC,
+    CursorKind.CLASS_DECL,
+    CursorKind.STRUCT_DECL,
+    CursorKind.UNION_DECL,
+    CursorKind.CLASS_TEMPLATE,
+)
 _SCOPES = (
     CursorKind.NAMESPACE,
     CursorKind.CLASS_DECL,
