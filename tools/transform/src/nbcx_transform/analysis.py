@@ -614,7 +614,7 @@ class Analysis:
                                 for o in self.lv(t):
                                     self._add(o, {ANY})
                     continue
-                ext = self.external.get(n.callee) if n.callee else None
+                ext = self.external.get(n.callee) if n.callee and not n.method_class else None
                 if ext is not None and not ext.keeps:
                     continue
                 for a in args:
@@ -1022,6 +1022,8 @@ class Analysis:
                     eff.why.append(text)
             return
         ext = self.external.get(name) if not name.startswith(("MPI_", "PMPI_")) else None
+        if n.method_class:
+            ext = None  # summaries are of file-scope functions, by name
         if ext is not None and mpi.lookup(name) is None:
             self._apply_external(n, ext, args, eff)
             return
@@ -1079,9 +1081,12 @@ class Analysis:
     def export(self) -> dict[str, Summary]:
         """Summaries of this file's functions with external linkage, for other files."""
         out: dict[str, Summary] = {}
+        names = [f.name for f in self.funcs.values()]
         for f in self.funcs.values():
             if f.static or not f.in_main or f.name == "main":
                 continue
+            if names.count(f.name) > 1:
+                continue  # C++ overloads: a call by name could be any of them
             s = self.summaries.get(f.key)
             if s is None:
                 continue

@@ -317,6 +317,8 @@ class _Builder:
                 node.callee_header = PurePath(hf.name).name if hf is not None else ""
                 if not ref.location.is_in_system_header and not node.callee.startswith("MPI_"):
                     node.callee_params = _param_types(ref)
+                # C++: a function in a namespace or a static member ("" at file scope)
+                node.method_class = _qualified(ref.semantic_parent)
             elif ref is not None and ref.kind in _METHODS:
                 node.method = ref.spelling or "?"
                 node.method_class = _qualified(ref.semantic_parent)
