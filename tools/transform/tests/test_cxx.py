@@ -253,3 +253,36 @@ def test_cxx_namespace_global_written_by_other_file(tmp_path: Path) -> None:
     (site,) = json.loads(rep.read_text())["collectives"]
     assert site["action"] == "nonblocking"
     assert [w["line"] for w in site["waits"]] == [11], site["waits"]
+
+
+def test_cxx_namespace_function_not_taken_for_file_scope_one(tmp_path: Path) -> None:
+    """ns::touch() writes the buffer, ::touch() does not: a call of ns::touch()
+    must not be analysed with ::touch()'s summary (both are named touch)."""
+    import json
+
+    from conftest import mpicc_for_parsing
+    from nbcx_transform.cli import main
+
+    cc = mpicc_for_parsing()
+    assert cc is not None
+    a, b = tmp_path / "a.cpp", tmp_path / "b.cpp"
+    a.write_text(
+        "#include <mpi.h>\n#include <cstdio>\n"
+        "namespace state { int buf[2]; }\n"
+        "namespace ns { void touch(int *p); }\nvoid touch(int *p);\n"
+        "int main(int argc, char **argv) {\n    MPI_Init(&argc, &argv);\n"
+        "    int x[2] = {1, 2}, a = 0;\n"
+        "    MPI_Allreduce(x, state::buf, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"
+        "    a = x[0] + 1;\n    ns::touch(&a);\n    touch(&a);\n    a += state::buf[0];\n"
+        '    std::printf("%d\\n", a);\n    MPI_Finalize();\n    return 0;\n}\n'
+    )
+    b.write_text(
+        "namespace state { extern int buf[2]; }\n"
+        "namespace ns { void touch(int *p) { state::buf[0] = *p; } }\n"
+        "void touch(int *p) { p[0] = 1; }\n"
+    )
+    rep = tmp_path / "r.json"
+    args = ["--mpicc", cc, "-n", "--report-format", "json", "--report-file", str(rep)]
+    assert main([*args, str(a), str(b)]) == 0
+    (site,) = json.loads(rep.read_text())["collectives"]
+    assert [w["line"] for w in site["waits"]] == [11], site["waits"]
