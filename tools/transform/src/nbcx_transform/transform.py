@@ -1084,8 +1084,10 @@ class FileTransform:
                 ):
                     site.reason = "comes from a macro expansion"
                     continue
-                if self._macro_braces(f):
-                    site.reason = "a block of this function has braces from a macro expansion"
+                if self._macro_braces_near(f, n):
+                    site.reason = (
+                        "a block that its wait could go into has braces from a macro expansion"
+                    )
                     continue
                 if self.unit.cxx:
                     site.reason = cxx_problem(n)
@@ -1943,6 +1945,53 @@ class FileTransform:
                     lines = [f"#if {guard}", *lines, "#endif"]
                 self.add_insert(fb, 0, 0, lines)
         return self.render()
+
+    def _macro_brace_blocks(self, f: Function) -> list[Node]:
+        return [
+            n
+            for n in f.body.walk()
+            if n.kind == CK.COMPOUND_STMT
+            and (
+                self.data[n.start : n.start + 1] != b"{"
+                or self.data[n.end - 1 : n.end] != b"}"
+                or self.in_macro(n.start)
+                or self.in_macro(n.end - 1)
+            )
+        ]
+
+    def _macro_braces_near(self, f: Function, call: Node) -> bool:
+        """Whether a block with braces from a macro expansion may get text for the
+        call at ``call`` (issue 34: before, any such block in the function left
+        all its calls blocking).  Text goes into the blocks around the call, and
+        into the blocks after it that the wait's scan enters (not those in a
+        loop that starts after the call: the scan never enters a loop).  A block
+        before the call, outside the loops around the call, gets none."""
+        blocks = self._macro_brace_blocks(f)
+        if not blocks:
+            return False
+        around: list[Node] = []
+        p = call.parent
+        while p is not None:
+            around.append(p)
+            p = p.parent
+        loops = [a for a in around if a.kind in LOOPS]
+        for b in blocks:
+            if any(b is a for a in around):
+                return True
+            if b.end <= call.start:
+                if any(lp.start <= b.start < lp.end for lp in loops):
+                    return True
+                continue
+            q = b.parent
+            safe = False
+            while q is not None and q is not f.body:
+                if q.kind in LOOPS and q.start >= call.end:
+                    safe = True
+                    break
+                q = q.parent
+            if not safe:
+                return True
+        return False
 
     def _macro_braces(self, f: Function) -> bool:
         """Whether some block's braces are not written in the file (come from a macro)."""
