@@ -34,12 +34,10 @@ def test_corpus_program(name: str, tmp_path: Path) -> None:
     assert res["werror"], f"{name}: the original does not build with -Werror"
     assert all(ok for _, ok in res["runs"]), res["runs"]
     after = res["after"]
-    if name == "hpccg_like":
-        assert after["refused"] == ["make_local_matrix.cpp"]
-        assert after["found"] == 0
-    else:
-        assert after["found"] > 0
-        assert after["refused"] == []
+    assert after["found"] > 0
+    assert after["refused"] == []
+    if name == "hpccg_like":  # C++ analysed (issue 34): new[] buffer, wait before the read
+        assert after["nonblocking"] == 1
     if name == "prk_like":
         assert after["persistent"] == 1  # the allreduce of every iteration, not the barrier
     if name == "comd_like":

@@ -47,23 +47,22 @@ def test_alloc_mem_buffer_is_tracked(tmp_path: Path) -> None:
     assert "nothing to gain" in site["reason"]
 
 
-def test_cxx_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cxx_analysed(tmp_path: Path) -> None:
+    """C++ is no longer refused (issue 34): the buffer from new[] is analysed and
+    the wait comes before its read; a .c name parsed as C++ too."""
+    src = PROGRAMS / "unsafe_new.cpp"
+    res = run_transform(src, tmp_path, "--min-overlap", "0")
+    assert res.status == 0
+    site = res.site(line_of(src, "MPI_Allgather"))
+    assert site["action"] == "nonblocking"
+    assert res.text.index("MPI_Wait(") < res.text.index("int first = tmp_buffer[rank]")
     cc = mpicc_for_parsing()
-    if cc is None:
-        pytest.skip("no MPI compiler wrapper")
-    src = tmp_path / "unsafe_new.cpp"
-    shutil.copy(PROGRAMS / "unsafe_new.cpp", src)
-    before = src.read_bytes()
-    assert main(["--mpicc", cc, str(src)]) == 2
-    err = capsys.readouterr().err
-    assert "C++ is not supported" in err
-    assert "left unchanged" in err
-    assert src.read_bytes() == before
-    # a .c name parsed as C++ is refused too
+    assert cc is not None
     csrc = tmp_path / "new_as_c.c"
-    csrc.write_bytes(before)
-    assert main(["--mpicc", cc, str(csrc), "--", "-x", "c++"]) == 2
-    assert csrc.read_bytes() == before
+    csrc.write_bytes(src.read_bytes())
+    assert main(["--mpicc", cc, "--min-overlap", "0", str(csrc), "--", "-x", "c++"]) == 0
+    text = csrc.read_text()
+    assert text.index("MPI_Wait(") < text.index("int first = tmp_buffer[rank]")
 
 
 def test_unresolvable_pointer_left_blocking(tmp_path: Path) -> None:

@@ -240,9 +240,10 @@ def test_divergent_same_output(
         assert _run(launcher, n, new) == expected, f"{program}: output differs on {n} ranks"
 
 
-def test_refused_cxx_file_keeps_its_group(tmp_path: Path) -> None:
-    """A C++ file given with the C files is refused (left unchanged): its
-    broadcast stays blocking, so the C file's broadcasts do too."""
+def test_cxx_extern_c_block_keeps_its_group(tmp_path: Path) -> None:
+    """A C++ file given with the C files: its broadcast, in an extern "C"
+    block that is not analysed, stays blocking, so the C file's broadcasts do
+    too (issue 34; before, the C++ file was refused)."""
     cc = mpicc_for_parsing()
     if cc is None:
         pytest.skip("no MPI compiler wrapper")
@@ -255,7 +256,9 @@ def test_refused_cxx_file_keeps_its_group(tmp_path: Path) -> None:
     )
     rep = tmp_path / "r.json"
     args = ["--mpicc", cc, "-n", "--report-format", "json", "--report-file", str(rep)]
-    assert cli.main([*args, str(a), str(b)]) == cli.EXIT_USAGE
+    assert cli.main([*args, str(a), str(b)]) == 0
+    notes = json.loads(rep.read_text())["notes"]
+    assert any("b.cpp:4: MPI_Bcast kept blocking" in n for n in notes), notes
     recs = json.loads(rep.read_text())["collectives"]
     assert [r["action"] for r in recs if r["call"] == "MPI_Bcast"] == ["blocking"] * 4
 

@@ -1,5 +1,5 @@
 // HPCCG-like: a receive buffer from new[], read and deleted after the call.
-// nbcx-transform refuses C++: the file must be left as it is.
+// nbcx-transform analyses C++: the wait goes before the read (issue 34).
 #include <mpi.h>
 #include <cstdio>
 

@@ -50,6 +50,64 @@ LVALUE_KINDS = {
 }
 JUMPS = {CK.RETURN_STMT, CK.GOTO_STMT, CK.INDIRECT_GOTO_STMT, CK.BREAK_STMT, CK.CONTINUE_STMT}
 LOOPS = {CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT}
+CASTS = (
+    CK.PAREN_EXPR,
+    CK.UNEXPOSED_EXPR,
+    CK.CSTYLE_CAST_EXPR,
+    CK.CXX_STATIC_CAST_EXPR,
+    CK.CXX_CONST_CAST_EXPR,
+    CK.CXX_REINTERPRET_CAST_EXPR,
+)
+
+# C++ containers whose elements are one object with the container (the analysis
+# is field-insensitive): ``v.data()`` points into ``v``, ``v[i]`` is ``v``.
+CONTAINERS = ("std::vector", "std::array", "std::valarray")
+# their member functions that neither read nor write the elements nor reallocate
+CONTAINER_QUIET = {
+    "data",
+    "size",
+    "empty",
+    "capacity",
+    "max_size",
+    "begin",
+    "end",
+    "cbegin",
+    "cend",
+    "rbegin",
+    "rend",
+    "get_allocator",
+}
+# ... that designate an element (the access is the caller's: read or written)
+CONTAINER_ELEMENT = {"operator[]", "at", "front", "back"}
+
+
+def container_call(n: Node) -> bool:
+    """A call of a member function of a standard container."""
+    return n.kind == CK.CALL_EXPR and n.method_class in CONTAINERS
+
+
+def method_object(n: Node) -> Node | None:
+    """The object of a C++ member call: ``v`` in ``v.size()``, ``v[i]``, ``p->data()``."""
+    kids = n.exprs()
+    if not kids:
+        return None
+    first = kids[0]
+    if first.kind == CK.MEMBER_REF_EXPR:
+        inner = first.exprs()
+        return inner[0] if inner else None
+    if n.spelling.startswith("operator") and len(kids) >= 2:
+        return first  # an operator call: the object, the operator, the operands
+    return None
+
+
+def method_args(n: Node) -> list[Node]:
+    """The arguments of a C++ member call (object and callee left out)."""
+    kids = n.exprs()
+    if kids and kids[0].kind == CK.MEMBER_REF_EXPR:
+        return kids[1:]
+    if n.spelling.startswith("operator") and len(kids) >= 2:
+        return kids[2:]
+    return kids  # constructors: only arguments
 
 
 def is_lvalue(n: Node) -> bool:
@@ -60,12 +118,14 @@ def is_lvalue(n: Node) -> bool:
         return n.op == "*"
     if n.kind == CK.DECL_REF_EXPR:
         return n.ref_kind in (CK.VAR_DECL, CK.PARM_DECL)
+    if container_call(n):
+        return n.method in CONTAINER_ELEMENT
     return n.kind in LVALUE_KINDS
 
 
 def strip(n: Node) -> Node:
     """Through parentheses and implicit or explicit casts."""
-    while n.kind in (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR, CK.CSTYLE_CAST_EXPR):
+    while n.kind in CASTS:
         kids = n.exprs()
         if len(kids) != 1:
             break
@@ -363,11 +423,17 @@ class Analysis:
             return self.lv(kids[0])
         if k == CK.DECL_REF_EXPR:
             if n.ref_kind in (CK.VAR_DECL, CK.PARM_DECL):
+                d = self.decls.get(n.ref)
+                if d is not None and d.is_ref:
+                    # a C++ reference: the objects it was bound to
+                    return self.load({self.var_obj(n.ref)}) or {ANY}
                 return {self.var_obj(n.ref)}
             return set()
+        if container_call(n) and n.method in CONTAINER_ELEMENT:
+            return self.container_objs(n)
         if k == CK.MEMBER_REF_EXPR:
-            if not kids:
-                return {ANY}
+            if not kids or n.ref_result:
+                return {ANY}  # implicit this->, or a reference member
             base = kids[0]
             return self.val(base) if base.is_pointer else self.lv(base)
         if k == CK.ARRAY_SUBSCRIPT_EXPR:
@@ -387,9 +453,16 @@ class Analysis:
             return {STR}
         if k == CK.COMPOUND_LITERAL_EXPR:
             return {f"c:{n.start}"}
-        if k in (CK.UNEXPOSED_EXPR, CK.CSTYLE_CAST_EXPR) and len(kids) == 1:
+        if k in CASTS and len(kids) == 1:
             return self.lv(kids[0])
         return {ANY}
+
+    def container_objs(self, n: Node) -> set[str]:
+        """The objects of the container of the member call ``n`` (its elements)."""
+        obj = method_object(n)
+        if obj is None:
+            return {ANY}
+        return (self.val(obj) if strip(obj).is_pointer else self.lv(obj)) or {ANY}
 
     def val(self, n: Node) -> set[str]:
         """Objects the value of expression ``n`` may point into."""
@@ -411,8 +484,10 @@ class Analysis:
             if is_lvalue(c):
                 return self.load(self.lv(c))
             return self.val(c)
-        if k in (CK.PAREN_EXPR, CK.CSTYLE_CAST_EXPR) and len(kids) == 1:
+        if k in CASTS and k != CK.UNEXPOSED_EXPR and len(kids) == 1:
             return self.val(kids[0])
+        if k == CK.CXX_NEW_EXPR:
+            return {f"h:{n.start}"}
         if is_lvalue(n):
             if n.kind == CK.DECL_REF_EXPR and n.ref_kind == CK.FUNCTION_DECL:
                 return set()
@@ -452,6 +527,15 @@ class Analysis:
         return out
 
     def _call_val(self, n: Node) -> set[str]:
+        if n.method:
+            if container_call(n):
+                if n.method == "data":
+                    return self.container_objs(n)
+                if n.method in CONTAINER_ELEMENT:
+                    return self.load(self.container_objs(n))
+                return set()
+            # another class's member function: its result may point anywhere
+            return {ANY} if n.is_pointer else set()
         args = n.exprs()[1:]
         k = self.ret_param.get(n.callee_key)
         if k is not None and k < len(args):
@@ -486,6 +570,8 @@ class Analysis:
             elif k == CK.VAR_DECL and kids and n.key in self.split:
                 for i, e in enumerate(kids[-1].exprs()):
                     self._add(f"v:{n.key}#{i}", self.val(e))
+            elif k == CK.VAR_DECL and kids and self._is_ref(n.key):
+                self._add(self.var_obj(n.key), self.lv(kids[-1]))
             elif k == CK.VAR_DECL and kids:
                 self._add(self.var_obj(n.key), self.val(kids[-1]))
             elif k == CK.INIT_LIST_EXPR:
@@ -497,7 +583,9 @@ class Analysis:
                 g = self.funcs.get(n.callee_key)
                 if g is not None:
                     for i, a in enumerate(args):
-                        if i < len(g.params):
+                        if i < len(g.params) and self._is_ref(g.params[i]):
+                            self._add(self.var_obj(g.params[i]), self.lv(a))
+                        elif i < len(g.params):
                             self._add(self.var_obj(g.params[i]), self.val(a))
                         else:
                             self._escape(self.val(a))
@@ -526,11 +614,15 @@ class Analysis:
                                 for o in self.lv(t):
                                     self._add(o, {ANY})
                     continue
-                ext = self.external.get(n.callee) if n.callee else None
+                ext = self.external.get(n.callee) if n.callee and not n.method_class else None
                 if ext is not None and not ext.keeps:
                     continue
                 for a in args:
                     self._escape(self.val(a))
+
+    def _is_ref(self, key: str) -> bool:
+        d = self.decls.get(key)
+        return d is not None and d.is_ref
 
     def _keeps(self, f: Function) -> bool:
         """Whether ``f`` may keep a pointer it is given (see :attr:`Summary.keeps`), or
@@ -781,8 +873,32 @@ class Analysis:
             self._visit(kids[0], "rw", eff)
             self._visit(kids[1], "r", eff)
             return
+        if k == CK.CALL_EXPR and (n.method or container_call(n)):
+            self._method_call(n, mode, eff)
+            return
         if k == CK.CALL_EXPR:
             self._call(n, eff)
+            if n.ref_result and mode not in ("addr", "none"):
+                # a C++ function returning a reference: what it designates is unknown
+                self._access({ANY}, None, mode, eff)
+            return
+        if k == CK.CXX_DELETE_EXPR:
+            # freeing: as a write of what is freed
+            for c in kids:
+                self._access(self.val(c), None, "rw", eff)
+                self._visit(c, "r", eff)
+            return
+        if k in (CK.CXX_THROW_EXPR, CK.CXX_TRY_STMT):
+            eff.flag("unknown", f"C++ exception handling at line {n.line}")
+        if k == CK.VAR_DECL and n.cxx_object and n.cxx_object not in CONTAINERS:
+            eff.flag(
+                "unknown",
+                f"a {n.cxx_object} object at line {n.line} (its constructor and destructor "
+                "are not analysed)",
+            )
+        if k == CK.VAR_DECL and kids and self._is_ref(n.key):
+            # binding a reference accesses nothing; its initialiser is evaluated
+            self._visit(kids[-1], "addr" if is_lvalue(strip(kids[-1])) else "r", eff)
             return
         if k == CK.VAR_DECL:
             if kids and n.key in self.split:
@@ -810,6 +926,48 @@ class Analysis:
         for c in n.children:
             self._visit(c, "r", eff)
 
+    def _method_call(self, n: Node, mode: str, eff: Effects) -> None:
+        """A C++ member function or constructor call: standard containers are
+        modelled, other classes' member functions are not (they stop a wait)."""
+        obj = method_object(n)
+        args = method_args(n)
+        if obj is not None:
+            self._visit(obj, "r" if strip(obj).is_pointer else "addr", eff)
+        for a in args:
+            self._visit(a, "r", eff)
+        if container_call(n):
+            if n.method in CONTAINER_QUIET or n.method == n.method_class.rpartition("::")[2]:
+                return  # constructors: the VAR_DECL writes the new container
+            if n.method in CONTAINER_ELEMENT:
+                if mode not in ("addr", "none"):
+                    self._access(self.container_objs(n), None, mode, eff)
+                return
+            # resize, push_back, assign, operator=, swap, ...: may reallocate
+            self._access(self.container_objs(n), None, "rw", eff)
+            for a in args:
+                if is_lvalue(strip(a)):
+                    self._access(self._reach(self.lv(a)), None, "rw", eff)
+            return
+        cls = n.method_class or "a class"
+        if cls.startswith("(lambda"):
+            eff.flag("unknown", f"call of a lambda at line {n.line} (its body is not analysed)")
+        else:
+            eff.flag(
+                "unknown",
+                f"call of {cls}::{n.method}() at line {n.line} (C++ member functions are "
+                "not analysed)",
+            )
+
+    def _ref_args(self, n: Node, args: list[Node], eff: Effects) -> None:
+        """Arguments bound to C++ reference parameters: read (``const T&``) or read
+        and written, with all they reach."""
+        params = n.callee_params or ()
+        for a, t in zip(args, params, strict=False):
+            if "&" not in t:
+                continue
+            objs = self._reach(self.lv(a) if is_lvalue(strip(a)) else self.val(a))
+            self._access(objs, None, "r" if t.startswith("const ") else "rw", eff)
+
     def _arg_access(self, a: Node, mode: str, eff: Effects) -> None:
         self._access(self.val(a), self.prov_of(a), mode, eff)
 
@@ -824,6 +982,8 @@ class Analysis:
         if not name:
             eff.flag("unknown", f"call through a function pointer at line {n.line}")
             return
+        if self.unit.cxx:
+            self._ref_args(n, args, eff)
         if name in mpi.COLLECTIVES:
             roles = mpi.COLLECTIVES[name]
             for a, role in zip(args, roles, strict=False):
@@ -862,6 +1022,8 @@ class Analysis:
                     eff.why.append(text)
             return
         ext = self.external.get(name) if not name.startswith(("MPI_", "PMPI_")) else None
+        if n.method_class:
+            ext = None  # summaries are of file-scope functions, by name
         if ext is not None and mpi.lookup(name) is None:
             self._apply_external(n, ext, args, eff)
             return
@@ -919,9 +1081,12 @@ class Analysis:
     def export(self) -> dict[str, Summary]:
         """Summaries of this file's functions with external linkage, for other files."""
         out: dict[str, Summary] = {}
+        names = [f.name for f in self.funcs.values()]
         for f in self.funcs.values():
             if f.static or not f.in_main or f.name == "main":
                 continue
+            if names.count(f.name) > 1:
+                continue  # C++ overloads: a call by name could be any of them
             s = self.summaries.get(f.key)
             if s is None:
                 continue

@@ -105,6 +105,15 @@ class Node:
     value: int | None = None  # integer literals (and references to enumeration constants)
     # calls: the file name (no directory) of the header that declares the callee
     callee_header: str = ""
+    # C++ calls of member functions and constructors: the method's name and its class,
+    # qualified by its namespaces ("std::vector"); "" for ordinary calls
+    method: str = ""
+    method_class: str = ""
+    # C++: calls whose result is a reference (an lvalue), member references to a
+    # reference field; VAR_DECLs of a class type with a constructor or destructor
+    # that may do anything (not a standard container, not plain data)
+    ref_result: bool = False
+    cxx_object: str = ""
     # array subscripts: the element type's canonical spelling and size in bytes (-1: unknown)
     ctype: str = ""
     csize: int = -1
@@ -141,6 +150,7 @@ class DeclInfo:
     is_array: bool = False
     is_pointer: bool = False
     is_record: bool = False
+    is_ref: bool = False  # C++ references (lvalue or rvalue)
     scope: Node | None = None  # COMPOUND_STMT (or FOR_STMT) holding a local's declaration
     index: int = -1  # parameters: position
     line: int = 0
@@ -174,6 +184,10 @@ class Unit:
     includes: list[tuple[str, int, int]]  # (spelling, start, end) in the main file
     errors: list[str]
     address_taken_functions: set[str]
+    cxx: bool = False  # parsed as C++
+    # C++ code of the main file that is not analysed (member functions, templates, class
+    # bodies, namespaces): (start, end, what it is); its collectives stay blocking
+    opaque: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 def decl_key(c: Cursor) -> str:
@@ -183,7 +197,8 @@ def decl_key(c: Cursor) -> str:
     except Exception:  # pragma: no cover - libclang oddities
         usr = ""
     if usr:
-        return str(usr)
+        # C++ USRs hold '#' (parameter types), which the analysis's object names use
+        return str(usr).replace("#", "%")
     loc = c.location
     return f"{loc.file.name if loc.file else '?'}:{loc.offset}:{c.spelling}"
 
@@ -230,9 +245,7 @@ class _Builder:
             kind = "function"
         elif c.kind == CursorKind.PARM_DECL:
             kind = "param"
-        elif (
-            c.semantic_parent is not None and c.semantic_parent.kind != CursorKind.TRANSLATION_UNIT
-        ):
+        elif c.semantic_parent is not None and c.semantic_parent.kind not in _FILE_SCOPES:
             kind = (
                 "static_local"
                 if c.storage_class in (cindex.StorageClass.STATIC, cindex.StorageClass.EXTERN)
@@ -247,6 +260,7 @@ class _Builder:
             is_array=t.kind in ARRAY_TYPES,
             is_pointer=t.kind == TypeKind.POINTER,
             is_record=t.kind == TypeKind.RECORD,
+            is_ref=t.kind in (TypeKind.LVALUEREFERENCE, TypeKind.RVALUEREFERENCE),
             line=c.location.line,
         )
         self.decls[key] = info
@@ -265,6 +279,18 @@ class _Builder:
         k = c.kind
         if k.is_expression() or k in (CursorKind.VAR_DECL, CursorKind.PARM_DECL):
             self.type_facts(node, c)
+        if k == CursorKind.MEMBER_REF_EXPR:
+            ref = c.referenced
+            if ref is not None and ref.kind == CursorKind.FIELD_DECL:
+                node.ref_result = ref.type.get_canonical().kind in _REFS
+        if k == CursorKind.VAR_DECL and node.is_record:
+            t = c.type.get_canonical()
+            try:
+                pod = bool(t.is_pod())
+            except Exception:  # pragma: no cover
+                pod = False
+            if not pod:
+                node.cxx_object = _qualified(t.get_declaration()) or t.spelling
         if k in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
             ref = c.referenced
             if ref is not None:
@@ -291,6 +317,16 @@ class _Builder:
                 node.callee_header = PurePath(hf.name).name if hf is not None else ""
                 if not ref.location.is_in_system_header and not node.callee.startswith("MPI_"):
                     node.callee_params = _param_types(ref)
+                # C++: a function in a namespace or a static member ("" at file scope)
+                node.method_class = _qualified(ref.semantic_parent)
+            elif ref is not None and ref.kind in _METHODS:
+                node.method = ref.spelling or "?"
+                node.method_class = _qualified(ref.semantic_parent)
+            if ref is not None:
+                try:
+                    node.ref_result = ref.result_type.kind in _REFS
+                except Exception:  # pragma: no cover
+                    node.ref_result = False
         elif k in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR):
             node.op = self.binary_op(c)
         elif k == CursorKind.UNARY_OPERATOR:
@@ -370,6 +406,66 @@ class _Builder:
         return "?"
 
 
+_METHODS = (
+    CursorKind.CXX_METHOD,
+    CursorKind.CONSTRUCTOR,
+    CursorKind.DESTRUCTOR,
+    CursorKind.CONVERSION_FUNCTION,
+)
+_REFS = (TypeKind.LVALUEREFERENCE, TypeKind.RVALUEREFERENCE)
+# where a variable is a global: C++ namespace-scope and static member variables too
+_FILE_SCOPES = (
+    CursorKind.TRANSLATION_UNIT,
+    CursorKind.NAMESPACE,
+    CursorKind.LINKAGE_SPEC,
+    CursorKind.CLASS_DECL,
+    CursorKind.STRUCT_DECL,
+    CursorKind.UNION_DECL,
+    CursorKind.CLASS_TEMPLATE,
+)
+_SCOPES = (
+    CursorKind.NAMESPACE,
+    CursorKind.CLASS_DECL,
+    CursorKind.STRUCT_DECL,
+    CursorKind.CLASS_TEMPLATE,
+    CursorKind.UNION_DECL,
+)
+
+
+def _qualified(c: Cursor | None) -> str:
+    """``std::vector`` for the class of ``std::vector<double>::data`` (inline
+    namespaces such as ``__cxx11`` left out)."""
+    names: list[str] = []
+    while c is not None and c.kind in _SCOPES:
+        inline = False
+        if c.kind == CursorKind.NAMESPACE:
+            try:
+                inline = bool(cindex.conf.lib.clang_Cursor_isInlineNamespace(c))
+            except (AttributeError, cindex.LibclangError):  # pragma: no cover
+                inline = c.spelling.startswith("__")
+        if not inline:
+            names.append(c.spelling)
+        c = c.semantic_parent
+    return "::".join(reversed(names))
+
+
+# Top-level C++ declarations whose code is not analysed: what the report calls them
+_OPAQUE = {
+    CursorKind.CXX_METHOD: "a member function",
+    CursorKind.CONSTRUCTOR: "a constructor",
+    CursorKind.DESTRUCTOR: "a destructor",
+    CursorKind.CONVERSION_FUNCTION: "a conversion function",
+    CursorKind.FUNCTION_TEMPLATE: "a function template",
+    CursorKind.CLASS_TEMPLATE: "a class template",
+    CursorKind.CLASS_DECL: "a class",
+    CursorKind.STRUCT_DECL: "a class",
+    CursorKind.UNION_DECL: "a union",
+    CursorKind.NAMESPACE: "a namespace",
+    CursorKind.LINKAGE_SPEC: 'an extern "C" block',
+    CursorKind.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION: "a class template",
+}
+
+
 def _param_types(fn: Cursor) -> tuple[str, ...] | None:
     """The parameter types of a function declaration, for a prototype of a twin."""
     try:
@@ -399,7 +495,7 @@ def _mark_address_taken(functions: set[str], root: Node, out: set[str]) -> None:
                 out.add(n.ref)
 
 
-def build_unit(tu: cindex.TranslationUnit, data: bytes) -> Unit:
+def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None) -> Unit:
     """Copies the functions and globals of the main file of ``tu``."""
     path = tu.spelling
     b = _Builder(tu, path)
@@ -407,7 +503,23 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes) -> Unit:
     globals_init: list[Node] = []
     macro_ranges: list[tuple[int, int]] = []
     includes: list[tuple[str, int, int]] = []
+    cxx = _is_cxx(tu) if cxx is None else cxx
+    opaque: list[tuple[int, int, str]] = []
     for c in tu.cursor.get_children():
+        if cxx and b.in_main(c) and c.kind in _OPAQUE:
+            what = _OPAQUE[c.kind]
+            name = c.displayname or c.spelling
+            opaque.append((c.extent.start.offset, c.extent.end.offset, f"{what} ({name})"))
+            continue
+        if cxx and b.in_main(c) and c.kind == CursorKind.FUNCTION_DECL and c.is_definition():
+            try:
+                special = c.get_num_template_arguments() > 0
+            except Exception:  # pragma: no cover
+                special = False
+            if special:
+                what = f"a template specialization ({c.displayname})"
+                opaque.append((c.extent.start.offset, c.extent.end.offset, what))
+                continue
         if not b.in_main(c):
             # Functions defined in the program's own headers are analysed too.
             loc = c.location
@@ -490,7 +602,24 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes) -> Unit:
         includes=includes,
         errors=errors,
         address_taken_functions=addr,
+        cxx=cxx,
+        opaque=opaque,
     )
+
+
+def _is_cxx(tu: cindex.TranslationUnit) -> bool:
+    """Whether ``tu`` was parsed as C++ (libclang tells the language of a cursor)."""
+    try:
+        fn = cindex.conf.lib.clang_getCursorLanguage
+    except (AttributeError, cindex.LibclangError):  # pragma: no cover
+        return False
+    for c in tu.cursor.get_children():
+        if c.location.file is not None and c.location.file.name == tu.spelling:
+            if c.kind in (CursorKind.FUNCTION_DECL, CursorKind.VAR_DECL):
+                fn.argtypes = [Cursor]
+                fn.restype = ctypes.c_int
+                return bool(fn(c) == 3)  # CXLanguage_CPlusPlus
+    return False
 
 
 def parse(path: str, args: list[str]) -> Unit:
@@ -500,4 +629,20 @@ def parse(path: str, args: list[str]) -> Unit:
     index = cindex.Index.create()
     opts = cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     tu = index.parse(path, args=args, options=opts)
-    return build_unit(tu, data)
+    return build_unit(tu, data, is_cxx_source(path, args))
+
+
+CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".cp", ".C", ".hpp", ".hh", ".hxx", ".ii")
+
+
+def is_cxx_source(path: str, args: list[str]) -> bool:
+    """Whether libclang parses ``path`` as C++ (its name or ``-x c++``/``-std=c++NN``)."""
+    lang = ""
+    for i, w in enumerate(args):
+        if w == "-x" and i + 1 < len(args):
+            lang = args[i + 1]
+        elif w.startswith("-std=") and "++" in w:
+            lang = lang or "c++"
+    if lang:
+        return lang.startswith("c++")
+    return PurePath(path).suffix in CXX_SUFFIXES

@@ -14,7 +14,13 @@ from typing import Any
 from nbcx_transform import __version__
 from nbcx_transform.clangast import Unit, parse
 from nbcx_transform.flags import clang_args, from_make
-from nbcx_transform.matching import Fixed, fixed_calls, keep_matching, matching_problems
+from nbcx_transform.matching import (
+    Fixed,
+    fixed_calls,
+    keep_matching,
+    matching_problems,
+    opaque_calls,
+)
 from nbcx_transform.program import db_sources, program_summaries, summarise
 from nbcx_transform.transform import FileTransform, Options, Site, Wrapper
 
@@ -189,22 +195,6 @@ def format_text(recs: list[dict[str, Any]], notes: list[str]) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
-CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".cp", ".C", ".hpp", ".hh", ".hxx", ".ii")
-
-
-def cxx_reason(path: Path, extra: Sequence[str]) -> str:
-    """Why ``path`` is C++ ("" if it is C as far as the name and flags tell)."""
-    if path.suffix in CXX_SUFFIXES:
-        return f"a C++ source file ({path.suffix})"
-    words = list(extra)
-    for i, w in enumerate(words):
-        if w == "-x" and i + 1 < len(words) and words[i + 1].startswith("c++"):
-            return "parsed as C++ (-x c++)"
-        if w.startswith("-std=") and ("++" in w):
-            return f"parsed as C++ ({w})"
-    return ""
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
@@ -242,7 +232,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     status = 0
     convertible = 0
     parsed: list[tuple[Path, Unit]] = []
-    refused: list[Path] = []
     for path in args.files:
         if not path.is_file():
             print(f"nbcx-transform: {path}: no such file", file=sys.stderr)
@@ -250,16 +239,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         cargs = clang_args(
             path, args.defines, args.includes, args.mpicc, args.compile_commands, extra
         )
-        cxx = cxx_reason(path, cargs)
-        if cxx:
-            print(
-                f"nbcx-transform: {path}: {cxx}: C++ is not supported (new/delete, references, "
-                "containers and member buffers are not analysed); the file is left unchanged",
-                file=sys.stderr,
-            )
-            status = EXIT_USAGE
-            refused.append(path)
-            continue
         parsed.append((path, parse(str(path), cargs)))
     if args.compile_commands is None and not args.no_whole_program and len(parsed) > 1:
         # the files given summarise each other (with -p, the whole program does)
@@ -279,14 +258,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             opts.wrappers[name] = dataclasses.replace(w, reason=why)
     # Matching across ranks: the calls of one collective are converted together or
     # not at all, in every file given; the program's other files' calls stay blocking.
-    others = list(refused)
+    others: list[Path] = []
     if args.compile_commands is not None:
         db_files = db_sources(args.compile_commands, cxx=True)
         others += [p for p in db_files if p.resolve() not in given and p not in others]
     fixed: list[Fixed] = [fx for p in others for fx in fixed_calls(p)]
+    strict = args.strict_matching
+    for _, ft in work:
+        if ft.unit.cxx:
+            fixed += opaque_calls(ft)
+            # calls from code that is not analysed (member functions, lambdas) are not
+            # seen: only a group of one call is taken as issued alike on every rank
+            strict = True
+    for fx in fixed:
+        if fx.why != Fixed.why:
+            notes.append(f"{fx.where}: {fx.name} kept blocking: {fx.why}")
     for _, ft in work:
         ft.analyse()
-    notes += keep_matching([ft for _, ft in work], fixed, args.strict_matching)
+    notes += keep_matching([ft for _, ft in work], fixed, strict)
     results = [ft.emit() for _, ft in work]
     # each wrapper once, however many files call its twin (issue 34: a wrapper called
     # from its own file and another had its twins emitted twice)
@@ -294,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for i, (_, ft) in enumerate(work):
         if any(w.path == ft.unit.path for w in used):
             results[i] = ft.emit_twins(used)
-    problems = matching_problems([ft for _, ft in work], results, fixed, args.strict_matching)
+    problems = matching_problems([ft for _, ft in work], results, fixed, strict)
     if problems:
         print(
             "nbcx-transform: refusing to write: the result would break the matching of "

@@ -76,6 +76,27 @@ class Fixed:
 
     name: str
     where: str  # file:line
+    why: str = "in a file not given"
+
+
+def opaque_calls(ft: FileTransform) -> list[Fixed]:
+    """The collectives of the C++ code of a file that is not analysed (member
+    functions, templates, classes, namespaces), read from its text: they stay
+    blocking, and so do the calls that can match them."""
+    out: list[Fixed] = []
+    data = ft.unit.data
+    name = Path(ft.unit.path).name
+    for start, end, what in ft.unit.opaque:
+        text = data[start:end].decode("utf-8", "replace")
+        text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+        text = re.sub(r"//[^\n]*", "", text)
+        first = data.count(b"\n", 0, start) + 1
+        for m in re.finditer(r"\b(MPI_[A-Z][a-z_]*)\s*\(", text):
+            if m.group(1) in mpi.COLLECTIVES:
+                line = first + text.count("\n", 0, m.start())
+                why = f"in {what}, which is not analysed (C++)"
+                out.append(Fixed(m.group(1), f"{name}:{line}", why))
+    return out
 
 
 def fixed_calls(path: Path) -> list[Fixed]:
@@ -318,7 +339,7 @@ def keep_matching(
                 hft, hs = hard[0]
                 why = f"{_where(hft, hs)}, left blocking: {hs.reason}"
             else:
-                why = f"{fixed_by[name][0].where}, in a file not given"
+                why = f"{fixed_by[name][0].where}, {fixed_by[name][0].why}"
             for _ft, s in gain:
                 s.action = "blocking"
                 s.persistent = ""

@@ -39,7 +39,22 @@ from dataclasses import dataclass, field
 from clang.cindex import CursorKind as CK  # noqa: N817
 
 from nbcx_transform import mpi
-from nbcx_transform.analysis import ANY, EXT, JUMPS, LOOPS, Analysis, Effects, Summary, strip
+from nbcx_transform.analysis import (
+    ANY,
+    EXT,
+    JUMPS,
+    LOOPS,
+    Analysis,
+    Effects,
+    Summary,
+    container_call,
+    is_lvalue,
+    method_object,
+    strip,
+)
+from nbcx_transform.analysis import (
+    CONTAINER_ELEMENT as CE,
+)
 from nbcx_transform.clangast import Function, Node, Unit
 
 DEF = "def"  # the operation is pending on every path that gets here
@@ -191,6 +206,63 @@ class Site:
     # overcomes: converted that way when a call that can match it is converted
     soft: bool = False
     group: str = ""  # the matching group (see matching.py): the collective's name
+
+
+# C++ statements around a collective that the rewriting does not handle
+_CXX_AROUND = {
+    CK.LAMBDA_EXPR: "it is in a lambda (its body runs where the lambda is called)",
+    CK.CXX_FOR_RANGE_STMT: "it is in a range-based for loop",
+    CK.CXX_TRY_STMT: "it is in a try block (an exception would skip its wait)",
+    CK.CXX_CATCH_STMT: "it is in a catch handler",
+}
+# expressions a C++ buffer argument may be made of: anything else may create a
+# temporary (destroyed at the end of the call's statement, before any wait)
+_CXX_BUFFER_KINDS = {
+    CK.DECL_REF_EXPR,
+    CK.MEMBER_REF_EXPR,
+    CK.ARRAY_SUBSCRIPT_EXPR,
+    CK.UNARY_OPERATOR,
+    CK.BINARY_OPERATOR,
+    CK.PAREN_EXPR,
+    CK.UNEXPOSED_EXPR,
+    CK.CSTYLE_CAST_EXPR,
+    CK.CXX_STATIC_CAST_EXPR,
+    CK.CXX_REINTERPRET_CAST_EXPR,
+    CK.CXX_CONST_CAST_EXPR,
+    CK.INTEGER_LITERAL,
+    CK.CXX_NULL_PTR_LITERAL_EXPR,
+    CK.CXX_UNARY_EXPR,
+}
+
+
+def cxx_problem(call: Node) -> str:
+    """Why a collective call of a C++ file cannot be rewritten ("" if it can)."""
+    p = call.parent
+    while p is not None:
+        if p.kind in _CXX_AROUND:
+            return _CXX_AROUND[p.kind]
+        p = p.parent
+    roles = mpi.COLLECTIVES.get(call.callee, ())
+    for a, role in zip(call.exprs()[1:], roles, strict=False):
+        if role.split("@")[0] not in ("S", "R", "B", "A"):
+            continue
+        for e in a.walk():
+            if not e.kind.is_expression():
+                continue
+            if e.kind == CK.CALL_EXPR and container_call(e) and e.method in ("data", *CE):
+                obj = method_object(e)
+                if obj is not None and (is_lvalue(strip(obj)) or strip(obj).is_pointer):
+                    continue
+            if e.kind == CK.CALL_EXPR or e.kind not in _CXX_BUFFER_KINDS:
+                return (
+                    f"a buffer argument ({_short(e)} at line {e.line}) is a C++ expression "
+                    "the analysis cannot follow (it may be a temporary)"
+                )
+    return ""
+
+
+def _short(e: Node) -> str:
+    return e.spelling or e.kind.name.lower()
 
 
 def _line_of(data: bytes, off: int) -> int:
@@ -557,10 +629,22 @@ class FileTransform:
 
     def _scan(self, blk: Block, idx: int, state: str, site: Site, role: str, plan: Plan) -> str:
         imp = blk.bid in plan.implied
+        skip_to, closed = idx, False
         for i in range(idx, len(blk.units)):
+            if i < skip_to:
+                continue  # in a conditional group stepped over
             u = blk.units[i]
             prev_end = blk.units[i - 1].end if i > 0 else (blk.node.start if blk.node else u.start)
-            if self.has_directive(prev_end, u.start):
+            if i != skip_to or i == idx:
+                closed = False
+            if not closed and self.has_directive(prev_end, u.start):
+                j = self._cond_group(blk, i, site, role)
+                if j is not None:
+                    for k in range(i, j):
+                        plan.overlap += sum(_count(x) for x in blk.units[k].stmts)
+                        plan.visited.extend(blk.units[k].stmts)
+                    skip_to, closed = j, True  # the #endif before unit j: passed
+                    continue
                 plan.points.append(WaitPoint(blk, i, state == MAYBE, imp, "preprocessor directive"))
                 plan.stop = plan.stop or "preprocessor directive"
                 return DONE
@@ -606,6 +690,28 @@ class FileTransform:
                 plan.stop = plan.stop or why
                 return DONE
         return state
+
+    def _cond_group(self, blk: Block, i: int, site: Site, role: str) -> int | None:
+        """Issue 34: a conditional group (``#ifdef X`` ... ``#endif``, no ``#else``)
+        whose code is compiled (so analysed) and does not touch the buffers is stepped
+        over as a whole: without X it is absent, with X the wait comes after it.
+        Returns the index of the unit after the ``#endif``, or None."""
+        base = [x for x, _ in self.conds_at(site.call.start)]
+        prev_end = blk.units[i - 1].end if i > 0 else -1
+        if prev_end < 0 or _gap_kind(self.data[prev_end : blk.units[i].start]) != "open":
+            return None
+        for k in range(i, len(blk.units)):
+            ids = [x for x, _ in self.conds_at(blk.units[k].start)]
+            if k > i and self.has_directive(blk.units[k - 1].end, blk.units[k].start):
+                gap = _gap_kind(self.data[blk.units[k - 1].end : blk.units[k].start])
+                if gap == "close" and ids == base:
+                    return k
+                return None
+            if ids[: len(base)] != base or len(ids) <= len(base):
+                return None
+            if self._unit_problem(blk, k, site, role):
+                return None
+        return None
 
     def _unit_problem(self, blk: Block, i: int, site: Site, role: str) -> str:
         u = blk.units[i]
@@ -978,9 +1084,15 @@ class FileTransform:
                 ):
                     site.reason = "comes from a macro expansion"
                     continue
-                if self._macro_braces(f):
-                    site.reason = "a block of this function has braces from a macro expansion"
+                if self._macro_braces_near(f, n):
+                    site.reason = (
+                        "a block that its wait could go into has braces from a macro expansion"
+                    )
                     continue
+                if self.unit.cxx:
+                    site.reason = cxx_problem(n)
+                    if site.reason:
+                        continue
                 nargs = w.nparams if w else len(mpi.COLLECTIVES[n.callee])
                 if len(n.exprs()) - 1 != nargs:
                     site.reason = "unexpected number of arguments"
@@ -1005,7 +1117,9 @@ class FileTransform:
     def find_wrappers(self) -> dict[str, Wrapper]:
         """This file's functions whose body is one blocking collective, by name."""
         out: dict[str, Wrapper] = {}
-        if self.unit.errors:
+        if self.unit.errors or self.unit.cxx:
+            # C++: a wrapper may be called from code that is not analysed (member
+            # functions, templates, lambdas), which would keep calling the blocking one
             return out
         for f in self.main_functions():
             if len(f.body.children) != 1:
@@ -1832,6 +1946,53 @@ class FileTransform:
                 self.add_insert(fb, 0, 0, lines)
         return self.render()
 
+    def _macro_brace_blocks(self, f: Function) -> list[Node]:
+        return [
+            n
+            for n in f.body.walk()
+            if n.kind == CK.COMPOUND_STMT
+            and (
+                self.data[n.start : n.start + 1] != b"{"
+                or self.data[n.end - 1 : n.end] != b"}"
+                or self.in_macro(n.start)
+                or self.in_macro(n.end - 1)
+            )
+        ]
+
+    def _macro_braces_near(self, f: Function, call: Node) -> bool:
+        """Whether a block with braces from a macro expansion may get text for the
+        call at ``call`` (issue 34: before, any such block in the function left
+        all its calls blocking).  Text goes into the blocks around the call, and
+        into the blocks after it that the wait's scan enters (not those in a
+        loop that starts after the call: the scan never enters a loop).  A block
+        before the call, outside the loops around the call, gets none."""
+        blocks = self._macro_brace_blocks(f)
+        if not blocks:
+            return False
+        around: list[Node] = []
+        p = call.parent
+        while p is not None:
+            around.append(p)
+            p = p.parent
+        loops = [a for a in around if a.kind in LOOPS]
+        for b in blocks:
+            if any(b is a for a in around):
+                return True
+            if b.end <= call.start:
+                if any(lp.start <= b.start < lp.end for lp in loops):
+                    return True
+                continue
+            q = b.parent
+            safe = False
+            while q is not None and q is not f.body:
+                if q.kind in LOOPS and q.start >= call.end:
+                    safe = True
+                    break
+                q = q.parent
+            if not safe:
+                return True
+        return False
+
     def _macro_braces(self, f: Function) -> bool:
         """Whether some block's braces are not written in the file (come from a macro)."""
         for n in f.body.walk():
@@ -2206,6 +2367,28 @@ def _first_why(eff: Effects, flag: str) -> str:
         if not keys or any(k in w for k in keys):
             return w
     return eff.why[0] if eff.why else flag
+
+
+_OPEN = {"if", "ifdef", "ifndef"}
+
+
+def _gap_kind(text: bytes) -> str:
+    """ "open" when the text between two statements is only ``#if``/``#ifdef``/
+    ``#ifndef`` lines, "close" when only ``#endif`` lines (blank lines and comments
+    aside), else "" (other directives, code compiled out, continued lines)."""
+    t = re.sub(rb"/\*.*?\*/", b" ", text, flags=re.S)
+    t = re.sub(rb"//[^\n]*", b"", t)
+    kinds: set[str] = set()
+    for line in t.split(b"\n"):
+        w = line.strip()
+        if not w:
+            continue
+        m = re.match(rb"#\s*(\w+)", w)
+        if m is None or w.endswith(b"\\"):
+            return ""
+        name = m.group(1).decode()
+        kinds.add("open" if name in _OPEN else "close" if name == "endif" else "other")
+    return kinds.pop() if len(kinds) == 1 and "other" not in kinds else ""
 
 
 def _count(n: Node) -> int:
