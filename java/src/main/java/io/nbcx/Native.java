@@ -34,7 +34,10 @@ final class Native {
             K_GATHERV = 5, K_SCATTER = 6, K_SCATTERV = 7, K_ALLGATHER = 8, K_ALLGATHERV = 9,
             K_ALLTOALL = 10, K_ALLTOALLV = 11, K_SCAN = 12, K_EXSCAN = 13,
             K_REDUCE_SCATTER_BLOCK = 14, K_REDUCE_SCATTER = 15,
-            K_ALLTOALLW = 100; // (Java only: its own entry point, alltoallw)
+            K_NEIGHBOR_ALLGATHER = 16, K_NEIGHBOR_ALLGATHERV = 17, K_NEIGHBOR_ALLTOALL = 18,
+            K_NEIGHBOR_ALLTOALLV = 19,
+            K_ALLTOALLW = 100, // (Java only: its own entry point, alltoallw)
+            K_NEIGHBOR_ALLTOALLW = 101; // (Java only: neighborAlltoallw)
 
     /** The address that stands for NBCX_IN_PLACE. */
     static final long IN_PLACE = -1L;
@@ -69,6 +72,15 @@ final class Native {
     /** Counts, byte displacements and datatype codes per rank (nbcx_ialltoallw / _init). */
     static native int alltoallw(boolean persistent, long comm, long sbuf, int[] scounts, int[] sdispls,
             int[] stypes, long rbuf, int[] rcounts, int[] rdispls, int[] rtypes, long[] out);
+
+    /** Per destination (send) and per source (receive): nbcx_ineighbor_alltoallw / _init. */
+    static native int neighborAlltoallw(boolean persistent, long comm, long sbuf, int[] scounts, int[] sdispls,
+            int[] stypes, long rbuf, int[] rcounts, int[] rdispls, int[] rtypes, long[] out);
+
+    static native int setCart(long comm, int[] dims, int[] periods);
+    static native int setNeighbors(long comm, int[] sources, int[] destinations);
+    /** out[0] = sources, out[1] = destinations. */
+    static native int neighbors(long comm, int[][] out);
 
     static native int test(long[] h);
     static native int await(long[] h);
