@@ -275,6 +275,22 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_commFree(JNIEnv *env, jclass cls,
     return nbcx_comm_free(&c);
 }
 
+/* nbcx_comm_split / nbcx_comm_dup (dup when dup is set): the new
+ * communicator in out[0] (0 for NBCX_UNDEFINED). */
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_commSplit(JNIEnv *env, jclass cls,
+                                                     jlong comm, jboolean dup,
+                                                     jint color, jint key,
+                                                     jlongArray out)
+{
+    (void)cls;
+    nbcx_comm n = NBCX_COMM_NULL;
+    int rc = dup ? nbcx_comm_dup(COMM(comm), &n)
+                 : nbcx_comm_split(COMM(comm), color, key, &n);
+    jlong h = (jlong)(intptr_t)n;
+    (*env)->SetLongArrayRegion(env, out, 0, 1, &h);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- */
 /* User operations                                                   */
 /* ---------------------------------------------------------------- */
@@ -647,8 +663,10 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_neighbors(JNIEnv *env, jclass cls,
     if (rc != NBCX_SUCCESS) return rc;
     int *s = calloc((size_t)nin + 1, sizeof *s);
     int *d = calloc((size_t)nout + 1, sizeof *d);
-    rc = s && d ? nbcx_comm_neighbors(COMM(comm), nin, s, nout, d)
-                : NBCX_ERR_NOMEM;
+    /* (no topology: 0 and 0, and empty lists) */
+    rc = !s || !d ? NBCX_ERR_NOMEM
+         : nin + nout > 0 ? nbcx_comm_neighbors(COMM(comm), nin, s, nout, d)
+                          : NBCX_SUCCESS;
     if (rc == NBCX_SUCCESS) {
         jintArray js = (*env)->NewIntArray(env, nin);
         jintArray jd = js ? (*env)->NewIntArray(env, nout) : NULL;

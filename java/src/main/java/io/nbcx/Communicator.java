@@ -24,15 +24,29 @@ import static io.nbcx.NbcxException.*;
  * same order on every rank.
  */
 public final class Communicator implements AutoCloseable {
+    /** Color of {@link #split} for a rank that joins no new communicator (MPI_UNDEFINED). */
+    public static final int UNDEFINED = -32766;
+
     private volatile long handle;
     private final int rank, size;
     private final boolean fromRun;
+    /** Operations in flight and persistent requests not closed, on this communicator. */
+    final java.util.concurrent.atomic.AtomicInteger inUse = new java.util.concurrent.atomic.AtomicInteger();
+    /** The rank body's communicator this one was made from (dup/split), or null. */
+    private final Communicator root;
+    /** Of a rank body's communicator: those made from it, closed with it if still open. */
+    private final java.util.List<Communicator> derived = new java.util.ArrayList<>();
 
     Communicator(long handle, boolean fromRun) {
+        this(handle, fromRun, null);
+    }
+
+    private Communicator(long handle, boolean fromRun, Communicator root) {
         this.handle = handle;
         this.rank = Native.commRank(handle);
         this.size = Native.commSize(handle);
         this.fromRun = fromRun;
+        this.root = root;
     }
 
     public int rank() {
@@ -53,20 +67,84 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * Frees the communicator; operations in flight on it complete normally.
-     * A communicator of {@link Nbcx#threads} is closed when its body returns.
+     * A new communicator with the same ranks and topology (MPI_Comm_dup;
+     * nbcx_comm_dup): its own sequence of collectives, so another thread
+     * can use it while this one is in use. Collective: every rank calls it,
+     * in the same order as its collectives on this communicator. Thread
+     * ranks and MPI ranks alike; close it when done (a rank body's are
+     * closed when the body returns).
+     */
+    public Communicator dup() {
+        return derive(true, 0, 0);
+    }
+
+    /**
+     * MPI_Comm_split (nbcx_comm_split): the ranks of one {@code color}
+     * (&ge; 0) form a new communicator, ranked by {@code key}, then by
+     * rank here; {@link #UNDEFINED} joins none and returns null. No
+     * topology is kept. Collective, as {@link #dup}.
+     */
+    public Communicator split(int color, int key) {
+        if (color < 0 && color != UNDEFINED)
+            throw arg(ERR_ARG, "split: color " + color + " is negative and not UNDEFINED");
+        return derive(false, color, key);
+    }
+
+    private Communicator derive(boolean dup, int color, int key) {
+        long h = open();
+        long[] out = new long[1];
+        check(Native.commSplit(h, dup, color, key, out), dup ? "nbcx_comm_dup" : "nbcx_comm_split");
+        if (out[0] == 0) return null;
+        Communicator top = fromRun ? this : root;
+        Communicator c = new Communicator(out[0], false, top);
+        if (top != null) {
+            synchronized (top.derived) {
+                top.derived.add(c);
+            }
+        }
+        return c;
+    }
+
+    /**
+     * Frees the communicator. Throws {@link NbcxException} with
+     * {@code ERR_BUSY} (and frees nothing) while operations started on it
+     * are not complete or persistent requests on it are not closed:
+     * complete (test, await, a future) or close them first. A communicator
+     * of {@link Nbcx#threads} is closed when its body returns, with those
+     * made from it by dup/split.
      */
     @Override
     public synchronized void close() {
         long h = handle;
         if (h == 0) return;
+        int n = inUse.get();
+        if (n > 0)
+            throw arg(ERR_BUSY, "close: " + n + " operation(s) in flight or persistent request(s) open on "
+                    + this + ": complete or close them first");
         handle = 0;
+        if (root != null) {
+            synchronized (root.derived) {
+                root.derived.remove(this);
+            }
+        }
         check(Native.commFree(h), "nbcx_comm_free");
     }
 
-    /** The end of the rank's body: nbcx_inproc_run frees what is left. */
+    /** The end of the rank's body: nbcx_inproc_run frees what is left; we free the derived ones. */
     synchronized void detach() {
         handle = 0;
+        java.util.List<Communicator> left;
+        synchronized (derived) {
+            left = new java.util.ArrayList<>(derived);
+            derived.clear();
+        }
+        for (Communicator c : left) c.drop();
+    }
+
+    private synchronized void drop() {
+        long h = handle;
+        handle = 0;
+        if (h != 0) Native.commFree(h);
     }
 
     boolean fromRun() {
@@ -164,6 +242,8 @@ public final class Communicator implements AutoCloseable {
         String what = persistent ? name + "_init" : "i" + name;
         Request r = persistent ? new PersistentRequest(what) : new Request(what, false);
         long oph = 0;
+        inUse.incrementAndGet();
+        r.owner = this; // (releaseResources gives it back)
         try {
             if (op != null) {
                 oph = op.acquire();

@@ -60,6 +60,8 @@ final class Native {
     static native int commSize(long comm);
     static native String commTransport(long comm);
     static native int commFree(long comm);
+    /** nbcx_comm_dup (dup) or nbcx_comm_split; the new communicator in out[0] (0: none). */
+    static native int commSplit(long comm, boolean dup, int color, int key, long[] out);
 
     static native int opCreate(Object op, boolean commutative, long[] out);
     static native int opFree(long op, long ref);

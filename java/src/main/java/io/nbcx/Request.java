@@ -30,6 +30,7 @@ public class Request {
     final List<Copy> copyOuts = new ArrayList<>(2);
     final List<Object> keep = new ArrayList<>(2);     // direct buffers, arrays
     Op op;                                            // held while in use
+    Communicator owner;                               // its inUse counts us until released
     boolean released;
 
     // State of the current activation.
@@ -101,6 +102,8 @@ public class Request {
         keep.clear();
         if (op != null) op.release();
         op = null;
+        if (owner != null) owner.inUse.decrementAndGet();
+        owner = null;
     }
 
     /** Completion (with the lock held): copy back, release, record the result. */

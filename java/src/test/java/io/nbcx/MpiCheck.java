@@ -23,13 +23,14 @@ public final class MpiCheck {
                 ComposeTest.chainBody(comm);
                 AlltoallwTest.body(comm);
                 for (String topo : NeighborTest.TOPOS) NeighborTest.body(topo, comm);
+                CommTest.body(comm);
             }
             // Thread ranks still work in an MPI job, next to the MPI communicator.
             Nbcx.threads(3, c -> Workloads.body("allreduce", c));
             comm.ibarrier().await();
             if (comm.rank() == 0)
                 System.out.printf("MpiCheck: %d collective workloads x %d round(s) on %d MPI ranks: ok (progress %s)%n",
-                        Workloads.OPS.length + 4 + NeighborTest.TOPOS.length, rounds, comm.size(), Nbcx.progress());
+                        Workloads.OPS.length + 5 + NeighborTest.TOPOS.length, rounds, comm.size(), Nbcx.progress());
         } finally {
             comm.close();
             Nbcx.finalizeMpi();
