@@ -617,6 +617,97 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_neighborAlltoallw(
 }
 
 /* ---------------------------------------------------------------- */
+/* The schedule builder (nbcx_sched_*): the node in out[0]            */
+/* ---------------------------------------------------------------- */
+
+#define SCHED(h) ((nbcx_sched)(intptr_t)(h))
+
+static jint node_out(JNIEnv *env, jintArray out, int rc, nbcx_node n)
+{
+    jint v = rc == NBCX_SUCCESS ? n : -1;
+    (*env)->SetIntArrayRegion(env, out, 0, 1, &v);
+    return rc;
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedCreate(JNIEnv *env,
+                                                       jclass cls, jlong comm,
+                                                       jlongArray out)
+{
+    (void)cls;
+    nbcx_sched s = NULL;
+    int rc = nbcx_sched_create(COMM(comm), &s);
+    jlong h = (jlong)(intptr_t)s;
+    (*env)->SetLongArrayRegion(env, out, 0, 1, &h);
+    return rc;
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedSendRecv(
+    JNIEnv *env, jclass cls, jlong sched, jboolean send, jlong buf,
+    jint count, jint type, jint peer, jint tag, jintArray out)
+{
+    (void)cls;
+    nbcx_node n = -1;
+    int rc = send ? nbcx_sched_send(SCHED(sched), PTR(buf), count, DT(type),
+                                    peer, tag, &n)
+                  : nbcx_sched_recv(SCHED(sched), PTR(buf), count, DT(type),
+                                    peer, tag, &n);
+    return node_out(env, out, rc, n);
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedReduce(
+    JNIEnv *env, jclass cls, jlong sched, jlong in, jlong inout, jint count,
+    jint type, jlong op, jintArray out)
+{
+    (void)cls;
+    nbcx_node n = -1;
+    int rc = nbcx_sched_reduce(SCHED(sched), PTR(in), PTR(inout), count,
+                               DT(type), OP(op), &n);
+    return node_out(env, out, rc, n);
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedCopy(
+    JNIEnv *env, jclass cls, jlong sched, jlong src, jint scount, jint stype,
+    jlong dst, jint dcount, jint dtype, jintArray out)
+{
+    (void)cls;
+    nbcx_node n = -1;
+    int rc = nbcx_sched_copy(SCHED(sched), PTR(src), scount, DT(stype),
+                             PTR(dst), dcount, DT(dtype), &n);
+    return node_out(env, out, rc, n);
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedDepend(JNIEnv *env,
+                                                       jclass cls, jlong sched,
+                                                       jint before, jint after)
+{
+    (void)env, (void)cls;
+    return nbcx_sched_depend(SCHED(sched), before, after);
+}
+
+/* Starts (the schedule then belongs to the request, or is freed on
+ * error): the request in out[0]. */
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedStart(JNIEnv *env,
+                                                      jclass cls, jlong sched,
+                                                      jlongArray out)
+{
+    (void)cls;
+    nbcx_sched s = SCHED(sched);
+    nbcx_request req = NBCX_REQUEST_NULL;
+    int rc = nbcx_sched_start(&s, &req);
+    jlong h = (jlong)(intptr_t)req;
+    (*env)->SetLongArrayRegion(env, out, 0, 1, &h);
+    return rc;
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedFree(JNIEnv *env, jclass cls,
+                                                     jlong sched)
+{
+    (void)env, (void)cls;
+    nbcx_sched s = SCHED(sched);
+    return nbcx_sched_free(&s);
+}
+
+/* ---------------------------------------------------------------- */
 /* Topologies                                                        */
 /* ---------------------------------------------------------------- */
 

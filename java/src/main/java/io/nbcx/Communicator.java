@@ -761,6 +761,25 @@ public final class Communicator implements AutoCloseable {
         return p(reduceScatter(true, send, recv, recvCounts, op));
     }
 
+    /**
+     * A new, empty {@link Schedule} on this communicator: a collective of
+     * one's own, built node by node (nbcx_sched_create). It counts as in
+     * use (see {@link #close}) until it is closed or its request completes.
+     */
+    public Schedule schedule() {
+        long h = open();
+        Request r = new Request("schedule", false);
+        inUse.incrementAndGet();
+        r.owner = this;
+        long[] out = new long[1];
+        int rc = Native.schedCreate(h, out);
+        if (rc != SUCCESS) {
+            r.releaseResources();
+            check(rc, "nbcx_sched_create");
+        }
+        return new Schedule(this, out[0], r);
+    }
+
     // ------------------------------------------------------------------
     // Topologies and the neighbourhood collectives
     // ------------------------------------------------------------------

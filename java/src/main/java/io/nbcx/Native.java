@@ -84,6 +84,17 @@ final class Native {
     /** out[0] = sources, out[1] = destinations. */
     static native int neighbors(long comm, int[][] out);
 
+    static native int schedCreate(long comm, long[] out);
+    static native int schedSendRecv(long sched, boolean send, long buf, int count, int type, int peer, int tag,
+            int[] node);
+    static native int schedReduce(long sched, long in, long inout, int count, int type, long op, int[] node);
+    static native int schedCopy(long sched, long src, int scount, int stype, long dst, int dcount, int dtype,
+            int[] node);
+    static native int schedDepend(long sched, int before, int after);
+    /** Starts: the schedule belongs to the request (out[0]), or is freed on error. */
+    static native int schedStart(long sched, long[] out);
+    static native int schedFree(long sched);
+
     static native int test(long[] h);
     static native int await(long[] h);
     static native int start(long[] h);

@@ -31,6 +31,8 @@ public class Request {
     final List<Object> keep = new ArrayList<>(2);     // direct buffers, arrays
     Op op;                                            // held while in use
     Communicator owner;                               // its inUse counts us until released
+    final List<Op> moreOps = new ArrayList<>(0);      // a schedule's reduce nodes' operations
+    private java.util.IdentityHashMap<Object, Long> whole; // a schedule's arrays, each staged once
     boolean released;
 
     // State of the current activation.
@@ -84,6 +86,35 @@ public class Request {
         return p;
     }
 
+    /**
+     * A schedule's buffer: an array is staged whole, once however many
+     * nodes name windows of it (a node that receives into it and one that
+     * sends from it then see the same memory), copied in at start and
+     * back at completion; a direct buffer by address.
+     */
+    long stageWhole(Buf b) {
+        long size = b.type.size;
+        if (b.direct != null) {
+            keep.add(b.direct);
+            return Native.address(b.direct) + b.offset * size;
+        }
+        if (whole == null) whole = new java.util.IdentityHashMap<>();
+        Long base = whole.get(b.array);
+        if (base == null) {
+            long bytes = java.lang.reflect.Array.getLength(b.array) * size;
+            long p = Native.malloc(bytes);
+            if (p == 0) throw NbcxException.arg(NbcxException.ERR_NOMEM, "no native memory for " + bytes + " bytes");
+            allocs.add(new long[] {p});
+            LIVE_STAGING.incrementAndGet();
+            copyIns.add(new Copy(b.array, 0, bytes, p));
+            copyOuts.add(new Copy(b.array, 0, bytes, p));
+            keep.add(b.array);
+            whole.put(b.array, p);
+            base = p;
+        }
+        return base + b.offset * size;
+    }
+
     void copyIn() {
         for (Copy c : copyIns) Native.copyIn(c.array, c.byteOff, c.bytes, c.ptr);
     }
@@ -102,6 +133,9 @@ public class Request {
         keep.clear();
         if (op != null) op.release();
         op = null;
+        for (Op o : moreOps) o.release();
+        moreOps.clear();
+        if (whole != null) whole.clear();
         if (owner != null) owner.inUse.decrementAndGet();
         owner = null;
     }

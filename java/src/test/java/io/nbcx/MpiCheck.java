@@ -24,13 +24,14 @@ public final class MpiCheck {
                 AlltoallwTest.body(comm);
                 for (String topo : NeighborTest.TOPOS) NeighborTest.body(topo, comm);
                 CommTest.body(comm);
+                ScheduleTest.body(comm);
             }
             // Thread ranks still work in an MPI job, next to the MPI communicator.
             Nbcx.threads(3, c -> Workloads.body("allreduce", c));
             comm.ibarrier().await();
             if (comm.rank() == 0)
                 System.out.printf("MpiCheck: %d collective workloads x %d round(s) on %d MPI ranks: ok (progress %s)%n",
-                        Workloads.OPS.length + 5 + NeighborTest.TOPOS.length, rounds, comm.size(), Nbcx.progress());
+                        Workloads.OPS.length + 6 + NeighborTest.TOPOS.length, rounds, comm.size(), Nbcx.progress());
         } finally {
             comm.close();
             Nbcx.finalizeMpi();
