@@ -195,6 +195,38 @@ JNIEXPORT void JNICALL Java_io_nbcx_Native_copyOut(JNIEnv *env, jclass cls,
     (*env)->ReleasePrimitiveArrayCritical(env, array, a, 0);
 }
 
+/* The same copies with Get/Set<Type>ArrayRegion (the JVM copies; no
+ * pinning, no GC locker): elements, not bytes; type is the nbcx code of
+ * the array's element type (io.nbcx.Datatype). in: array -> ptr. */
+JNIEXPORT void JNICALL Java_io_nbcx_Native_copyRegion(JNIEnv *env, jclass cls,
+                                                      jobject array, jint type,
+                                                      jint off, jint n,
+                                                      jlong ptr, jboolean in)
+{
+    (void)cls;
+    if (n <= 0) return;
+    void *p = PTR(ptr);
+#define REGION(T, JT)                                                      \
+    do {                                                                   \
+        if (in)                                                            \
+            (*env)->Get##T##ArrayRegion(env, (JT##Array)array, off, n, p); \
+        else                                                               \
+            (*env)->Set##T##ArrayRegion(env, (JT##Array)array, off, n, p); \
+    } while (0)
+    switch (type) {
+    case 1: REGION(Byte, jbyte); break;
+    case 2: REGION(Boolean, jboolean); break;
+    case 3: REGION(Short, jshort); break;
+    case 4: REGION(Char, jchar); break;
+    case 5: REGION(Int, jint); break;
+    case 7: REGION(Long, jlong); break;
+    case 9: REGION(Float, jfloat); break;
+    case 10: REGION(Double, jdouble); break;
+    default: break;
+    }
+#undef REGION
+}
+
 JNIEXPORT jlong JNICALL Java_io_nbcx_Native_address(JNIEnv *env, jclass cls,
                                                     jobject buffer)
 {

@@ -54,6 +54,8 @@ final class Native {
     static native void copyIn(Object array, long byteOff, long bytes, long dst);
     static native void copyOut(long src, Object array, long byteOff, long bytes);
     static native long address(ByteBuffer direct);
+    /** Get/Set&lt;Type&gt;ArrayRegion: n elements from element off; in: array to ptr. */
+    static native void copyRegion(Object array, int type, int off, int n, long ptr, boolean in);
 
     static native int inprocRun(int n, Object runner);
     static native int commRank(long comm);

@@ -138,6 +138,24 @@ public final class Nbcx {
     }
 
     /** nbcx_info(): the build and the algorithm selection in effect. */
+    /**
+     * How Java array windows are copied to and from nbcx's native memory
+     * (docs/java.md): {@code "auto"} (the default: JNI's
+     * Get/Set&lt;Type&gt;ArrayRegion for small windows, pinning with
+     * GetPrimitiveArrayCritical and memcpy for large ones), {@code "region"}
+     * or {@code "critical"} for every size. For measurements
+     * (java/bench/BufBench.java); every path gives the same bytes. Returns
+     * the previous choice.
+     */
+    public static String arrayCopy(String mode) {
+        String[] names = {"auto", "critical", "region"};
+        int m = java.util.Arrays.asList(names).indexOf(mode);
+        if (m < 0) throw NbcxException.arg(NbcxException.ERR_ARG, "arrayCopy: \"" + mode + "\" is not auto, critical or region");
+        int old = Request.arrayCopy;
+        Request.arrayCopy = m;
+        return names[old];
+    }
+
     public static String info() {
         Native.init();
         return Native.info();

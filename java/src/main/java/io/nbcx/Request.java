@@ -45,14 +45,41 @@ public class Request {
 
     static final class Copy {
         final Object array;
+        final Datatype type;
         final long byteOff, bytes, ptr;
 
-        Copy(Object array, long byteOff, long bytes, long ptr) {
+        Copy(Object array, Datatype type, long byteOff, long bytes, long ptr) {
             this.array = array;
+            this.type = type;
             this.byteOff = byteOff;
             this.bytes = bytes;
             this.ptr = ptr;
         }
+
+        /** Array to native memory (in) or back, by the path {@link #arrayCopy} chooses for its size. */
+        void run(boolean in) {
+            if (region(bytes)) {
+                Native.copyRegion(array, type.code, (int) (byteOff / type.size), (int) (bytes / type.size), ptr, in);
+            } else if (in) {
+                Native.copyIn(array, byteOff, bytes, ptr);
+            } else {
+                Native.copyOut(ptr, array, byteOff, bytes);
+            }
+        }
+    }
+
+    // How array windows are copied (Nbcx.arrayCopy): 0 auto, 1 critical, 2 region.
+    static volatile int arrayCopy = 0;
+    /**
+     * Auto: Get/Set&lt;Type&gt;ArrayRegion up to this many bytes, pinning
+     * (GetPrimitiveArrayCritical + memcpy) above. See docs/java.md for the
+     * measurement (java/bench/BufBench.java).
+     */
+    static final long REGION_MAX = 16 * 1024;
+
+    static boolean region(long bytes) {
+        int m = arrayCopy;
+        return m == 2 || (m == 0 && bytes <= REGION_MAX);
     }
 
     Request(String what, boolean persistent) {
@@ -80,8 +107,8 @@ public class Request {
         allocs.add(new long[] {p});
         LIVE_STAGING.incrementAndGet();
         long off = b.offset * size;
-        if (in) copyIns.add(new Copy(b.array, off, bytes, p));
-        if (out) copyOuts.add(new Copy(b.array, off, bytes, p));
+        if (in) copyIns.add(new Copy(b.array, b.type, off, bytes, p));
+        if (out) copyOuts.add(new Copy(b.array, b.type, off, bytes, p));
         keep.add(b.array);
         return p;
     }
@@ -106,8 +133,8 @@ public class Request {
             if (p == 0) throw NbcxException.arg(NbcxException.ERR_NOMEM, "no native memory for " + bytes + " bytes");
             allocs.add(new long[] {p});
             LIVE_STAGING.incrementAndGet();
-            copyIns.add(new Copy(b.array, 0, bytes, p));
-            copyOuts.add(new Copy(b.array, 0, bytes, p));
+            copyIns.add(new Copy(b.array, b.type, 0, bytes, p));
+            copyOuts.add(new Copy(b.array, b.type, 0, bytes, p));
             keep.add(b.array);
             whole.put(b.array, p);
             base = p;
@@ -116,7 +143,7 @@ public class Request {
     }
 
     void copyIn() {
-        for (Copy c : copyIns) Native.copyIn(c.array, c.byteOff, c.bytes, c.ptr);
+        for (Copy c : copyIns) c.run(true);
     }
 
     /** Frees what the request holds (on a failed post, completion or close). */
@@ -144,7 +171,7 @@ public class Request {
     void finish(int rc) {
         active = false;
         if (rc == NbcxException.SUCCESS) {
-            for (Copy c : copyOuts) Native.copyOut(c.ptr, c.array, c.byteOff, c.bytes);
+            for (Copy c : copyOuts) c.run(false);
             error = null;
         } else {
             error = NbcxException.fromNative(rc, what);
