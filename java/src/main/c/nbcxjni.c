@@ -974,3 +974,17 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_mpiFinalize(JNIEnv *env,
 #endif
     return NBCX_SUCCESS;
 }
+
+JNIEXPORT void JNICALL Java_io_nbcx_Native_mpiAbort(JNIEnv *env, jclass cls,
+                                                    jint code)
+{
+    (void)env, (void)cls;
+#ifdef NBCXJNI_WITH_MPI
+    int inited = 0, fin = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&fin);
+    if (inited && !fin) MPI_Abort(MPI_COMM_WORLD, code);
+#else
+    (void)code;
+#endif
+}

@@ -108,6 +108,8 @@ final class Native {
     static native boolean hasMpi();
     static native int fromMpi(long[] out);
     static native int mpiFinalize();
+    /** MPI_Abort(MPI_COMM_WORLD, code) if MPI is initialised (and not finalised); else returns. */
+    static native void mpiAbort(int code);
 
     /** Called on each rank thread of nbcx_inproc_run. Never throws. */
     static int runRank(Object runner, long comm) {

@@ -115,6 +115,18 @@ public final class Nbcx {
         Native.mpiFinalize();
     }
 
+    /**
+     * MPI_Abort on MPI_COMM_WORLD: ends every rank of the MPI job with
+     * {@code code} (where one rank failed and the others would wait for it
+     * forever); does not return. Without MPI (or before {@link #fromMpi()}
+     * initialised it) it halts this JVM.
+     */
+    public static void abortMpi(int code) {
+        Native.init();
+        Native.mpiAbort(code);
+        Runtime.getRuntime().halt(code);
+    }
+
     /** Changes the progress mode (only while no operation is outstanding). */
     public static void progress(Progress mode) {
         if (mode == null) throw NbcxException.arg(NbcxException.ERR_ARG, "null progress mode");

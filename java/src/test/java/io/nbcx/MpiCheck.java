@@ -32,9 +32,16 @@ public final class MpiCheck {
             if (comm.rank() == 0)
                 System.out.printf("MpiCheck: %d collective workloads x %d round(s) on %d MPI ranks: ok (progress %s)%n",
                         Workloads.OPS.length + 6 + NeighborTest.TOPOS.length, rounds, comm.size(), Nbcx.progress());
-        } finally {
-            comm.close();
-            Nbcx.finalizeMpi();
+        } catch (Throwable t) {
+            // The other ranks would wait for this one forever (and an exit
+            // without MPI_Finalize does not end the job here, with Open MPI
+            // or MPICH): say why, and abort the job.
+            System.err.println("MpiCheck: rank " + comm.rank() + " failed:");
+            t.printStackTrace();
+            System.err.flush();
+            Nbcx.abortMpi(1);
         }
+        comm.close();
+        Nbcx.finalizeMpi();
     }
 }
