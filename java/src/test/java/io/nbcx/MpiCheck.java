@@ -21,6 +21,7 @@ public final class MpiCheck {
                 PersistentTest.persistentBody(comm);
                 FutureTest.futuresBody(comm);
                 ComposeTest.chainBody(comm);
+                ComposeTest.newOpsChainBody(comm);
                 AlltoallwTest.body(comm);
                 for (String topo : NeighborTest.TOPOS) NeighborTest.body(topo, comm);
                 CommTest.body(comm);
