@@ -219,6 +219,29 @@ NBCX_API int nbcx_comm_set_transport(nbcx_comm comm, const char *name);
  * normally. Sets *comm to NBCX_COMM_NULL. */
 NBCX_API int nbcx_comm_free(nbcx_comm *comm);
 
+/* New communicators from comm, as MPI_Comm_split and MPI_Comm_dup:
+ * collective over comm (every member calls it, in the same order as its
+ * collectives on comm). nbcx_comm_split puts the members of one color
+ * (>= 0) into a communicator of their own, ranked by key, then by rank
+ * in comm; a member whose color is NBCX_UNDEFINED gets NBCX_COMM_NULL.
+ * nbcx_comm_dup: the same members and ranks, with comm's topology
+ * (nbcx_comm_set_cart / _set_neighbors); split keeps none. The new
+ * communicator has its own tag space and sequence of collectives, so
+ * it can be used from another thread while comm is in use; free it with
+ * nbcx_comm_free. Works on communicators of nbcx_inproc_run (the new
+ * ones are on the same in-process transport; a failed rank body fails
+ * their operations too) and of nbcx_comm_from_mpi (MPI_Comm_split of
+ * nbcx's private duplicate, then nbcx_comm_from_mpi). Errors:
+ * NBCX_ERR_COMM, NBCX_ERR_ARG (out NULL, color negative and not
+ * NBCX_UNDEFINED: like a mismatched collective, a member that fails
+ * here leaves the others waiting), NBCX_ERR_TRANSPORT (a transport that
+ * cannot split, e.g. a communicator moved to UCX whose MPI transport is
+ * not kept), NBCX_ERR_NOMEM, or comm's own error (broken). */
+#define NBCX_UNDEFINED (-32766)
+NBCX_API int nbcx_comm_split(nbcx_comm comm, int color, int key,
+                             nbcx_comm *newcomm);
+NBCX_API int nbcx_comm_dup(nbcx_comm comm, nbcx_comm *newcomm);
+
 /* Timeouts: a dead or stuck peer must not hang the other ranks forever.
  * An operation on comm that makes no progress (no node of its schedule
  * finishes) for `seconds` completes with NBCX_ERR_TIMEOUT; its posted

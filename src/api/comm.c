@@ -23,6 +23,57 @@ int nbcx_comm_free(nbcx_comm *h)
     return NBCX_SUCCESS;
 }
 
+/* ---- nbcx_comm_split, nbcx_comm_dup ----
+ *
+ * The transport makes the new communicators (its split op); the API
+ * checks the arguments and, for a dup, copies the topology. */
+
+int nbcx_comm_split(nbcx_comm h, int color, int key, nbcx_comm *out)
+{
+    if (!out)
+        return nbcxi_error(NBCX_ERR_ARG, "nbcx_comm_split: newcomm is NULL");
+    *out = NBCX_COMM_NULL;
+    struct nbcx_comm_s *c = nbcxi_comm(h);
+    if (!c)
+        return NBCX_ERR_COMM;
+    if (color < 0 && color != NBCX_UNDEFINED)
+        return nbcxi_error(NBCX_ERR_ARG, "nbcx_comm_split: color %d is "
+                           "negative and not NBCX_UNDEFINED", color);
+    nbcxi_transport *t = c->tp->ops->split ? c->tp
+                         : c->kept && c->kept->ops->split ? c->kept
+                                                          : NULL;
+    if (!t)
+        return nbcxi_error(NBCX_ERR_TRANSPORT, "nbcx_comm_split: "
+                           "communicators on transport %s cannot be split",
+                           c->tp->ops->name);
+    int err = nbcxi_comm_broken(c);
+    if (err != NBCX_SUCCESS)
+        return err;
+    return t->ops->split(t, c, color, key, out);
+}
+
+int nbcx_comm_dup(nbcx_comm h, nbcx_comm *out)
+{
+    struct nbcx_comm_s *c = nbcxi_comm(h);
+    if (out)
+        *out = NBCX_COMM_NULL;
+    if (!c)
+        return NBCX_ERR_COMM;
+    int err = nbcx_comm_split(h, 0, c->rank, out);
+    const struct nbcxi_topo *tp =
+        err == NBCX_SUCCESS ? atomic_load(&c->topo) : NULL;
+    if (tp) {
+        err = tp->ndims >= 0
+                  ? nbcx_comm_set_cart(*out, tp->ndims, tp->dims,
+                                       tp->periods)
+                  : nbcx_comm_set_neighbors(*out, tp->indegree, tp->sources,
+                                            tp->outdegree, tp->destinations);
+        if (err != NBCX_SUCCESS)
+            nbcx_comm_free(out);
+    }
+    return err;
+}
+
 /* ---- nbcx_comm_set_transport ----
  *
  * The new transport is started over the old one: its bootstrap

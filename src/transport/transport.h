@@ -44,6 +44,8 @@ struct nbcxi_bootstrap {
 /* A transport is a table of a few functions. Requests live in slots of
  * req_size bytes owned by the executor, kept in one contiguous array so a
  * transport can test many at once (MPI_Testsome). */
+struct nbcx_comm_s;
+
 struct nbcxi_transport_ops {
     const char *name;
     size_t req_size;
@@ -126,6 +128,13 @@ struct nbcxi_transport_ops {
      * process, e.g. "ucx(tls=tcp)", for nbcx_info; writes "" when the
      * backend is not in use. */
     void (*describe)(char *buf, size_t len);
+    /* Optional: nbcx_comm_split (api/comm.c) of the communicator c that
+     * t serves (c->tp, or the transport c keeps): collective over c, with
+     * MPI_Comm_split's semantics (color NBCX_UNDEFINED: *out is
+     * NBCX_COMM_NULL); runs its exchanges on c's own collectives. NULL:
+     * this transport's communicators cannot be split. */
+    int (*split)(nbcxi_transport *t, struct nbcx_comm_s *c, int color,
+                 int key, struct nbcx_comm_s **out);
 };
 
 /* Where a transport's data moves between the ranks of its group, as far

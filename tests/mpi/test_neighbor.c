@@ -27,6 +27,7 @@
  * every library must handle exactly as nbcx), and an MPI-1 graph
  * (MPI_Graph_create, a ring). The neighbour lists nbcx
  * reports are checked against MPI_Cart_shift / MPI_Dist_graph_neighbors.
+ * Then nbcx_comm_dup (the topology kept) and nbcx_comm_split over MPI.
  * MPICH 4.0 pairs repeated graph edges differently from the standard
  * (MPICH 4.0's neighbourhood alltoall swaps pairs of them): noted, not
  * failed, like the Cartesian case above.
@@ -557,6 +558,76 @@ static void run_case(const struct tcase *c)
     mv_buf_free(&RB);
 }
 
+/* nbcx_comm_dup keeps the topology read from MPI (the same lists, and a
+ * neighbour allgather on the copy as on the original); split (MPI_Comm_split
+ * of nbcx's private communicator): colours rank % 2, rank 2 NBCX_UNDEFINED,
+ * keys reversing the order. */
+static void dup_and_split(struct topo *topos, int ntopo)
+{
+    mt_watch("dup and split");
+    for (int k = 0; k < ntopo; k++) {
+        struct topo *t = &topos[k];
+        nbcx_comm d = NBCX_COMM_NULL;
+        MT_OK(nbcx_comm_dup(t->nb, &d));
+        int in = -1, out = -1, src[MAXDEG], dst[MAXDEG];
+        int in0 = -1, out0 = -1, src0[MAXDEG], dst0[MAXDEG];
+        MT_OK(nbcx_comm_neighbors_count(d, &in, &out));
+        MT_OK(nbcx_comm_neighbors(d, MAXDEG, src, MAXDEG, dst));
+        MT_OK(nbcx_comm_neighbors_count(t->nb, &in0, &out0));
+        MT_OK(nbcx_comm_neighbors(t->nb, MAXDEG, src0, MAXDEG, dst0));
+        if (in != in0 || out != out0 ||
+            memcmp(src, src0, (size_t)in * sizeof *src) ||
+            memcmp(dst, dst0, (size_t)out * sizeof *dst))
+            mt_fail("%s: nbcx_comm_dup changed the neighbours", t->name);
+        int x = mt_rank, got[MAXDEG], ref[MAXDEG];
+        nbcx_request r1, r2;
+        MT_OK(nbcx_ineighbor_allgather(&x, 1, NBCX_INT32, got, 1, NBCX_INT32,
+                                       d, &r1));
+        MT_OK(nbcx_ineighbor_allgather(&x, 1, NBCX_INT32, ref, 1, NBCX_INT32,
+                                       t->nb, &r2));
+        MT_OK(nbcx_wait(&r1));
+        MT_OK(nbcx_wait(&r2));
+        for (int i = 0; i < in; i++)
+            if (src0[i] != NBCX_PROC_NULL && got[i] != ref[i])
+                mt_fail("%s: block %d on the dup %d, on the original %d",
+                        t->name, i, got[i], ref[i]);
+        MT_OK(nbcx_comm_free(&d));
+    }
+    {
+        nbcx_comm w = NBCX_COMM_NULL, s = NBCX_COMM_NULL;
+        MT_OK(nbcx_comm_from_mpi(MPI_COMM_WORLD, &w));
+        int color = mt_rank == 2 ? NBCX_UNDEFINED : mt_rank % 2;
+        MT_OK(nbcx_comm_split(w, color, -mt_rank, &s));
+        if (color == NBCX_UNDEFINED) {
+            if (s != NBCX_COMM_NULL)
+                mt_fail("split with NBCX_UNDEFINED gave a communicator");
+        } else {
+            int n = 0, me = -1, sr = -1, sp = -1, sum = 0, x = mt_rank;
+            for (int r = mt_size - 1; r >= 0; r--)
+                if (r != 2 && r % 2 == color) {
+                    if (r == mt_rank)
+                        me = n;
+                    n++;
+                    sum += r;
+                }
+            MT_OK(nbcx_comm_rank(s, &sr));
+            MT_OK(nbcx_comm_size(s, &sp));
+            if (sr != me || sp != n)
+                mt_fail("split: rank %d of %d, expected %d of %d", sr, sp, me,
+                        n);
+            nbcx_request r;
+            int y = -1;
+            MT_OK(nbcx_iallreduce(&x, &y, 1, NBCX_INT32, NBCX_SUM, s, &r));
+            MT_OK(nbcx_wait(&r));
+            if (y != sum)
+                mt_fail("split: allreduce of the ranks gave %d, not %d", y,
+                        sum);
+            MT_OK(nbcx_comm_free(&s));
+        }
+        MT_OK(nbcx_comm_free(&w));
+    }
+}
+
 int main(int argc, char **argv)
 {
     double t0 = mt_begin(&argc, &argv);
@@ -627,6 +698,7 @@ int main(int argc, char **argv)
             mt_fail("allreduce after the rejected calls gave %d", b[0]);
         MT_OK(nbcx_comm_free(&plain));
     }
+    dup_and_split(topos, NTOPO);
     if (notes && mt_rank == 0)
         printf("note: %ld case(s) where the MPI library's blocking "
                "collective differs from MPI-4.1 (see above)\n", notes);

@@ -88,7 +88,8 @@ struct ip_rank {
 struct ip_world {
     int nranks;
     atomic_int refs;       /* endpoints + a running nbcx_inproc_run */
-    atomic_bool failed;
+    atomic_bool failed;    /* (a split's world uses its root's: shm.failed) */
+    struct ip_world *root; /* a split's: the world of nbcx_inproc_run */
     size_t eager;          /* NBCX_INPROC_EAGER */
     struct ip_rank *ranks;
     struct nbcxi_shm shm;
@@ -412,7 +413,7 @@ static int ip_testsome(nbcxi_transport *t, int n, void *reqs, int *ndone,
                        int *idx)
 {
     struct ip_world *w = ep_of(t)->w;
-    bool failed = atomic_load_explicit(&w->failed, memory_order_relaxed);
+    bool failed = atomic_load_explicit(w->shm.failed, memory_order_relaxed);
     int out = 0, err = NBCX_SUCCESS;
     for (int i = 0; i < n; i++) {
         void *slot = (char *)reqs + (size_t)i * nbcxi_inproc_ops.req_size;
@@ -476,6 +477,8 @@ static void free_list(struct ip_req *r)
     }
 }
 
+static void world_unref(struct ip_world *w);
+
 static void world_free(struct ip_world *w)
 {
     if (w->ranks) {
@@ -496,7 +499,10 @@ static void world_free(struct ip_world *w)
     free(w->shm.slots);
     free(w->shm.ticket);
     free(w->ranks);
+    struct ip_world *root = w->root;
     free(w);
+    if (root)
+        world_unref(root);
 }
 
 static void world_unref(struct ip_world *w)
@@ -572,6 +578,8 @@ static void ip_destroy(nbcxi_transport *t)
 }
 
 static bool ip_peers_poll(void);
+static int ip_split(nbcxi_transport *t, struct nbcx_comm_s *c, int color,
+                    int key, struct nbcx_comm_s **out);
 
 static size_t ip_native_max(const nbcxi_transport *t)
 {
@@ -590,6 +598,7 @@ const struct nbcxi_transport_ops nbcxi_inproc_ops = {
     .peers_poll = ip_peers_poll,
     .algorithms = nbcxi_inproc_algorithms,
     .native_max = ip_native_max,
+    .split = ip_split,
 };
 
 /* Rank `rank`'s communicator on w (which gains a reference). */
@@ -645,6 +654,101 @@ int nbcxi_inproc_world_create(int nranks, nbcx_comm comms[])
     if (nranks < 1 || !comms)
         return NBCX_ERR_ARG;
     return world_comms(nranks, comms, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* nbcx_comm_split on in-process communicators                         */
+/* ------------------------------------------------------------------ */
+
+/* Every member learns every member's (color, key) by an allgather on c;
+ * the first member of each color in the new order (its leader) makes
+ * the new world, with a reference for each member, and a second
+ * allgather hands its address (or its error) to the others, who each
+ * make their endpoint on it and drop the reference taken for them. The
+ * new world shares the failure flag of the nbcx_inproc_run world it
+ * comes from (and holds a reference to that world). */
+static int ip_split(nbcxi_transport *t, struct nbcx_comm_s *c, int color,
+                    int key, struct nbcx_comm_s **out)
+{
+    struct ip_world *parent = ep_of(t)->w;
+    int p = c->size, me = c->rank;
+    int32_t mine[2] = { color, key };
+    int32_t *ck = malloc(2 * (size_t)p * sizeof *ck);
+    int64_t *hand = malloc(2 * (size_t)p * sizeof *hand);
+    if (!ck || !hand) {
+        free(ck);
+        free(hand);
+        return NBCX_ERR_NOMEM;
+    }
+    nbcx_request r;
+    int err = nbcx_iallgather(mine, 2, NBCX_INT32, ck, 2, NBCX_INT32, c, &r);
+    if (err == NBCX_SUCCESS)
+        err = nbcx_wait(&r);
+    /* My new rank, my group's size and its leader (rank in c). */
+    int newrank = 0, n = 0, leader = -1;
+    for (int j = 0; err == NBCX_SUCCESS && j < p; j++) {
+        if (ck[2 * j] != color)
+            continue;
+        n++;
+        if (ck[2 * j + 1] < key || (ck[2 * j + 1] == key && j < me))
+            newrank++;
+    }
+    for (int j = 0; err == NBCX_SUCCESS && j < p && color != NBCX_UNDEFINED;
+         j++) {
+        if (ck[2 * j] != color)
+            continue;
+        int before = 0; /* members of the color ranked before j */
+        for (int q = 0; q < p; q++)
+            if (ck[2 * q] == color &&
+                (ck[2 * q + 1] < ck[2 * j + 1] ||
+                 (ck[2 * q + 1] == ck[2 * j + 1] && q < j)))
+                before++;
+        if (before == 0) {
+            leader = j;
+            break;
+        }
+    }
+    free(ck);
+    if (err != NBCX_SUCCESS) {
+        free(hand);
+        return err;
+    }
+    int64_t mine2[2] = { 0, NBCX_SUCCESS };
+    struct ip_world *w = NULL;
+    if (leader == me) {
+        int e = world_new(n, &w);
+        if (e == NBCX_SUCCESS) {
+            struct ip_world *root = parent->root ? parent->root : parent;
+            atomic_fetch_add_explicit(&root->refs, 1, memory_order_relaxed);
+            w->root = root;
+            w->shm.failed = &root->failed;
+            atomic_fetch_add_explicit(&w->refs, n - 1, memory_order_relaxed);
+            mine2[0] = (int64_t)(intptr_t)w;
+        }
+        mine2[1] = e;
+    }
+    err = nbcx_iallgather(mine2, 2, NBCX_INT64, hand, 2, NBCX_INT64, c, &r);
+    if (err == NBCX_SUCCESS)
+        err = nbcx_wait(&r);
+    if (err != NBCX_SUCCESS) {
+        /* (an in-process allgather fails only when the world has failed:
+         * then no member uses the new world; the leader frees it) */
+        if (w)
+            for (int k = 0; k < n; k++)
+                world_unref(w);
+        free(hand);
+        return err;
+    }
+    if (leader >= 0) {
+        err = (int)hand[2 * leader + 1];
+        w = (struct ip_world *)(intptr_t)hand[2 * leader];
+    }
+    free(hand);
+    if (leader < 0 || err != NBCX_SUCCESS)
+        return err;
+    err = comm_new(w, newrank, out);
+    world_unref(w); /* the reference the leader took for this member */
+    return err;
 }
 
 /* ------------------------------------------------------------------ */

@@ -28,6 +28,11 @@ static MPI_Comm comm_of(nbcxi_transport *t)
     return ((struct mpi_state *)t->state)->comm;
 }
 
+MPI_Comm nbcxi_mpi_comm_of(nbcxi_transport *t)
+{
+    return comm_of(t);
+}
+
 int nbcxi_mpi_error(int mpi_err)
 {
     if (mpi_err == MPI_SUCCESS)
@@ -251,6 +256,7 @@ static const struct nbcxi_transport_ops mpi_ops = {
     .start = mpi_start,
     .cancel_prepared = mpi_cancel_prepared,
     .free_prepared = mpi_free_prepared,
+    .split = nbcxi_mpi_split,
 };
 
 /* Whether list (an Open MPI or UCX component list: "a,b", or "^a,b" for

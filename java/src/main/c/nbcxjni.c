@@ -195,6 +195,38 @@ JNIEXPORT void JNICALL Java_io_nbcx_Native_copyOut(JNIEnv *env, jclass cls,
     (*env)->ReleasePrimitiveArrayCritical(env, array, a, 0);
 }
 
+/* The same copies with Get/Set<Type>ArrayRegion (the JVM copies; no
+ * pinning, no GC locker): elements, not bytes; type is the nbcx code of
+ * the array's element type (io.nbcx.Datatype). in: array -> ptr. */
+JNIEXPORT void JNICALL Java_io_nbcx_Native_copyRegion(JNIEnv *env, jclass cls,
+                                                      jobject array, jint type,
+                                                      jint off, jint n,
+                                                      jlong ptr, jboolean in)
+{
+    (void)cls;
+    if (n <= 0) return;
+    void *p = PTR(ptr);
+#define REGION(T, JT)                                                      \
+    do {                                                                   \
+        if (in)                                                            \
+            (*env)->Get##T##ArrayRegion(env, (JT##Array)array, off, n, p); \
+        else                                                               \
+            (*env)->Set##T##ArrayRegion(env, (JT##Array)array, off, n, p); \
+    } while (0)
+    switch (type) {
+    case 1: REGION(Byte, jbyte); break;
+    case 2: REGION(Boolean, jboolean); break;
+    case 3: REGION(Short, jshort); break;
+    case 4: REGION(Char, jchar); break;
+    case 5: REGION(Int, jint); break;
+    case 7: REGION(Long, jlong); break;
+    case 9: REGION(Float, jfloat); break;
+    case 10: REGION(Double, jdouble); break;
+    default: break;
+    }
+#undef REGION
+}
+
 JNIEXPORT jlong JNICALL Java_io_nbcx_Native_address(JNIEnv *env, jclass cls,
                                                     jobject buffer)
 {
@@ -275,6 +307,22 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_commFree(JNIEnv *env, jclass cls,
     return nbcx_comm_free(&c);
 }
 
+/* nbcx_comm_split / nbcx_comm_dup (dup when dup is set): the new
+ * communicator in out[0] (0 for NBCX_UNDEFINED). */
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_commSplit(JNIEnv *env, jclass cls,
+                                                     jlong comm, jboolean dup,
+                                                     jint color, jint key,
+                                                     jlongArray out)
+{
+    (void)cls;
+    nbcx_comm n = NBCX_COMM_NULL;
+    int rc = dup ? nbcx_comm_dup(COMM(comm), &n)
+                 : nbcx_comm_split(COMM(comm), color, key, &n);
+    jlong h = (jlong)(intptr_t)n;
+    (*env)->SetLongArrayRegion(env, out, 0, 1, &h);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- */
 /* User operations                                                   */
 /* ---------------------------------------------------------------- */
@@ -335,7 +383,9 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_opFree(JNIEnv *env, jclass cls,
 enum {
     K_BARRIER, K_BCAST, K_REDUCE, K_ALLREDUCE, K_GATHER, K_GATHERV,
     K_SCATTER, K_SCATTERV, K_ALLGATHER, K_ALLGATHERV, K_ALLTOALL,
-    K_ALLTOALLV, K_SCAN, K_EXSCAN, K_REDUCE_SCATTER_BLOCK, K_REDUCE_SCATTER
+    K_ALLTOALLV, K_SCAN, K_EXSCAN, K_REDUCE_SCATTER_BLOCK, K_REDUCE_SCATTER,
+    K_NEIGHBOR_ALLGATHER, K_NEIGHBOR_ALLGATHERV, K_NEIGHBOR_ALLTOALL,
+    K_NEIGHBOR_ALLTOALLV
 };
 
 /* Pins the int arrays for the call (copies: they are small). */
@@ -416,6 +466,22 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_coll(
         case K_REDUCE_SCATTER:
             rc = nbcx_ireduce_scatter(sb, rb, rc_, rt, o, c, &req);
             break;
+        case K_NEIGHBOR_ALLGATHER:
+            rc = nbcx_ineighbor_allgather(sb, scount, st, rb, rcount, rt, c,
+                                          &req);
+            break;
+        case K_NEIGHBOR_ALLGATHERV:
+            rc = nbcx_ineighbor_allgatherv(sb, scount, st, rb, rc_, rd, rt, c,
+                                           &req);
+            break;
+        case K_NEIGHBOR_ALLTOALL:
+            rc = nbcx_ineighbor_alltoall(sb, scount, st, rb, rcount, rt, c,
+                                         &req);
+            break;
+        case K_NEIGHBOR_ALLTOALLV:
+            rc = nbcx_ineighbor_alltoallv(sb, sc, sd, st, rb, rc_, rd, rt, c,
+                                          &req);
+            break;
         default: rc = NBCX_ERR_ARG;
         }
     } else {
@@ -464,6 +530,22 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_coll(
             break;
         case K_REDUCE_SCATTER:
             rc = nbcx_reduce_scatter_init(sb, rb, rc_, rt, o, c, &req);
+            break;
+        case K_NEIGHBOR_ALLGATHER:
+            rc = nbcx_neighbor_allgather_init(sb, scount, st, rb, rcount, rt,
+                                              c, &req);
+            break;
+        case K_NEIGHBOR_ALLGATHERV:
+            rc = nbcx_neighbor_allgatherv_init(sb, scount, st, rb, rc_, rd, rt,
+                                               c, &req);
+            break;
+        case K_NEIGHBOR_ALLTOALL:
+            rc = nbcx_neighbor_alltoall_init(sb, scount, st, rb, rcount, rt, c,
+                                             &req);
+            break;
+        case K_NEIGHBOR_ALLTOALLV:
+            rc = nbcx_neighbor_alltoallv_init(sb, sc, sd, st, rb, rc_, rd, rt,
+                                              c, &req);
             break;
         default: rc = NBCX_ERR_ARG;
         }
@@ -515,6 +597,213 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_alltoallw(
     free(rt);
     jlong h = (jlong)(intptr_t)req;
     (*env)->SetLongArrayRegion(env, out, 0, 1, &h);
+    return rc;
+}
+
+/* neighbor_alltoallw: one entry per destination (send side) or source
+ * (receive side); byte displacements as ptrdiff_t (MPI_Aint). */
+static ptrdiff_t *aints_of(JNIEnv *env, jintArray a, int n)
+{
+    ptrdiff_t *d = calloc(n > 0 ? (size_t)n : 1, sizeof *d);
+    int *v = ints(env, a);
+    if (d && v)
+        for (int i = 0; i < n; i++) d[i] = v[i];
+    if (n > 0 && !v) {
+        free(d);
+        d = NULL;
+    }
+    release_ints(env, a, v);
+    return d;
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_neighborAlltoallw(
+    JNIEnv *env, jclass cls, jboolean persistent, jlong comm, jlong sbuf,
+    jintArray scounts, jintArray sdispls, jintArray stypes, jlong rbuf,
+    jintArray rcounts, jintArray rdispls, jintArray rtypes, jlongArray out)
+{
+    (void)cls;
+    int nout = (*env)->GetArrayLength(env, scounts);
+    int nin = (*env)->GetArrayLength(env, rcounts);
+    nbcx_datatype *st = types_of(env, stypes, nout);
+    nbcx_datatype *rt = types_of(env, rtypes, nin);
+    ptrdiff_t *sd = aints_of(env, sdispls, nout), *rd = aints_of(env, rdispls, nin);
+    int *sc = ints(env, scounts), *rc_ = ints(env, rcounts);
+    nbcx_request req = NBCX_REQUEST_NULL;
+    int rc = NBCX_ERR_NOMEM;
+    if (st && rt && sd && rd && (sc || nout == 0) && (rc_ || nin == 0))
+        rc = persistent
+                 ? nbcx_neighbor_alltoallw_init(PTR(sbuf), sc, sd, st,
+                                                PTR(rbuf), rc_, rd, rt,
+                                                COMM(comm), &req)
+                 : nbcx_ineighbor_alltoallw(PTR(sbuf), sc, sd, st, PTR(rbuf),
+                                            rc_, rd, rt, COMM(comm), &req);
+    release_ints(env, scounts, sc);
+    release_ints(env, rcounts, rc_);
+    free(st);
+    free(rt);
+    free(sd);
+    free(rd);
+    jlong h = (jlong)(intptr_t)req;
+    (*env)->SetLongArrayRegion(env, out, 0, 1, &h);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- */
+/* The schedule builder (nbcx_sched_*): the node in out[0]            */
+/* ---------------------------------------------------------------- */
+
+#define SCHED(h) ((nbcx_sched)(intptr_t)(h))
+
+static jint node_out(JNIEnv *env, jintArray out, int rc, nbcx_node n)
+{
+    jint v = rc == NBCX_SUCCESS ? n : -1;
+    (*env)->SetIntArrayRegion(env, out, 0, 1, &v);
+    return rc;
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedCreate(JNIEnv *env,
+                                                       jclass cls, jlong comm,
+                                                       jlongArray out)
+{
+    (void)cls;
+    nbcx_sched s = NULL;
+    int rc = nbcx_sched_create(COMM(comm), &s);
+    jlong h = (jlong)(intptr_t)s;
+    (*env)->SetLongArrayRegion(env, out, 0, 1, &h);
+    return rc;
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedSendRecv(
+    JNIEnv *env, jclass cls, jlong sched, jboolean send, jlong buf,
+    jint count, jint type, jint peer, jint tag, jintArray out)
+{
+    (void)cls;
+    nbcx_node n = -1;
+    int rc = send ? nbcx_sched_send(SCHED(sched), PTR(buf), count, DT(type),
+                                    peer, tag, &n)
+                  : nbcx_sched_recv(SCHED(sched), PTR(buf), count, DT(type),
+                                    peer, tag, &n);
+    return node_out(env, out, rc, n);
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedReduce(
+    JNIEnv *env, jclass cls, jlong sched, jlong in, jlong inout, jint count,
+    jint type, jlong op, jintArray out)
+{
+    (void)cls;
+    nbcx_node n = -1;
+    int rc = nbcx_sched_reduce(SCHED(sched), PTR(in), PTR(inout), count,
+                               DT(type), OP(op), &n);
+    return node_out(env, out, rc, n);
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedCopy(
+    JNIEnv *env, jclass cls, jlong sched, jlong src, jint scount, jint stype,
+    jlong dst, jint dcount, jint dtype, jintArray out)
+{
+    (void)cls;
+    nbcx_node n = -1;
+    int rc = nbcx_sched_copy(SCHED(sched), PTR(src), scount, DT(stype),
+                             PTR(dst), dcount, DT(dtype), &n);
+    return node_out(env, out, rc, n);
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedDepend(JNIEnv *env,
+                                                       jclass cls, jlong sched,
+                                                       jint before, jint after)
+{
+    (void)env, (void)cls;
+    return nbcx_sched_depend(SCHED(sched), before, after);
+}
+
+/* Starts (the schedule then belongs to the request, or is freed on
+ * error): the request in out[0]. */
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedStart(JNIEnv *env,
+                                                      jclass cls, jlong sched,
+                                                      jlongArray out)
+{
+    (void)cls;
+    nbcx_sched s = SCHED(sched);
+    nbcx_request req = NBCX_REQUEST_NULL;
+    int rc = nbcx_sched_start(&s, &req);
+    jlong h = (jlong)(intptr_t)req;
+    (*env)->SetLongArrayRegion(env, out, 0, 1, &h);
+    return rc;
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedFree(JNIEnv *env, jclass cls,
+                                                     jlong sched)
+{
+    (void)env, (void)cls;
+    nbcx_sched s = SCHED(sched);
+    return nbcx_sched_free(&s);
+}
+
+/* ---------------------------------------------------------------- */
+/* Topologies                                                        */
+/* ---------------------------------------------------------------- */
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_setCart(JNIEnv *env, jclass cls,
+                                                   jlong comm, jintArray dims,
+                                                   jintArray periods)
+{
+    (void)cls;
+    int n = (*env)->GetArrayLength(env, dims);
+    int *d = ints(env, dims), *p = ints(env, periods);
+    int rc = (d || n == 0) && (p || n == 0)
+                 ? nbcx_comm_set_cart(COMM(comm), n, d, p)
+                 : NBCX_ERR_NOMEM;
+    release_ints(env, dims, d);
+    release_ints(env, periods, p);
+    return rc;
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_setNeighbors(JNIEnv *env,
+                                                        jclass cls, jlong comm,
+                                                        jintArray sources,
+                                                        jintArray dests)
+{
+    (void)cls;
+    int nin = (*env)->GetArrayLength(env, sources);
+    int nout = (*env)->GetArrayLength(env, dests);
+    int *s = ints(env, sources), *d = ints(env, dests);
+    int rc = (s || nin == 0) && (d || nout == 0)
+                 ? nbcx_comm_set_neighbors(COMM(comm), nin, s, nout, d)
+                 : NBCX_ERR_NOMEM;
+    release_ints(env, sources, s);
+    release_ints(env, dests, d);
+    return rc;
+}
+
+/* out[0] = sources, out[1] = destinations (new arrays), or an error. */
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_neighbors(JNIEnv *env, jclass cls,
+                                                     jlong comm,
+                                                     jobjectArray out)
+{
+    (void)cls;
+    int nin = 0, nout = 0;
+    int rc = nbcx_comm_neighbors_count(COMM(comm), &nin, &nout);
+    if (rc != NBCX_SUCCESS) return rc;
+    int *s = calloc((size_t)nin + 1, sizeof *s);
+    int *d = calloc((size_t)nout + 1, sizeof *d);
+    /* (no topology: 0 and 0, and empty lists) */
+    rc = !s || !d ? NBCX_ERR_NOMEM
+         : nin + nout > 0 ? nbcx_comm_neighbors(COMM(comm), nin, s, nout, d)
+                          : NBCX_SUCCESS;
+    if (rc == NBCX_SUCCESS) {
+        jintArray js = (*env)->NewIntArray(env, nin);
+        jintArray jd = js ? (*env)->NewIntArray(env, nout) : NULL;
+        if (!js || !jd) {
+            rc = NBCX_ERR_NOMEM;
+        } else {
+            (*env)->SetIntArrayRegion(env, js, 0, nin, s);
+            (*env)->SetIntArrayRegion(env, jd, 0, nout, d);
+            (*env)->SetObjectArrayElement(env, out, 0, js);
+            (*env)->SetObjectArrayElement(env, out, 1, jd);
+        }
+    }
+    free(s);
+    free(d);
     return rc;
 }
 
@@ -684,4 +973,18 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_mpiFinalize(JNIEnv *env,
     if (!fin && g_mpi_inited_here) MPI_Finalize();
 #endif
     return NBCX_SUCCESS;
+}
+
+JNIEXPORT void JNICALL Java_io_nbcx_Native_mpiAbort(JNIEnv *env, jclass cls,
+                                                    jint code)
+{
+    (void)env, (void)cls;
+#ifdef NBCXJNI_WITH_MPI
+    int inited = 0, fin = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&fin);
+    if (inited && !fin) MPI_Abort(MPI_COMM_WORLD, code);
+#else
+    (void)code;
+#endif
 }

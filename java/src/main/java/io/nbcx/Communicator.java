@@ -24,15 +24,29 @@ import static io.nbcx.NbcxException.*;
  * same order on every rank.
  */
 public final class Communicator implements AutoCloseable {
+    /** Color of {@link #split} for a rank that joins no new communicator (MPI_UNDEFINED). */
+    public static final int UNDEFINED = -32766;
+
     private volatile long handle;
     private final int rank, size;
     private final boolean fromRun;
+    /** Operations in flight and persistent requests not closed, on this communicator. */
+    final java.util.concurrent.atomic.AtomicInteger inUse = new java.util.concurrent.atomic.AtomicInteger();
+    /** The rank body's communicator this one was made from (dup/split), or null. */
+    private final Communicator root;
+    /** Of a rank body's communicator: those made from it, closed with it if still open. */
+    private final java.util.List<Communicator> derived = new java.util.ArrayList<>();
 
     Communicator(long handle, boolean fromRun) {
+        this(handle, fromRun, null);
+    }
+
+    private Communicator(long handle, boolean fromRun, Communicator root) {
         this.handle = handle;
         this.rank = Native.commRank(handle);
         this.size = Native.commSize(handle);
         this.fromRun = fromRun;
+        this.root = root;
     }
 
     public int rank() {
@@ -53,20 +67,84 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * Frees the communicator; operations in flight on it complete normally.
-     * A communicator of {@link Nbcx#threads} is closed when its body returns.
+     * A new communicator with the same ranks and topology (MPI_Comm_dup;
+     * nbcx_comm_dup): its own sequence of collectives, so another thread
+     * can use it while this one is in use. Collective: every rank calls it,
+     * in the same order as its collectives on this communicator. Thread
+     * ranks and MPI ranks alike; close it when done (a rank body's are
+     * closed when the body returns).
+     */
+    public Communicator dup() {
+        return derive(true, 0, 0);
+    }
+
+    /**
+     * MPI_Comm_split (nbcx_comm_split): the ranks of one {@code color}
+     * (&ge; 0) form a new communicator, ranked by {@code key}, then by
+     * rank here; {@link #UNDEFINED} joins none and returns null. No
+     * topology is kept. Collective, as {@link #dup}.
+     */
+    public Communicator split(int color, int key) {
+        if (color < 0 && color != UNDEFINED)
+            throw arg(ERR_ARG, "split: color " + color + " is negative and not UNDEFINED");
+        return derive(false, color, key);
+    }
+
+    private Communicator derive(boolean dup, int color, int key) {
+        long h = open();
+        long[] out = new long[1];
+        check(Native.commSplit(h, dup, color, key, out), dup ? "nbcx_comm_dup" : "nbcx_comm_split");
+        if (out[0] == 0) return null;
+        Communicator top = fromRun ? this : root;
+        Communicator c = new Communicator(out[0], false, top);
+        if (top != null) {
+            synchronized (top.derived) {
+                top.derived.add(c);
+            }
+        }
+        return c;
+    }
+
+    /**
+     * Frees the communicator. Throws {@link NbcxException} with
+     * {@code ERR_BUSY} (and frees nothing) while operations started on it
+     * are not complete or persistent requests on it are not closed:
+     * complete (test, await, a future) or close them first. A communicator
+     * of {@link Nbcx#threads} is closed when its body returns, with those
+     * made from it by dup/split.
      */
     @Override
     public synchronized void close() {
         long h = handle;
         if (h == 0) return;
+        int n = inUse.get();
+        if (n > 0)
+            throw arg(ERR_BUSY, "close: " + n + " operation(s) in flight or persistent request(s) open on "
+                    + this + ": complete or close them first");
         handle = 0;
+        if (root != null) {
+            synchronized (root.derived) {
+                root.derived.remove(this);
+            }
+        }
         check(Native.commFree(h), "nbcx_comm_free");
     }
 
-    /** The end of the rank's body: nbcx_inproc_run frees what is left. */
+    /** The end of the rank's body: nbcx_inproc_run frees what is left; we free the derived ones. */
     synchronized void detach() {
         handle = 0;
+        java.util.List<Communicator> left;
+        synchronized (derived) {
+            left = new java.util.ArrayList<>(derived);
+            derived.clear();
+        }
+        for (Communicator c : left) c.drop();
+    }
+
+    private synchronized void drop() {
+        long h = handle;
+        handle = 0;
+        if (h != 0) Native.commFree(h);
     }
 
     boolean fromRun() {
@@ -128,6 +206,11 @@ public final class Communicator implements AutoCloseable {
 
     /** Checks per-rank counts and displacements against a buffer; returns the extent. */
     private int vector(int[] counts, int[] displs, Buf b, String name) {
+        return vector(size, counts, displs, b, name);
+    }
+
+    /** The same for n blocks (neighbourhood collectives: a block per neighbour). */
+    private static int vector(int size, int[] counts, int[] displs, Buf b, String name) {
         if (counts == null || displs == null) throw arg(ERR_ARG, name + ": counts and displacements are needed");
         if (counts.length != size || displs.length != size)
             throw arg(ERR_ARG, name + ": counts and displacements need " + size + " entries, got "
@@ -159,6 +242,8 @@ public final class Communicator implements AutoCloseable {
         String what = persistent ? name + "_init" : "i" + name;
         Request r = persistent ? new PersistentRequest(what) : new Request(what, false);
         long oph = 0;
+        inUse.incrementAndGet();
+        r.owner = this; // (releaseResources gives it back)
         try {
             if (op != null) {
                 oph = op.acquire();
@@ -169,6 +254,9 @@ public final class Communicator implements AutoCloseable {
             if (!persistent) r.copyIn();
             int rc = kind == Native.K_ALLTOALLW
                     ? Native.alltoallw(persistent, comm, a.sbuf, a.scounts, a.sdispls, a.stypes, a.rbuf,
+                            a.rcounts, a.rdispls, a.rtypes, r.h)
+                    : kind == Native.K_NEIGHBOR_ALLTOALLW
+                    ? Native.neighborAlltoallw(persistent, comm, a.sbuf, a.scounts, a.sdispls, a.stypes, a.rbuf,
                             a.rcounts, a.rdispls, a.rtypes, r.h)
                     : Native.coll(kind, persistent, comm, a.sbuf, a.scount, a.scounts, a.sdispls, a.stype,
                             a.rbuf, a.rcount, a.rcounts, a.rdispls, a.rtype, oph, a.root, r.h);
@@ -406,6 +494,11 @@ public final class Communicator implements AutoCloseable {
      * of the buffer's own type, and the type codes in codes.
      */
     private int wvector(int[] counts, int[] displs, Datatype[] types, Buf b, int[] codes, String name) {
+        return wvector(size, counts, displs, types, b, codes, name);
+    }
+
+    private static int wvector(int size, int[] counts, int[] displs, Datatype[] types, Buf b, int[] codes,
+            String name) {
         if (counts == null || displs == null || types == null)
             throw arg(ERR_ARG, name + ": counts, displacements and types are needed");
         if (counts.length != size || displs.length != size || types.length != size)
@@ -666,6 +759,256 @@ public final class Communicator implements AutoCloseable {
 
     public PersistentRequest reduceScatterInit(Buf send, Buf recv, int[] recvCounts, Op op) {
         return p(reduceScatter(true, send, recv, recvCounts, op));
+    }
+
+    /**
+     * A new, empty {@link Schedule} on this communicator: a collective of
+     * one's own, built node by node (nbcx_sched_create). It counts as in
+     * use (see {@link #close}) until it is closed or its request completes.
+     */
+    public Schedule schedule() {
+        long h = open();
+        Request r = new Request("schedule", false);
+        inUse.incrementAndGet();
+        r.owner = this;
+        long[] out = new long[1];
+        int rc = Native.schedCreate(h, out);
+        if (rc != SUCCESS) {
+            r.releaseResources();
+            check(rc, "nbcx_sched_create");
+        }
+        return new Schedule(this, out[0], r);
+    }
+
+    // ------------------------------------------------------------------
+    // Topologies and the neighbourhood collectives
+    // ------------------------------------------------------------------
+
+    /** MPI_PROC_NULL: a neighbour that exchanges nothing (its block is neither read nor written). */
+    public static final int PROC_NULL = -1;
+
+    /**
+     * Attaches a Cartesian grid (nbcx_comm_set_cart; MPI_Cart_create without
+     * reordering): ranks in row-major order of their coordinates, neighbours
+     * -1 then +1 of each dimension ({@code 2 * dims.length} blocks,
+     * {@link #PROC_NULL} across a non-periodic border). The product of
+     * {@code dims} must be {@link #size()}; {@code periods} may be null (no
+     * dimension periodic). A local call; every rank sets a matching topology
+     * before its next neighbourhood collective.
+     */
+    public void setCart(int[] dims, boolean[] periods) {
+        long h = open();
+        if (dims == null || dims.length == 0) throw arg(ERR_ARG, "setCart: no dimensions");
+        if (periods != null && periods.length != dims.length)
+            throw arg(ERR_ARG, "setCart: " + dims.length + " dimensions, " + periods.length + " periods");
+        long prod = 1;
+        for (int d : dims) {
+            if (d <= 0) throw arg(ERR_ARG, "setCart: dimension of " + d + " ranks");
+            prod *= d;
+            if (prod > size) break;
+        }
+        if (prod != size)
+            throw arg(ERR_ARG, "setCart: the dimensions " + java.util.Arrays.toString(dims) + " do not make "
+                    + size + " ranks");
+        int[] per = new int[dims.length];
+        for (int i = 0; periods != null && i < per.length; i++) per[i] = periods[i] ? 1 : 0;
+        check(Native.setCart(h, dims.clone(), per), "nbcx_comm_set_cart");
+    }
+
+    /**
+     * Attaches a distributed graph (nbcx_comm_set_neighbors, as
+     * MPI_Dist_graph_create_adjacent): block {@code i} of a receive buffer
+     * comes from {@code sources[i]}, block {@code j} of a send buffer goes
+     * to {@code destinations[j]}; {@link #PROC_NULL} allowed. The lists of
+     * all ranks must agree.
+     */
+    public void setNeighbors(int[] sources, int[] destinations) {
+        long h = open();
+        if (sources == null || destinations == null) throw arg(ERR_ARG, "setNeighbors: null list");
+        checkPeers(sources, "sources");
+        checkPeers(destinations, "destinations");
+        check(Native.setNeighbors(h, sources.clone(), destinations.clone()), "nbcx_comm_set_neighbors");
+    }
+
+    private void checkPeers(int[] peers, String name) {
+        for (int i = 0; i < peers.length; i++)
+            if (peers[i] != PROC_NULL && (peers[i] < 0 || peers[i] >= size))
+                throw arg(ERR_RANK, "setNeighbors: " + name + "[" + i + "] = " + peers[i] + " outside [0, "
+                        + size + ") and not PROC_NULL");
+    }
+
+    /** The topology's lists: [0] the sources, [1] the destinations (both empty without one). */
+    public int[][] neighbors() {
+        int[][] out = new int[2][];
+        check(Native.neighbors(open(), out), "nbcx_comm_neighbors");
+        return out;
+    }
+
+    private Request neighborAllgather(boolean pers, Buf send, Buf recv) {
+        open();
+        real(send, "send buffer");
+        real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        int in = neighbors()[0].length;
+        int rcount = convert(send.count, send.type, recv.type);
+        atLeast(recv, (long) rcount * in, "receive buffer");
+        return post(pers, "neighbor_allgather", Native.K_NEIGHBOR_ALLGATHER, null, (r, a) -> {
+            a.sbuf = r.stage(send, send.count, true, false);
+            a.scount = send.count;
+            a.stype = send.type.code;
+            a.rbuf = r.stage(recv, (long) rcount * in, true, true);
+            a.rcount = rcount;
+            a.rtype = recv.type.code;
+        });
+    }
+
+    private Request neighborAllgatherv(boolean pers, Buf send, Buf recv, int[] counts, int[] displs) {
+        open();
+        real(send, "send buffer");
+        real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        int in = neighbors()[0].length;
+        int extent = vector(in, counts, displs, recv, "neighbor_allgatherv");
+        int[] c = counts.clone(), d = displs.clone();
+        return post(pers, "neighbor_allgatherv", Native.K_NEIGHBOR_ALLGATHERV, null, (r, a) -> {
+            a.sbuf = r.stage(send, send.count, true, false);
+            a.scount = send.count;
+            a.stype = send.type.code;
+            a.rbuf = r.stage(recv, extent, true, true);
+            a.rcounts = c;
+            a.rdispls = d;
+            a.rtype = recv.type.code;
+        });
+    }
+
+    private Request neighborAlltoall(boolean pers, Buf send, Buf recv) {
+        open();
+        real(send, "send buffer");
+        real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        int[][] nb = neighbors();
+        int in = nb[0].length, out = nb[1].length;
+        final int scount, rcount;
+        if (out > 0) {
+            scount = perRank(send, out, "send buffer (blocks per destination)");
+            rcount = convert(scount, send.type, recv.type);
+        } else if (in > 0) {
+            rcount = perRank(recv, in, "receive buffer (blocks per source)");
+            scount = convert(rcount, recv.type, send.type);
+        } else {
+            scount = rcount = 0;
+        }
+        atLeast(recv, (long) rcount * in, "receive buffer");
+        return post(pers, "neighbor_alltoall", Native.K_NEIGHBOR_ALLTOALL, null, (r, a) -> {
+            a.sbuf = r.stage(send, (long) scount * out, true, false);
+            a.scount = scount;
+            a.stype = send.type.code;
+            a.rbuf = r.stage(recv, (long) rcount * in, true, true);
+            a.rcount = rcount;
+            a.rtype = recv.type.code;
+        });
+    }
+
+    private Request neighborAlltoallv(boolean pers, Buf send, int[] scounts, int[] sdispls, Buf recv,
+            int[] rcounts, int[] rdispls) {
+        open();
+        real(send, "send buffer");
+        real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        int[][] nb = neighbors();
+        int sext = vector(nb[1].length, scounts, sdispls, send, "neighbor_alltoallv (send)");
+        int rext = vector(nb[0].length, rcounts, rdispls, recv, "neighbor_alltoallv (receive)");
+        int[] sc = scounts.clone(), sd = sdispls.clone(), rc = rcounts.clone(), rd = rdispls.clone();
+        return post(pers, "neighbor_alltoallv", Native.K_NEIGHBOR_ALLTOALLV, null, (r, a) -> {
+            a.sbuf = r.stage(send, sext, true, false);
+            a.scounts = sc;
+            a.sdispls = sd;
+            a.stype = send.type.code;
+            a.rbuf = r.stage(recv, rext, true, true);
+            a.rcounts = rc;
+            a.rdispls = rd;
+            a.rtype = recv.type.code;
+        });
+    }
+
+    private Request neighborAlltoallw(boolean pers, Buf send, int[] scounts, int[] sdispls, Datatype[] stypes,
+            Buf recv, int[] rcounts, int[] rdispls, Datatype[] rtypes) {
+        open();
+        real(send, "send buffer");
+        real(recv, "receive buffer");
+        writable(recv, "receive buffer");
+        int[][] nb = neighbors();
+        int in = nb[0].length, out = nb[1].length;
+        int[] stc = new int[out], rtc = new int[in];
+        int sext = wvector(out, scounts, sdispls, stypes, send, stc, "neighbor_alltoallw (send)");
+        int rext = wvector(in, rcounts, rdispls, rtypes, recv, rtc, "neighbor_alltoallw (receive)");
+        int[] sc = scounts.clone(), sd = sdispls.clone(), rc = rcounts.clone(), rd = rdispls.clone();
+        return post(pers, "neighbor_alltoallw", Native.K_NEIGHBOR_ALLTOALLW, null, (r, a) -> {
+            a.sbuf = r.stage(send, sext, true, false);
+            a.scounts = sc;
+            a.sdispls = sd;
+            a.stypes = stc;
+            a.rbuf = r.stage(recv, rext, true, true);
+            a.rcounts = rc;
+            a.rdispls = rd;
+            a.rtypes = rtc;
+        });
+    }
+
+    /**
+     * MPI_Ineighbor_allgather: {@code send} to every destination; block
+     * {@code i} of {@code recv} (as many bytes as {@code send}) from
+     * source {@code i}. Needs a topology ({@link #setCart},
+     * {@link #setNeighbors}, or the MPI communicator's own).
+     */
+    public Request ineighborAllgather(Buf send, Buf recv) { return neighborAllgather(false, send, recv); }
+
+    /** The v-form: a count and a displacement (elements of recv) per source. */
+    public Request ineighborAllgatherv(Buf send, Buf recv, int[] recvCounts, int[] displs) {
+        return neighborAllgatherv(false, send, recv, recvCounts, displs);
+    }
+
+    /**
+     * MPI_Ineighbor_alltoall: block {@code j} of {@code send} (it divides
+     * into a block per destination) to destination {@code j}; block
+     * {@code i} of {@code recv} from source {@code i}.
+     */
+    public Request ineighborAlltoall(Buf send, Buf recv) { return neighborAlltoall(false, send, recv); }
+
+    /** Counts and displacements (elements) per destination (send side) and per source (receive side). */
+    public Request ineighborAlltoallv(Buf send, int[] sendCounts, int[] sendDispls, Buf recv, int[] recvCounts,
+            int[] recvDispls) {
+        return neighborAlltoallv(false, send, sendCounts, sendDispls, recv, recvCounts, recvDispls);
+    }
+
+    /** As {@link #ialltoallw}, with an entry per destination (send side) and per source (receive side). */
+    public Request ineighborAlltoallw(Buf send, int[] sendCounts, int[] sendDispls, Datatype[] sendTypes, Buf recv,
+            int[] recvCounts, int[] recvDispls, Datatype[] recvTypes) {
+        return neighborAlltoallw(false, send, sendCounts, sendDispls, sendTypes, recv, recvCounts, recvDispls,
+                recvTypes);
+    }
+
+    public PersistentRequest neighborAllgatherInit(Buf send, Buf recv) {
+        return p(neighborAllgather(true, send, recv));
+    }
+
+    public PersistentRequest neighborAllgathervInit(Buf send, Buf recv, int[] recvCounts, int[] displs) {
+        return p(neighborAllgatherv(true, send, recv, recvCounts, displs));
+    }
+
+    public PersistentRequest neighborAlltoallInit(Buf send, Buf recv) {
+        return p(neighborAlltoall(true, send, recv));
+    }
+
+    public PersistentRequest neighborAlltoallvInit(Buf send, int[] sendCounts, int[] sendDispls, Buf recv,
+            int[] recvCounts, int[] recvDispls) {
+        return p(neighborAlltoallv(true, send, sendCounts, sendDispls, recv, recvCounts, recvDispls));
+    }
+
+    public PersistentRequest neighborAlltoallwInit(Buf send, int[] sendCounts, int[] sendDispls,
+            Datatype[] sendTypes, Buf recv, int[] recvCounts, int[] recvDispls, Datatype[] recvTypes) {
+        return p(neighborAlltoallw(true, send, sendCounts, sendDispls, sendTypes, recv, recvCounts, recvDispls,
+                recvTypes));
     }
 
     // ------------------------------------------------------------------

@@ -34,7 +34,10 @@ final class Native {
             K_GATHERV = 5, K_SCATTER = 6, K_SCATTERV = 7, K_ALLGATHER = 8, K_ALLGATHERV = 9,
             K_ALLTOALL = 10, K_ALLTOALLV = 11, K_SCAN = 12, K_EXSCAN = 13,
             K_REDUCE_SCATTER_BLOCK = 14, K_REDUCE_SCATTER = 15,
-            K_ALLTOALLW = 100; // (Java only: its own entry point, alltoallw)
+            K_NEIGHBOR_ALLGATHER = 16, K_NEIGHBOR_ALLGATHERV = 17, K_NEIGHBOR_ALLTOALL = 18,
+            K_NEIGHBOR_ALLTOALLV = 19,
+            K_ALLTOALLW = 100, // (Java only: its own entry point, alltoallw)
+            K_NEIGHBOR_ALLTOALLW = 101; // (Java only: neighborAlltoallw)
 
     /** The address that stands for NBCX_IN_PLACE. */
     static final long IN_PLACE = -1L;
@@ -51,12 +54,16 @@ final class Native {
     static native void copyIn(Object array, long byteOff, long bytes, long dst);
     static native void copyOut(long src, Object array, long byteOff, long bytes);
     static native long address(ByteBuffer direct);
+    /** Get/Set&lt;Type&gt;ArrayRegion: n elements from element off; in: array to ptr. */
+    static native void copyRegion(Object array, int type, int off, int n, long ptr, boolean in);
 
     static native int inprocRun(int n, Object runner);
     static native int commRank(long comm);
     static native int commSize(long comm);
     static native String commTransport(long comm);
     static native int commFree(long comm);
+    /** nbcx_comm_dup (dup) or nbcx_comm_split; the new communicator in out[0] (0: none). */
+    static native int commSplit(long comm, boolean dup, int color, int key, long[] out);
 
     static native int opCreate(Object op, boolean commutative, long[] out);
     static native int opFree(long op, long ref);
@@ -70,6 +77,26 @@ final class Native {
     static native int alltoallw(boolean persistent, long comm, long sbuf, int[] scounts, int[] sdispls,
             int[] stypes, long rbuf, int[] rcounts, int[] rdispls, int[] rtypes, long[] out);
 
+    /** Per destination (send) and per source (receive): nbcx_ineighbor_alltoallw / _init. */
+    static native int neighborAlltoallw(boolean persistent, long comm, long sbuf, int[] scounts, int[] sdispls,
+            int[] stypes, long rbuf, int[] rcounts, int[] rdispls, int[] rtypes, long[] out);
+
+    static native int setCart(long comm, int[] dims, int[] periods);
+    static native int setNeighbors(long comm, int[] sources, int[] destinations);
+    /** out[0] = sources, out[1] = destinations. */
+    static native int neighbors(long comm, int[][] out);
+
+    static native int schedCreate(long comm, long[] out);
+    static native int schedSendRecv(long sched, boolean send, long buf, int count, int type, int peer, int tag,
+            int[] node);
+    static native int schedReduce(long sched, long in, long inout, int count, int type, long op, int[] node);
+    static native int schedCopy(long sched, long src, int scount, int stype, long dst, int dcount, int dtype,
+            int[] node);
+    static native int schedDepend(long sched, int before, int after);
+    /** Starts: the schedule belongs to the request (out[0]), or is freed on error. */
+    static native int schedStart(long sched, long[] out);
+    static native int schedFree(long sched);
+
     static native int test(long[] h);
     static native int await(long[] h);
     static native int start(long[] h);
@@ -81,6 +108,8 @@ final class Native {
     static native boolean hasMpi();
     static native int fromMpi(long[] out);
     static native int mpiFinalize();
+    /** MPI_Abort(MPI_COMM_WORLD, code) if MPI is initialised (and not finalised); else returns. */
+    static native void mpiAbort(int code);
 
     /** Called on each rank thread of nbcx_inproc_run. Never throws. */
     static int runRank(Object runner, long comm) {

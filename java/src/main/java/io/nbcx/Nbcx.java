@@ -115,6 +115,18 @@ public final class Nbcx {
         Native.mpiFinalize();
     }
 
+    /**
+     * MPI_Abort on MPI_COMM_WORLD: ends every rank of the MPI job with
+     * {@code code} (where one rank failed and the others would wait for it
+     * forever); does not return. Without MPI (or before {@link #fromMpi()}
+     * initialised it) it halts this JVM.
+     */
+    public static void abortMpi(int code) {
+        Native.init();
+        Native.mpiAbort(code);
+        Runtime.getRuntime().halt(code);
+    }
+
     /** Changes the progress mode (only while no operation is outstanding). */
     public static void progress(Progress mode) {
         if (mode == null) throw NbcxException.arg(NbcxException.ERR_ARG, "null progress mode");
@@ -138,6 +150,24 @@ public final class Nbcx {
     }
 
     /** nbcx_info(): the build and the algorithm selection in effect. */
+    /**
+     * How Java array windows are copied to and from nbcx's native memory
+     * (docs/java.md): {@code "auto"} (the default: JNI's
+     * Get/Set&lt;Type&gt;ArrayRegion for small windows, pinning with
+     * GetPrimitiveArrayCritical and memcpy for large ones), {@code "region"}
+     * or {@code "critical"} for every size. For measurements
+     * (java/bench/BufBench.java); every path gives the same bytes. Returns
+     * the previous choice.
+     */
+    public static String arrayCopy(String mode) {
+        String[] names = {"auto", "critical", "region"};
+        int m = java.util.Arrays.asList(names).indexOf(mode);
+        if (m < 0) throw NbcxException.arg(NbcxException.ERR_ARG, "arrayCopy: \"" + mode + "\" is not auto, critical or region");
+        int old = Request.arrayCopy;
+        Request.arrayCopy = m;
+        return names[old];
+    }
+
     public static String info() {
         Native.init();
         return Native.info();

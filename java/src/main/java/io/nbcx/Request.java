@@ -30,6 +30,9 @@ public class Request {
     final List<Copy> copyOuts = new ArrayList<>(2);
     final List<Object> keep = new ArrayList<>(2);     // direct buffers, arrays
     Op op;                                            // held while in use
+    Communicator owner;                               // its inUse counts us until released
+    final List<Op> moreOps = new ArrayList<>(0);      // a schedule's reduce nodes' operations
+    private java.util.IdentityHashMap<Object, Long> whole; // a schedule's arrays, each staged once
     boolean released;
 
     // State of the current activation.
@@ -42,14 +45,41 @@ public class Request {
 
     static final class Copy {
         final Object array;
+        final Datatype type;
         final long byteOff, bytes, ptr;
 
-        Copy(Object array, long byteOff, long bytes, long ptr) {
+        Copy(Object array, Datatype type, long byteOff, long bytes, long ptr) {
             this.array = array;
+            this.type = type;
             this.byteOff = byteOff;
             this.bytes = bytes;
             this.ptr = ptr;
         }
+
+        /** Array to native memory (in) or back, by the path {@link #arrayCopy} chooses for its size. */
+        void run(boolean in) {
+            if (region(bytes)) {
+                Native.copyRegion(array, type.code, (int) (byteOff / type.size), (int) (bytes / type.size), ptr, in);
+            } else if (in) {
+                Native.copyIn(array, byteOff, bytes, ptr);
+            } else {
+                Native.copyOut(ptr, array, byteOff, bytes);
+            }
+        }
+    }
+
+    // How array windows are copied (Nbcx.arrayCopy): 0 auto, 1 critical, 2 region.
+    static volatile int arrayCopy = 0;
+    /**
+     * Auto: Get/Set&lt;Type&gt;ArrayRegion up to this many bytes, pinning
+     * (GetPrimitiveArrayCritical + memcpy) above. See docs/java.md for the
+     * measurement (java/bench/BufBench.java).
+     */
+    static final long REGION_MAX = 16 * 1024;
+
+    static boolean region(long bytes) {
+        int m = arrayCopy;
+        return m == 2 || (m == 0 && bytes <= REGION_MAX);
     }
 
     Request(String what, boolean persistent) {
@@ -77,14 +107,43 @@ public class Request {
         allocs.add(new long[] {p});
         LIVE_STAGING.incrementAndGet();
         long off = b.offset * size;
-        if (in) copyIns.add(new Copy(b.array, off, bytes, p));
-        if (out) copyOuts.add(new Copy(b.array, off, bytes, p));
+        if (in) copyIns.add(new Copy(b.array, b.type, off, bytes, p));
+        if (out) copyOuts.add(new Copy(b.array, b.type, off, bytes, p));
         keep.add(b.array);
         return p;
     }
 
+    /**
+     * A schedule's buffer: an array is staged whole, once however many
+     * nodes name windows of it (a node that receives into it and one that
+     * sends from it then see the same memory), copied in at start and
+     * back at completion; a direct buffer by address.
+     */
+    long stageWhole(Buf b) {
+        long size = b.type.size;
+        if (b.direct != null) {
+            keep.add(b.direct);
+            return Native.address(b.direct) + b.offset * size;
+        }
+        if (whole == null) whole = new java.util.IdentityHashMap<>();
+        Long base = whole.get(b.array);
+        if (base == null) {
+            long bytes = java.lang.reflect.Array.getLength(b.array) * size;
+            long p = Native.malloc(bytes);
+            if (p == 0) throw NbcxException.arg(NbcxException.ERR_NOMEM, "no native memory for " + bytes + " bytes");
+            allocs.add(new long[] {p});
+            LIVE_STAGING.incrementAndGet();
+            copyIns.add(new Copy(b.array, b.type, 0, bytes, p));
+            copyOuts.add(new Copy(b.array, b.type, 0, bytes, p));
+            keep.add(b.array);
+            whole.put(b.array, p);
+            base = p;
+        }
+        return base + b.offset * size;
+    }
+
     void copyIn() {
-        for (Copy c : copyIns) Native.copyIn(c.array, c.byteOff, c.bytes, c.ptr);
+        for (Copy c : copyIns) c.run(true);
     }
 
     /** Frees what the request holds (on a failed post, completion or close). */
@@ -101,13 +160,18 @@ public class Request {
         keep.clear();
         if (op != null) op.release();
         op = null;
+        for (Op o : moreOps) o.release();
+        moreOps.clear();
+        if (whole != null) whole.clear();
+        if (owner != null) owner.inUse.decrementAndGet();
+        owner = null;
     }
 
     /** Completion (with the lock held): copy back, release, record the result. */
     void finish(int rc) {
         active = false;
         if (rc == NbcxException.SUCCESS) {
-            for (Copy c : copyOuts) Native.copyOut(c.ptr, c.array, c.byteOff, c.bytes);
+            for (Copy c : copyOuts) c.run(false);
             error = null;
         } else {
             error = NbcxException.fromNative(rc, what);

@@ -47,6 +47,57 @@ class ComposeTest {
         });
     }
 
+    /**
+     * A thenCompose chain over the new operations, on a duplicate with a
+     * ring topology: a neighbour allgather, then a user schedule (each rank
+     * sends a weighted sum to the right), then an allgather, each link
+     * started from the previous one's completion (fails when the schedule
+     * sends to the left instead).
+     */
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {1, 2, 3, 4})
+    void neighbourScheduleChain(int n) {
+        Nbcx.threads(n, ComposeTest::newOpsChainBody);
+    }
+
+    static void newOpsChainBody(Communicator world) throws Exception {
+        try (Communicator comm = world.dup()) {
+            int p = comm.size(), me = comm.rank();
+            comm.setCart(new int[] {p}, new boolean[] {true});
+            long[] x = new long[1], nb = new long[2], got = new long[1], all = new long[p];
+            CompletableFuture<Long> f = CompletableFuture.completedFuture(0L);
+            for (int k = 0; k < 6; k++) {
+                int kk = k;
+                f = f.thenCompose(acc -> {
+                    x[0] = acc + me + kk;
+                    return comm.ineighborAllgather(Buf.of(x), Buf.of(nb)).toFuture();
+                }).thenCompose(v -> {
+                    x[0] = 2 * nb[0] + nb[1]; // twice the left's + the right's
+                    try (Schedule s = comm.schedule()) {
+                        s.recv(Buf.of(got), (me - 1 + p) % p, kk);
+                        s.send(Buf.of(x), (me + 1) % p, kk);
+                        return s.start().toFuture();
+                    }
+                }).thenCompose(v -> comm.iallgather(Buf.of(got), Buf.of(all)).toFuture().thenApply(w -> {
+                    long a = 0;
+                    for (int r = 0; r < p; r++) a += (r + 1) * all[r];
+                    return a;
+                }));
+            }
+            // Sequential reference: every rank's value, round by round.
+            long acc = 0;
+            for (int k = 0; k < 6; k++) {
+                long[] xs = new long[p], ys = new long[p];
+                for (int r = 0; r < p; r++) xs[r] = acc + r + k;
+                for (int r = 0; r < p; r++) ys[r] = 2 * xs[(r - 1 + p) % p] + xs[(r + 1) % p];
+                long sum = 0;
+                for (int r = 0; r < p; r++) sum += (r + 1) * ys[(r - 1 + p) % p];
+                acc = sum;
+            }
+            assertEquals(acc, f.get(60, TimeUnit.SECONDS));
+        }
+    }
+
     static void chainBody(Communicator comm) throws Exception {
         int p = comm.size(), me = comm.rank();
         // acc_{k+1} = sum over ranks of (acc_k + rank + k): an allreduce per

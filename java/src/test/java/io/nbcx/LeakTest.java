@@ -23,6 +23,13 @@ class LeakTest {
     static void once() {
         for (String op : Workloads.OPS) for (int n : new int[] {1, 2, 3, 4, 8}) Workloads.run(op, n);
         for (int n : new int[] {1, 2, 3, 4, 8}) PersistentTest.persistent(n);
+        // Neighbourhood collectives, dup/split/close and user schedules (with
+        // their failed starts and closed unstarted schedules).
+        for (int n : new int[] {1, 3}) {
+            for (String t : NeighborTest.TOPOS) Nbcx.threads(n, c -> NeighborTest.body(t, c));
+            Nbcx.threads(n, CommTest::body);
+            Nbcx.threads(n, ScheduleTest::body);
+        }
         new FutureTest().futuresComplete(4);
     }
 

@@ -21,17 +21,28 @@ public final class MpiCheck {
                 PersistentTest.persistentBody(comm);
                 FutureTest.futuresBody(comm);
                 ComposeTest.chainBody(comm);
+                ComposeTest.newOpsChainBody(comm);
                 AlltoallwTest.body(comm);
+                for (String topo : NeighborTest.TOPOS) NeighborTest.body(topo, comm);
+                CommTest.body(comm);
+                ScheduleTest.body(comm);
             }
             // Thread ranks still work in an MPI job, next to the MPI communicator.
             Nbcx.threads(3, c -> Workloads.body("allreduce", c));
             comm.ibarrier().await();
             if (comm.rank() == 0)
                 System.out.printf("MpiCheck: %d collective workloads x %d round(s) on %d MPI ranks: ok (progress %s)%n",
-                        Workloads.OPS.length + 4, rounds, comm.size(), Nbcx.progress());
-        } finally {
-            comm.close();
-            Nbcx.finalizeMpi();
+                        Workloads.OPS.length + 6 + NeighborTest.TOPOS.length, rounds, comm.size(), Nbcx.progress());
+        } catch (Throwable t) {
+            // The other ranks would wait for this one forever (and an exit
+            // without MPI_Finalize does not end the job here, with Open MPI
+            // or MPICH): say why, and abort the job.
+            System.err.println("MpiCheck: rank " + comm.rank() + " failed:");
+            t.printStackTrace();
+            System.err.flush();
+            Nbcx.abortMpi(1);
         }
+        comm.close();
+        Nbcx.finalizeMpi();
     }
 }
