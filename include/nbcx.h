@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * nbcx.h - public C API of nbcx, a portable engine for nonblocking
  * collective operations run as dependency graphs (DAGs).
  *
@@ -24,58 +25,63 @@
 extern "C" {
 #endif
 
+/** Marks the functions of the public API (exported from libnbcx). */
 #if defined(__GNUC__)
 #define NBCX_API __attribute__((visibility("default")))
 #else
 #define NBCX_API
 #endif
 
+/**@{*/
+/** The version of this header (nbcx_info() names the library's). */
 #define NBCX_VERSION_MAJOR 0
 #define NBCX_VERSION_MINOR 1
 #define NBCX_VERSION_PATCH 0
+/**@}*/
 
 /* ------------------------------------------------------------------ */
 /* Error codes                                                         */
 /* ------------------------------------------------------------------ */
 
+/** Return codes of every nbcx function. */
 enum nbcx_error {
-    NBCX_SUCCESS = 0,
-    NBCX_ERR_ARG,       /* invalid argument (null pointer, bad value)   */
-    NBCX_ERR_COUNT,     /* negative count                               */
-    NBCX_ERR_BUFFER,    /* null buffer with nonzero count               */
-    NBCX_ERR_ROOT,      /* root outside [0, size)                       */
-    NBCX_ERR_RANK,      /* peer rank outside [0, size)                  */
-    NBCX_ERR_TYPE,      /* invalid or freed datatype                    */
-    NBCX_ERR_OP,        /* invalid operation, or not defined on type    */
-    NBCX_ERR_COMM,      /* null or freed communicator                   */
-    NBCX_ERR_REQUEST,   /* null request pointer or invalid request      */
-    NBCX_ERR_TAG,       /* schedule tag outside [0, NBCX_SCHED_TAG_MAX] */
-    NBCX_ERR_NODE,      /* invalid schedule node (builder API)          */
-    NBCX_ERR_IN_PLACE,  /* NBCX_IN_PLACE where MPI does not allow it    */
-    NBCX_ERR_NOMEM,     /* out of memory                                */
-    NBCX_ERR_TRANSPORT, /* the transport (e.g. MPI) reported an error   */
-    NBCX_ERR_TRUNCATE,  /* message longer than the receive buffer       */
-    NBCX_ERR_ALGORITHM, /* unknown algorithm name in an NBCX_*_ALG var, or
+    NBCX_SUCCESS = 0, /**< the call succeeded                             */
+    NBCX_ERR_ARG,       /**< invalid argument (null pointer, bad value)   */
+    NBCX_ERR_COUNT,     /**< negative count                               */
+    NBCX_ERR_BUFFER,    /**< null buffer with nonzero count               */
+    NBCX_ERR_ROOT,      /**< root outside [0, size)                       */
+    NBCX_ERR_RANK,      /**< peer rank outside [0, size)                  */
+    NBCX_ERR_TYPE,      /**< invalid or freed datatype                    */
+    NBCX_ERR_OP,        /**< invalid operation, or not defined on type    */
+    NBCX_ERR_COMM,      /**< null or freed communicator                   */
+    NBCX_ERR_REQUEST,   /**< null request pointer or invalid request      */
+    NBCX_ERR_TAG,       /**< schedule tag outside [0, NBCX_SCHED_TAG_MAX] */
+    NBCX_ERR_NODE,      /**< invalid schedule node (builder API)          */
+    NBCX_ERR_IN_PLACE,  /**< NBCX_IN_PLACE where MPI does not allow it    */
+    NBCX_ERR_NOMEM,     /**< out of memory                                */
+    NBCX_ERR_TRANSPORT, /**< the transport (e.g. MPI) reported an error   */
+    NBCX_ERR_TRUNCATE,  /**< message longer than the receive buffer       */
+    NBCX_ERR_ALGORITHM, /**< unknown algorithm name in an NBCX_*_ALG var, or
                            an NBCX_TUNING file that does not parse     */
-    NBCX_ERR_INTERN,    /* internal error (a bug: please report it)     */
-    NBCX_ERR_TOPOLOGY,  /* neighbourhood collective on a communicator
+    NBCX_ERR_INTERN,    /**< internal error (a bug: please report it)     */
+    NBCX_ERR_TOPOLOGY,  /**< neighbourhood collective on a communicator
                            without neighbours, or a bad topology       */
-    NBCX_ERR_EXHAUSTED, /* the communicator's tag space is used up: the
+    NBCX_ERR_EXHAUSTED, /**< the communicator's tag space is used up: the
                            operation that held the same tags earlier is
                            still in flight (or a persistent request
                            planned that many inits ago is not freed)   */
-    NBCX_ERR_TIMEOUT,   /* no progress for the communicator's timeout,
+    NBCX_ERR_TIMEOUT,   /**< no progress for the communicator's timeout,
                            or its communicator timed out before
                            (nbcx_comm_set_timeout, NBCX_TIMEOUT)        */
-    NBCX_ERR_BUSY,      /* the communicator is in use where it must not
+    NBCX_ERR_BUSY,      /**< the communicator is in use where it must not
                            be: operations in flight, persistent requests
                            or schedules on it (nbcx_comm_set_transport) */
     NBCX_ERR_LASTCODE
 };
 
-/* A static, never-NULL message for an error code. */
+/** A static, never-NULL message for an error code. */
 NBCX_API const char *nbcx_error_string(int err);
-/* The same, or more where this thread's last error of that code said
+/** The same, or more where this thread's last error of that code said
  * more: which handle or argument, which misuse (e.g. for NBCX_ERR_REQUEST:
  * a NULL pointer, a freed request, an active one, one that is not
  * persistent). The string belongs to the thread and stays valid until its
@@ -86,18 +92,21 @@ NBCX_API const char *nbcx_error_detail(int err);
 /* Opaque handles                                                      */
 /* ------------------------------------------------------------------ */
 
-typedef struct nbcx_comm_s *nbcx_comm;
-typedef struct nbcx_datatype_s *nbcx_datatype;
-typedef struct nbcx_op_s *nbcx_op;
-typedef struct nbcx_request_s *nbcx_request;
-typedef struct nbcx_sched_s *nbcx_sched;
+typedef struct nbcx_comm_s *nbcx_comm;         /**< a communicator */
+typedef struct nbcx_datatype_s *nbcx_datatype; /**< a datatype */
+typedef struct nbcx_op_s *nbcx_op;             /**< a reduction operation */
+typedef struct nbcx_request_s *nbcx_request;   /**< an operation in flight */
+typedef struct nbcx_sched_s *nbcx_sched; /**< a schedule being built */
 
+/**@{*/
+/** The null handle of each kind. */
 #define NBCX_COMM_NULL ((nbcx_comm)0)
 #define NBCX_DATATYPE_NULL ((nbcx_datatype)0)
 #define NBCX_OP_NULL ((nbcx_op)0)
 #define NBCX_REQUEST_NULL ((nbcx_request)0)
+/**@}*/
 
-/* Marks a buffer argument as "in place", exactly where MPI allows
+/** Marks a buffer argument as "in place", exactly where MPI allows
  * MPI_IN_PLACE. */
 #define NBCX_IN_PLACE ((void *)(intptr_t)-1)
 
@@ -105,7 +114,10 @@ typedef struct nbcx_sched_s *nbcx_sched;
 /* Built-in datatypes (handles are small constants, never freed)       */
 /* ------------------------------------------------------------------ */
 
+/** A built-in datatype's handle from its number (internal). */
 #define NBCX_DT_(n) ((nbcx_datatype)(uintptr_t)(n))
+/**@{*/
+/** The fixed-width integers, float and double of C. */
 #define NBCX_INT8 NBCX_DT_(1)
 #define NBCX_UINT8 NBCX_DT_(2)
 #define NBCX_INT16 NBCX_DT_(3)
@@ -116,27 +128,37 @@ typedef struct nbcx_sched_s *nbcx_sched;
 #define NBCX_UINT64 NBCX_DT_(8)
 #define NBCX_FLOAT NBCX_DT_(9)
 #define NBCX_DOUBLE NBCX_DT_(10)
-#define NBCX_BYTE NBCX_DT_(11) /* raw bytes: bitwise operations only    */
-#define NBCX_CHAR NBCX_DT_(12) /* characters: no reduction operations   */
-/* Value/index pairs for NBCX_MINLOC and NBCX_MAXLOC; the layouts are the
+/**@}*/
+#define NBCX_BYTE NBCX_DT_(11) /**< raw bytes: bitwise operations only    */
+#define NBCX_CHAR NBCX_DT_(12) /**< characters: no reduction operations   */
+/**@{*/
+/** Value/index pairs for NBCX_MINLOC and NBCX_MAXLOC; the layouts are the
  * C structs below (the same as MPI_FLOAT_INT, MPI_DOUBLE_INT, ...). */
 #define NBCX_FLOAT_INT NBCX_DT_(13)
 #define NBCX_DOUBLE_INT NBCX_DT_(14)
 #define NBCX_LONG_INT NBCX_DT_(15)
 #define NBCX_2INT NBCX_DT_(16)
 #define NBCX_SHORT_INT NBCX_DT_(17)
+/**@}*/
 
-typedef struct { float val; int idx; } nbcx_float_int;
-typedef struct { double val; int idx; } nbcx_double_int;
-typedef struct { long val; int idx; } nbcx_long_int;
-typedef struct { int val; int idx; } nbcx_2int;
-typedef struct { short val; int idx; } nbcx_short_int;
+/** The layout of NBCX_FLOAT_INT. */
+typedef struct { float val; /**< value */ int idx; /**< index */ } nbcx_float_int;
+/** The layout of NBCX_DOUBLE_INT. */
+typedef struct { double val; /**< value */ int idx; /**< index */ } nbcx_double_int;
+/** The layout of NBCX_LONG_INT. */
+typedef struct { long val; /**< value */ int idx; /**< index */ } nbcx_long_int;
+/** The layout of NBCX_2INT. */
+typedef struct { int val; /**< value */ int idx; /**< index */ } nbcx_2int;
+/** The layout of NBCX_SHORT_INT. */
+typedef struct { short val; /**< value */ int idx; /**< index */ } nbcx_short_int;
 
-/* Bytes of data in one element of the datatype, and the stride between
+/**@{*/
+/** Bytes of data in one element of the datatype, and the stride between
  * consecutive elements in memory. */
 NBCX_API int nbcx_datatype_size(nbcx_datatype type, size_t *size);
 NBCX_API int nbcx_datatype_extent(nbcx_datatype type, ptrdiff_t *extent);
-/* Releases a datatype created by a face (e.g. nbcx_datatype_from_mpi);
+/**@}*/
+/** Releases a datatype created by a face (e.g. nbcx_datatype_from_mpi);
  * operations in flight keep it alive until they complete. Sets *type to
  * NBCX_DATATYPE_NULL (for a built-in datatype that is all it does). */
 NBCX_API int nbcx_datatype_free(nbcx_datatype *type);
@@ -145,7 +167,10 @@ NBCX_API int nbcx_datatype_free(nbcx_datatype *type);
 /* Reduction operations                                                */
 /* ------------------------------------------------------------------ */
 
+/** A predefined operation's handle from its number (internal). */
 #define NBCX_OP_(n) ((nbcx_op)(uintptr_t)(n))
+/**@{*/
+/** The predefined reduction operations, as MPI's MPI_SUM ... MPI_MAXLOC. */
 #define NBCX_SUM NBCX_OP_(1)
 #define NBCX_PROD NBCX_OP_(2)
 #define NBCX_MIN NBCX_OP_(3)
@@ -158,19 +183,24 @@ NBCX_API int nbcx_datatype_free(nbcx_datatype *type);
 #define NBCX_BXOR NBCX_OP_(10)
 #define NBCX_MINLOC NBCX_OP_(11)
 #define NBCX_MAXLOC NBCX_OP_(12)
+/**@}*/
 
-/* A user operation combines count elements: inout[i] = in[i] op inout[i],
+/** A user operation combines count elements: inout[i] = in[i] op inout[i],
  * exactly like MPI_User_function. "in" always holds the contribution of
  * the lower ranks, so non-commutative operations keep MPI's order. */
 typedef void nbcx_user_fn(const void *in, void *inout, int count,
                           nbcx_datatype type, void *ctx);
 
+/** Creates a user operation: fn, called with ctx; commutative 0 keeps
+ * the ranks' order. */
 NBCX_API int nbcx_op_create(nbcx_user_fn *fn, int commutative, void *ctx,
                             nbcx_op *op);
-/* Operations in flight keep the op alive; sets *op to NBCX_OP_NULL. */
+/**@{*/
+/** Operations in flight keep the op alive; sets *op to NBCX_OP_NULL. */
 NBCX_API int nbcx_op_free(nbcx_op *op);
 NBCX_API int nbcx_op_commutative(nbcx_op op, int *commutative);
-/* Applies op locally: inout[i] = in[i] op inout[i] (like MPI_Reduce_local). */
+/**@}*/
+/** Applies op locally: inout[i] = in[i] op inout[i] (like MPI_Reduce_local). */
 NBCX_API int nbcx_reduce_local(const void *in, void *inout, int count,
                                nbcx_datatype type, nbcx_op op);
 
@@ -178,11 +208,14 @@ NBCX_API int nbcx_reduce_local(const void *in, void *inout, int count,
 /* Communicators                                                       */
 /* ------------------------------------------------------------------ */
 
+/**@{*/
+/** This process's rank in comm, and the number of ranks. */
 NBCX_API int nbcx_comm_rank(nbcx_comm comm, int *rank);
 NBCX_API int nbcx_comm_size(nbcx_comm comm, int *size);
-/* Name of the transport under the communicator ("mpi", ...). */
+/**@}*/
+/** Name of the transport under the communicator ("mpi", ...). */
 NBCX_API int nbcx_comm_transport(nbcx_comm comm, const char **name);
-/* Moves comm onto the transport called `name` (e.g. "ucx": a transport
+/** Moves comm onto the transport called `name` (e.g. "ucx": a transport
  * that can be created by name, as NBCX_TRANSPORT chooses one in
  * nbcx_comm_from_mpi; an unknown name's detail lists them). Collective
  * over comm: every member calls it, with the same name, in the same
@@ -215,11 +248,12 @@ NBCX_API int nbcx_comm_transport(nbcx_comm comm, const char **name);
  *   or the error of comm itself (broken: NBCX_ERR_TIMEOUT, ...).
  * nbcx_error_detail says more. No other thread may use comm meanwhile. */
 NBCX_API int nbcx_comm_set_transport(nbcx_comm comm, const char *name);
-/* Releases the communicator; operations in flight on it complete
+/** Releases the communicator; operations in flight on it complete
  * normally. Sets *comm to NBCX_COMM_NULL. */
 NBCX_API int nbcx_comm_free(nbcx_comm *comm);
 
-/* New communicators from comm, as MPI_Comm_split and MPI_Comm_dup:
+/**@{*/
+/** New communicators from comm, as MPI_Comm_split and MPI_Comm_dup:
  * collective over comm (every member calls it, in the same order as its
  * collectives on comm). nbcx_comm_split puts the members of one color
  * (>= 0) into a communicator of their own, ranked by key, then by rank
@@ -241,8 +275,9 @@ NBCX_API int nbcx_comm_free(nbcx_comm *comm);
 NBCX_API int nbcx_comm_split(nbcx_comm comm, int color, int key,
                              nbcx_comm *newcomm);
 NBCX_API int nbcx_comm_dup(nbcx_comm comm, nbcx_comm *newcomm);
+/**@}*/
 
-/* Timeouts: a dead or stuck peer must not hang the other ranks forever.
+/** Timeouts: a dead or stuck peer must not hang the other ranks forever.
  * An operation on comm that makes no progress (no node of its schedule
  * finishes) for `seconds` completes with NBCX_ERR_TIMEOUT; its posted
  * messages are cancelled, nbcx prints once to stderr a diagnosis (the
@@ -254,7 +289,7 @@ NBCX_API int nbcx_comm_dup(nbcx_comm comm, nbcx_comm *newcomm);
  * rank, size, transport, the timeout calls) still work; make a new
  * communicator to go on. seconds = 0 turns the timeout off; it takes
  * effect for operations in flight too. The default of every
- * communicator is NBCX_TIMEOUT=<seconds> from the environment (unset:
+ * communicator is NBCX_TIMEOUT=SECONDS from the environment (unset:
  * off). Time is measured while operations are progressed: in caller
  * mode, inside nbcx test/wait calls. A timeout is local: other ranks
  * decide theirs by their own clocks (typically each rank waiting for the
@@ -264,13 +299,13 @@ NBCX_API int nbcx_comm_dup(nbcx_comm comm, nbcx_comm *newcomm);
  * cancel): keep them while it may. Errors: NBCX_ERR_COMM,
  * NBCX_ERR_ARG (seconds negative or not a number, NULL pointer). */
 NBCX_API int nbcx_comm_set_timeout(nbcx_comm comm, double seconds);
-/* The timeout in effect for comm (0: off). */
+/** The timeout in effect for comm (0: off). */
 NBCX_API int nbcx_comm_get_timeout(nbcx_comm comm, double *seconds);
 
 /* ------------------------------------------------------------------ */
 /* Neighbourhood topologies                                            */
 /* ------------------------------------------------------------------ */
-/*
+/**
  * The neighbourhood collectives (nbcx_ineighbor_*) exchange data along
  * the edges of a topology attached to the communicator. Each rank names
  * its own neighbours, in the order of the blocks in its buffers: block i
@@ -297,24 +332,29 @@ NBCX_API int nbcx_comm_get_timeout(nbcx_comm comm, double *seconds);
  */
 #define NBCX_PROC_NULL (-1)
 
+/** Sets a graph topology: the ranks comm receives from (sources) and
+ * sends to (destinations), in the order of the neighbourhood buffers. */
 NBCX_API int nbcx_comm_set_neighbors(nbcx_comm comm, int indegree,
                                      const int sources[], int outdegree,
                                      const int destinations[]);
-/* dims[d] > 0 ranks along dimension d, their product the communicator's
+/** dims[d] > 0 ranks along dimension d, their product the communicator's
  * size; periods[d] nonzero for a periodic dimension (NULL: none is). */
 NBCX_API int nbcx_comm_set_cart(nbcx_comm comm, int ndims, const int dims[],
                                 const int periods[]);
-/* The topology's degrees (0 and 0 without one) and lists; the lists get
+/**@{*/
+/** The topology's degrees (0 and 0 without one) and lists; the lists get
  * at most maxin / maxout entries. */
 NBCX_API int nbcx_comm_neighbors_count(nbcx_comm comm, int *indegree,
                                        int *outdegree);
 NBCX_API int nbcx_comm_neighbors(nbcx_comm comm, int maxin, int sources[],
                                  int maxout, int destinations[]);
+/**@}*/
 
 /* ------------------------------------------------------------------ */
 /* Ranks as threads: the in-process transport (no MPI needed)          */
 /* ------------------------------------------------------------------ */
-/*
+/**@{*/
+/**
  * nbcx_inproc_run(nranks, body, arg) runs body(comm, arg) on nranks new
  * threads at once, thread i with its own communicator of rank i and size
  * nranks on the "inproc" transport, and returns when every body has
@@ -346,11 +386,16 @@ NBCX_API int nbcx_comm_neighbors(nbcx_comm comm, int maxin, int sources[],
  */
 typedef int nbcx_inproc_body(nbcx_comm comm, void *arg);
 NBCX_API int nbcx_inproc_run(int nranks, nbcx_inproc_body *body, void *arg);
+/**@}*/
 
 /* ------------------------------------------------------------------ */
 /* Nonblocking collectives (MPI argument order and semantics)          */
 /* ------------------------------------------------------------------ */
 
+/**@{*/
+/** The nonblocking collectives of MPI 3 (MPI_Ibarrier ... MPI_Ialltoall),
+ * with MPI's arguments, order and semantics; *req completes in
+ * nbcx_wait/nbcx_test. */
 NBCX_API int nbcx_ibarrier(nbcx_comm comm, nbcx_request *req);
 NBCX_API int nbcx_ibcast(void *buf, int count, nbcx_datatype type, int root,
                          nbcx_comm comm, nbcx_request *req);
@@ -376,8 +421,10 @@ NBCX_API int nbcx_ialltoall(const void *sendbuf, int sendcount,
                             nbcx_datatype sendtype, void *recvbuf,
                             int recvcount, nbcx_datatype recvtype,
                             nbcx_comm comm, nbcx_request *req);
+/**@}*/
 
-/* The vector variants: per-rank counts and displacements (in elements of
+/**@{*/
+/** The vector variants: per-rank counts and displacements (in elements of
  * the datatype, from the start of the buffer), arrays of the communicator
  * size. Blocks of zero bytes send no message. */
 NBCX_API int nbcx_igatherv(const void *sendbuf, int sendcount,
@@ -400,14 +447,16 @@ NBCX_API int nbcx_ialltoallv(const void *sendbuf, const int sendcounts[],
                              void *recvbuf, const int recvcounts[],
                              const int rdispls[], nbcx_datatype recvtype,
                              nbcx_comm comm, nbcx_request *req);
-/* One datatype per rank; displacements in BYTES (as MPI_Alltoallw). */
+/**@}*/
+/** One datatype per rank; displacements in BYTES (as MPI_Alltoallw). */
 NBCX_API int nbcx_ialltoallw(const void *sendbuf, const int sendcounts[],
                              const int sdispls[],
                              const nbcx_datatype sendtypes[], void *recvbuf,
                              const int recvcounts[], const int rdispls[],
                              const nbcx_datatype recvtypes[], nbcx_comm comm,
                              nbcx_request *req);
-/* Reduces the vectors of all ranks element-wise and scatters the result:
+/**@{*/
+/** Reduces the vectors of all ranks element-wise and scatters the result:
  * rank i gets recvcounts[i] elements (the blocks follow each other in
  * sendbuf); _block: recvcount elements each. */
 NBCX_API int nbcx_ireduce_scatter(const void *sendbuf, void *recvbuf,
@@ -418,7 +467,9 @@ NBCX_API int nbcx_ireduce_scatter_block(const void *sendbuf, void *recvbuf,
                                         int recvcount, nbcx_datatype type,
                                         nbcx_op op, nbcx_comm comm,
                                         nbcx_request *req);
-/* Prefix reductions: rank r gets the reduction of ranks 0..r (scan) or
+/**@}*/
+/**@{*/
+/** Prefix reductions: rank r gets the reduction of ranks 0..r (scan) or
  * 0..r-1 (exscan; rank 0's recvbuf is not touched). */
 NBCX_API int nbcx_iscan(const void *sendbuf, void *recvbuf, int count,
                         nbcx_datatype type, nbcx_op op, nbcx_comm comm,
@@ -426,8 +477,10 @@ NBCX_API int nbcx_iscan(const void *sendbuf, void *recvbuf, int count,
 NBCX_API int nbcx_iexscan(const void *sendbuf, void *recvbuf, int count,
                           nbcx_datatype type, nbcx_op op, nbcx_comm comm,
                           nbcx_request *req);
+/**@}*/
 
-/* Neighbourhood collectives over the communicator's topology (see
+/**@{*/
+/** Neighbourhood collectives over the communicator's topology (see
  * nbcx_comm_set_neighbors; NBCX_ERR_TOPOLOGY without one). Arrays have
  * one entry per source (receive side) or destination (send side). MPI
  * allows no NBCX_IN_PLACE here. */
@@ -453,7 +506,8 @@ NBCX_API int nbcx_ineighbor_alltoallv(const void *sendbuf,
                                       const int rdispls[],
                                       nbcx_datatype recvtype, nbcx_comm comm,
                                       nbcx_request *req);
-/* Byte displacements of address size, as MPI_Neighbor_alltoallw's
+/**@}*/
+/** Byte displacements of address size, as MPI_Neighbor_alltoallw's
  * MPI_Aint ones. */
 NBCX_API int nbcx_ineighbor_alltoallw(const void *sendbuf,
                                       const int sendcounts[],
@@ -467,7 +521,8 @@ NBCX_API int nbcx_ineighbor_alltoallw(const void *sendbuf,
 /* ------------------------------------------------------------------ */
 /* Persistent collectives (MPI-4)                                      */
 /* ------------------------------------------------------------------ */
-/*
+/**@{*/
+/**
  * nbcx_<op>_init takes the arguments of nbcx_i<op> and plans the
  * operation once: arguments checked, algorithm chosen, schedule and
  * scratch buffers built, its tags reserved and, on the MPI transport,
@@ -507,7 +562,9 @@ NBCX_API int nbcx_alltoall_init(const void *sendbuf, int sendcount,
                                 nbcx_datatype sendtype, void *recvbuf,
                                 int recvcount, nbcx_datatype recvtype,
                                 nbcx_comm comm, nbcx_request *req);
-/* The persistent forms of the operations below (same arguments). */
+/**@}*/
+/**@{*/
+/** The persistent forms of the operations below (same arguments). */
 NBCX_API int nbcx_gatherv_init(const void *sendbuf, int sendcount,
                                nbcx_datatype sendtype, void *recvbuf,
                                const int recvcounts[], const int displs[],
@@ -583,13 +640,16 @@ NBCX_API int nbcx_neighbor_alltoallw_init(const void *sendbuf,
                                           const ptrdiff_t rdispls[],
                                           const nbcx_datatype recvtypes[],
                                           nbcx_comm comm, nbcx_request *req);
-/* NBCX_ERR_REQUEST if a request is not persistent, already active or
+/**@}*/
+/**@{*/
+/** NBCX_ERR_REQUEST if a request is not persistent, already active or
  * freed (nbcx_error_detail says which); NBCX_ERR_EXHAUSTED when its
  * communicator was broken by tag-space exhaustion. startall checks every
  * request before it starts any. */
 NBCX_API int nbcx_start(nbcx_request *req);
 NBCX_API int nbcx_startall(int count, nbcx_request reqs[]);
-/* Releases an inactive persistent request, or a completed nonblocking
+/**@}*/
+/** Releases an inactive persistent request, or a completed nonblocking
  * one, and sets *req to NBCX_REQUEST_NULL; NBCX_ERR_REQUEST while the
  * operation is in flight (wait for it first). */
 NBCX_API int nbcx_request_free(nbcx_request *req);
@@ -598,7 +658,8 @@ NBCX_API int nbcx_request_free(nbcx_request *req);
 /* Completion                                                          */
 /* ------------------------------------------------------------------ */
 
-/* On completion the request is released and set to NBCX_REQUEST_NULL; the
+/**@{*/
+/** On completion the request is released and set to NBCX_REQUEST_NULL; the
  * return value is the operation's own result. A NBCX_REQUEST_NULL request
  * counts as complete. In caller progress mode every call also progresses
  * all outstanding operations of the process; in thread and split modes
@@ -607,12 +668,14 @@ NBCX_API int nbcx_test(nbcx_request *req, int *flag);
 NBCX_API int nbcx_wait(nbcx_request *req);
 NBCX_API int nbcx_testall(int count, nbcx_request reqs[], int *flag);
 NBCX_API int nbcx_waitall(int count, nbcx_request reqs[]);
-/* *index is the completed request, or -1 when all are NBCX_REQUEST_NULL. */
+/**@}*/
+/** *index is the completed request, or -1 when all are NBCX_REQUEST_NULL. */
 NBCX_API int nbcx_waitany(int count, nbcx_request reqs[], int *index);
-/* Progresses every outstanding operation once without waiting. */
+/** Progresses every outstanding operation once without waiting. */
 NBCX_API int nbcx_progress(void);
 
-/* Completion callbacks. nbcx_request_on_complete(req, fn, arg) has
+/**@{*/
+/** Completion callbacks. nbcx_request_on_complete(req, fn, arg) has
  * fn(arg, err) called once when the operation of req completes, err
  * being its result (what the wait will return). It runs on whichever
  * thread completes the operation: the progress thread (thread, split,
@@ -653,11 +716,12 @@ NBCX_API int nbcx_progress(void);
 typedef void (*nbcx_complete_fn)(void *arg, int err);
 NBCX_API int nbcx_request_on_complete(nbcx_request req, nbcx_complete_fn fn,
                                       void *arg);
+/**@}*/
 
 /* ------------------------------------------------------------------ */
 /* Progress modes                                                      */
 /* ------------------------------------------------------------------ */
-/*
+/**
  * Who moves outstanding operations forward:
  *   CALLER  the application, inside nbcx_test/wait/progress; nothing
  *           moves while it computes.
@@ -696,13 +760,15 @@ typedef enum nbcx_progress_mode {
     NBCX_PROGRESS_AUTO = 4
 } nbcx_progress_mode;
 
-/* Changes the mode; only while no operation is outstanding (else
+/**@{*/
+/** Changes the mode; only while no operation is outstanding (else
  * NBCX_ERR_REQUEST). THREAD and SPLIT fail with NBCX_ERR_TRANSPORT when
  * a communicator's library does not allow calls from another thread. */
 NBCX_API int nbcx_progress_set(nbcx_progress_mode mode);
 NBCX_API int nbcx_progress_get(nbcx_progress_mode *mode);
+/**@}*/
 
-/* The split-tree cost model (Denis et al., equations 1-5), extended to
+/** The split-tree cost model (Denis et al., equations 1-5), extended to
  * the cores present: `ranks` ranks on `app_cores` cores, progress threads
  * on `progress_cores` cores of their own (0: they share the application
  * cores; their CPU time, 5% of each upper-level transfer, then slows the
@@ -723,7 +789,8 @@ NBCX_API int nbcx_split_model(int ranks, int app_cores, int progress_cores,
 /* ------------------------------------------------------------------ */
 /* Schedule builder: write your own collective as a DAG                */
 /* ------------------------------------------------------------------ */
-/*
+/**@{*/
+/**
  * A schedule is one rank's part of a collective: send, receive, reduce,
  * copy and callback nodes, and edges "before -> after" for the real
  * dependencies. A node starts the moment all its predecessors are done;
@@ -740,21 +807,27 @@ NBCX_API int nbcx_split_model(int ranks, int app_cores, int progress_cores,
  */
 typedef int nbcx_node;
 #define NBCX_SCHED_TAG_MAX 4095
+/**@}*/
 
-typedef int nbcx_sched_fn(void *arg); /* returns NBCX_SUCCESS or an error */
+typedef int nbcx_sched_fn(void *arg); /**< returns NBCX_SUCCESS or an error */
 
+/** Starts building a schedule on comm. */
 NBCX_API int nbcx_sched_create(nbcx_comm comm, nbcx_sched *sched);
+/**@{*/
+/** A send or receive node of count elements with peer, matched by tag. */
 NBCX_API int nbcx_sched_send(nbcx_sched sched, const void *buf, int count,
                              nbcx_datatype type, int peer, int tag,
                              nbcx_node *node);
 NBCX_API int nbcx_sched_recv(nbcx_sched sched, void *buf, int count,
                              nbcx_datatype type, int peer, int tag,
                              nbcx_node *node);
-/* inout[i] = in[i] op inout[i] */
+/**@}*/
+/** inout[i] = in[i] op inout[i] */
 NBCX_API int nbcx_sched_reduce(nbcx_sched sched, const void *in, void *inout,
                                int count, nbcx_datatype type, nbcx_op op,
                                nbcx_node *node);
-/* Copies count elements of srctype into dstcount elements of dsttype;
+/**@{*/
+/** Copies count elements of srctype into dstcount elements of dsttype;
  * the two must hold the same number of bytes (type signatures match). */
 NBCX_API int nbcx_sched_copy(nbcx_sched sched, const void *src, int srccount,
                              nbcx_datatype srctype, void *dst, int dstcount,
@@ -763,25 +836,26 @@ NBCX_API int nbcx_sched_call(nbcx_sched sched, nbcx_sched_fn *fn, void *arg,
                              nbcx_node *node);
 NBCX_API int nbcx_sched_depend(nbcx_sched sched, nbcx_node before,
                                nbcx_node after);
-/* Scratch memory freed with the schedule (bytes may be 0). */
+/**@}*/
+/** Scratch memory freed with the schedule (bytes may be 0). */
 NBCX_API int nbcx_sched_tmp(nbcx_sched sched, size_t bytes, void **buf);
-/* Starts the schedule; the schedule now belongs to *req (on error it is
+/** Starts the schedule; the schedule now belongs to *req (on error it is
  * freed: *sched is NULL either way). Like collectives, schedules take the
  * communicator's next sequence number when they start, so every rank must
  * start its schedules on a communicator in the same order as the others.
  * A cycle is rejected (NBCX_ERR_NODE) before anything is posted; errors
  * met while communicating are reported by test/wait. */
 NBCX_API int nbcx_sched_start(nbcx_sched *sched, nbcx_request *req);
-/* Discards a schedule that was never started; sets *sched to NULL. */
+/** Discards a schedule that was never started; sets *sched to NULL. */
 NBCX_API int nbcx_sched_free(nbcx_sched *sched);
 
 /* ------------------------------------------------------------------ */
 /* Algorithm selection                                                 */
 /* ------------------------------------------------------------------ */
-/*
+/**
  * Each collective picks an algorithm by message and communicator size.
  * nbcx_algorithm_set("bcast", "chain") forces one (NULL or "auto" returns
- * to automatic choice); the environment variables NBCX_<COLL>_ALG (e.g.
+ * to automatic choice); the environment variables NBCX_COLL_ALG (e.g.
  * NBCX_BCAST_ALG=chain) set the initial choice. A forced algorithm that
  * cannot serve a call (a ring allreduce for a non-commutative operation,
  * say) falls back to the automatic choice, so results never change.
@@ -799,15 +873,17 @@ NBCX_API int nbcx_sched_free(nbcx_sched *sched);
  * automatic choice.
  */
 NBCX_API int nbcx_algorithm_set(const char *coll, const char *alg);
-/* The algorithm names of coll, separated by spaces (static string). */
+/**@{*/
+/** The algorithm names of coll, separated by spaces (static string). */
 NBCX_API int nbcx_algorithm_names(const char *coll, const char **names);
 NBCX_API int nbcx_segsize_set(size_t bytes);
+/**@}*/
 
 /* ------------------------------------------------------------------ */
 /* Information                                                         */
 /* ------------------------------------------------------------------ */
 
-/* Writes a human-readable description of the build and the algorithm
+/** Writes a human-readable description of the build and the algorithm
  * selection (environment variables in effect) into buf, and the
  * transport bandwidth this process has measured so far
  * ("bandwidth=0.118GB/s", "bandwidth=none" before any receive or
@@ -815,18 +891,22 @@ NBCX_API int nbcx_segsize_set(size_t bytes);
  * and the progress thread's timer predict how long a transfer takes. */
 NBCX_API int nbcx_info(char *buf, size_t len);
 
-/* One NBCX_* environment variable nbcx reads: its name (where "<COLL>"
- * stands for a collective's name in capitals: NBCX_<COLL>_ALG), the layer
+/** One NBCX_* environment variable nbcx reads: its name (where "COLL"
+ * stands for a collective's name in capitals: NBCX_COLL_ALG), the layer
  * that reads it ("progress", "coll", "transport", "pmpi", ...), its
  * default and what it does (Markdown, as the manual shows them), and the
  * manual's chapter on it ("progress.md"). The table is docs/settings.md;
  * nbcx-info prints it with the values in force. */
 struct nbcx_setting {
-    const char *name, *layer, *dflt, *what, *chapter;
+    const char *name;    /**< NBCX_PROGRESS, ... */
+    const char *layer;   /**< the layer that reads it */
+    const char *dflt;    /**< its default (Markdown) */
+    const char *what;    /**< what it does (Markdown) */
+    const char *chapter; /**< the manual's chapter on it */
 };
-/* Every setting, in the manual's order (*table is static). */
+/** Every setting, in the manual's order (*table is static). */
 NBCX_API int nbcx_settings(const struct nbcx_setting **table, int *count);
-/* The value of setting name in this process's environment, as nbcx reads
+/** The value of setting name in this process's environment, as nbcx reads
  * it: NULL when unset or empty, and for a name that is not a setting (a
  * misspelt NBCX_ variable changes nothing, and nbcx-info says so). */
 NBCX_API const char *nbcx_setting_value(const char *name);
@@ -835,4 +915,4 @@ NBCX_API const char *nbcx_setting_value(const char *name);
 }
 #endif
 
-#endif /* NBCX_H */
+#endif /**< NBCX_H */

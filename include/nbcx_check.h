@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * nbcx_check.h - the schedule checker: proves, without a transport and
  * without moving a byte, that the schedules of ALL ranks of a collective
  * fit together.
@@ -48,7 +49,7 @@
 extern "C" {
 #endif
 
-/* Topologies of the neighbourhood collectives: a periodic 2-D grid
+/** Topologies of the neighbourhood collectives: a periodic 2-D grid
  * (rows x cols = size, as square as possible), the same without wrap-
  * around, or an irregular graph with repeated edges, edges from a rank to
  * itself and NBCX_PROC_NULL neighbours. */
@@ -58,35 +59,35 @@ enum nbcx_check_topology {
     NBCX_CHECK_GRAPH = 2
 };
 
-/* Options; all-zero (or a NULL pointer) means the defaults. */
+/** Options; all-zero (or a NULL pointer) means the defaults. */
 typedef struct nbcx_check_options {
-    int root;              /* rooted collectives: the root (default 0)   */
-    int in_place;          /* NBCX_IN_PLACE wherever MPI allows it       */
-    nbcx_datatype type;    /* element type (NULL: NBCX_INT32)            */
-    int noncommutative;    /* reductions: a non-commutative user op
+    int root;              /**< rooted collectives: the root (default 0)   */
+    int in_place;          /**< NBCX_IN_PLACE wherever MPI allows it       */
+    nbcx_datatype type;    /**< element type (NULL: NBCX_INT32)            */
+    int noncommutative;    /**< reductions: a non-commutative user op
                               (default: NBCX_SUM, NBCX_MAXLOC for pair
                               types, NBCX_BOR for NBCX_BYTE)             */
-    size_t segsize;        /* fragment size (0: 65536, the default)     */
-    int topology;          /* neighbourhood collectives: see above      */
-    int max_reports;       /* error messages passed on (0: 20); further
+    size_t segsize;        /**< fragment size (0: 65536, the default)     */
+    int topology;          /**< neighbourhood collectives: see above      */
+    int max_reports;       /**< error messages passed on (0: 20); further
                               errors are only counted                    */
-    /* Receives each error message (one line, no newline); NULL: stderr */
+    /** Receives each error message (one line, no newline); NULL: stderr */
     void (*report)(const char *msg, void *ctx);
-    void *ctx;
+    void *ctx;             /**< passed to report                          */
 } nbcx_check_options;
 
-/* What a check found and what it cost. */
+/** What a check found and what it cost. */
 typedef struct nbcx_check_result {
-    long long errors;      /* 0: every property is proven               */
-    long long nodes;       /* nodes of all ranks' schedules              */
-    long long edges;       /* their dependencies                        */
-    long long messages;    /* sends (= receives when matched)           */
-    long long kept;        /* nodes kept in the global graph            */
-    double seconds;        /* wall time of the check                    */
-    double build_seconds;  /* of which in the builders (src/coll/)      */
+    long long errors;      /**< 0: every property is proven               */
+    long long nodes;       /**< nodes of all ranks' schedules              */
+    long long edges;       /**< their dependencies                        */
+    long long messages;    /**< sends (= receives when matched)           */
+    long long kept;        /**< nodes kept in the global graph            */
+    double seconds;        /**< wall time of the check                    */
+    double build_seconds;  /**< of which in the builders (src/coll/)      */
 } nbcx_check_result;
 
-/*
+/**
  * Checks algorithm `alg` of collective `coll` (names as in
  * nbcx_algorithm_set / nbcx_algorithm_names) on `size` ranks, with
  * `count` elements per rank (per block for gather, scatter, allgather,
@@ -107,18 +108,18 @@ NBCX_API int nbcx_check_collective(const char *coll, const char *alg,
                                    const nbcx_check_options *opt,
                                    nbcx_check_result *res);
 
-/* What a check would cost, estimated (nbcx_check_estimate_cost). */
+/** What a check would cost, estimated (nbcx_check_estimate_cost). */
 typedef struct nbcx_check_estimate {
-    long long nodes;       /* nodes of all ranks' schedules              */
-    long long edges;       /* their dependencies                        */
-    long long messages;    /* sends                                      */
-    long long kept;        /* nodes of the compact global graph          */
-    double bytes;          /* peak memory of the check                   */
-    double seconds;        /* wall time of the check on this machine     */
-    int sampled;           /* ranks whose schedules were built for it    */
+    long long nodes;       /**< nodes of all ranks' schedules              */
+    long long edges;       /**< their dependencies                        */
+    long long messages;    /**< sends                                      */
+    long long kept;        /**< nodes of the compact global graph          */
+    double bytes;          /**< peak memory of the check                   */
+    double seconds;        /**< wall time of the check on this machine     */
+    int sampled;           /**< ranks whose schedules were built for it    */
 } nbcx_check_estimate;
 
-/*
+/**
  * Estimates what nbcx_check_collective with the same arguments would
  * cost, without running it: builds and analyses the schedules of 16
  * ranks, one at a time: the root, rank 0 and the last rank, each counted
@@ -137,11 +138,12 @@ NBCX_API int nbcx_check_estimate_cost(const char *coll, const char *alg,
                                       const nbcx_check_options *opt,
                                       nbcx_check_estimate *est);
 
-/* The collectives the checker can call, in turn: the i-th name (as in
+/** The collectives the checker can call, in turn: the i-th name (as in
  * nbcx_algorithm_names), or NULL past the last. */
 NBCX_API const char *nbcx_check_collective_name(int i);
 
-/*
+/**@{*/
+/**
  * Hand-built schedules. nbcx_check_comm_create gives rank `rank` of a
  * communicator of `size` ranks without any transport: schedules are built
  * on it with nbcx_sched_* as usual; one started on it completes at once
@@ -156,9 +158,10 @@ NBCX_API int nbcx_check_comm_create(int rank, int size, nbcx_comm *comm);
 NBCX_API int nbcx_check_schedules(int size, const nbcx_sched scheds[],
                                   const nbcx_check_options *opt,
                                   nbcx_check_result *res);
+/**@}*/
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* NBCX_CHECK_H */
+#endif /**< NBCX_CHECK_H */

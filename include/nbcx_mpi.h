@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * nbcx_mpi.h - the MPI face of nbcx: communicators, datatypes and
  * operations taken from MPI.
  *
@@ -19,7 +20,7 @@
 extern "C" {
 #endif
 
-/* Collective over comm: duplicates it (MPI_Comm_dup) for nbcx's private
+/** Collective over comm: duplicates it (MPI_Comm_dup) for nbcx's private
  * use. Free the result with nbcx_comm_free(). A topology attached to comm
  * (MPI_Cart_create, MPI_Dist_graph_create(_adjacent), MPI_Graph_create)
  * becomes the nbcx communicator's neighbourhood (nbcx_comm_set_cart /
@@ -29,7 +30,7 @@ extern "C" {
  * NBCX_ERR_TRANSPORT and a detail that names it. */
 NBCX_API int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out);
 
-/* Any MPI datatype, derived and non-contiguous included. Predefined MPI
+/** Any MPI datatype, derived and non-contiguous included. Predefined MPI
  * types whose values are C types nbcx knows (C and Fortran integers,
  * float, double, the logical types, bytes, characters, the C pair types)
  * map to the built-in handle (free is then a no-op that resets *out);
@@ -43,12 +44,12 @@ NBCX_API int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out);
  * nbcx_datatype_free(). */
 NBCX_API int nbcx_datatype_from_mpi(MPI_Datatype type, nbcx_datatype *out);
 
-/* Any MPI reduction operation, user-defined included (applied with
+/** Any MPI reduction operation, user-defined included (applied with
  * MPI_Reduce_local; commutativity from MPI_Op_commutative). Predefined
  * operations map to the built-in nbcx operation. Release with
  * nbcx_op_free(). */
 NBCX_API int nbcx_op_from_mpi(MPI_Op op, nbcx_op *out);
-/* The same for an operation used with `type`: MPI calls a user function
+/** The same for an operation used with `type`: MPI calls a user function
  * with the datatype handle the program passed, so a user operation is
  * given `type` itself when it is a predefined type (an nbcx built-in
  * would otherwise be given as the MPI type of the same C type, e.g.
@@ -58,11 +59,11 @@ NBCX_API int nbcx_op_from_mpi(MPI_Op op, nbcx_op *out);
 NBCX_API int nbcx_op_from_mpi_typed(MPI_Op op, MPI_Datatype type,
                                     nbcx_op *out);
 
-/* The MPI error class that corresponds to an nbcx error code. */
+/** The MPI error class that corresponds to an nbcx error code. */
 NBCX_API int nbcx_error_to_mpi(int err);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* NBCX_MPI_H */
+#endif /**< NBCX_MPI_H */
