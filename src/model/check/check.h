@@ -21,7 +21,7 @@
 
 #include <stdarg.h>
 
-#include "../coll/coll.h"
+#include "../../coll/coll.h"
 #include "nbcx_check.h"
 
 /* ---- roles of user bytes ---- */
