@@ -52,6 +52,21 @@ NBCX_HIDDEN void nbcxi_pool_free(struct nbcxi_pool *p, void *obj,
 extern NBCX_HIDDEN struct nbcxi_pool nbcxi_comm_pool, nbcxi_op_pool,
     nbcxi_type_pool, nbcxi_request_pool;
 
+/* The reference count of a pooled object that may be a built-in
+ * (datatypes, operations): a built-in (id != 0) is never counted nor
+ * freed. nbcxi_ref_release returns true when it dropped the last
+ * reference of a counted one: the caller then frees it. */
+static inline void nbcxi_ref_retain(int id, atomic_int *refs)
+{
+    if (id == 0)
+        atomic_fetch_add_explicit(refs, 1, memory_order_relaxed);
+}
+static inline bool nbcxi_ref_release(int id, atomic_int *refs)
+{
+    return id == 0 &&
+           atomic_fetch_sub_explicit(refs, 1, memory_order_acq_rel) == 1;
+}
+
 /* Returns code after recording, for this thread, a message that says
  * more than nbcx_error_string(code) (which handle, which misuse);
  * nbcx_error_detail(code) returns it (base/errors.c). */

@@ -23,6 +23,7 @@
 
 #include "../../coll/coll.h"
 #include "nbcx_check.h"
+#include "../model.h"
 
 /* ---- roles of user bytes ---- */
 
