@@ -45,6 +45,7 @@ static void silent_destroy(nbcxi_transport *t)
         .name = NAME, .req_size = sizeof(int), .isend = silent_p2p,        \
         .irecv = silent_recv, .testsome = silent_testsome,                 \
         .cancel = silent_cancel, .destroy = silent_destroy,                \
+        .caps = NBCXI_CAP_PROGRESS_THREAD,                                 \
     }
 
 static const struct nbcxi_transport_ops silent_ops[] = {
