@@ -5,7 +5,7 @@
  * (pool.c), error details (errors.c), environment variables (env.c) and
  * the clock (clock.c). Nothing here includes mpi.h or calls a layer
  * above; a communicator holds its transport through the table of
- * transport/transport.h only.
+ * base/transport.h only.
  */
 #ifndef NBCX_BASE_H
 #define NBCX_BASE_H
@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "nbcx.h"
-#include "../transport/transport.h"
+#include "transport.h"
 
 #if defined(__GNUC__)
 #define NBCX_HIDDEN __attribute__((visibility("hidden")))

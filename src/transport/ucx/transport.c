@@ -21,7 +21,7 @@
  * which nothing but UCX is on the data path. No MPI in this folder.
  *
  * Built as a module, libnbcx-ucx.so (MODULE in its nbcx_backend() line,
- * transport/transport.h): libnbcx loads it the first time a communicator
+ * base/transport.h): libnbcx loads it the first time a communicator
  * asks for "ucx", so programs that never do never load UCX (nor libucm's
  * memory hooks). The functions of base/ called here reach libnbcx through
  * base/module_base.c.

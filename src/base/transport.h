@@ -2,8 +2,10 @@
  * transport.h - what a point-to-point backend offers the layers above:
  * one table of functions (struct nbcxi_transport_ops) and a handle.
  *
- * A backend lives in a folder of its own under transport/ (inproc/,
- * mpi/) and is reached only through this table: the executor
+ * The interface sits at the bottom floor, with the objects of base/ that
+ * hold it (a communicator holds its transport), so that no floor reaches
+ * up to transport/ for it. A backend lives in a folder of its own under
+ * transport/ (inproc/, mpi/, ucx/) and is reached only through this table: the executor
  * (sched/executor.c) posts and tests requests, the progress engine asks
  * whether peers are threads of this process, the algorithm selection
  * (coll/select.c) takes the collectives it serves natively. Nothing above
