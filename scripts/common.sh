@@ -17,7 +17,7 @@ configure_build() {
     local mpi=(-DMPI_C_COMPILER="$mpicc")
     [ "$mpicc" = none ] && mpi=(-DNBCX_WITH_MPI=OFF)
     cmake -S "$ROOT" -B "$ROOT/build/$name" "${mpi[@]}" \
-          -DNBCX_WERROR=ON -DBUILD_TESTING=ON "$@" >/dev/null
+          -DNBCX_WERROR=ON -DBUILD_TESTING=ON -DNBCX_INSTALL_PER_MPI=OFF "$@" >/dev/null
     cmake --build "$ROOT/build/$name" -j "$JOBS"
 }
 

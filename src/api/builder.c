@@ -121,6 +121,7 @@ int nbcx_sched_tmp(nbcx_sched s, size_t bytes, void **buf)
 
 int nbcx_sched_start(nbcx_sched *sched, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     if (!req)
         return NBCX_ERR_REQUEST;
     *req = NBCX_REQUEST_NULL;

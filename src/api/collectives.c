@@ -72,6 +72,7 @@ static _Thread_local bool planning;
 static int run(enum nbcxi_coll coll, struct nbcx_comm_s *c,
                struct nbcxi_coll_args *a, nbcx_request *req)
 {
+    NBCXI_TRACE(nbcxi_trace_enter());
     struct nbcx_sched_s *s = planning ? NULL : nbcxi_cache_take(c, coll, a);
     if (s)
         return nbcxi_start(s, req);
@@ -100,6 +101,7 @@ static int run(enum nbcxi_coll coll, struct nbcx_comm_s *c,
 
 int nbcx_ibarrier(nbcx_comm comm, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     TRY(begin(req, comm, &c));
     struct nbcxi_coll_args a = { 0 };
@@ -109,6 +111,7 @@ int nbcx_ibarrier(nbcx_comm comm, nbcx_request *req)
 int nbcx_ibcast(void *buf, int count, nbcx_datatype type, int root,
                 nbcx_comm comm, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { .rbuf = buf, .rcount = count, .root = root };
     TRY(begin(req, comm, &c));
@@ -153,6 +156,7 @@ int nbcx_ireduce(const void *sendbuf, void *recvbuf, int count,
                  nbcx_datatype type, nbcx_op op, int root, nbcx_comm comm,
                  nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(begin(req, comm, &c));
@@ -178,6 +182,7 @@ int nbcx_iallreduce(const void *sendbuf, void *recvbuf, int count,
                     nbcx_datatype type, nbcx_op op, nbcx_comm comm,
                     nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     return reduce_all(NBCXI_ALLREDUCE, sendbuf, recvbuf, count, type, op,
                       comm, req);
 }
@@ -263,6 +268,7 @@ int nbcx_igather(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                  void *recvbuf, int recvcount, nbcx_datatype recvtype,
                  int root, nbcx_comm comm, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     return rooted(NBCXI_GATHER, sendbuf, sendcount, sendtype, recvbuf,
                   recvcount, recvtype, root, comm, req);
 }
@@ -271,6 +277,7 @@ int nbcx_iscatter(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                   void *recvbuf, int recvcount, nbcx_datatype recvtype,
                   int root, nbcx_comm comm, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     return rooted(NBCXI_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
                   recvcount, recvtype, root, comm, req);
 }
@@ -280,6 +287,7 @@ int nbcx_iallgather(const void *sendbuf, int sendcount,
                     nbcx_datatype recvtype, nbcx_comm comm,
                     nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(begin(req, comm, &c));
@@ -294,6 +302,7 @@ int nbcx_ialltoall(const void *sendbuf, int sendcount,
                    nbcx_datatype sendtype, void *recvbuf, int recvcount,
                    nbcx_datatype recvtype, nbcx_comm comm, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(begin(req, comm, &c));
@@ -409,22 +418,22 @@ static int check_vside(const void *buf, int n, const int *counts,
                                                     : NBCX_SUCCESS;
 }
 
-/* The same with a type per block (w variants). */
+/* The same with a type per block (w variants). Their displacements are
+ * in bytes, so a NULL buffer (MPI_BOTTOM) is valid with any type: the
+ * displacements are then absolute addresses. The
+ * blocks' addresses are computed as integers (nbcxi_vblock). */
 static int check_wside(const void *buf, int n, const int *counts,
                        const void *displs, const nbcx_datatype *types)
 {
     bool any;
+    (void)buf;
     if (n > 0 && !types)
         return NBCX_ERR_ARG;
     TRY(check_counts(n, counts, displs, &any));
-    bool absolute = false;
-    for (int i = 0; i < n; i++) {
-        struct nbcx_datatype_s *t = nbcxi_type(types[i]);
-        if (!t)
+    for (int i = 0; i < n; i++)
+        if (!nbcxi_type(types[i]))
             return NBCX_ERR_TYPE;
-        absolute = absolute || (counts[i] > 0 && nbcxi_type_absolute(t));
-    }
-    return any && !buf && !absolute ? NBCX_ERR_BUFFER : NBCX_SUCCESS;
+    return NBCX_SUCCESS;
 }
 
 /* gatherv and scatterv, mirrors: the root's size blocks (the receive
@@ -473,6 +482,7 @@ int nbcx_igatherv(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                   nbcx_datatype recvtype, int root, nbcx_comm comm,
                   nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     return rooted_v(NBCXI_GATHERV, recvbuf, recvcounts, displs, recvtype,
                     sendbuf, sendcount, sendtype, root, comm, req);
 }
@@ -482,6 +492,7 @@ int nbcx_iscatterv(const void *sendbuf, const int sendcounts[],
                    int recvcount, nbcx_datatype recvtype, int root,
                    nbcx_comm comm, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     return rooted_v(NBCXI_SCATTERV, sendbuf, sendcounts, displs, sendtype,
                     recvbuf, recvcount, recvtype, root, comm, req);
 }
@@ -492,6 +503,7 @@ int nbcx_iallgatherv(const void *sendbuf, int sendcount,
                      nbcx_datatype recvtype, nbcx_comm comm,
                      nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(begin(req, comm, &c));
@@ -558,6 +570,7 @@ int nbcx_ialltoallv(const void *sendbuf, const int sendcounts[],
                     const int rdispls[], nbcx_datatype recvtype,
                     nbcx_comm comm, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     return alltoallvw(sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf,
                       recvcounts, rdispls, recvtype, NULL, false, comm, req);
 }
@@ -568,6 +581,7 @@ int nbcx_ialltoallw(const void *sendbuf, const int sendcounts[],
                     const int rdispls[], const nbcx_datatype recvtypes[],
                     nbcx_comm comm, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     return alltoallvw(sendbuf, sendcounts, sdispls, NBCX_DATATYPE_NULL,
                       sendtypes, recvbuf, recvcounts, rdispls,
                       NBCX_DATATYPE_NULL, recvtypes, true, comm, req);
@@ -623,6 +637,7 @@ int nbcx_ireduce_scatter(const void *sendbuf, void *recvbuf,
                          const int recvcounts[], nbcx_datatype type,
                          nbcx_op op, nbcx_comm comm, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     return reduce_scatter(sendbuf, recvbuf, recvcounts, 0, type, op, false,
                           comm, req);
 }
@@ -631,6 +646,7 @@ int nbcx_ireduce_scatter_block(const void *sendbuf, void *recvbuf,
                                int recvcount, nbcx_datatype type, nbcx_op op,
                                nbcx_comm comm, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     return reduce_scatter(sendbuf, recvbuf, NULL, recvcount, type, op, true,
                           comm, req);
 }
@@ -639,6 +655,7 @@ int nbcx_iscan(const void *sendbuf, void *recvbuf, int count,
                nbcx_datatype type, nbcx_op op, nbcx_comm comm,
                nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     return reduce_all(NBCXI_SCAN, sendbuf, recvbuf, count, type, op, comm,
                       req);
 }
@@ -647,6 +664,7 @@ int nbcx_iexscan(const void *sendbuf, void *recvbuf, int count,
                  nbcx_datatype type, nbcx_op op, nbcx_comm comm,
                  nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     return reduce_all(NBCXI_EXSCAN, sendbuf, recvbuf, count, type, op, comm,
                       req);
 }
@@ -702,6 +720,7 @@ int nbcx_ineighbor_allgather(const void *sendbuf, int sendcount,
                              int recvcount, nbcx_datatype recvtype,
                              nbcx_comm comm, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     return neighbor_blocks(NBCXI_NEIGHBOR_ALLGATHER, sendbuf, sendcount,
                            sendtype, recvbuf, recvcount, recvtype, comm, req);
 }
@@ -712,6 +731,7 @@ int nbcx_ineighbor_allgatherv(const void *sendbuf, int sendcount,
                               nbcx_datatype recvtype, nbcx_comm comm,
                               nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
@@ -732,6 +752,7 @@ int nbcx_ineighbor_alltoall(const void *sendbuf, int sendcount,
                             int recvcount, nbcx_datatype recvtype,
                             nbcx_comm comm, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     return neighbor_blocks(NBCXI_NEIGHBOR_ALLTOALL, sendbuf, sendcount,
                            sendtype, recvbuf, recvcount, recvtype, comm, req);
 }
@@ -742,6 +763,7 @@ int nbcx_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                              const int rdispls[], nbcx_datatype recvtype,
                              nbcx_comm comm, nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
@@ -765,6 +787,7 @@ int nbcx_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                              const nbcx_datatype recvtypes[], nbcx_comm comm,
                              nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));

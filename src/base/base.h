@@ -3,7 +3,7 @@
  * datatypes (datatype.c), operations (op.c), communicators and their tag
  * slots (comm.c), neighbourhood topologies (topo.c), the handle pools
  * (pool.c), error details (errors.c), environment variables (env.c) and
- * the clock (clock.c). Nothing here includes mpi.h or calls a layer
+ * the clock (clock.c), the trace recorder (trace.c, trace.h). Nothing here includes mpi.h or calls a layer
  * above; a communicator holds its transport through the table of
  * base/transport.h only.
  */
@@ -19,6 +19,7 @@
 
 #include "nbcx.h"
 #include "transport.h"
+#include "trace.h"
 
 #if defined(__GNUC__)
 #define NBCX_HIDDEN __attribute__((visibility("hidden")))

@@ -147,7 +147,9 @@ static inline struct nbcxi_block nbcxi_vblock(const void *buf, int count,
     else
         off = (v->displs ? (ptrdiff_t)v->displs[i] : (ptrdiff_t)i * count) *
               b.type->extent;
-    b.buf = (char *)(uintptr_t)buf + off;
+    /* As integers: buf may be NULL (MPI_BOTTOM in the w variants, off an
+     * absolute address), where pointer arithmetic is undefined. */
+    b.buf = (void *)((uintptr_t)buf + (uintptr_t)off);
     return b;
 }
 

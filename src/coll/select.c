@@ -499,6 +499,7 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
     }
     s->op_name = coll_names[coll]; /* for diagnoses (progress/watchdog.c) */
     s->alg_name = alg->name;
+    s->msg_bytes = message_bytes(a); /* (the trace's) */
     /* split progress's S for this call, if NBCX_TUNING has a rule */
     s->split_tuned = nbcxi_tuning_split((int)coll, s->size,
                                         message_bytes(a)) + 1;

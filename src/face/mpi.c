@@ -33,7 +33,25 @@ static int at_finalize(MPI_Comm comm, int key, void *val, void *extra)
 {
     (void)comm, (void)key, (void)val, (void)extra;
     nbcxi_progress_shutdown();
+    NBCXI_TRACE(nbcxi_trace_flush()); /* (exit may never come) */
     return MPI_SUCCESS;
+}
+
+/* NBCX_TRACE (base/trace.h): the trace's rank, and its clock-sync record
+ * (once, over the first communicator made): the end of a barrier, which
+ * every member leaves at about the same moment; nbcx-trace merge shifts
+ * each file by its offset to rank 0's. */
+static void trace_sync(MPI_Comm comm)
+{
+    static atomic_flag synced = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&synced))
+        return;
+    int rank, size;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    PMPI_Barrier(comm); /* (the first may be slow: connections) */
+    PMPI_Barrier(comm);
+    nbcxi_trace_sync(rank, size, nbcxi_now_ns());
 }
 
 static void hook_finalize(void)
@@ -230,6 +248,7 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
     check_thread_level();
     hook_finalize();
     share_bindings(dup);
+    NBCXI_TRACE(trace_sync(dup));
     int rank, size;
     PMPI_Comm_rank(dup, &rank);
     PMPI_Comm_size(dup, &size);
@@ -592,6 +611,22 @@ static const struct nbcxi_type_face mpi_type_face = {
     .release = face_release,
 };
 
+/* The type's combiner. MPI 4.0's large-count query first: MPICH 4.0.2's
+ * MPI_Type_get_envelope fails (through the error handler, fatal by
+ * default) on a type made by a large-count constructor
+ * (MPI_Type_create_indexed_block_c, ...: what mpi4py 4 calls) even when
+ * its values fit an int; MPI_Type_get_envelope_c answers for every type. */
+static int type_combiner(MPI_Datatype type, int *combiner)
+{
+#if MPI_VERSION >= 4
+    MPI_Count ni, na, nl, nt;
+    return PMPI_Type_get_envelope_c(type, &ni, &na, &nl, &nt, combiner);
+#else
+    int ni, na, nt;
+    return PMPI_Type_get_envelope(type, &ni, &na, &nt, combiner);
+#endif
+}
+
 int nbcx_datatype_from_mpi(MPI_Datatype type, nbcx_datatype *out)
 {
     if (!out)
@@ -604,13 +639,12 @@ int nbcx_datatype_from_mpi(MPI_Datatype type, nbcx_datatype *out)
         *out = (nbcx_datatype)id;
         return NBCX_SUCCESS;
     }
-    int size, nints, naddrs, ntypes, combiner;
+    int size, combiner;
     MPI_Aint lb, extent, tlb, textent;
     if (PMPI_Type_size(type, &size) != MPI_SUCCESS ||
         PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
         PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS ||
-        PMPI_Type_get_envelope(type, &nints, &naddrs, &ntypes,
-                               &combiner) != MPI_SUCCESS)
+        type_combiner(type, &combiner) != MPI_SUCCESS)
         return NBCX_ERR_TYPE;
     bool named = combiner == MPI_COMBINER_NAMED;
     struct nbcx_datatype_s *t = nbcxi_pool_alloc(&nbcxi_type_pool);
@@ -703,9 +737,9 @@ int nbcx_op_from_mpi_typed(MPI_Op op, MPI_Datatype type, nbcx_op *out)
     int commute = 0;
     if (PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
         return NBCX_ERR_OP;
-    int ni, na, nt, combiner = MPI_UNDEFINED;
+    int combiner = MPI_UNDEFINED;
     if (type != MPI_DATATYPE_NULL &&
-        PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS)
+        type_combiner(type, &combiner) != MPI_SUCCESS)
         return NBCX_ERR_TYPE;
     struct user_op *ctx = malloc(sizeof *ctx);
     if (!ctx)

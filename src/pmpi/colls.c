@@ -7,12 +7,14 @@
 _Static_assert(sizeof(MPI_Aint) == sizeof(ptrdiff_t),
                "MPI_Aint displacements passed as ptrdiff_t");
 
-static int wrap_barrier(MPI_Comm comm, MPI_Request *request)
+static int wrap_barrier(MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IBARRIER, comm)) {
+    if (shim_begin(&c, OP_IBARRIER, comm, site)) {
         nbcx_request r = NBCX_REQUEST_NULL;
         {
+            if (shim_report)
+                c.bytes = 0;
             int e = nbcx_ibarrier(c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -24,16 +26,18 @@ static int wrap_barrier(MPI_Comm comm, MPI_Request *request)
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_barrier(comm, request);
+    return wrap_barrier(comm, request, __builtin_return_address(0));
 }
 
-static int wrap_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+static int wrap_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IBCAST, comm)) {
+    if (shim_begin(&c, OP_IBCAST, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
             int e = nbcx_ibcast(SHIM_BUF(buffer), count, x_datatype, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -47,18 +51,20 @@ static int wrap_bcast(void *buffer, int count, MPI_Datatype datatype, int root, 
 
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_bcast(buffer, count, datatype, root, comm, request);
+    return wrap_bcast(buffer, count, datatype, root, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+static int wrap_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IREDUCE, comm)) {
+    if (shim_begin(&c, OP_IREDUCE, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
             int e = nbcx_ireduce(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -72,18 +78,20 @@ static int wrap_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    return wrap_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+static int wrap_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IALLREDUCE, comm)) {
+    if (shim_begin(&c, OP_IALLREDUCE, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
             int e = nbcx_iallreduce(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -97,18 +105,20 @@ static int wrap_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+    return wrap_allreduce(sendbuf, recvbuf, count, datatype, op, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+static int wrap_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IGATHER, comm)) {
+    if (shim_begin(&c, OP_IGATHER, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_igather(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -122,18 +132,20 @@ static int wrap_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    return wrap_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+static int wrap_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_ISCATTER, comm)) {
+    if (shim_begin(&c, OP_ISCATTER, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_comm_rank(&c) == root ? shim_bytes(sendcount, x_sendtype) * shim_comm_size(&c) : 0;
             int e = nbcx_iscatter(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -147,18 +159,20 @@ static int wrap_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    return wrap_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int wrap_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IALLGATHER, comm)) {
+    if (shim_begin(&c, OP_IALLGATHER, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_iallgather(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -172,18 +186,20 @@ static int wrap_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
 
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return wrap_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int wrap_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IALLTOALL, comm)) {
+    if (shim_begin(&c, OP_IALLTOALL, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = (sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype)) * shim_comm_size(&c);
             int e = nbcx_ialltoall(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -197,18 +213,20 @@ static int wrap_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendty
 
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return wrap_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+static int wrap_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IGATHERV, comm)) {
+    if (shim_begin(&c, OP_IGATHERV, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_v(1, recvcounts + shim_comm_rank(&c), x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_igatherv(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -222,18 +240,20 @@ static int wrap_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+    return wrap_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+static int wrap_scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_ISCATTERV, comm)) {
+    if (shim_begin(&c, OP_ISCATTERV, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_comm_rank(&c) == root ? shim_bytes_v(shim_comm_size(&c), sendcounts, x_sendtype) : 0;
             int e = nbcx_iscatterv(SHIM_BUF(sendbuf), sendcounts, displs, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -247,18 +267,20 @@ static int wrap_scatterv(const void *sendbuf, const int sendcounts[], const int 
 
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    return wrap_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int wrap_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IALLGATHERV, comm)) {
+    if (shim_begin(&c, OP_IALLGATHERV, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_v(1, recvcounts + shim_comm_rank(&c), x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_iallgatherv(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -272,18 +294,20 @@ static int wrap_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype send
 
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    return wrap_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int wrap_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IALLTOALLV, comm)) {
+    if (shim_begin(&c, OP_IALLTOALLV, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_v(shim_comm_size(&c), recvcounts, x_recvtype) : shim_bytes_v(shim_comm_size(&c), sendcounts, x_sendtype);
             int e = nbcx_ialltoallv(SHIM_BUF(sendbuf), sendcounts, sdispls, x_sendtype, SHIM_BUF(recvbuf), recvcounts, rdispls, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -297,18 +321,20 @@ static int wrap_alltoallv(const void *sendbuf, const int sendcounts[], const int
 
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    return wrap_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+static int wrap_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IALLTOALLW, comm)) {
+    if (shim_begin(&c, OP_IALLTOALLW, comm, site)) {
         nbcx_datatype *x_sendtypes;
         nbcx_datatype *x_recvtypes;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_types(&c, sendbuf == MPI_IN_PLACE ? 0 : shim_comm_size(&c), sendtypes, &x_sendtypes) &&
             shim_types(&c, shim_comm_size(&c), recvtypes, &x_recvtypes)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_w(shim_comm_size(&c), recvcounts, x_recvtypes) : shim_bytes_w(shim_comm_size(&c), sendcounts, x_sendtypes);
             int e = nbcx_ialltoallw(SHIM_BUF(sendbuf), sendcounts, sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), recvcounts, rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -322,18 +348,20 @@ static int wrap_alltoallw(const void *sendbuf, const int sendcounts[], const int
 
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    return wrap_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+static int wrap_reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IREDUCE_SCATTER, comm)) {
+    if (shim_begin(&c, OP_IREDUCE_SCATTER, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes_v(shim_comm_size(&c), recvcounts, x_datatype);
             int e = nbcx_ireduce_scatter(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcounts, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -347,18 +375,20 @@ static int wrap_reduce_scatter(const void *sendbuf, void *recvbuf, const int rec
 
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+    return wrap_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+static int wrap_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IREDUCE_SCATTER_BLOCK, comm)) {
+    if (shim_begin(&c, OP_IREDUCE_SCATTER_BLOCK, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(recvcount, x_datatype) * shim_comm_size(&c);
             int e = nbcx_ireduce_scatter_block(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -372,18 +402,20 @@ static int wrap_reduce_scatter_block(const void *sendbuf, void *recvbuf, int rec
 
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+    return wrap_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+static int wrap_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_ISCAN, comm)) {
+    if (shim_begin(&c, OP_ISCAN, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
             int e = nbcx_iscan(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -397,18 +429,20 @@ static int wrap_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_scan(sendbuf, recvbuf, count, datatype, op, comm, request);
+    return wrap_scan(sendbuf, recvbuf, count, datatype, op, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+static int wrap_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_IEXSCAN, comm)) {
+    if (shim_begin(&c, OP_IEXSCAN, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
             int e = nbcx_iexscan(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -422,18 +456,20 @@ static int wrap_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_exscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+    return wrap_exscan(sendbuf, recvbuf, count, datatype, op, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int wrap_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_INEIGHBOR_ALLGATHER, comm)) {
+    if (shim_begin(&c, OP_INEIGHBOR_ALLGATHER, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(sendcount, x_sendtype);
             int e = nbcx_ineighbor_allgather(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -447,18 +483,20 @@ static int wrap_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datat
 
 int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return wrap_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int wrap_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_INEIGHBOR_ALLGATHERV, comm)) {
+    if (shim_begin(&c, OP_INEIGHBOR_ALLGATHERV, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(sendcount, x_sendtype);
             int e = nbcx_ineighbor_allgatherv(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -472,18 +510,20 @@ static int wrap_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Data
 
 int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    return wrap_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int wrap_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_INEIGHBOR_ALLTOALL, comm)) {
+    if (shim_begin(&c, OP_INEIGHBOR_ALLTOALL, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(sendcount, x_sendtype) * shim_outdegree(&c);
             int e = nbcx_ineighbor_alltoall(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -497,18 +537,20 @@ static int wrap_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Dataty
 
 int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return wrap_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int wrap_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_INEIGHBOR_ALLTOALLV, comm)) {
+    if (shim_begin(&c, OP_INEIGHBOR_ALLTOALLV, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes_v(shim_outdegree(&c), sendcounts, x_sendtype);
             int e = nbcx_ineighbor_alltoallv(SHIM_BUF(sendbuf), sendcounts, sdispls, x_sendtype, SHIM_BUF(recvbuf), recvcounts, rdispls, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -522,13 +564,13 @@ static int wrap_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], 
 
 int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    return wrap_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, __builtin_return_address(0));
 }
 
-static int wrap_neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+static int wrap_neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_INEIGHBOR_ALLTOALLW, comm)) {
+    if (shim_begin(&c, OP_INEIGHBOR_ALLTOALLW, comm, site)) {
         int indeg = 0, outdeg = 0;
         nbcx_datatype *x_sendtypes;
         nbcx_datatype *x_recvtypes;
@@ -536,6 +578,8 @@ static int wrap_neighbor_alltoallw(const void *sendbuf, const int sendcounts[], 
         if (shim_neighbor_degrees(&c, &indeg, &outdeg) &&
             shim_types(&c, sendbuf == MPI_IN_PLACE ? 0 : outdeg, sendtypes, &x_sendtypes) &&
             shim_types(&c, indeg, recvtypes, &x_recvtypes)) {
+            if (shim_report)
+                c.bytes = shim_bytes_w(outdeg, sendcounts, x_sendtypes);
             int e = nbcx_ineighbor_alltoallw(SHIM_BUF(sendbuf), sendcounts, (const ptrdiff_t *)sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), recvcounts, (const ptrdiff_t *)rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -549,17 +593,19 @@ static int wrap_neighbor_alltoallw(const void *sendbuf, const int sendcounts[], 
 
 int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    return wrap_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    return wrap_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, __builtin_return_address(0));
 }
 
 #if SHIM_PERSISTENT
 
-static int wrap_barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_BARRIER_INIT, comm)) {
+    if (shim_begin(&c, OP_BARRIER_INIT, comm, site)) {
         nbcx_request r = NBCX_REQUEST_NULL;
         {
+            if (shim_report)
+                c.bytes = 0;
             int e = nbcx_barrier_init(c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -571,16 +617,18 @@ static int wrap_barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 
 int PNAME(Barrier)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_barrier_init(comm, info, request);
+    return wrap_barrier_init(comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_BCAST_INIT, comm)) {
+    if (shim_begin(&c, OP_BCAST_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
             int e = nbcx_bcast_init(SHIM_BUF(buffer), count, x_datatype, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -594,18 +642,20 @@ static int wrap_bcast_init(void *buffer, int count, MPI_Datatype datatype, int r
 
 int PNAME(Bcast)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_bcast_init(buffer, count, datatype, root, comm, info, request);
+    return wrap_bcast_init(buffer, count, datatype, root, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_REDUCE_INIT, comm)) {
+    if (shim_begin(&c, OP_REDUCE_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
             int e = nbcx_reduce_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -619,18 +669,20 @@ static int wrap_reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_D
 
 int PNAME(Reduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+    return wrap_reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_ALLREDUCE_INIT, comm)) {
+    if (shim_begin(&c, OP_ALLREDUCE_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
             int e = nbcx_allreduce_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -644,18 +696,20 @@ static int wrap_allreduce_init(const void *sendbuf, void *recvbuf, int count, MP
 
 int PNAME(Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    return wrap_allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_GATHER_INIT, comm)) {
+    if (shim_begin(&c, OP_GATHER_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_gather_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -669,18 +723,20 @@ static int wrap_gather_init(const void *sendbuf, int sendcount, MPI_Datatype sen
 
 int PNAME(Gather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    return wrap_gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_SCATTER_INIT, comm)) {
+    if (shim_begin(&c, OP_SCATTER_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_comm_rank(&c) == root ? shim_bytes(sendcount, x_sendtype) * shim_comm_size(&c) : 0;
             int e = nbcx_scatter_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -694,18 +750,20 @@ static int wrap_scatter_init(const void *sendbuf, int sendcount, MPI_Datatype se
 
 int PNAME(Scatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    return wrap_scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_ALLGATHER_INIT, comm)) {
+    if (shim_begin(&c, OP_ALLGATHER_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_allgather_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -719,18 +777,20 @@ static int wrap_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype 
 
 int PNAME(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return wrap_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_ALLTOALL_INIT, comm)) {
+    if (shim_begin(&c, OP_ALLTOALL_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = (sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype)) * shim_comm_size(&c);
             int e = nbcx_alltoall_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -744,18 +804,20 @@ static int wrap_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype s
 
 int PNAME(Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return wrap_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_GATHERV_INIT, comm)) {
+    if (shim_begin(&c, OP_GATHERV_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_v(1, recvcounts + shim_comm_rank(&c), x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_gatherv_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -769,18 +831,20 @@ static int wrap_gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype se
 
 int PNAME(Gatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+    return wrap_gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_SCATTERV_INIT, comm)) {
+    if (shim_begin(&c, OP_SCATTERV_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_comm_rank(&c) == root ? shim_bytes_v(shim_comm_size(&c), sendcounts, x_sendtype) : 0;
             int e = nbcx_scatterv_init(SHIM_BUF(sendbuf), sendcounts, displs, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -794,18 +858,20 @@ static int wrap_scatterv_init(const void *sendbuf, const int sendcounts[], const
 
 int PNAME(Scatterv)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    return wrap_scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_ALLGATHERV_INIT, comm)) {
+    if (shim_begin(&c, OP_ALLGATHERV_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_v(1, recvcounts + shim_comm_rank(&c), x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_allgatherv_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -819,18 +885,20 @@ static int wrap_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype
 
 int PNAME(Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    return wrap_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_ALLTOALLV_INIT, comm)) {
+    if (shim_begin(&c, OP_ALLTOALLV_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_v(shim_comm_size(&c), recvcounts, x_recvtype) : shim_bytes_v(shim_comm_size(&c), sendcounts, x_sendtype);
             int e = nbcx_alltoallv_init(SHIM_BUF(sendbuf), sendcounts, sdispls, x_sendtype, SHIM_BUF(recvbuf), recvcounts, rdispls, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -844,18 +912,20 @@ static int wrap_alltoallv_init(const void *sendbuf, const int sendcounts[], cons
 
 int PNAME(Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    return wrap_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_ALLTOALLW_INIT, comm)) {
+    if (shim_begin(&c, OP_ALLTOALLW_INIT, comm, site)) {
         nbcx_datatype *x_sendtypes;
         nbcx_datatype *x_recvtypes;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_types(&c, sendbuf == MPI_IN_PLACE ? 0 : shim_comm_size(&c), sendtypes, &x_sendtypes) &&
             shim_types(&c, shim_comm_size(&c), recvtypes, &x_recvtypes)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_w(shim_comm_size(&c), recvcounts, x_recvtypes) : shim_bytes_w(shim_comm_size(&c), sendcounts, x_sendtypes);
             int e = nbcx_alltoallw_init(SHIM_BUF(sendbuf), sendcounts, sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), recvcounts, rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -869,18 +939,20 @@ static int wrap_alltoallw_init(const void *sendbuf, const int sendcounts[], cons
 
 int PNAME(Alltoallw)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    return wrap_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_REDUCE_SCATTER_INIT, comm)) {
+    if (shim_begin(&c, OP_REDUCE_SCATTER_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes_v(shim_comm_size(&c), recvcounts, x_datatype);
             int e = nbcx_reduce_scatter_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcounts, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -894,18 +966,20 @@ static int wrap_reduce_scatter_init(const void *sendbuf, void *recvbuf, const in
 
 int PNAME(Reduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+    return wrap_reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_REDUCE_SCATTER_BLOCK_INIT, comm)) {
+    if (shim_begin(&c, OP_REDUCE_SCATTER_BLOCK_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(recvcount, x_datatype) * shim_comm_size(&c);
             int e = nbcx_reduce_scatter_block_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -919,18 +993,20 @@ static int wrap_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, in
 
 int PNAME(Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+    return wrap_reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_SCAN_INIT, comm)) {
+    if (shim_begin(&c, OP_SCAN_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
             int e = nbcx_scan_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -944,18 +1020,20 @@ static int wrap_scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 
 int PNAME(Scan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    return wrap_scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_EXSCAN_INIT, comm)) {
+    if (shim_begin(&c, OP_EXSCAN_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, datatype, &x_datatype) &&
             shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
             int e = nbcx_exscan_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -969,18 +1047,20 @@ static int wrap_exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_D
 
 int PNAME(Exscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    return wrap_exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_NEIGHBOR_ALLGATHER_INIT, comm)) {
+    if (shim_begin(&c, OP_NEIGHBOR_ALLGATHER_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(sendcount, x_sendtype);
             int e = nbcx_neighbor_allgather_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -994,18 +1074,20 @@ static int wrap_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_
 
 int PNAME(Neighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return wrap_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_NEIGHBOR_ALLGATHERV_INIT, comm)) {
+    if (shim_begin(&c, OP_NEIGHBOR_ALLGATHERV_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(sendcount, x_sendtype);
             int e = nbcx_neighbor_allgatherv_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -1019,18 +1101,20 @@ static int wrap_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI
 
 int PNAME(Neighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    return wrap_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_NEIGHBOR_ALLTOALL_INIT, comm)) {
+    if (shim_begin(&c, OP_NEIGHBOR_ALLTOALL_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(sendcount, x_sendtype) * shim_outdegree(&c);
             int e = nbcx_neighbor_alltoall_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -1044,18 +1128,20 @@ static int wrap_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_D
 
 int PNAME(Neighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return wrap_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_NEIGHBOR_ALLTOALLV_INIT, comm)) {
+    if (shim_begin(&c, OP_NEIGHBOR_ALLTOALLV_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
         nbcx_request r = NBCX_REQUEST_NULL;
         if (shim_type(&c, sendtype, &x_sendtype) &&
             shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes_v(shim_outdegree(&c), sendcounts, x_sendtype);
             int e = nbcx_neighbor_alltoallv_init(SHIM_BUF(sendbuf), sendcounts, sdispls, x_sendtype, SHIM_BUF(recvbuf), recvcounts, rdispls, x_recvtype, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -1069,13 +1155,13 @@ static int wrap_neighbor_alltoallv_init(const void *sendbuf, const int sendcount
 
 int PNAME(Neighbor_alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    return wrap_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
-static int wrap_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int wrap_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
-    if (shim_begin(&c, OP_NEIGHBOR_ALLTOALLW_INIT, comm)) {
+    if (shim_begin(&c, OP_NEIGHBOR_ALLTOALLW_INIT, comm, site)) {
         int indeg = 0, outdeg = 0;
         nbcx_datatype *x_sendtypes;
         nbcx_datatype *x_recvtypes;
@@ -1083,6 +1169,8 @@ static int wrap_neighbor_alltoallw_init(const void *sendbuf, const int sendcount
         if (shim_neighbor_degrees(&c, &indeg, &outdeg) &&
             shim_types(&c, sendbuf == MPI_IN_PLACE ? 0 : outdeg, sendtypes, &x_sendtypes) &&
             shim_types(&c, indeg, recvtypes, &x_recvtypes)) {
+            if (shim_report)
+                c.bytes = shim_bytes_w(outdeg, sendcounts, x_sendtypes);
             int e = nbcx_neighbor_alltoallw_init(SHIM_BUF(sendbuf), sendcounts, (const ptrdiff_t *)sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), recvcounts, (const ptrdiff_t *)rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
@@ -1096,7 +1184,7 @@ static int wrap_neighbor_alltoallw_init(const void *sendbuf, const int sendcount
 
 int PNAME(Neighbor_alltoallw)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return wrap_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    return wrap_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, __builtin_return_address(0));
 }
 
 #endif /* SHIM_PERSISTENT */
@@ -1109,11 +1197,11 @@ int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
     int why = shim_conv_begin(&k, OP_IBCAST, comm, SHIM_CONV_NONE);
     int x_count;
     if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_bcast(buffer, x_count, datatype, root, comm, request);
+        int rc = wrap_bcast(buffer, x_count, datatype, root, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_IBCAST, why);
+    shim_conv_native(&k, OP_IBCAST, why, __builtin_return_address(0));
     return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 }
 
@@ -1123,11 +1211,11 @@ int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
     int why = shim_conv_begin(&k, OP_IREDUCE, comm, SHIM_CONV_NONE);
     int x_count;
     if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_reduce(sendbuf, recvbuf, x_count, datatype, op, root, comm, request);
+        int rc = wrap_reduce(sendbuf, recvbuf, x_count, datatype, op, root, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_IREDUCE, why);
+    shim_conv_native(&k, OP_IREDUCE, why, __builtin_return_address(0));
     return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
@@ -1137,11 +1225,11 @@ int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
     int why = shim_conv_begin(&k, OP_IALLREDUCE, comm, SHIM_CONV_NONE);
     int x_count;
     if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_allreduce(sendbuf, recvbuf, x_count, datatype, op, comm, request);
+        int rc = wrap_allreduce(sendbuf, recvbuf, x_count, datatype, op, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_IALLREDUCE, why);
+    shim_conv_native(&k, OP_IALLREDUCE, why, __builtin_return_address(0));
     return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
@@ -1153,11 +1241,11 @@ int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
     int x_recvcount;
     if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE), &x_sendcount) &&
         shim_conv_count(recvcount, k.rank == root, &x_recvcount)) {
-        int rc = wrap_gather(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, request);
+        int rc = wrap_gather(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_IGATHER, why);
+    shim_conv_native(&k, OP_IGATHER, why, __builtin_return_address(0));
     return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
@@ -1169,11 +1257,11 @@ int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     int x_recvcount;
     if (!why && shim_conv_count(sendcount, k.rank == root, &x_sendcount) &&
         shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE), &x_recvcount)) {
-        int rc = wrap_scatter(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, request);
+        int rc = wrap_scatter(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_ISCATTER, why);
+    shim_conv_native(&k, OP_ISCATTER, why, __builtin_return_address(0));
     return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
@@ -1185,11 +1273,11 @@ int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     int x_recvcount;
     if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
         shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_allgather(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request);
+        int rc = wrap_allgather(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_IALLGATHER, why);
+    shim_conv_native(&k, OP_IALLGATHER, why, __builtin_return_address(0));
     return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -1201,11 +1289,11 @@ int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     int x_recvcount;
     if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
         shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_alltoall(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request);
+        int rc = wrap_alltoall(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_IALLTOALL, why);
+    shim_conv_native(&k, OP_IALLTOALL, why, __builtin_return_address(0));
     return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -1219,11 +1307,11 @@ int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE), &x_sendcount) &&
         shim_conv_counts(&k, (k.rank == root ? k.size : 0), recvcounts, &x_recvcounts) &&
         shim_conv_aints(&k, (k.rank == root ? k.size : 0), displs, &x_displs)) {
-        int rc = wrap_gatherv(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, root, comm, request);
+        int rc = wrap_gatherv(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, root, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_IGATHERV, why);
+    shim_conv_native(&k, OP_IGATHERV, why, __builtin_return_address(0));
     return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 }
 
@@ -1237,11 +1325,11 @@ int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     if (!why && shim_conv_counts(&k, (k.rank == root ? k.size : 0), sendcounts, &x_sendcounts) &&
         shim_conv_aints(&k, (k.rank == root ? k.size : 0), displs, &x_displs) &&
         shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE), &x_recvcount)) {
-        int rc = wrap_scatterv(sendbuf, x_sendcounts, x_displs, sendtype, recvbuf, x_recvcount, recvtype, root, comm, request);
+        int rc = wrap_scatterv(sendbuf, x_sendcounts, x_displs, sendtype, recvbuf, x_recvcount, recvtype, root, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_ISCATTERV, why);
+    shim_conv_native(&k, OP_ISCATTERV, why, __builtin_return_address(0));
     return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
@@ -1255,11 +1343,11 @@ int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
         shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
         shim_conv_aints(&k, k.size, displs, &x_displs)) {
-        int rc = wrap_allgatherv(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, request);
+        int rc = wrap_allgatherv(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_IALLGATHERV, why);
+    shim_conv_native(&k, OP_IALLGATHERV, why, __builtin_return_address(0));
     return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
@@ -1275,11 +1363,11 @@ int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
         shim_conv_aints(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sdispls, &x_sdispls) &&
         shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
         shim_conv_aints(&k, k.size, rdispls, &x_rdispls)) {
-        int rc = wrap_alltoallv(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, request);
+        int rc = wrap_alltoallv(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_IALLTOALLV, why);
+    shim_conv_native(&k, OP_IALLTOALLV, why, __builtin_return_address(0));
     return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
@@ -1295,11 +1383,11 @@ int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
         shim_conv_aints(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sdispls, &x_sdispls) &&
         shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
         shim_conv_aints(&k, k.size, rdispls, &x_rdispls)) {
-        int rc = wrap_alltoallw(sendbuf, x_sendcounts, x_sdispls, sendtypes, recvbuf, x_recvcounts, x_rdispls, recvtypes, comm, request);
+        int rc = wrap_alltoallw(sendbuf, x_sendcounts, x_sdispls, sendtypes, recvbuf, x_recvcounts, x_rdispls, recvtypes, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_IALLTOALLW, why);
+    shim_conv_native(&k, OP_IALLTOALLW, why, __builtin_return_address(0));
     return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
@@ -1309,11 +1397,11 @@ int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
     int why = shim_conv_begin(&k, OP_IREDUCE_SCATTER, comm, SHIM_CONV_RANK);
     int *x_recvcounts;
     if (!why && shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts)) {
-        int rc = wrap_reduce_scatter(sendbuf, recvbuf, x_recvcounts, datatype, op, comm, request);
+        int rc = wrap_reduce_scatter(sendbuf, recvbuf, x_recvcounts, datatype, op, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_IREDUCE_SCATTER, why);
+    shim_conv_native(&k, OP_IREDUCE_SCATTER, why, __builtin_return_address(0));
     return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
@@ -1323,11 +1411,11 @@ int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
     int why = shim_conv_begin(&k, OP_IREDUCE_SCATTER_BLOCK, comm, SHIM_CONV_NONE);
     int x_recvcount;
     if (!why && shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_reduce_scatter_block(sendbuf, recvbuf, x_recvcount, datatype, op, comm, request);
+        int rc = wrap_reduce_scatter_block(sendbuf, recvbuf, x_recvcount, datatype, op, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_IREDUCE_SCATTER_BLOCK, why);
+    shim_conv_native(&k, OP_IREDUCE_SCATTER_BLOCK, why, __builtin_return_address(0));
     return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
@@ -1337,11 +1425,11 @@ int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
     int why = shim_conv_begin(&k, OP_ISCAN, comm, SHIM_CONV_NONE);
     int x_count;
     if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_scan(sendbuf, recvbuf, x_count, datatype, op, comm, request);
+        int rc = wrap_scan(sendbuf, recvbuf, x_count, datatype, op, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_ISCAN, why);
+    shim_conv_native(&k, OP_ISCAN, why, __builtin_return_address(0));
     return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
@@ -1351,11 +1439,11 @@ int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
     int why = shim_conv_begin(&k, OP_IEXSCAN, comm, SHIM_CONV_NONE);
     int x_count;
     if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_exscan(sendbuf, recvbuf, x_count, datatype, op, comm, request);
+        int rc = wrap_exscan(sendbuf, recvbuf, x_count, datatype, op, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_IEXSCAN, why);
+    shim_conv_native(&k, OP_IEXSCAN, why, __builtin_return_address(0));
     return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
@@ -1367,11 +1455,11 @@ int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
     int x_recvcount;
     if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
         shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_neighbor_allgather(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request);
+        int rc = wrap_neighbor_allgather(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_INEIGHBOR_ALLGATHER, why);
+    shim_conv_native(&k, OP_INEIGHBOR_ALLGATHER, why, __builtin_return_address(0));
     return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -1385,11 +1473,11 @@ int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
         shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts) &&
         shim_conv_aints(&k, k.indeg, displs, &x_displs)) {
-        int rc = wrap_neighbor_allgatherv(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, request);
+        int rc = wrap_neighbor_allgatherv(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_INEIGHBOR_ALLGATHERV, why);
+    shim_conv_native(&k, OP_INEIGHBOR_ALLGATHERV, why, __builtin_return_address(0));
     return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
@@ -1401,11 +1489,11 @@ int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
     int x_recvcount;
     if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
         shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_neighbor_alltoall(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request);
+        int rc = wrap_neighbor_alltoall(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_INEIGHBOR_ALLTOALL, why);
+    shim_conv_native(&k, OP_INEIGHBOR_ALLTOALL, why, __builtin_return_address(0));
     return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -1421,11 +1509,11 @@ int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
         shim_conv_aints(&k, k.outdeg, sdispls, &x_sdispls) &&
         shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts) &&
         shim_conv_aints(&k, k.indeg, rdispls, &x_rdispls)) {
-        int rc = wrap_neighbor_alltoallv(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, request);
+        int rc = wrap_neighbor_alltoallv(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_INEIGHBOR_ALLTOALLV, why);
+    shim_conv_native(&k, OP_INEIGHBOR_ALLTOALLV, why, __builtin_return_address(0));
     return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
@@ -1437,11 +1525,11 @@ int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
     int *x_recvcounts;
     if (!why && shim_conv_counts(&k, k.outdeg, sendcounts, &x_sendcounts) &&
         shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts)) {
-        int rc = wrap_neighbor_alltoallw(sendbuf, x_sendcounts, sdispls, sendtypes, recvbuf, x_recvcounts, rdispls, recvtypes, comm, request);
+        int rc = wrap_neighbor_alltoallw(sendbuf, x_sendcounts, sdispls, sendtypes, recvbuf, x_recvcounts, rdispls, recvtypes, comm, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_INEIGHBOR_ALLTOALLW, why);
+    shim_conv_native(&k, OP_INEIGHBOR_ALLTOALLW, why, __builtin_return_address(0));
     return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
@@ -1451,11 +1539,11 @@ int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int r
     int why = shim_conv_begin(&k, OP_BCAST_INIT, comm, SHIM_CONV_NONE);
     int x_count;
     if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_bcast_init(buffer, x_count, datatype, root, comm, info, request);
+        int rc = wrap_bcast_init(buffer, x_count, datatype, root, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_BCAST_INIT, why);
+    shim_conv_native(&k, OP_BCAST_INIT, why, __builtin_return_address(0));
     return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
 }
 
@@ -1465,11 +1553,11 @@ int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
     int why = shim_conv_begin(&k, OP_REDUCE_INIT, comm, SHIM_CONV_NONE);
     int x_count;
     if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_reduce_init(sendbuf, recvbuf, x_count, datatype, op, root, comm, info, request);
+        int rc = wrap_reduce_init(sendbuf, recvbuf, x_count, datatype, op, root, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_REDUCE_INIT, why);
+    shim_conv_native(&k, OP_REDUCE_INIT, why, __builtin_return_address(0));
     return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
@@ -1479,11 +1567,11 @@ int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MP
     int why = shim_conv_begin(&k, OP_ALLREDUCE_INIT, comm, SHIM_CONV_NONE);
     int x_count;
     if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_allreduce_init(sendbuf, recvbuf, x_count, datatype, op, comm, info, request);
+        int rc = wrap_allreduce_init(sendbuf, recvbuf, x_count, datatype, op, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_ALLREDUCE_INIT, why);
+    shim_conv_native(&k, OP_ALLREDUCE_INIT, why, __builtin_return_address(0));
     return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
@@ -1495,11 +1583,11 @@ int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     int x_recvcount;
     if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE), &x_sendcount) &&
         shim_conv_count(recvcount, k.rank == root, &x_recvcount)) {
-        int rc = wrap_gather_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, info, request);
+        int rc = wrap_gather_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_GATHER_INIT, why);
+    shim_conv_native(&k, OP_GATHER_INIT, why, __builtin_return_address(0));
     return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
@@ -1511,11 +1599,11 @@ int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     int x_recvcount;
     if (!why && shim_conv_count(sendcount, k.rank == root, &x_sendcount) &&
         shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE), &x_recvcount)) {
-        int rc = wrap_scatter_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, info, request);
+        int rc = wrap_scatter_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_SCATTER_INIT, why);
+    shim_conv_native(&k, OP_SCATTER_INIT, why, __builtin_return_address(0));
     return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
@@ -1527,11 +1615,11 @@ int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
     int x_recvcount;
     if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
         shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_allgather_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request);
+        int rc = wrap_allgather_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_ALLGATHER_INIT, why);
+    shim_conv_native(&k, OP_ALLGATHER_INIT, why, __builtin_return_address(0));
     return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
@@ -1543,11 +1631,11 @@ int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     int x_recvcount;
     if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
         shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_alltoall_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request);
+        int rc = wrap_alltoall_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_ALLTOALL_INIT, why);
+    shim_conv_native(&k, OP_ALLTOALL_INIT, why, __builtin_return_address(0));
     return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
@@ -1561,11 +1649,11 @@ int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE), &x_sendcount) &&
         shim_conv_counts(&k, (k.rank == root ? k.size : 0), recvcounts, &x_recvcounts) &&
         shim_conv_aints(&k, (k.rank == root ? k.size : 0), displs, &x_displs)) {
-        int rc = wrap_gatherv_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, root, comm, info, request);
+        int rc = wrap_gatherv_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, root, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_GATHERV_INIT, why);
+    shim_conv_native(&k, OP_GATHERV_INIT, why, __builtin_return_address(0));
     return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 }
 
@@ -1579,11 +1667,11 @@ int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const
     if (!why && shim_conv_counts(&k, (k.rank == root ? k.size : 0), sendcounts, &x_sendcounts) &&
         shim_conv_aints(&k, (k.rank == root ? k.size : 0), displs, &x_displs) &&
         shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE), &x_recvcount)) {
-        int rc = wrap_scatterv_init(sendbuf, x_sendcounts, x_displs, sendtype, recvbuf, x_recvcount, recvtype, root, comm, info, request);
+        int rc = wrap_scatterv_init(sendbuf, x_sendcounts, x_displs, sendtype, recvbuf, x_recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_SCATTERV_INIT, why);
+    shim_conv_native(&k, OP_SCATTERV_INIT, why, __builtin_return_address(0));
     return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
@@ -1597,11 +1685,11 @@ int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
     if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
         shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
         shim_conv_aints(&k, k.size, displs, &x_displs)) {
-        int rc = wrap_allgatherv_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, info, request);
+        int rc = wrap_allgatherv_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_ALLGATHERV_INIT, why);
+    shim_conv_native(&k, OP_ALLGATHERV_INIT, why, __builtin_return_address(0));
     return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
@@ -1617,11 +1705,11 @@ int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
         shim_conv_aints(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sdispls, &x_sdispls) &&
         shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
         shim_conv_aints(&k, k.size, rdispls, &x_rdispls)) {
-        int rc = wrap_alltoallv_init(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, info, request);
+        int rc = wrap_alltoallv_init(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_ALLTOALLV_INIT, why);
+    shim_conv_native(&k, OP_ALLTOALLV_INIT, why, __builtin_return_address(0));
     return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
@@ -1637,11 +1725,11 @@ int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
         shim_conv_aints(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sdispls, &x_sdispls) &&
         shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
         shim_conv_aints(&k, k.size, rdispls, &x_rdispls)) {
-        int rc = wrap_alltoallw_init(sendbuf, x_sendcounts, x_sdispls, sendtypes, recvbuf, x_recvcounts, x_rdispls, recvtypes, comm, info, request);
+        int rc = wrap_alltoallw_init(sendbuf, x_sendcounts, x_sdispls, sendtypes, recvbuf, x_recvcounts, x_rdispls, recvtypes, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_ALLTOALLW_INIT, why);
+    shim_conv_native(&k, OP_ALLTOALLW_INIT, why, __builtin_return_address(0));
     return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
@@ -1651,11 +1739,11 @@ int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Coun
     int why = shim_conv_begin(&k, OP_REDUCE_SCATTER_INIT, comm, SHIM_CONV_RANK);
     int *x_recvcounts;
     if (!why && shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts)) {
-        int rc = wrap_reduce_scatter_init(sendbuf, recvbuf, x_recvcounts, datatype, op, comm, info, request);
+        int rc = wrap_reduce_scatter_init(sendbuf, recvbuf, x_recvcounts, datatype, op, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_REDUCE_SCATTER_INIT, why);
+    shim_conv_native(&k, OP_REDUCE_SCATTER_INIT, why, __builtin_return_address(0));
     return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 }
 
@@ -1665,11 +1753,11 @@ int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Coun
     int why = shim_conv_begin(&k, OP_REDUCE_SCATTER_BLOCK_INIT, comm, SHIM_CONV_NONE);
     int x_recvcount;
     if (!why && shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_reduce_scatter_block_init(sendbuf, recvbuf, x_recvcount, datatype, op, comm, info, request);
+        int rc = wrap_reduce_scatter_block_init(sendbuf, recvbuf, x_recvcount, datatype, op, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_REDUCE_SCATTER_BLOCK_INIT, why);
+    shim_conv_native(&k, OP_REDUCE_SCATTER_BLOCK_INIT, why, __builtin_return_address(0));
     return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 }
 
@@ -1679,11 +1767,11 @@ int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
     int why = shim_conv_begin(&k, OP_SCAN_INIT, comm, SHIM_CONV_NONE);
     int x_count;
     if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_scan_init(sendbuf, recvbuf, x_count, datatype, op, comm, info, request);
+        int rc = wrap_scan_init(sendbuf, recvbuf, x_count, datatype, op, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_SCAN_INIT, why);
+    shim_conv_native(&k, OP_SCAN_INIT, why, __builtin_return_address(0));
     return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
@@ -1693,11 +1781,11 @@ int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
     int why = shim_conv_begin(&k, OP_EXSCAN_INIT, comm, SHIM_CONV_NONE);
     int x_count;
     if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_exscan_init(sendbuf, recvbuf, x_count, datatype, op, comm, info, request);
+        int rc = wrap_exscan_init(sendbuf, recvbuf, x_count, datatype, op, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_EXSCAN_INIT, why);
+    shim_conv_native(&k, OP_EXSCAN_INIT, why, __builtin_return_address(0));
     return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
@@ -1709,11 +1797,11 @@ int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
     int x_recvcount;
     if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
         shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_neighbor_allgather_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request);
+        int rc = wrap_neighbor_allgather_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_NEIGHBOR_ALLGATHER_INIT, why);
+    shim_conv_native(&k, OP_NEIGHBOR_ALLGATHER_INIT, why, __builtin_return_address(0));
     return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
@@ -1727,11 +1815,11 @@ int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI
     if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
         shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts) &&
         shim_conv_aints(&k, k.indeg, displs, &x_displs)) {
-        int rc = wrap_neighbor_allgatherv_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, info, request);
+        int rc = wrap_neighbor_allgatherv_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_NEIGHBOR_ALLGATHERV_INIT, why);
+    shim_conv_native(&k, OP_NEIGHBOR_ALLGATHERV_INIT, why, __builtin_return_address(0));
     return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
@@ -1743,11 +1831,11 @@ int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_D
     int x_recvcount;
     if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
         shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_neighbor_alltoall_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request);
+        int rc = wrap_neighbor_alltoall_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_NEIGHBOR_ALLTOALL_INIT, why);
+    shim_conv_native(&k, OP_NEIGHBOR_ALLTOALL_INIT, why, __builtin_return_address(0));
     return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
@@ -1763,11 +1851,11 @@ int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcount
         shim_conv_aints(&k, k.outdeg, sdispls, &x_sdispls) &&
         shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts) &&
         shim_conv_aints(&k, k.indeg, rdispls, &x_rdispls)) {
-        int rc = wrap_neighbor_alltoallv_init(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, info, request);
+        int rc = wrap_neighbor_alltoallv_init(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_NEIGHBOR_ALLTOALLV_INIT, why);
+    shim_conv_native(&k, OP_NEIGHBOR_ALLTOALLV_INIT, why, __builtin_return_address(0));
     return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
@@ -1779,11 +1867,11 @@ int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcount
     int *x_recvcounts;
     if (!why && shim_conv_counts(&k, k.outdeg, sendcounts, &x_sendcounts) &&
         shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts)) {
-        int rc = wrap_neighbor_alltoallw_init(sendbuf, x_sendcounts, sdispls, sendtypes, recvbuf, x_recvcounts, rdispls, recvtypes, comm, info, request);
+        int rc = wrap_neighbor_alltoallw_init(sendbuf, x_sendcounts, sdispls, sendtypes, recvbuf, x_recvcounts, rdispls, recvtypes, comm, info, request, __builtin_return_address(0));
         shim_conv_end(&k);
         return rc;
     }
-    shim_conv_native(&k, OP_NEIGHBOR_ALLTOALLW_INIT, why);
+    shim_conv_native(&k, OP_NEIGHBOR_ALLTOALLW_INIT, why, __builtin_return_address(0));
     return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 

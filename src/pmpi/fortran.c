@@ -262,9 +262,11 @@ NBCXF_NAME(mpi_request_get_status_f08_)
 
 static void f_ibarrier(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Ibarrier(c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -281,9 +283,11 @@ NBCXF_NAME(mpi_ibarrier_f08_)
 
 static void f_ibcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Ibcast(nbcxf_buf(buffer), (int)*count, MPI_Type_f2c(*datatype), (int)*root, c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -300,9 +304,11 @@ NBCXF_NAME(mpi_ibcast_f08_)
 
 static void f_ireduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Ireduce(nbcxf_buf(sendbuf), nbcxf_buf(recvbuf), (int)*count, MPI_Type_f2c(*datatype), MPI_Op_f2c(*op), (int)*root, c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -319,9 +325,11 @@ NBCXF_NAME(mpi_ireduce_f08_)
 
 static void f_iallreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Iallreduce(nbcxf_buf(sendbuf), nbcxf_buf(recvbuf), (int)*count, MPI_Type_f2c(*datatype), MPI_Op_f2c(*op), c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -338,9 +346,11 @@ NBCXF_NAME(mpi_iallreduce_f08_)
 
 static void f_igather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Igather(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), (int)*root, c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -357,9 +367,11 @@ NBCXF_NAME(mpi_igather_f08_)
 
 static void f_iscatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Iscatter(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), (int)*root, c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -376,9 +388,11 @@ NBCXF_NAME(mpi_iscatter_f08_)
 
 static void f_iallgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Iallgather(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -395,9 +409,11 @@ NBCXF_NAME(mpi_iallgather_f08_)
 
 static void f_ialltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Ialltoall(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -414,9 +430,11 @@ NBCXF_NAME(mpi_ialltoall_f08_)
 
 static void f_igatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Igatherv(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (const int *)recvcounts, (const int *)displs, MPI_Type_f2c(*recvtype), (int)*root, c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -433,9 +451,11 @@ NBCXF_NAME(mpi_igatherv_f08_)
 
 static void f_iscatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Iscatterv(nbcxf_buf(sendbuf), (const int *)sendcounts, (const int *)displs, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), (int)*root, c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -452,9 +472,11 @@ NBCXF_NAME(mpi_iscatterv_f08_)
 
 static void f_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Iallgatherv(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (const int *)recvcounts, (const int *)displs, MPI_Type_f2c(*recvtype), c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -471,9 +493,11 @@ NBCXF_NAME(mpi_iallgatherv_f08_)
 
 static void f_ialltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Ialltoallv(nbcxf_buf(sendbuf), (const int *)sendcounts, (const int *)sdispls, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (const int *)recvcounts, (const int *)rdispls, MPI_Type_f2c(*recvtype), c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -490,6 +514,7 @@ NBCXF_NAME(mpi_ialltoallv_f08_)
 
 static void f_ialltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int c_size = nbcxf_comm_size(c_comm);
@@ -502,6 +527,7 @@ static void f_ialltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
         rc = MPI_Ialltoallw(nbcxf_buf(sendbuf), (const int *)sendcounts, (const int *)sdispls, x_sendtypes, nbcxf_buf(recvbuf), (const int *)recvcounts, (const int *)rdispls, x_recvtypes, c_comm, &c_request);
     nbcxf_types_free(x_sendtypes, s_sendtypes);
     nbcxf_types_free(x_recvtypes, s_recvtypes);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -518,9 +544,11 @@ NBCXF_NAME(mpi_ialltoallw_f08_)
 
 static void f_ireduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Ireduce_scatter(nbcxf_buf(sendbuf), nbcxf_buf(recvbuf), (const int *)recvcounts, MPI_Type_f2c(*datatype), MPI_Op_f2c(*op), c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -537,9 +565,11 @@ NBCXF_NAME(mpi_ireduce_scatter_f08_)
 
 static void f_ireduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Ireduce_scatter_block(nbcxf_buf(sendbuf), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*datatype), MPI_Op_f2c(*op), c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -556,9 +586,11 @@ NBCXF_NAME(mpi_ireduce_scatter_block_f08_)
 
 static void f_iscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Iscan(nbcxf_buf(sendbuf), nbcxf_buf(recvbuf), (int)*count, MPI_Type_f2c(*datatype), MPI_Op_f2c(*op), c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -575,9 +607,11 @@ NBCXF_NAME(mpi_iscan_f08_)
 
 static void f_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Iexscan(nbcxf_buf(sendbuf), nbcxf_buf(recvbuf), (int)*count, MPI_Type_f2c(*datatype), MPI_Op_f2c(*op), c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -594,9 +628,11 @@ NBCXF_NAME(mpi_iexscan_f08_)
 
 static void f_ineighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Ineighbor_allgather(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -613,9 +649,11 @@ NBCXF_NAME(mpi_ineighbor_allgather_f08_)
 
 static void f_ineighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Ineighbor_allgatherv(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (const int *)recvcounts, (const int *)displs, MPI_Type_f2c(*recvtype), c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -632,9 +670,11 @@ NBCXF_NAME(mpi_ineighbor_allgatherv_f08_)
 
 static void f_ineighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Ineighbor_alltoall(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -651,9 +691,11 @@ NBCXF_NAME(mpi_ineighbor_alltoall_f08_)
 
 static void f_ineighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = MPI_Ineighbor_alltoallv(nbcxf_buf(sendbuf), (const int *)sendcounts, (const int *)sdispls, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (const int *)recvcounts, (const int *)rdispls, MPI_Type_f2c(*recvtype), c_comm, &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -670,6 +712,7 @@ NBCXF_NAME(mpi_ineighbor_alltoallv_f08_)
 
 static void f_ineighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int indeg = 0, outdeg = 0;
@@ -683,6 +726,7 @@ static void f_ineighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint 
         rc = MPI_Ineighbor_alltoallw(nbcxf_buf(sendbuf), (const int *)sendcounts, sdispls, x_sendtypes, nbcxf_buf(recvbuf), (const int *)recvcounts, rdispls, x_recvtypes, c_comm, &c_request);
     nbcxf_types_free(x_sendtypes, s_sendtypes);
     nbcxf_types_free(x_recvtypes, s_recvtypes);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -701,9 +745,11 @@ NBCXF_NAME(mpi_ineighbor_alltoallw_f08_)
 
 static void f_barrier_init(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Barrier)(c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -730,9 +776,11 @@ NBCXF_NAME(mpi_barrier_init_f08_)
 
 static void f_bcast_init(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Bcast)(nbcxf_buf(buffer), (int)*count, MPI_Type_f2c(*datatype), (int)*root, c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -759,9 +807,11 @@ NBCXF_NAME(mpi_bcast_init_f08_)
 
 static void f_reduce_init(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Reduce)(nbcxf_buf(sendbuf), nbcxf_buf(recvbuf), (int)*count, MPI_Type_f2c(*datatype), MPI_Op_f2c(*op), (int)*root, c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -788,9 +838,11 @@ NBCXF_NAME(mpi_reduce_init_f08_)
 
 static void f_allreduce_init(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Allreduce)(nbcxf_buf(sendbuf), nbcxf_buf(recvbuf), (int)*count, MPI_Type_f2c(*datatype), MPI_Op_f2c(*op), c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -817,9 +869,11 @@ NBCXF_NAME(mpi_allreduce_init_f08_)
 
 static void f_gather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Gather)(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), (int)*root, c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -846,9 +900,11 @@ NBCXF_NAME(mpi_gather_init_f08_)
 
 static void f_scatter_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Scatter)(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), (int)*root, c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -875,9 +931,11 @@ NBCXF_NAME(mpi_scatter_init_f08_)
 
 static void f_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Allgather)(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -904,9 +962,11 @@ NBCXF_NAME(mpi_allgather_init_f08_)
 
 static void f_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Alltoall)(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -933,9 +993,11 @@ NBCXF_NAME(mpi_alltoall_init_f08_)
 
 static void f_gatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Gatherv)(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (const int *)recvcounts, (const int *)displs, MPI_Type_f2c(*recvtype), (int)*root, c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -962,9 +1024,11 @@ NBCXF_NAME(mpi_gatherv_init_f08_)
 
 static void f_scatterv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Scatterv)(nbcxf_buf(sendbuf), (const int *)sendcounts, (const int *)displs, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), (int)*root, c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -991,9 +1055,11 @@ NBCXF_NAME(mpi_scatterv_init_f08_)
 
 static void f_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Allgatherv)(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (const int *)recvcounts, (const int *)displs, MPI_Type_f2c(*recvtype), c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -1020,9 +1086,11 @@ NBCXF_NAME(mpi_allgatherv_init_f08_)
 
 static void f_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Alltoallv)(nbcxf_buf(sendbuf), (const int *)sendcounts, (const int *)sdispls, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (const int *)recvcounts, (const int *)rdispls, MPI_Type_f2c(*recvtype), c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -1049,6 +1117,7 @@ NBCXF_NAME(mpi_alltoallv_init_f08_)
 
 static void f_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int c_size = nbcxf_comm_size(c_comm);
@@ -1061,6 +1130,7 @@ static void f_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdis
         rc = PNAME(Alltoallw)(nbcxf_buf(sendbuf), (const int *)sendcounts, (const int *)sdispls, x_sendtypes, nbcxf_buf(recvbuf), (const int *)recvcounts, (const int *)rdispls, x_recvtypes, c_comm, MPI_Info_f2c(*info), &c_request);
     nbcxf_types_free(x_sendtypes, s_sendtypes);
     nbcxf_types_free(x_recvtypes, s_recvtypes);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -1087,9 +1157,11 @@ NBCXF_NAME(mpi_alltoallw_init_f08_)
 
 static void f_reduce_scatter_init(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Reduce_scatter)(nbcxf_buf(sendbuf), nbcxf_buf(recvbuf), (const int *)recvcounts, MPI_Type_f2c(*datatype), MPI_Op_f2c(*op), c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -1116,9 +1188,11 @@ NBCXF_NAME(mpi_reduce_scatter_init_f08_)
 
 static void f_reduce_scatter_block_init(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Reduce_scatter_block)(nbcxf_buf(sendbuf), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*datatype), MPI_Op_f2c(*op), c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -1145,9 +1219,11 @@ NBCXF_NAME(mpi_reduce_scatter_block_init_f08_)
 
 static void f_scan_init(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Scan)(nbcxf_buf(sendbuf), nbcxf_buf(recvbuf), (int)*count, MPI_Type_f2c(*datatype), MPI_Op_f2c(*op), c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -1174,9 +1250,11 @@ NBCXF_NAME(mpi_scan_init_f08_)
 
 static void f_exscan_init(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Exscan)(nbcxf_buf(sendbuf), nbcxf_buf(recvbuf), (int)*count, MPI_Type_f2c(*datatype), MPI_Op_f2c(*op), c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -1203,9 +1281,11 @@ NBCXF_NAME(mpi_exscan_init_f08_)
 
 static void f_neighbor_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Neighbor_allgather)(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -1232,9 +1312,11 @@ NBCXF_NAME(mpi_neighbor_allgather_init_f08_)
 
 static void f_neighbor_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Neighbor_allgatherv)(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (const int *)recvcounts, (const int *)displs, MPI_Type_f2c(*recvtype), c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -1261,9 +1343,11 @@ NBCXF_NAME(mpi_neighbor_allgatherv_init_f08_)
 
 static void f_neighbor_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Neighbor_alltoall)(nbcxf_buf(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype), c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -1290,9 +1374,11 @@ NBCXF_NAME(mpi_neighbor_alltoall_init_f08_)
 
 static void f_neighbor_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int rc = PNAME(Neighbor_alltoallv)(nbcxf_buf(sendbuf), (const int *)sendcounts, (const int *)sdispls, MPI_Type_f2c(*sendtype), nbcxf_buf(recvbuf), (const int *)recvcounts, (const int *)rdispls, MPI_Type_f2c(*recvtype), c_comm, MPI_Info_f2c(*info), &c_request);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);
@@ -1319,6 +1405,7 @@ NBCXF_NAME(mpi_neighbor_alltoallv_init_f08_)
 
 static void f_neighbor_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
+    NBCXF_SITE_ENTER();
     MPI_Comm c_comm = MPI_Comm_f2c(*comm);
     MPI_Request c_request = MPI_REQUEST_NULL;
     int indeg = 0, outdeg = 0;
@@ -1332,6 +1419,7 @@ static void f_neighbor_alltoallw_init(void *sendbuf, MPI_Fint *sendcounts, MPI_A
         rc = PNAME(Neighbor_alltoallw)(nbcxf_buf(sendbuf), (const int *)sendcounts, sdispls, x_sendtypes, nbcxf_buf(recvbuf), (const int *)recvcounts, rdispls, x_recvtypes, c_comm, MPI_Info_f2c(*info), &c_request);
     nbcxf_types_free(x_sendtypes, s_sendtypes);
     nbcxf_types_free(x_recvtypes, s_recvtypes);
+    NBCXF_SITE_LEAVE();
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(c_request);
     nbcxf_ierr(ierror, rc);

@@ -39,6 +39,17 @@ NBCXF_HIDDEN void nbcxf_degrees(MPI_Comm comm, int *in, int *out);
 NBCXF_HIDDEN MPI_Datatype *nbcxf_types(int n, const MPI_Fint *f,
                                        MPI_Datatype *small);
 NBCXF_HIDDEN void nbcxf_types_free(MPI_Datatype *t, MPI_Datatype *small);
+/* NBCX_PMPI_REPORT: around the call of the C wrapper, the call site is
+ * this entry point's caller (the Fortran program), not the entry point
+ * itself. Nothing but a test when the report is off. */
+#define NBCXF_SITE_ENTER()                                                 \
+    void *nbcxf_site_ = shim_report ? __builtin_return_address(0) : NULL; \
+    if (nbcxf_site_)                                                       \
+    shim_fsite = nbcxf_site_
+#define NBCXF_SITE_LEAVE()                                                 \
+    if (nbcxf_site_)                                                       \
+    shim_fsite = NULL
+
 /* ierror (NULL when an optional mpi_f08 ierror is absent). */
 static inline void nbcxf_ierr(MPI_Fint *ierror, int rc)
 {

@@ -10,6 +10,11 @@ MPI_<op>_init_c): MPI_Count counts and MPI_Aint displacements. When every
 count and displacement that matters on this rank fits an int, it converts
 them and calls wrap_<name> (nbcx, or the int native call when nbcx refuses);
 otherwise it makes the native _c call.
+
+Each public function passes its return address (__builtin_return_address)
+to wrap_<name> and shim_begin: the call site of NBCX_PMPI_REPORT
+(report.c), whose bytes (the BYTES table) the wrapper computes only when
+the report is on.
 """
 
 SB = ("const void *", "sendbuf", "sbuf")
@@ -81,6 +86,57 @@ OPS = [
         ("const MPI_Datatype ", "recvtypes[]", "rtypes_in")]),
 ]
 
+# The bytes NBCX_PMPI_REPORT counts for a call (docs/shim.md): the data
+# of this rank's send side. Reductions, scans and bcast: count x type
+# size; gather-like: its block; scatter-like and all-to-all: the sum of
+# the blocks it sends; in place: its own block. C expressions on the
+# converted types (x_...), evaluated only when the report is on; B(n, t)
+# is n elements of t in bytes, BV/BW sum n blocks of one type / types.
+IN_PLACE = "sendbuf == MPI_IN_PLACE"
+RED_BYTES = "B(count, x_datatype)"
+BYTES = {
+    "barrier": "0",
+    "bcast": RED_BYTES,
+    "reduce": RED_BYTES,
+    "allreduce": RED_BYTES,
+    "scan": RED_BYTES,
+    "exscan": RED_BYTES,
+    "reduce_scatter": "BV(S, recvcounts, x_datatype)",
+    "reduce_scatter_block": "B(recvcount, x_datatype) * S",
+    "gather": "%s ? B(recvcount, x_recvtype) : B(sendcount, x_sendtype)"
+              % IN_PLACE,
+    "allgather": "%s ? B(recvcount, x_recvtype) : B(sendcount, x_sendtype)"
+                 % IN_PLACE,
+    "alltoall": "(%s ? B(recvcount, x_recvtype) : B(sendcount, x_sendtype))"
+                " * S" % IN_PLACE,
+    "gatherv": "%s ? BV(1, recvcounts + R, x_recvtype) : "
+               "B(sendcount, x_sendtype)" % IN_PLACE,
+    "allgatherv": "%s ? BV(1, recvcounts + R, x_recvtype) : "
+                  "B(sendcount, x_sendtype)" % IN_PLACE,
+    "scatter": "R == root ? B(sendcount, x_sendtype) * S : 0",
+    "scatterv": "R == root ? BV(S, sendcounts, x_sendtype) : 0",
+    "alltoallv": "%s ? BV(S, recvcounts, x_recvtype) : "
+                 "BV(S, sendcounts, x_sendtype)" % IN_PLACE,
+    "alltoallw": "%s ? BW(S, recvcounts, x_recvtypes) : "
+                 "BW(S, sendcounts, x_sendtypes)" % IN_PLACE,
+    "neighbor_allgather": "B(sendcount, x_sendtype)",
+    "neighbor_allgatherv": "B(sendcount, x_sendtype)",
+    "neighbor_alltoall": "B(sendcount, x_sendtype) * OUTDEG",
+    "neighbor_alltoallv": "BV(OUTDEG, sendcounts, x_sendtype)",
+    "neighbor_alltoallw": "BW(outdeg, sendcounts, x_sendtypes)",
+}
+
+
+def bytes_expr(name):
+    e = BYTES[name]
+    e = e.replace("BV(", "shim_bytes_v(").replace("BW(", "shim_bytes_w(")
+    e = e.replace("B(", "shim_bytes(")
+    e = e.replace("OUTDEG", "shim_outdegree(&c)")
+    e = e.replace("S", "shim_comm_size(&c)").replace(
+        "R", "shim_comm_rank(&c)")
+    return e
+
+
 # Large-count wrappers: where a count or displacement is not significant on
 # this rank (MPI ignores it, so it may hold anything), it does not decide
 # between nbcx and native; the others must fit an int. Conditions use k
@@ -146,10 +202,10 @@ def wrapper(name, args, persistent):
     out = []
     out.append("static int wrap_%s(%s)" % (name if not persistent
                                            else name + "_init",
-                                           ", ".join(params)))
+                                           ", ".join(params + ["void *site"])))
     out.append("{")
     out.append("    struct shim_call c;")
-    out.append("    if (shim_begin(&c, %s, comm)) {" % enum)
+    out.append("    if (shim_begin(&c, %s, comm, site)) {" % enum)
     decl, conv, call = [], [], []
     need_deg = any(a[2] in ("stypes_out", "rtypes_in") for a in args)
     if need_deg:
@@ -192,6 +248,8 @@ def wrapper(name, args, persistent):
     else:
         out.append("        {")
         ind = "            "
+    out.append(ind + "if (shim_report)")
+    out.append(ind + "    c.bytes = %s;" % bytes_expr(name))
     out.append(ind + "int e = %s(%s);" % (nbcx, ", ".join(call)))
     out.append(ind + "int rc = shim_finish(&c, e, r, request);")
     out.append(ind + "if (rc >= 0)")
@@ -208,9 +266,9 @@ def wrapper(name, args, persistent):
     out.append("")
     out.append("int %s(%s)" % (fn, ", ".join(params)))
     out.append("{")
-    out.append("    return wrap_%s(%s);" % (name if not persistent
-                                            else name + "_init",
-                                            ", ".join(natargs)))
+    out.append("    return wrap_%s(%s);" % (
+        name if not persistent else name + "_init",
+        ", ".join(natargs + ["__builtin_return_address(0)"])))
     out.append("}")
     return "\n".join(out) + "\n"
 
@@ -264,6 +322,7 @@ def wrapper_c(name, args, persistent):
     params.append("MPI_Request *request")
     natargs.append("request")
     call.append("request")
+    call.append("__builtin_return_address(0)")
     out = []
     out.append("int %s(%s)" % (fn, ", ".join(params)))
     out.append("{")
@@ -277,7 +336,8 @@ def wrapper_c(name, args, persistent):
     out.append("        shim_conv_end(&k);")
     out.append("        return rc;")
     out.append("    }")
-    out.append("    shim_conv_native(&k, %s, why);" % enum)
+    out.append("    shim_conv_native(&k, %s, why, __builtin_return_address(0));"
+               % enum)
     out.append("    return %s(%s);" % (native, ", ".join(natargs)))
     out.append("}")
     return "\n".join(out) + "\n"

@@ -20,6 +20,8 @@ A collective converts its handles (MPI_Comm_f2c, MPI_Type_f2c,
 MPI_Op_f2c, MPI_Info_f2c), its buffers (Fortran's MPI_IN_PLACE and
 MPI_BOTTOM) and its type arrays, and calls the shim's C function: served
 by nbcx or sent native there, and counted in the shim's report.
+Around that call, NBCXF_SITE_ENTER/LEAVE (fortran.h) give the shim the
+Fortran caller's return address as the call site of NBCX_PMPI_REPORT.
 Persistent collectives are MPIX_<op>_init in Open MPI 4.1 (mpix_x_init_)
 and MPI_<op>_init in MPI-4 libraries.
 """
@@ -135,6 +137,8 @@ def collective(name, args, persistent):
     params += [F + "request", F + "ierror"]
     call.append("&c_request")
     out = ["static void %s(%s)" % (fn, ", ".join(params)), "{"]
+    # NBCX_PMPI_REPORT: the call site is the Fortran caller's.
+    out.append("    NBCXF_SITE_ENTER();")
     out.append("    MPI_Comm c_comm = MPI_Comm_f2c(*comm);")
     out.append("    MPI_Request c_request = MPI_REQUEST_NULL;")
     for p in pre:
@@ -149,6 +153,7 @@ def collective(name, args, persistent):
         out.append("    int rc = %s(%s);" % (cfn, ", ".join(call)))
     for p in post:
         out.append(ind + p)
+    out.append("    NBCXF_SITE_LEAVE();")
     out.append("    if (rc == MPI_SUCCESS)")
     out.append("        *request = MPI_Request_c2f(c_request);")
     out.append("    nbcxf_ierr(ierror, rc);")

@@ -64,6 +64,7 @@ static int g_real_level = MPI_THREAD_SINGLE; /* what MPI gave */
 static atomic_llong g_count[OP_COUNT][R_COUNT];
 static atomic_int g_outstanding;  /* nbcx operations not yet complete */
 static int g_caller_mode = -1;    /* nbcx progress mode is CALLER or AUTO */
+static char *g_report_dest;       /* NBCX_PMPI_REPORT (report.c) */
 
 static void configure(void)
 {
@@ -74,6 +75,10 @@ static void configure(void)
                      !strcmp(e, "no") || !strcmp(e, "false")));
     const char *v = nbcx_setting_value("NBCX_PMPI_VERBOSE");
     g_verbose = v && *v && strcmp(v, "0") != 0;
+    const char *rep = nbcx_setting_value("NBCX_PMPI_REPORT");
+    if (rep && *rep && strcmp(rep, "0") != 0 &&
+        (g_report_dest = strdup(rep)) != NULL)
+        shim_report = 1;
     const char *ops = nbcx_setting_value("NBCX_PMPI_OPS");
     int all = !ops || !*ops || !strcmp(ops, "all");
     for (int i = 0; i < OP_COUNT; i++)
@@ -110,6 +115,18 @@ static void count(int op, int reason)
     atomic_fetch_add_explicit(&g_count[op][reason], 1, memory_order_relaxed);
 }
 
+/* count, and with the report on, the call site's row (returned). */
+static struct shim_site *note(void *site, int op, int reason,
+                              long long bytes)
+{
+    count(op, reason);
+    if (!shim_report)
+        return NULL;
+    struct shim_site *s = shim_site_get(site, op, reason);
+    shim_site_count(s, 1, bytes);
+    return s;
+}
+
 /* ---- the request table ---- */
 
 struct shim_req {
@@ -121,6 +138,10 @@ struct shim_req {
     int detached;           /* freed by the program while pending */
     int ready;              /* persistent: done, not yet reported */
     struct shim_comm *sc;
+    struct shim_site *site; /* NBCX_PMPI_REPORT: its row (else NULL) */
+    long long bytes;        /* report: bytes of one start (persistent) */
+    long long t0, t_acc;    /* report: started; exposure counted up to */
+    long long exposed;      /* report: time exposed so far (ns) */
     nbcx_datatype *types;   /* persistent: kept for the request's life */
     int ntypes;
     nbcx_op nop;
@@ -288,7 +309,7 @@ static struct shim_comm *comm_get(MPI_Comm comm)
 static void reap_detached(int blocking);
 static void free_unheld(void);
 
-int shim_begin(struct shim_call *c, int op, MPI_Comm comm)
+int shim_begin(struct shim_call *c, int op, MPI_Comm comm, void *site)
 {
     memset(c, 0, sizeof *c);
     c->uop = MPI_OP_NULL;
@@ -296,6 +317,8 @@ int shim_begin(struct shim_call *c, int op, MPI_Comm comm)
     c->types = c->inline_types;
     c->cap = 4;
     configure();
+    if (shim_report)
+        c->site = shim_fsite ? shim_fsite : site;
     if (!g_enabled)
         c->reason = R_OFF;
     else if (!g_allowed[op])
@@ -303,7 +326,7 @@ int shim_begin(struct shim_call *c, int op, MPI_Comm comm)
     else if (shim_in_nbcx)
         c->reason = R_NESTED;
     if (c->reason) {
-        count(op, c->reason);
+        note(c->site, op, c->reason, 0);
         return 0;
     }
     if (atomic_load_explicit(&g_ndetached, memory_order_relaxed))
@@ -323,9 +346,11 @@ int shim_begin(struct shim_call *c, int op, MPI_Comm comm)
             c->sc = sc;
     }
     if (c->reason) {
-        count(op, c->reason);
+        note(c->site, op, c->reason, 0);
         return 0;
     }
+    if (shim_report) /* (after the communicator's first-use setup) */
+        c->t0 = shim_now_ns();
     shim_in_nbcx++;
     return 1;
 }
@@ -514,10 +539,19 @@ int shim_op(struct shim_call *c, MPI_Op o, MPI_Datatype t, nbcx_op *out)
         return 0;
     }
     c->nop = *out;
-    int ni, na, nt, combiner = MPI_UNDEFINED;
-    c->predefined = predefined_op(o) && t != MPI_DATATYPE_NULL &&
-                    PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner) ==
-                        MPI_SUCCESS &&
+    int combiner = MPI_UNDEFINED;
+#if MPI_VERSION >= 4 /* (the large-count query: see type_combiner in face.c) */
+    MPI_Count ni, na, nl, nt;
+    int rc = t == MPI_DATATYPE_NULL
+                 ? MPI_ERR_TYPE
+                 : PMPI_Type_get_envelope_c(t, &ni, &na, &nl, &nt, &combiner);
+#else
+    int ni, na, nt;
+    int rc = t == MPI_DATATYPE_NULL
+                 ? MPI_ERR_TYPE
+                 : PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner);
+#endif
+    c->predefined = predefined_op(o) && rc == MPI_SUCCESS &&
                     combiner == MPI_COMBINER_NAMED;
     if (!predefined_op(o)) {
         if (!op_hold(o)) {
@@ -554,7 +588,7 @@ void shim_native(struct shim_call *c)
 {
     call_release(c);
     shim_in_nbcx--;
-    count(c->op, c->reason ? c->reason : R_OTHER);
+    note(c->site, c->op, c->reason ? c->reason : R_OTHER, c->bytes);
 }
 
 int shim_neighbor_degrees(struct shim_call *c, int *in, int *out)
@@ -568,6 +602,20 @@ int shim_comm_size(struct shim_call *c)
     int n = 0;
     nbcx_comm_size(c->sc->nc, &n);
     return n;
+}
+
+int shim_comm_rank(struct shim_call *c)
+{
+    int r = 0;
+    nbcx_comm_rank(c->sc->nc, &r);
+    return r;
+}
+
+int shim_outdegree(struct shim_call *c)
+{
+    int in = 0, out = 0;
+    shim_neighbor_degrees(c, &in, &out);
+    return out;
 }
 
 /* ---- large-count calls (MPI_I<op>_c, MPI_<op>_init_c) ---- */
@@ -678,10 +726,11 @@ void shim_conv_end(struct shim_conv *k)
     k->nbufs = 0;
 }
 
-void shim_conv_native(struct shim_conv *k, int op, int why)
+void shim_conv_native(struct shim_conv *k, int op, int why, void *site)
 {
     shim_conv_end(k);
-    count(op, why ? why : R_LARGE_COUNT);
+    note(shim_report && shim_fsite ? shim_fsite : site, op,
+         why ? why : R_LARGE_COUNT, 0);
 }
 
 /* Generalized-request callbacks. The status of a completed collective:
@@ -818,15 +867,23 @@ int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
             req_destroy(p);
         }
         *req = MPI_REQUEST_NULL;
-        count(c->op, R_SERVED);
+        note(c->site, c->op, R_SERVED, c->bytes);
         PMPI_Comm_call_errhandler(c->sc->comm, rc);
         return rc;
     }
-    if (!persistent)
+    if (!persistent) {
         atomic_fetch_add(&g_outstanding, 1);
+        p->site = note(c->site, c->op, R_SERVED, c->bytes);
+        p->t0 = p->t_acc = c->t0;
+    } else {
+        /* The row counts the starts (start_ours). */
+        count(c->op, R_SERVED);
+        if (shim_report)
+            p->site = shim_site_get(c->site, c->op, R_SERVED);
+        p->bytes = c->bytes;
+    }
     table_add(p);
     *req = p->handle;
-    count(c->op, R_SERVED);
     return MPI_SUCCESS;
 }
 
@@ -872,6 +929,26 @@ static int to_mpi_error(int err)
     return code;
 }
 
+/* NBCX_PMPI_REPORT: when the application's current completion call
+ * (MPI_Wait*, MPI_Test*, MPI_Request_free) began; 0 outside them. */
+static _Thread_local long long t_wait;
+
+/* The report's clock of p, after a test or wait of it: the time since
+ * the completion call began (or since p was last looked at in it) is
+ * exposed; once done, the operation's times go to its row. */
+static void report_advance(struct shim_req *p, int done)
+{
+    long long now = shim_now_ns();
+    long long from = t_wait > p->t_acc ? t_wait : p->t_acc;
+    if (t_wait && now > from)
+        p->exposed += now - from;
+    p->t_acc = now;
+    if (done) {
+        shim_site_time(p->site, now - p->t0, p->exposed);
+        p->exposed = 0;
+    }
+}
+
 /* Tests (or waits for) the nbcx operation behind p; once it is done,
  * completes the MPI handle so that the native completion functions
  * return it. Returns 1 when no longer pending. */
@@ -888,6 +965,8 @@ static int advance(struct shim_req *p, int blocking)
         err = nbcx_test(&p->nreq, &flag);
     }
     shim_in_nbcx--;
+    if (p->site)
+        report_advance(p, flag);
     if (!flag)
         return 0;
     p->err = to_mpi_error(err);
@@ -1131,12 +1210,17 @@ int MPI_Query_thread(int *provided)
 
 int MPI_Finalize(void)
 {
-    if (g_enabled != 1)
+    if (g_enabled != 1) {
+        if (shim_report) /* the calls went native: NBCX_PMPI=off */
+            shim_report_write(g_report_dest, op_names, reason_names);
         return PMPI_Finalize();
+    }
     /* Operations the program freed without completing them. */
     while (atomic_load(&g_ndetached))
         reap_detached(1);
     free_unheld();
+    if (shim_report)
+        shim_report_write(g_report_dest, op_names, reason_names);
     if (g_verbose) {
         int rank = 0;
         long long local[OP_COUNT][R_COUNT], sum[OP_COUNT][R_COUNT];
@@ -1195,7 +1279,7 @@ int MPI_Finalize(void)
     return PMPI_Finalize();
 }
 
-int MPI_Wait(MPI_Request *req, MPI_Status *status)
+static int wait_impl(MPI_Request *req, MPI_Status *status)
 {
     struct shim_req *p = req ? lookup(*req) : NULL;
     if (!p) {
@@ -1229,7 +1313,7 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
     return rc;
 }
 
-int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+static int test_impl(MPI_Request *req, int *flag, MPI_Status *status)
 {
     struct shim_req *p = req ? lookup(*req) : NULL;
     if (!p) {
@@ -1263,7 +1347,7 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
     return rc;
 }
 
-int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
+static int request_get_status_impl(MPI_Request req, int *flag, MPI_Status *status)
 {
     struct shim_req *p = lookup(req);
     if (!p) {
@@ -1298,7 +1382,7 @@ static void report_persistent(struct reqs *r, MPI_Status *st)
         }
 }
 
-int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+static int waitall_impl(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
     struct reqs r;
     if (count <= 0 || !reqs || !reqs_open(&r, count, reqs))
@@ -1328,7 +1412,7 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     return rc;
 }
 
-int MPI_Testall(int count, MPI_Request reqs[], int *flag,
+static int testall_impl(int count, MPI_Request reqs[], int *flag,
                 MPI_Status statuses[])
 {
     struct reqs r;
@@ -1404,12 +1488,12 @@ static int any_common(int count, MPI_Request reqs[], int *index, int *flag,
     return rc;
 }
 
-int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+static int waitany_impl(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
     return any_common(count, reqs, index, NULL, status, 1);
 }
 
-int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag,
+static int testany_impl(int count, MPI_Request reqs[], int *index, int *flag,
                 MPI_Status *status)
 {
     return any_common(count, reqs, index, flag, status, 0);
@@ -1460,13 +1544,13 @@ static int some_common(int incount, MPI_Request reqs[], int *outcount,
     return rc;
 }
 
-int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount,
+static int waitsome_impl(int incount, MPI_Request reqs[], int *outcount,
                  int indices[], MPI_Status statuses[])
 {
     return some_common(incount, reqs, outcount, indices, statuses, 1);
 }
 
-int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount,
+static int testsome_impl(int incount, MPI_Request reqs[], int *outcount,
                  int indices[], MPI_Status statuses[])
 {
     return some_common(incount, reqs, outcount, indices, statuses, 0);
@@ -1476,6 +1560,11 @@ static int start_ours(struct shim_req *p)
 {
     if (p->pending)
         return MPI_ERR_REQUEST; /* already active */
+    if (p->site) {
+        shim_site_count(p->site, 1, p->bytes);
+        p->t0 = p->t_acc = shim_now_ns();
+        p->exposed = 0;
+    }
     shim_in_nbcx++;
     int err = nbcx_start(&p->nreq);
     shim_in_nbcx--;
@@ -1519,7 +1608,7 @@ int MPI_Startall(int count, MPI_Request reqs[])
     return rc;
 }
 
-int MPI_Request_free(MPI_Request *req)
+static int request_free_impl(MPI_Request *req)
 {
     struct shim_req *p = req ? lookup(*req) : NULL;
     if (!p)
@@ -1557,6 +1646,72 @@ int MPI_Cancel(MPI_Request *req)
     if (!p)
         return PMPI_Cancel(req);
     return MPI_SUCCESS; /* collectives cannot be cancelled (MPI 5.12) */
+}
+
+/* The completion functions the application calls: with the report on,
+ * timed (t_wait: the exposed time of the operations they look at). */
+#define TIMED(call)                                                        \
+    do {                                                                   \
+        if (!shim_report)                                                  \
+            return call;                                                   \
+        t_wait = shim_now_ns();                                            \
+        int rc_ = call;                                                    \
+        t_wait = 0;                                                        \
+        return rc_;                                                        \
+    } while (0)
+
+int MPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+    TIMED(wait_impl(req, status));
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+    TIMED(test_impl(req, flag, status));
+}
+
+int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
+{
+    TIMED(request_get_status_impl(req, flag, status));
+}
+
+int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+    TIMED(waitall_impl(count, reqs, statuses));
+}
+
+int MPI_Testall(int count, MPI_Request reqs[], int *flag,
+                MPI_Status statuses[])
+{
+    TIMED(testall_impl(count, reqs, flag, statuses));
+}
+
+int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+    TIMED(waitany_impl(count, reqs, index, status));
+}
+
+int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag,
+                MPI_Status *status)
+{
+    TIMED(testany_impl(count, reqs, index, flag, status));
+}
+
+int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount,
+                 int indices[], MPI_Status statuses[])
+{
+    TIMED(waitsome_impl(incount, reqs, outcount, indices, statuses));
+}
+
+int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount,
+                 int indices[], MPI_Status statuses[])
+{
+    TIMED(testsome_impl(incount, reqs, outcount, indices, statuses));
+}
+
+int MPI_Request_free(MPI_Request *req)
+{
+    TIMED(request_free_impl(req));
 }
 
 /* For tests and tools (no header: find it with dlsym): this process's

@@ -89,11 +89,49 @@ struct shim_call {
     void *arrays[2]; /* converted type arrays (shim_types) */
     int narrays;
     int reason; /* set on failure */
+    void *site;      /* NBCX_PMPI_REPORT: the caller's return address */
+    long long bytes; /* NBCX_PMPI_REPORT: the call's bytes (gen_colls.py) */
+    long long t0;    /* NBCX_PMPI_REPORT: when the call began (ns) */
 };
 
 extern _Thread_local int shim_in_nbcx;
 
-int shim_begin(struct shim_call *c, int op, MPI_Comm comm);
+/* NBCX_PMPI_REPORT (report.c, docs/shim.md): on (1) or off (0), known
+ * from the shim's first call (MPI_Init). When it is off the wrappers do
+ * nothing more than test it. */
+extern int shim_report;
+/* The Fortran entry point's caller, set around its call of the C
+ * wrapper (report on only): the call site reported instead of the C
+ * wrapper's caller (fortran.c). */
+extern _Thread_local void *shim_fsite;
+
+/* One row of the report: a call site (return address), an operation,
+ * and how the calls went (R_SERVED or why native). */
+struct shim_site;
+/* The row, made at first use (NULL: no memory). */
+struct shim_site *shim_site_get(void *ra, int op, int reason);
+/* calls and bytes added to a row. */
+void shim_site_count(struct shim_site *s, long long calls, long long bytes);
+/* One completed operation of a row: start to completion and the time
+ * exposed in the application's completion calls (ns). */
+void shim_site_time(struct shim_site *s, long long total, long long exposed);
+long long shim_now_ns(void);
+/* At MPI_Finalize, before the shim releases anything: writes the
+ * report where dest says ("1": stderr; else a file, %r the rank), rank
+ * 0 for all ranks (a collective over MPI_COMM_WORLD) unless dest has %r. */
+void shim_report_write(const char *dest, const char *const *op_names,
+                       const char *const *reason_names);
+
+/* The bytes of a call as the report counts them (0 when a type is not
+ * known): n elements, the sum of n blocks of one type, of n types. */
+long long shim_bytes(int n, nbcx_datatype t);
+long long shim_bytes_v(int n, const int *counts, nbcx_datatype t);
+long long shim_bytes_w(int n, const int *counts, const nbcx_datatype *t);
+int shim_comm_rank(struct shim_call *c);
+int shim_outdegree(struct shim_call *c);
+
+/* site: the caller's return address (the report's call site). */
+int shim_begin(struct shim_call *c, int op, MPI_Comm comm, void *site);
 /* Converts an MPI datatype (MPI_DATATYPE_NULL -> NBCX_DATATYPE_NULL,
  * which nbcx accepts where the argument is not significant). 0: refused. */
 int shim_type(struct shim_call *c, MPI_Datatype t, nbcx_datatype *out);
@@ -146,7 +184,7 @@ int shim_conv_aints(struct shim_conv *k, int n, const MPI_Aint *in,
                     int **out);
 void shim_conv_end(struct shim_conv *k);
 /* Ends k and counts a native call (why, or R_LARGE_COUNT when 0). */
-void shim_conv_native(struct shim_conv *k, int op, int why);
+void shim_conv_native(struct shim_conv *k, int op, int why, void *site);
 
 #define SHIM_BUF(b) ((b) == MPI_IN_PLACE ? NBCX_IN_PLACE : (void *)(b))
 

@@ -84,7 +84,35 @@ static void finish(struct nbcx_request_s *r, int err)
         *notices_tail = n;
         notices_tail = &n->next;
     }
+    NBCXI_TRACE(r->trace.done = nbcxi_now_ns());
     atomic_store_explicit(&r->complete, true, memory_order_release);
+}
+
+/* NBCX_TRACE (base/trace.h): what a start, a start's return and a
+ * completion reported to the application tell the recorder. */
+enum trace_point { TRACE_STARTING, TRACE_STARTED, TRACE_RETIRED };
+static void trace(struct nbcx_request_s *r, enum trace_point at)
+{
+    const struct nbcx_sched_s *s = r->sched;
+    struct nbcxi_trace_op op = {
+        .op = s->op_name ? s->op_name : "schedule",
+        .alg = s->alg_name ? s->alg_name : "user",
+        .bytes = s->msg_bytes, .comm = s->comm, .rank = s->comm->rank,
+        .size = s->comm->size };
+    if (at == TRACE_STARTING)
+        nbcxi_trace_starting(&r->trace, &op);
+    else if (at == TRACE_STARTED)
+        nbcxi_trace_started(&r->trace, &op);
+    else
+        nbcxi_trace_retired(&r->trace, &op);
+}
+
+/* A test that leaves operations pending: its time was exposed. */
+static void trace_pending(int count, nbcx_request reqs[])
+{
+    for (int i = 0; i < count; i++)
+        if (!nbcxi_request_idle(reqs[i]) && !nbcxi_request_done(reqs[i]))
+            nbcxi_trace_pending(&reqs[i]->trace);
 }
 
 void nbcxi_engine_unlock(void)
@@ -124,6 +152,7 @@ static long progress_one_locked(struct nbcx_request_s *r, bool app,
                                 bool *wake, int64_t wd_now)
 {
     struct nbcx_sched_s *s = r->sched;
+    int64_t tr0 = nbcxi_trace_now(); /* (0: not tracing) */
     int before = s->ndone, deferred = s->ndeferred;
     bool done;
     int err = nbcxi_sched_progress(s, app, &done);
@@ -135,6 +164,7 @@ static long progress_one_locked(struct nbcx_request_s *r, bool app,
     }
     long advanced = s->ndone - before;
     *wake |= s->ndeferred > deferred;
+    NBCXI_TRACE(nbcxi_trace_cpu(&r->trace, tr0));
     if (done) {
         unlink_request(r);
         finish(r, err);
@@ -375,9 +405,18 @@ int nbcxi_plan(struct nbcx_sched_s *s, nbcx_request *req)
     return NBCX_SUCCESS;
 }
 
+/* Starts r's schedule (activate_now), traced. */
+static void activate_now(struct nbcx_request_s *r);
+static void activate(struct nbcx_request_s *r)
+{
+    NBCXI_TRACE(trace(r, TRACE_STARTING));
+    activate_now(r);
+    NBCXI_TRACE(trace(r, TRACE_STARTED));
+}
+
 /* Starts r's schedule: begins it (begin_locked), or hands it over to
  * the progress thread. */
-static void activate(struct nbcx_request_s *r)
+static void activate_now(struct nbcx_request_s *r)
 {
     struct nbcx_sched_s *s = r->sched;
     nbcxi_watchdog_init(); /* NBCX_TIMEOUT, NBCX_DEBUG_DUMP (once) */
@@ -572,6 +611,8 @@ static int ready_notice(const char *fn, nbcx_request r)
 
 int nbcx_start(nbcx_request *req)
 {
+    NBCXI_TRACE_CALLER();
+    NBCXI_TRACE(nbcxi_trace_enter());
     if (!req)
         return null_pointer("nbcx_start");
     int err = check_startable("nbcx_start", *req);
@@ -584,6 +625,8 @@ int nbcx_start(nbcx_request *req)
 
 int nbcx_startall(int count, nbcx_request reqs[])
 {
+    NBCXI_TRACE_CALLER();
+    NBCXI_TRACE(nbcxi_trace_enter());
     if (count < 0 || (count > 0 && !reqs))
         return check_requests("nbcx_startall", count, reqs);
     /* All checked before any starts: nothing half-started. A request
@@ -623,6 +666,7 @@ int nbcx_request_free(nbcx_request *req)
                            "%p is active (its operation is in flight): "
                            "complete it with a wait or test first",
                            (void *)r);
+    NBCXI_TRACE(trace(r, TRACE_RETIRED)); /* (never waited for: callbacks) */
     free(r->cb_notice);
     nbcxi_sched_destroy(r->sched);
     nbcxi_pool_free(&nbcxi_request_pool, r, NBCXI_DEAD_MAGIC);
@@ -691,6 +735,7 @@ int nbcx_progress(void)
 static int retire(nbcx_request *req)
 {
     struct nbcx_request_s *r = *req;
+    NBCXI_TRACE(trace(r, TRACE_RETIRED));
     int err = r->err;
     if (r->persistent) {
         r->started = false;
@@ -757,7 +802,7 @@ static int wait_some(int count, nbcx_request reqs[])
     return i != -1 ? i : nbcxi_mode()->wait_some(count, reqs);
 }
 
-int nbcx_test(nbcx_request *req, int *flag)
+static int test_one(nbcx_request *req, int *flag)
 {
     if (!req || !flag)
         return req ? nbcxi_error(NBCX_ERR_REQUEST, "nbcx_test: NULL flag "
@@ -773,13 +818,14 @@ int nbcx_test(nbcx_request *req, int *flag)
     }
     if (!nbcxi_request_done(*req))
         nbcxi_mode()->poke(1, req);
+    NBCXI_TRACE(trace_pending(1, req));
     if (!nbcxi_request_done(*req))
         return NBCX_SUCCESS;
     *flag = 1;
     return retire(req);
 }
 
-int nbcx_wait(nbcx_request *req)
+static int wait_one(nbcx_request *req)
 {
     if (!req)
         return null_pointer("nbcx_wait");
@@ -792,7 +838,7 @@ int nbcx_wait(nbcx_request *req)
     return retire(req);
 }
 
-int nbcx_testall(int count, nbcx_request reqs[], int *flag)
+static int test_all(int count, nbcx_request reqs[], int *flag)
 {
     if (!flag)
         return nbcxi_error(NBCX_ERR_REQUEST, "nbcx_testall: NULL flag "
@@ -802,6 +848,7 @@ int nbcx_testall(int count, nbcx_request reqs[], int *flag)
     if (err != NBCX_SUCCESS)
         return err;
     nbcxi_mode()->poke(count, reqs);
+    NBCXI_TRACE(trace_pending(count, reqs));
     for (int i = 0; i < count; i++)
         if (!nbcxi_request_idle(reqs[i]) && !nbcxi_request_done(reqs[i]))
             return NBCX_SUCCESS;
@@ -817,7 +864,7 @@ int nbcx_testall(int count, nbcx_request reqs[], int *flag)
     return err;
 }
 
-int nbcx_waitall(int count, nbcx_request reqs[])
+static int wait_all(int count, nbcx_request reqs[])
 {
     int err = check_requests("nbcx_waitall", count, reqs);
     if (err != NBCX_SUCCESS)
@@ -830,7 +877,7 @@ int nbcx_waitall(int count, nbcx_request reqs[])
     return err;
 }
 
-int nbcx_waitany(int count, nbcx_request reqs[], int *index)
+static int wait_any(int count, nbcx_request reqs[], int *index)
 {
     if (!index)
         return nbcxi_error(NBCX_ERR_REQUEST, "nbcx_waitany: NULL index "
@@ -841,4 +888,39 @@ int nbcx_waitany(int count, nbcx_request reqs[], int *index)
     int i = wait_some(count, reqs);
     *index = i < 0 ? -1 : i;
     return i < 0 ? NBCX_SUCCESS : retire(&reqs[i]);
+}
+
+/* The public tests and waits: the application's time inside them is a
+ * slice of its track when tracing (base/trace.h). */
+#define TRACED(what, call)                                                    \
+    do {                                                                      \
+        NBCXI_TRACE(nbcxi_trace_enter());                                     \
+        int err_ = (call);                                                    \
+        NBCXI_TRACE(nbcxi_trace_leave(what));                                 \
+        return err_;                                                          \
+    } while (0)
+
+int nbcx_test(nbcx_request *req, int *flag)
+{
+    TRACED("test", test_one(req, flag));
+}
+
+int nbcx_wait(nbcx_request *req)
+{
+    TRACED("wait", wait_one(req));
+}
+
+int nbcx_testall(int count, nbcx_request reqs[], int *flag)
+{
+    TRACED("testall", test_all(count, reqs, flag));
+}
+
+int nbcx_waitall(int count, nbcx_request reqs[])
+{
+    TRACED("waitall", wait_all(count, reqs));
+}
+
+int nbcx_waitany(int count, nbcx_request reqs[], int *index)
+{
+    TRACED("waitany", wait_any(count, reqs, index));
 }

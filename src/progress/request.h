@@ -37,6 +37,7 @@ struct nbcx_request_s {
     nbcx_complete_fn cb_fn;
     void *cb_arg;
     struct nbcxi_notice *cb_notice;
+    struct nbcxi_trace_req trace; /* NBCX_TRACE only (base/trace.h) */
 };
 
 /* Starts a built schedule; on success *req owns it, on failure it is

@@ -138,6 +138,7 @@ static void init_once_fn(void)
  * signalled. */
 static bool sleep_locked(int64_t t, int fd)
 {
+    int64_t tr0 = nbcxi_trace_now(); /* (0: not tracing) */
     nbcxi_engine_unlock(); /* (callbacks first: they may start work) */
     struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN },
                            { .fd = fd, .events = POLLIN } };
@@ -153,7 +154,9 @@ static bool sleep_locked(int64_t t, int fd)
     if (any && (p[0].revents & POLLIN))
         (void)!read(wake_fd, &n, sizeof n);
     pthread_mutex_lock(&nbcxi_engine_lock);
-    return any && fd >= 0 && (p[1].revents & POLLIN);
+    bool event = any && fd >= 0 && (p[1].revents & POLLIN);
+    NBCXI_TRACE(nbcxi_trace_sleep(tr0, event));
+    return event;
 }
 
 static void sleep_until_locked(int64_t t)
@@ -290,6 +293,7 @@ static void *main_loop(void *arg)
     char desc[sizeof where];
     nbcxi_placement_bind_self(desc, sizeof desc);
     request_slice(desc, sizeof desc);
+    NBCXI_TRACE(nbcxi_trace_progress_thread());
 
     pthread_mutex_lock(&nbcxi_engine_lock);
     memcpy(where, desc, sizeof where);
@@ -340,7 +344,9 @@ static void *main_loop(void *arg)
             continue;
         }
         kicked = false;
+        int64_t tr0 = nbcxi_trace_now();
         long advanced = nbcxi_progress_all_locked(false);
+        NBCXI_TRACE(nbcxi_trace_pass(tr0, advanced));
         nbcxi_engine_notify_locked(); /* completion callbacks, promptly */
         if (advanced) {
             pause = POLL_MIN_NS;

@@ -228,12 +228,20 @@ static int run_copy(const struct nbcxi_node *c)
                            c->u.copy.dst, c->u.copy.dcount, c->u.copy.dtype);
 }
 
+/* The trace's name of each kind of node (base/trace.h). */
+static const signed char trace_kind[] = {
+    [NBCXI_NODE_SEND] = NBCXI_TRACE_SEND, [NBCXI_NODE_RECV] = NBCXI_TRACE_RECV,
+    [NBCXI_NODE_REDUCE] = NBCXI_TRACE_REDUCE,
+    [NBCXI_NODE_COPY] = NBCXI_TRACE_COPY, [NBCXI_NODE_CALL] = NBCXI_TRACE_OTHER,
+    [NBCXI_NODE_POLL] = NBCXI_TRACE_OTHER };
+
 /* Runs one ready node: posts it (send, receive) or does it now. */
 static int run_node(struct nbcx_sched_s *s, int id)
 {
     nbcxi_transport *tp = s->comm->tp;
     struct nbcxi_node *nd = &s->nodes[id];
     int err;
+    NBCXI_TRACE(nbcxi_trace_node(trace_kind[nd->kind]));
     switch (nd->kind) {
     case NBCXI_NODE_SEND:
     case NBCXI_NODE_RECV: {

@@ -134,6 +134,8 @@ struct nbcx_sched_s {
      * ndone when it last looked, and since when it has not changed (ns,
      * 0: not looked at since the start) */
     const char *op_name, *alg_name;
+    size_t msg_bytes;         /* the call's message size (select.c), for
+                                 the trace (base/trace.h) */
     int wd_ndone;
     int64_t wd_since;
 };

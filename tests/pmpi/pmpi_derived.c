@@ -30,10 +30,18 @@ static long long served(void)
 }
 
 /* The derived types, by name. which: 0 vector, 1 indexed, 2 struct, 3
- * resized, 4 negative lower bound. */
+ * resized, 4 negative lower bound; with MPI 4.0, 5 and 6: an indexed
+ * block and a vector made by the large-count constructors (mpi4py 4 makes
+ * its types so; MPICH 4.0.2's MPI_Type_get_envelope fails on them, which
+ * sent these collectives native under the shim). */
 static const char *const names[] = { "vector", "indexed", "struct",
-                                     "resized", "negative-lb" };
+                                     "resized", "negative-lb",
+                                     "indexed-block-c", "vector-c" };
+#if MPI_VERSION >= 4
+enum { NTYPES = 7 };
+#else
 enum { NTYPES = 5 };
+#endif
 
 static MPI_Datatype make(int which)
 {
@@ -63,6 +71,16 @@ static MPI_Datatype make(int which)
         MPI_Type_create_resized(inner, 0, 7 * sizeof(int), &t);
         MPI_Type_free(&inner);
         break;
+#if MPI_VERSION >= 4
+    case 5: {
+        MPI_Count dp[4] = { 1, 3, 4, 8 };
+        MPI_Type_create_indexed_block_c(4, 2, dp, MPI_INT, &t);
+        break;
+    }
+    case 6:
+        MPI_Type_vector_c(2, 3, 4, MPI_INT, &t);
+        break;
+#endif
     default: {
         /* Two ints at -8 and 0 bytes: lower bound -8, extent 12. */
         int bl[2] = { 1, 1 }, dp[2] = { -2, 0 };

@@ -171,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dpi", type=int, default=120, help="resolution of the PNG files (default: 120)"
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s (nbcx) {__version__}")
     return parser
 
 

@@ -111,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
         "rank provably makes in the same order, e.g. straight-line code in main and one "
         "loop, are decided one by one)",
     )
-    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    p.add_argument("--version", action="version", version=f"%(prog)s (nbcx) {__version__}")
     return p
 
 
