@@ -144,7 +144,7 @@ int nbcx_comm_set_transport(nbcx_comm h, const char *name)
     int err = back ? NBCX_SUCCESS : backend_named(name, &ops);
     if (err != NBCX_SUCCESS)
         return err;
-    if (c->tp->ops->in_process)
+    if (nbcxi_transport_can(c->tp, NBCXI_CAP_IN_PROCESS))
         return nbcxi_error(NBCX_ERR_TRANSPORT, "nbcx_comm_set_transport: the "
                            "ranks of this communicator are threads of one "
                            "process (nbcx_inproc_run): it stays on %s",

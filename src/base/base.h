@@ -5,7 +5,7 @@
  * (pool.c), error details (errors.c), environment variables (env.c) and
  * the clock (clock.c), the trace recorder (trace.c, trace.h). Nothing here includes mpi.h or calls a layer
  * above; a communicator holds its transport through the table of
- * transport/transport.h only.
+ * base/transport.h only.
  */
 #ifndef NBCX_BASE_H
 #define NBCX_BASE_H
@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "nbcx.h"
-#include "../transport/transport.h"
+#include "transport.h"
 #include "trace.h"
 
 #if defined(__GNUC__)
@@ -52,6 +52,21 @@ NBCX_HIDDEN void nbcxi_pool_free(struct nbcxi_pool *p, void *obj,
                                  uint32_t dead_magic);
 extern NBCX_HIDDEN struct nbcxi_pool nbcxi_comm_pool, nbcxi_op_pool,
     nbcxi_type_pool, nbcxi_request_pool;
+
+/* The reference count of a pooled object that may be a built-in
+ * (datatypes, operations): a built-in (id != 0) is never counted nor
+ * freed. nbcxi_ref_release returns true when it dropped the last
+ * reference of a counted one: the caller then frees it. */
+static inline void nbcxi_ref_retain(int id, atomic_int *refs)
+{
+    if (id == 0)
+        atomic_fetch_add_explicit(refs, 1, memory_order_relaxed);
+}
+static inline bool nbcxi_ref_release(int id, atomic_int *refs)
+{
+    return id == 0 &&
+           atomic_fetch_sub_explicit(refs, 1, memory_order_acq_rel) == 1;
+}
 
 /* Returns code after recording, for this thread, a message that says
  * more than nbcx_error_string(code) (which handle, which misuse);
@@ -226,6 +241,10 @@ struct nbcx_comm_s {
     atomic_bool diagnosed;
 };
 
+/* Set once a communicator was made on a transport not safe for a
+ * progress thread (no NBCXI_CAP_PROGRESS_THREAD, transport.h): the
+ * progress mode then defaults to caller (progress/mode.c). */
+extern NBCX_HIDDEN atomic_bool nbcxi_comm_no_thread;
 /* Takes ownership of tp; on failure tp is destroyed. */
 NBCX_HIDDEN int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp,
                                   nbcx_comm *out);

@@ -70,8 +70,12 @@ static void take(struct nbcx_comm_s *c, const struct nbcxi_comm_switch *sw)
     c->tp = sw->tp;
 }
 
+atomic_bool nbcxi_comm_no_thread;
+
 int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp, nbcx_comm *out)
 {
+    if (!nbcxi_transport_can(tp, NBCXI_CAP_PROGRESS_THREAD))
+        atomic_store(&nbcxi_comm_no_thread, true);
     struct nbcxi_comm_switch sw = { 0 };
     int err = rank < 0 || rank >= size ? NBCX_ERR_TRANSPORT
                                        : nbcxi_comm_switch_prepare(tp, &sw);

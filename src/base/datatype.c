@@ -95,15 +95,12 @@ struct nbcxi_pool nbcxi_type_pool = NBCXI_POOL_INIT(struct nbcx_datatype_s);
 
 void nbcxi_type_retain(struct nbcx_datatype_s *t)
 {
-    if (t->id == 0)
-        atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+    nbcxi_ref_retain(t->id, &t->refs);
 }
 
 void nbcxi_type_release(struct nbcx_datatype_s *t)
 {
-    if (t->id != 0)
-        return;
-    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) {
+    if (nbcxi_ref_release(t->id, &t->refs)) {
         t->magic = 0;
         if (t->face && t->face->release)
             t->face->release(t);

@@ -1,5 +1,5 @@
 /* module.c - loading a backend built as a module (libnbcx-<name>.so,
- * transport/transport.h) the first time a communicator asks for it.
+ * base/transport.h) the first time a communicator asks for it.
  *
  * Where: the directories of NBCX_MODULE_PATH (colon-separated) first;
  * then, unless NBCX_MODULE_PATH_ONLY is set (tests use it to make the

@@ -1,5 +1,5 @@
 /*
- * module.h - backends built as loadable modules (transport/transport.h,
+ * module.h - backends built as loadable modules (base/transport.h,
  * "backends built as loadable modules"): the stand-in the generated
  * registry (cmake/backends.c.in) holds for each, and the loader behind
  * it (base/module.c).

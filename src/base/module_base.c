@@ -1,5 +1,5 @@
 /* module_base.c - base/ inside a backend built as a module (MODULE in
- * its nbcx_backend() line; transport/transport.h): compiled into the
+ * its nbcx_backend() line; base/transport.h): compiled into the
  * module, not into libnbcx. The module does not link libnbcx (whose
  * internals are hidden, and which a program may have linked statically):
  * the few functions of base/ a backend calls are forwarded here to

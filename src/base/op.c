@@ -35,15 +35,12 @@ struct nbcxi_pool nbcxi_op_pool = NBCXI_POOL_INIT(struct nbcx_op_s);
 
 void nbcxi_op_retain(struct nbcx_op_s *op)
 {
-    if (op->id == 0)
-        atomic_fetch_add_explicit(&op->refs, 1, memory_order_relaxed);
+    nbcxi_ref_retain(op->id, &op->refs);
 }
 
 void nbcxi_op_release(struct nbcx_op_s *op)
 {
-    if (op->id != 0)
-        return;
-    if (atomic_fetch_sub_explicit(&op->refs, 1, memory_order_acq_rel) == 1) {
+    if (nbcxi_ref_release(op->id, &op->refs)) {
         op->magic = 0;
         if (op->release)
             op->release(op);

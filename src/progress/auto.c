@@ -104,7 +104,7 @@ static bool copy_bound(const struct nbcx_sched_s *s)
 }
 
 /* Whether s's transport carries it without progress calls: it is within
- * the transport's lazy_max (UCX over TCP: 64 KiB, one eager send
+ * the transport's carries_max (UCX over TCP: 64 KiB, one eager send
  * segment), and its start posted every send it makes (a forwarding rank
  * of a tree waits for its receive: not carried). The kernel then moves
  * the data while the application computes, and its wait only copies what
@@ -115,8 +115,7 @@ static bool copy_bound(const struct nbcx_sched_s *s)
 static bool carried(const struct nbcx_sched_s *s, size_t bytes)
 {
     const nbcxi_transport *tp = s->comm->tp;
-    size_t max = tp->ops->lazy_max ? tp->ops->lazy_max(tp) : 0;
-    return bytes <= max && nbcxi_sched_sends_posted(s);
+    return bytes <= nbcxi_transport_carries(tp) && nbcxi_sched_sends_posted(s);
 }
 
 /* Whether s is short: few bytes, carried by its transport, or a predicted

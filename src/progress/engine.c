@@ -247,7 +247,7 @@ int nbcxi_engine_arm_locked(void)
     for (struct nbcx_request_s *r = active; r; r = r->next) {
         struct nbcx_sched_s *s = r->sched;
         nbcxi_transport *t = s->comm->tp;
-        if (s->npolls > 0 || !t->ops->event_fd)
+        if (s->npolls > 0 || !nbcxi_transport_can(t, NBCXI_CAP_WAKES))
             return -1; /* a poll node, or a transport that cannot wake us */
         int f = t->ops->event_fd(t);
         if (f < 0 || (fd >= 0 && f != fd))
@@ -441,8 +441,7 @@ static void activate_now(struct nbcx_request_s *r)
 
     /* Where a progress thread will adopt it, a start does not wait for
      * the lock (above). */
-    if (m->handoff && !s->comm->tp->ops->in_process &&
-        nbcxi_thread_live()) {
+    if (nbcxi_mode_hands_off(m, s->comm->tp) && nbcxi_thread_live()) {
         if (pthread_mutex_trylock(&nbcxi_engine_lock) != 0) {
             struct nbcx_request_s *top =
                 atomic_load_explicit(&handed, memory_order_relaxed);
@@ -471,7 +470,8 @@ static bool begin_locked(struct nbcx_request_s *r,
                          const struct nbcxi_progress_mode *m, bool *wake)
 {
     struct nbcx_sched_s *s = r->sched;
-    bool done, in_process = s->comm->tp->ops->in_process;
+    bool done,
+        in_process = nbcxi_transport_can(s->comm->tp, NBCXI_CAP_IN_PROCESS);
     int err = nbcxi_sched_begin(s, &done);
     if (done) {
         /* A communication error met while starting (the executor has

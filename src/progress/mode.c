@@ -40,6 +40,10 @@ static void read_mode(void)
             fprintf(stderr, "nbcx: NBCX_PROGRESS=%s is not caller, thread, "
                             "split or auto; using auto\n", v);
     }
+    /* A transport not safe for a progress thread, unless the program
+     * chose a mode (transport.h, NBCXI_CAP_PROGRESS_THREAD). */
+    if (!v && atomic_load(&nbcxi_comm_no_thread))
+        m = NBCX_PROGRESS_CALLER;
     /* A face may have refused threads before the first read. */
     if (modes[m]->thread && !atomic_load(&threads_ok))
         m = NBCX_PROGRESS_CALLER;

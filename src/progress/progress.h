@@ -61,6 +61,15 @@ struct nbcxi_progress_mode {
 };
 extern NBCX_HIDDEN const struct nbcxi_progress_mode nbcxi_caller_mode,
     nbcxi_thread_mode, nbcxi_split_mode, nbcxi_auto_mode;
+/* Whether a start of mode m on transport tp may hand its operation to the
+ * progress thread when the engine lock is taken: the mode hands off, and
+ * the transport's peers are not threads of this process (an in-process
+ * start progresses the peers' operations itself). */
+static inline bool nbcxi_mode_hands_off(const struct nbcxi_progress_mode *m,
+                                        const nbcxi_transport *tp)
+{
+    return m->handoff && !nbcxi_transport_can(tp, NBCXI_CAP_IN_PROCESS);
+}
 /* The mode in force (mode.c). */
 NBCX_HIDDEN const struct nbcxi_progress_mode *nbcxi_mode(void);
 
@@ -158,15 +167,16 @@ NBCX_HIDDEN bool nbcxi_any_local(int count, nbcx_request reqs[]);
  * enough to poll for each other (the transport says, transport.h). */
 static inline bool nbcxi_peers_poll(const struct nbcx_comm_s *c)
 {
-    const struct nbcxi_transport_ops *ops = c->tp->ops;
-    return ops->in_process && ops->peers_poll && ops->peers_poll();
+    return nbcxi_transport_can(c->tp, NBCXI_CAP_IN_PROCESS) &&
+           c->tp->ops->peers_poll && c->tp->ops->peers_poll();
 }
 
 /* Whether c's peers are threads of this process too many for the cores
  * to poll for each other. */
 static inline bool nbcxi_peers_crowd(const struct nbcx_comm_s *c)
 {
-    return c->tp->ops->in_process && !nbcxi_peers_poll(c);
+    return nbcxi_transport_can(c->tp, NBCXI_CAP_IN_PROCESS) &&
+           !nbcxi_peers_poll(c);
 }
 
 /* ---- thread.c ---- */

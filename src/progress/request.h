@@ -1,7 +1,7 @@
 /*
  * request.h - requests and what the progress layer offers the layers
  * around it: the API starts and plans schedules (nbcxi_start,
- * nbcxi_plan), faces (transport/mpi/face.c) say whether threads may call
+ * nbcxi_plan), faces (face/mpi.c) say whether threads may call
  * their library and stop the thread before it shuts down.
  */
 #ifndef NBCX_REQUEST_H

@@ -55,7 +55,7 @@
 #include "blocks.h"
 #include "colls.h"
 #include "gaptype.h"
-#include "progress/request.h"
+#include "base/base.h"
 #include "harness.h"
 #include "inproc_test.h"
 #include "matrix_op.h"

@@ -1,5 +1,5 @@
 /*
- * test_sim.c - the LogGP simulator (src/transport/sim, docs/sim.md):
+ * test_sim.c - the LogGP simulator (src/model/sim, docs/sim.md):
  * closed-form LogGP times on cases derived by hand, every algorithm of
  * every collective simulated to completion without unmatched messages,
  * folded runs equal to full ones, and the parameter file's errors.
@@ -8,7 +8,7 @@
 
 #include "harness.h"
 #include "coll/coll.h"
-#include "transport/sim/sim.h"
+#include "model/sim/sim.h"
 
 /* Round numbers, g <= L + 2o, no local costs unless a test sets them. */
 static struct nbcxi_sim_params params(void)

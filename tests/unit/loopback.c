@@ -26,18 +26,6 @@
 #include "base/base.h"
 #include "loopback.h"
 
-/* One thread drives all ranks of a loopback world: its queues take no
- * lock, and its deadlock detector counts polls that moved nothing. So a
- * program that uses it runs in caller mode unless its environment says
- * otherwise (CTest sets NBCX_PROGRESS=caller too; this covers a test run
- * by hand, which the default auto mode's progress thread made corrupt
- * memory) or the test itself does, with nbcx_progress_set. nbcx reads
- * the variable at its first use, after this. */
-__attribute__((constructor)) static void caller_mode_by_default(void)
-{
-    setenv("NBCX_PROGRESS", "caller", 0);
-}
-
 enum lb_state { LB_POSTED, LB_MATCHED, LB_DONE };
 
 struct lb_op {
@@ -512,6 +500,13 @@ static size_t lb_lazy_max(const nbcxi_transport *t)
     return ep->w->opt.lazy_max;
 }
 
+/* One thread drives all ranks of a loopback world: its queues take no
+ * lock, and its deadlock detector counts polls that moved nothing. So it
+ * declares itself not safe for a progress thread (no
+ * NBCXI_CAP_PROGRESS_THREAD): a program that uses it runs in caller mode
+ * unless its environment (CTest sets NBCX_PROGRESS=caller too) or the
+ * test itself (nbcx_progress_set) chooses another; a test run by hand
+ * under the default auto mode's progress thread corrupted memory. */
 static const struct nbcxi_transport_ops lb_ops = {
     .name = "loopback",
     .req_size = sizeof(struct lb_op *),
@@ -520,6 +515,7 @@ static const struct nbcxi_transport_ops lb_ops = {
     .testsome = lb_testsome,
     .cancel = lb_cancel,
     .destroy = lb_destroy,
+    .caps = 0,
 };
 
 /* ------------------------------------------------------------------ */
@@ -557,7 +553,7 @@ int loopback_world_create_ex(int nranks, const struct loopback_options *opt,
     w->ops = lb_ops;
     w->ops.segsize = w->opt.segsize;
     if (w->opt.lazy_max)
-        w->ops.lazy_max = lb_lazy_max;
+        w->ops.carries_max = lb_lazy_max;
     w->rng = w->opt.seed;
     int err = (w->recvs && w->sends && w->live_sends && w->live_recvs)
                   ? NBCX_SUCCESS

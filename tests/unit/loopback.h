@@ -58,7 +58,7 @@ struct loopback_options {
     size_t segsize;       /* the transport's fragment size (its
                              ops->segsize); 0: none                     */
     size_t lazy_max;      /* what it carries with no progress call (its
-                             ops->lazy_max); 0: none                    */
+                             ops->carries_max); 0: none                 */
     int medium;           /* where it says its data moves (its
                              enum nbcxi_medium); 0: not known           */
 };

@@ -174,6 +174,7 @@ static const struct nbcxi_transport_ops ev_ops = {
     .destroy = ev_destroy,
     .event_fd = ev_event_fd,
     .arm = ev_arm,
+    .caps = NBCXI_CAP_WAKES | NBCXI_CAP_PROGRESS_THREAD,
 };
 
 /* Waits until the thread has armed the transport more than `after`

@@ -17,7 +17,7 @@
  *             itself within a few seconds after it
  *   small     1 KiB: nothing predicted, the watch looks at once (within
  *             its millisecond) and the operation completes by itself
- *   carried   a transport that carries 64 KiB by itself (ops->lazy_max):
+ *   carried   a transport that carries 64 KiB by itself (ops->carries_max):
  *             a 64 KiB broadcast, predicted to take far longer than
  *             auto mode leaves to the application, is lazy on the ranks
  *             whose start posted every send (the root, a leaf), not on a

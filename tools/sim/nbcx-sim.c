@@ -1,6 +1,6 @@
 /*
  * nbcx-sim - predicts the time of an nbcx collective on many ranks with
- * the LogGP simulator (src/transport/sim, docs/sim.md).
+ * the LogGP simulator (src/model/sim, docs/sim.md).
  *
  *   nbcx-sim --op allreduce --alg ring --size 1m --ranks 100000 \
  *            --ranks-per-node 2 --params file.json [--compute-us 500]
@@ -27,7 +27,7 @@
 #include <time.h>
 
 #include "coll/coll.h"
-#include "transport/sim/sim.h"
+#include "model/sim/sim.h"
 #include "params_path.h"
 #include "../common/tool_args.h"
 

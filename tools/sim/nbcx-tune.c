@@ -56,7 +56,7 @@
 
 #include "coll/coll.h"
 #include "progress/progress.h"
-#include "transport/sim/sim.h"
+#include "model/sim/sim.h"
 #include "params_path.h"
 #include "../common/tool_args.h"
 

@@ -257,6 +257,9 @@ static const struct nbcxi_transport_ops mpi_ops = {
     .cancel_prepared = mpi_cancel_prepared,
     .free_prepared = mpi_free_prepared,
     .split = nbcxi_mpi_split,
+    /* (without MPI_THREAD_MULTIPLE, the face refuses threads:
+     * nbcxi_progress_threads_allowed) */
+    .caps = NBCXI_CAP_PROGRESS_THREAD,
 };
 
 /* Whether list (an Open MPI or UCX component list: "a,b", or "^a,b" for

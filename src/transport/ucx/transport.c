@@ -21,7 +21,7 @@
  * which nothing but UCX is on the data path. No MPI in this folder.
  *
  * Built as a module, libnbcx-ucx.so (MODULE in its nbcx_backend() line,
- * transport/transport.h): libnbcx loads it the first time a communicator
+ * base/transport.h): libnbcx loads it the first time a communicator
  * asks for "ucx", so programs that never do never load UCX (nor libucm's
  * memory hooks). The functions of base/ called here reach libnbcx through
  * base/module_base.c.
@@ -223,7 +223,7 @@ static size_t setting_bytes(const char *name)
 }
 
 /* The largest operation UCX carries with no progress call once posted
- * (transport.h, lazy_max): on TCP alone, a message that leaves in one
+ * (transport.h, carries_max): on TCP alone, a message that leaves in one
  * send segment (nbcx's 64 KiB, TCP_TX_SEG_SIZE) and below the rendezvous
  * threshold (UCX's own sends 64 KiB eagerly and 256 KiB by rendezvous):
  * the kernel takes it at the send and buffers it at the receiver. Not on
@@ -754,7 +754,8 @@ const struct nbcxi_transport_ops nbcxi_ucx_ops = {
     .event_fd = ucx_event_fd,
     .arm = ucx_arm,
     .describe = ucx_describe,
-    .lazy_max = ucx_lazy_max,
+    .caps = NBCXI_CAP_WAKES | NBCXI_CAP_PROGRESS_THREAD,
+    .carries_max = ucx_lazy_max,
     /* 256 KiB fragments. Every UCX message costs the progress thread more
      * than an MPI one: a ring allreduce of 1-4 MiB in 64 KiB fragments
      * took 10-11 % progress CPU and overlapped 58-63 % in thread mode on

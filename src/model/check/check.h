@@ -21,8 +21,9 @@
 
 #include <stdarg.h>
 
-#include "../coll/coll.h"
+#include "../../coll/coll.h"
 #include "nbcx_check.h"
+#include "../model.h"
 
 /* ---- roles of user bytes ---- */
 

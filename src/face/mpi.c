@@ -1,4 +1,4 @@
-/* face.c - the MPI face: communicators, datatypes and operations from MPI.
+/* face/mpi.c - the MPI face (include/nbcx_mpi.h): communicators, datatypes and operations from MPI.
  *
  * Predefined MPI datatypes and operations with an nbcx equivalent become
  * the built-in handles (fast C kernels, plain memcpy). Everything else is
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_backend.h"
-#include "../../progress/request.h"
+#include "../transport/mpi/mpi_backend.h"
+#include "../progress/request.h"
 #include "nbcx_mpi.h"
 
 static bool mpi_ready(void)

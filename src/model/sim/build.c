@@ -42,64 +42,11 @@
 
 #include "simint.h"
 
-/* ------------------------------------------------------------------ */
-/* The sim transport: communicators for the builders; it never sends   */
-/* (the simulation walks the schedules itself).                        */
-/* ------------------------------------------------------------------ */
-
-static int sim_p2p(nbcxi_transport *t, const void *buf, int count,
-                   struct nbcx_datatype_s *type, int peer, int tag, void *req)
-{
-    (void)t, (void)buf, (void)count, (void)type, (void)peer, (void)tag;
-    (void)req;
-    return NBCX_ERR_TRANSPORT;
-}
-
-static int sim_recv(nbcxi_transport *t, void *buf, int count,
-                    struct nbcx_datatype_s *type, int peer, int tag,
-                    void *req)
-{
-    return sim_p2p(t, buf, count, type, peer, tag, req);
-}
-
-static int sim_testsome(nbcxi_transport *t, int n, void *reqs, int *ndone,
-                        int *idx)
-{
-    (void)t, (void)n, (void)reqs, (void)idx;
-    *ndone = 0;
-    return NBCX_SUCCESS;
-}
-
-static void sim_cancel(nbcxi_transport *t, void *req)
-{
-    (void)t, (void)req;
-}
-
-static void sim_destroy(nbcxi_transport *t)
-{
-    free(t);
-}
-
-static const struct nbcxi_transport_ops sim_ops = {
-    .name = "sim",
-    .req_size = sizeof(int),
-    .isend = sim_p2p,
-    .irecv = sim_recv,
-    .testsome = sim_testsome,
-    .cancel = sim_cancel,
-    .destroy = sim_destroy,
-};
-
+/* A communicator of the sim transport: it never sends (the simulation
+ * walks the schedules itself; model/silent.c). */
 int sim_comm(int rank, int size, struct nbcx_comm_s **out)
 {
-    *out = NULL;
-    nbcxi_transport *tp = malloc(sizeof *tp);
-    if (!tp)
-        return NBCX_ERR_NOMEM;
-    tp->ops = &sim_ops;
-    tp->tag_ub = (1 << 24) - 1;
-    tp->state = NULL;
-    return nbcxi_comm_create(rank, size, tp, out);
+    return nbcxi_silent_comm(NBCXI_SILENT_SIM, rank, size, (1 << 24) - 1, out);
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,5 +1,5 @@
 /*
- * sim.h - the LogGP simulator (transport/sim/, docs/sim.md): the real
+ * sim.h - the LogGP simulator (model/sim/, docs/sim.md): the real
  * builders' schedules of P virtual ranks, run in simulated time.
  *
  *   params.c  the parameter file (JSON, format "nbcx-loggp/1")

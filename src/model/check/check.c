@@ -2,7 +2,7 @@
  * check.c - the schedule checker's public functions (nbcx_check.h).
  *
  * A check builds the schedule of one rank at a time on a communicator
- * whose transport cannot send (the null transport below), analyses it
+ * whose transport cannot send (model/silent.c), analyses it
  * (rank.c), keeps its compact form and destroys it; then checks across
  * ranks (global.c). Reports that name nodes build the ranks involved
  * again. Builders are deterministic, so the second build is the first.
@@ -15,64 +15,11 @@
 
 #include "check.h"
 
-/* ------------------------------------------------------------------ */
-/* A transport that cannot communicate                                 */
-/* ------------------------------------------------------------------ */
-
-static int null_p2p(nbcxi_transport *t, const void *buf, int count,
-                    struct nbcx_datatype_s *type, int peer, int tag,
-                    void *req)
-{
-    (void)t, (void)buf, (void)count, (void)type, (void)peer, (void)tag;
-    (void)req;
-    return NBCX_ERR_TRANSPORT;
-}
-
-static int null_recv(nbcxi_transport *t, void *buf, int count,
-                     struct nbcx_datatype_s *type, int peer, int tag,
-                     void *req)
-{
-    return null_p2p(t, buf, count, type, peer, tag, req);
-}
-
-static int null_testsome(nbcxi_transport *t, int n, void *reqs, int *ndone,
-                         int *idx)
-{
-    (void)t, (void)n, (void)reqs, (void)idx;
-    *ndone = 0;
-    return NBCX_SUCCESS;
-}
-
-static void null_cancel(nbcxi_transport *t, void *req)
-{
-    (void)t, (void)req;
-}
-
-static void null_destroy(nbcxi_transport *t)
-{
-    free(t);
-}
-
-static const struct nbcxi_transport_ops null_ops = {
-    .name = "none",
-    .req_size = sizeof(int),
-    .isend = null_p2p,
-    .irecv = null_recv,
-    .testsome = null_testsome,
-    .cancel = null_cancel,
-    .destroy = null_destroy,
-};
-
+/* A communicator whose transport cannot communicate (model/silent.c). */
 int ck_null_comm(int rank, int size, struct nbcx_comm_s **out)
 {
-    *out = NULL;
-    nbcxi_transport *tp = malloc(sizeof *tp);
-    if (!tp)
-        return NBCX_ERR_NOMEM;
-    tp->ops = &null_ops;
-    tp->tag_ub = (1 << 20) - 1;
-    tp->state = NULL;
-    return nbcxi_comm_create(rank, size, tp, out);
+    return nbcxi_silent_comm(NBCXI_SILENT_CHECK, rank, size, (1 << 20) - 1,
+                             out);
 }
 
 /* ------------------------------------------------------------------ */

@@ -2,8 +2,10 @@
  * transport.h - what a point-to-point backend offers the layers above:
  * one table of functions (struct nbcxi_transport_ops) and a handle.
  *
- * A backend lives in a folder of its own under transport/ (inproc/,
- * mpi/) and is reached only through this table: the executor
+ * The interface sits at the bottom floor, with the objects of base/ that
+ * hold it (a communicator holds its transport), so that no floor reaches
+ * up to transport/ for it. A backend lives in a folder of its own under
+ * transport/ (inproc/, mpi/, ucx/) and is reached only through this table: the executor
  * (sched/executor.c) posts and tests requests, the progress engine asks
  * whether peers are threads of this process, the algorithm selection
  * (coll/select.c) takes the collectives it serves natively. Nothing above
@@ -78,12 +80,11 @@ struct nbcxi_transport_ops {
      * (free_prepared may then be called even before it completes). */
     void (*cancel_prepared)(nbcxi_transport *t, void *req);
     void (*free_prepared)(nbcxi_transport *t, void *req);
-    /* The peers are threads of this process (inproc): a start can
-     * complete other ranks' operations, which the engine then progresses
-     * at once (nbcxi_start) instead of at the progress thread's next
-     * poll. */
-    bool in_process;
-    /* Optional, for in_process transports: whether the peers' threads
+    /* What the transport can do (enum nbcxi_cap, below): the engine and
+     * the progress modes decide from these, never from a backend's name
+     * or a setting. */
+    unsigned caps;
+    /* Optional, for NBCXI_CAP_IN_PROCESS transports: whether the peers' threads
      * now have cores enough to poll for each other (then their own
      * start/test/wait calls move their operations and the progress thread
      * need not be woken for them); NULL: never. */
@@ -101,14 +102,16 @@ struct nbcxi_transport_ops {
      * nbcx_segsize_set, a NBCX_TUNING rule); 0: nbcx's default, 64 KiB.
      * For a transport whose cost per message is high (coll/select.c). */
     size_t segsize;
-    /* Optional: the largest operation (the larger of the bytes it sends
-     * and receives) whose messages this transport carries with no
-     * progress call on either side once the start has posted them: each
-     * leaves whole at its post and is buffered on arrival (eager, no
+    /* Optional, the capability "carries without progress calls up to N
+     * bytes": the largest operation (the larger of the bytes it sends and
+     * receives) whose messages this transport carries with no progress
+     * call on either side once the start has posted them: each leaves
+     * whole at its post and is buffered on arrival (eager, no
      * handshake). Auto mode leaves such an operation to the application
      * when its start posted every send (progress/auto.c). NULL or 0:
-     * none beyond NBCX_AUTO_THREAD_BYTES. */
-    size_t (*lazy_max)(const nbcxi_transport *t);
+     * none beyond NBCX_AUTO_THREAD_BYTES. Read through
+     * nbcxi_transport_carries. */
+    size_t (*carries_max)(const nbcxi_transport *t);
     /* Optional: makes a transport for the group that b describes
      * (collective over it: every member calls it, and all succeed or all
      * fail); the backend can then be chosen by name (NBCX_TRANSPORT).
@@ -121,7 +124,7 @@ struct nbcxi_transport_ops {
      * there: it returns 0 when armed (the caller may sleep in poll() on
      * the fd), 1 when events are already pending (progress again first),
      * -1 when the transport cannot sleep now (poll as usual). A
-     * transport has both or neither. */
+     * transport has both or neither, and NBCXI_CAP_WAKES with them. */
     int (*event_fd)(nbcxi_transport *t);
     int (*arm)(nbcxi_transport *t);
     /* Optional: a short description of the backend as it runs in this
@@ -135,6 +138,30 @@ struct nbcxi_transport_ops {
      * this transport's communicators cannot be split. */
     int (*split)(nbcxi_transport *t, struct nbcx_comm_s *c, int color,
                  int key, struct nbcx_comm_s **out);
+};
+
+/* The capabilities a backend declares (struct nbcxi_transport_ops.caps,
+ * a set of these), with the fourth, "carries without progress calls up
+ * to N bytes", in carries_max:
+ *   IN_PROCESS      the peers are threads of this process (inproc): a
+ *                   start can complete other ranks' operations, which the
+ *                   engine then progresses at once (nbcxi_start) instead
+ *                   of at the progress thread's next poll; and a start is
+ *                   never handed to the progress thread (it progresses
+ *                   the peers' operations itself);
+ *   WAKES           it can wake a sleeping thread when something arrives
+ *                   (event_fd and arm): the progress thread sleeps on it
+ *                   instead of polling on the paced timer;
+ *   PROGRESS_THREAD it is safe to call from a progress thread (under the
+ *                   engine lock, from another thread than the one that
+ *                   made the communicator). Without it, the progress mode
+ *                   is caller unless the program chose one (NBCX_PROGRESS,
+ *                   nbcx_progress_set): the unit tests' loopback transport,
+ *                   one thread's queues, declares it not. */
+enum nbcxi_cap {
+    NBCXI_CAP_IN_PROCESS = 1u << 0,
+    NBCXI_CAP_WAKES = 1u << 1,
+    NBCXI_CAP_PROGRESS_THREAD = 1u << 2,
 };
 
 /* Where a transport's data moves between the ranks of its group, as far
@@ -156,6 +183,20 @@ struct nbcxi_transport {
     void *state; /* the transport's own data */
     enum nbcxi_medium medium; /* set by the backend at creation */
 };
+
+/* Whether t has capability cap (enum nbcxi_cap). */
+static inline bool nbcxi_transport_can(const nbcxi_transport *t,
+                                       enum nbcxi_cap cap)
+{
+    return (t->ops->caps & (unsigned)cap) != 0;
+}
+
+/* The largest operation t carries with no progress call (carries_max;
+ * 0: none). */
+static inline size_t nbcxi_transport_carries(const nbcxi_transport *t)
+{
+    return t->ops->carries_max ? t->ops->carries_max(t) : 0;
+}
 
 /* The backends built into libnbcx that serve algorithms natively or can
  * be created by name, ended by NULL: generated by the build
@@ -197,7 +238,7 @@ const struct nbcxi_transport_ops *nbcxi_backend_named(const char *name,
 
 /* Bumped whenever this header, struct nbcx_datatype_s or the host table
  * change in a way a module built elsewhere would not notice. */
-#define NBCXI_MODULE_ABI 1u
+#define NBCXI_MODULE_ABI 2u
 
 struct nbcxi_module_host {
     unsigned abi;             /* NBCXI_MODULE_ABI of libnbcx */

@@ -13,6 +13,7 @@
 
 #include "../../coll/coll.h"
 #include "sim.h"
+#include "../model.h"
 
 struct sim_node {
     uint64_t bytes;  /* p2p: message; copy, reduce: bytes moved     */

@@ -1,0 +1,67 @@
+/*
+ * silent.c - the never-sending transport of the models (model.h): the
+ * simulator and the checker build schedules on its communicators.
+ */
+#include <stdlib.h>
+
+#include "model.h"
+
+static int silent_p2p(nbcxi_transport *t, const void *buf, int count,
+                      struct nbcx_datatype_s *type, int peer, int tag,
+                      void *req)
+{
+    (void)t, (void)buf, (void)count, (void)type, (void)peer, (void)tag;
+    (void)req;
+    return NBCX_ERR_TRANSPORT;
+}
+
+static int silent_recv(nbcxi_transport *t, void *buf, int count,
+                       struct nbcx_datatype_s *type, int peer, int tag,
+                       void *req)
+{
+    return silent_p2p(t, buf, count, type, peer, tag, req);
+}
+
+static int silent_testsome(nbcxi_transport *t, int n, void *reqs,
+                           int *ndone, int *idx)
+{
+    (void)t, (void)n, (void)reqs, (void)idx;
+    *ndone = 0;
+    return NBCX_SUCCESS;
+}
+
+static void silent_cancel(nbcxi_transport *t, void *req)
+{
+    (void)t, (void)req;
+}
+
+static void silent_destroy(nbcxi_transport *t)
+{
+    free(t);
+}
+
+#define SILENT_OPS(NAME)                                                   \
+    {                                                                      \
+        .name = NAME, .req_size = sizeof(int), .isend = silent_p2p,        \
+        .irecv = silent_recv, .testsome = silent_testsome,                 \
+        .cancel = silent_cancel, .destroy = silent_destroy,                \
+        .caps = NBCXI_CAP_PROGRESS_THREAD,                                 \
+    }
+
+static const struct nbcxi_transport_ops silent_ops[] = {
+    [NBCXI_SILENT_SIM] = SILENT_OPS("sim"),
+    [NBCXI_SILENT_CHECK] = SILENT_OPS("none"),
+};
+
+int nbcxi_silent_comm(enum nbcxi_silent_kind kind, int rank, int size,
+                      int tag_ub, struct nbcx_comm_s **out)
+{
+    *out = NULL;
+    nbcxi_transport *tp = malloc(sizeof *tp);
+    if (!tp)
+        return NBCX_ERR_NOMEM;
+    tp->ops = &silent_ops[kind];
+    tp->tag_ub = tag_ub;
+    tp->state = NULL;
+    return nbcxi_comm_create(rank, size, tp, out);
+}
