@@ -302,27 +302,6 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
     return err;
 }
 
-/* nbcx_comm_split (transport.h's split op): nbcx's private communicator
- * is split (a collective on it, next to the point-to-point traffic of
- * operations in flight, which MPI_THREAD_MULTIPLE allows), and the part
- * becomes an nbcx communicator as any MPI communicator does. */
-int nbcxi_mpi_split(nbcxi_transport *t, struct nbcx_comm_s *c, int color,
-                    int key, struct nbcx_comm_s **out)
-{
-    (void)c;
-    MPI_Comm part = MPI_COMM_NULL;
-    int rc = PMPI_Comm_split(nbcxi_mpi_comm_of(t),
-                             color == NBCX_UNDEFINED ? MPI_UNDEFINED : color,
-                             key, &part);
-    if (rc != MPI_SUCCESS)
-        return nbcxi_mpi_error(rc);
-    if (part == MPI_COMM_NULL)
-        return NBCX_SUCCESS;
-    int err = nbcx_comm_from_mpi(part, out);
-    PMPI_Comm_free(&part);
-    return err;
-}
-
 /* ---- datatypes ---- */
 
 /* The built-in nbcx integer type of `bytes` bytes, or 0. */

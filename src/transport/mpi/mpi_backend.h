@@ -15,10 +15,6 @@ NBCX_HIDDEN int nbcxi_mpi_error(int mpi_err);
 /* A transport over comm, which it owns and frees (MPI_Comm_free). */
 NBCX_HIDDEN int nbcxi_mpi_transport_create(MPI_Comm comm,
                                            nbcxi_transport **out);
-/* The transport's split op (face.c): MPI_Comm_split of t's communicator,
- * then nbcx_comm_from_mpi of the result. */
-NBCX_HIDDEN int nbcxi_mpi_split(nbcxi_transport *t, struct nbcx_comm_s *c,
-                                int color, int key, struct nbcx_comm_s **out);
 /* The MPI communicator under an MPI transport (nbcx's private one). */
 NBCX_HIDDEN MPI_Comm nbcxi_mpi_comm_of(nbcxi_transport *t);
 

@@ -10,6 +10,7 @@
  * truncation by default; there, the transport puts a handler of its own
  * on MPI_COMM_WORLD (install_guard below).
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,6 +244,9 @@ static void mpi_destroy(nbcxi_transport *t)
     free(t);
 }
 
+static int mpi_split(nbcxi_transport *t, struct nbcx_comm_s *c, int color,
+                     int key, struct nbcx_comm_s **out);
+
 static const struct nbcxi_transport_ops mpi_ops = {
     .name = "mpi",
     .req_size = sizeof(MPI_Request),
@@ -256,7 +260,7 @@ static const struct nbcxi_transport_ops mpi_ops = {
     .start = mpi_start,
     .cancel_prepared = mpi_cancel_prepared,
     .free_prepared = mpi_free_prepared,
-    .split = nbcxi_mpi_split,
+    .split = mpi_split,
     /* (without MPI_THREAD_MULTIPLE, the face refuses threads:
      * nbcxi_progress_threads_allowed) */
     .caps = NBCXI_CAP_PROGRESS_THREAD,
@@ -307,6 +311,52 @@ static enum nbcxi_medium medium_of(MPI_Comm comm)
         !list_admits(nbcxi_getenv("UCX_TLS"), ucx_shm))
         return NBCXI_MEDIUM_UNKNOWN;
     return NBCXI_MEDIUM_MEMORY;
+}
+
+/* nbcx_comm_split (base/transport.h's split op): nbcx's private
+ * communicator is split (a collective on it, next to the point-to-point
+ * traffic of operations in flight, which MPI_THREAD_MULTIPLE allows), and
+ * each part gets an MPI transport and a communicator on it. Every member
+ * has its communicator, or none has: one that failed alone (out of
+ * memory) must not leave the others with a communicator whose first
+ * collective would hang, so the outcome is agreed over the parent. */
+static int mpi_split(nbcxi_transport *t, struct nbcx_comm_s *c, int color,
+                     int key, struct nbcx_comm_s **out)
+{
+    (void)c;
+    MPI_Comm parent = nbcxi_mpi_comm_of(t), part = MPI_COMM_NULL;
+    int rc = PMPI_Comm_split(parent,
+                             color == NBCX_UNDEFINED ? MPI_UNDEFINED : color,
+                             key, &part);
+    if (rc != MPI_SUCCESS)
+        return nbcxi_mpi_error(rc);
+    int err = NBCX_SUCCESS;
+    if (part != MPI_COMM_NULL) {
+        PMPI_Comm_set_errhandler(part, MPI_ERRORS_RETURN);
+        int rank, size;
+        PMPI_Comm_rank(part, &rank);
+        PMPI_Comm_size(part, &size);
+        nbcxi_transport *tp;
+        err = nbcxi_mpi_transport_create(part, &tp); /* owns part */
+        if (err != NBCX_SUCCESS)
+            PMPI_Comm_free(&part);
+        else
+            err = nbcxi_comm_create(rank, size, tp, out); /* takes tp */
+    }
+    int me, first = INT_MAX;
+    PMPI_Comm_rank(parent, &me);
+    int mine = err == NBCX_SUCCESS ? INT_MAX : me;
+    rc = PMPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, parent);
+    if (err == NBCX_SUCCESS && (rc != MPI_SUCCESS || first != INT_MAX)) {
+        (*out)->magic = 0; /* new, unused: no cache, nothing in flight */
+        nbcxi_comm_release(*out);
+        *out = NULL;
+        err = rc != MPI_SUCCESS
+                  ? nbcxi_mpi_error(rc)
+                  : nbcxi_error(NBCX_ERR_TRANSPORT, "nbcx_comm_split: rank "
+                                "%d could not make its communicator", first);
+    }
+    return err;
 }
 
 int nbcxi_mpi_transport_create(MPI_Comm comm, nbcxi_transport **out)
