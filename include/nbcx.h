@@ -265,7 +265,8 @@ NBCX_API int nbcx_comm_free(nbcx_comm *comm);
  * nbcx_comm_free. Works on communicators of nbcx_inproc_run (the new
  * ones are on the same in-process transport; a failed rank body fails
  * their operations too) and of nbcx_comm_from_mpi (MPI_Comm_split of
- * nbcx's private duplicate, then nbcx_comm_from_mpi). Errors:
+ * nbcx's private duplicate; the new ones are on the MPI transport, also
+ * where comm was moved to another, e.g. UCX). Errors:
  * NBCX_ERR_COMM, NBCX_ERR_ARG (out NULL, color negative and not
  * NBCX_UNDEFINED: like a mismatched collective, a member that fails
  * here leaves the others waiting), NBCX_ERR_TRANSPORT (a transport that
