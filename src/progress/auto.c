@@ -202,6 +202,7 @@ const struct nbcxi_progress_mode nbcxi_auto_mode = {
     .name = "auto",
     .id = NBCX_PROGRESS_AUTO,
     .thread = true,
+    .place_lazily = true,
     .started_locked = auto_started_locked,
     .poke = auto_poke,
     .wait_some = auto_wait_some,

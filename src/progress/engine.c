@@ -427,7 +427,9 @@ static void activate_now(struct nbcx_request_s *r)
     atomic_store_explicit(&r->complete, false, memory_order_relaxed);
 
     const struct nbcxi_progress_mode *m = nbcxi_mode();
-    if (m->thread && nbcxi_thread_ensure() != NBCX_SUCCESS) {
+    if (m->thread && (m->place_lazily ? nbcxi_thread_launch()
+                                      : nbcxi_thread_ensure()) !=
+                         NBCX_SUCCESS) {
         /* No thread to rely on: waits must drive progress themselves. */
         nbcxi_progress_threads_allowed(false, "a progress thread, which "
                                               "could not be created");

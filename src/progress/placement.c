@@ -16,7 +16,9 @@
  * Nothing here is fatal: when hwloc fails or a list names no usable
  * core, the thread stays unbound and the description says why.
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_ISSET */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -108,15 +110,37 @@ static int count_cores(hwloc_const_bitmap_t set, hwloc_const_bitmap_t skip,
     return n;
 }
 
+/* Our binding as a list ("0-1,4"), from the calling thread's affinity,
+ * without hwloc: loading the topology takes 4-7 ms here, which every
+ * process paid in its first collective on each new MPI communicator of
+ * the shim (share_bindings, face/mpi.c), also where no progress thread
+ * ever runs. The topology is loaded when a thread is placed. */
 int nbcxi_placement_self(char *buf, size_t len)
 {
     if (len)
         buf[0] = '\0';
-    if (!topology())
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
         return -1;
-    pthread_mutex_lock(&state_lock);
-    hwloc_bitmap_list_snprintf(buf, len, own_locked());
-    pthread_mutex_unlock(&state_lock);
+    size_t used = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &set))
+            continue;
+        int last = c;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set))
+            last++;
+        int n = last > c ? snprintf(buf + used, len - used, "%s%d-%d",
+                                    used ? "," : "", c, last)
+                         : snprintf(buf + used, len - used, "%s%d",
+                                    used ? "," : "", c);
+        if (n < 0 || (size_t)n >= len - used) {
+            if (len)
+                buf[0] = '\0'; /* too long: say nothing rather than half */
+            return -1;
+        }
+        used += (size_t)n;
+        c = last;
+    }
     return 0;
 }
 

@@ -35,6 +35,11 @@ struct nbcxi_progress_mode {
     const char *name;          /* as in NBCX_PROGRESS */
     nbcx_progress_mode id;
     bool thread;               /* runs the progress thread */
+    /* The first operation does not wait for the thread to be placed
+     * (hwloc's topology and the binding: 4-8 ms): it starts as in caller
+     * mode until the thread is live (auto, which decides per operation
+     * anyway). Else every start waits until the thread runs. */
+    bool place_lazily;
     /* Optional: a schedule about to start (split: marks the nodes the
      * application thread runs). */
     void (*prepare)(struct nbcx_sched_s *s);
@@ -182,6 +187,9 @@ static inline bool nbcxi_peers_crowd(const struct nbcx_comm_s *c)
 /* ---- thread.c ---- */
 /* Starts the progress thread if it is not running. */
 NBCX_HIDDEN int nbcxi_thread_ensure(void);
+/* Starts the thread where it is not running, without waiting for it to
+ * be placed; nbcxi_thread_live says when it runs. */
+NBCX_HIDDEN int nbcxi_thread_launch(void);
 /* Tells the thread that work arrived (it matters only if the thread
  * sleeps for lack of work) or, urgent, that a thread waits (it should
  * poll closer). Lock held. Returns whether to call nbcxi_thread_wake()

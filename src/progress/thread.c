@@ -387,7 +387,8 @@ static void *main_loop(void *arg)
     return NULL;
 }
 
-int nbcxi_thread_ensure(void)
+/* Starts the thread unless it runs; with wait, until it is placed. */
+static int start_thread(bool wait)
 {
     if (atomic_load_explicit(&live, memory_order_acquire))
         return NBCX_SUCCESS; /* (every start asks: no lock for that) */
@@ -406,10 +407,20 @@ int nbcxi_thread_ensure(void)
     }
     /* Placed before any work: the binding is known (nbcx_info) and the
      * first operation does not race the thread's own set-up. */
-    while (running && !ready)
+    while (wait && running && !ready)
         pthread_cond_wait(&nbcxi_done_cv, &nbcxi_engine_lock);
     pthread_mutex_unlock(&nbcxi_engine_lock);
     return err;
+}
+
+int nbcxi_thread_ensure(void)
+{
+    return start_thread(true);
+}
+
+int nbcxi_thread_launch(void)
+{
+    return start_thread(false);
 }
 
 bool nbcxi_thread_kick_locked(bool urgent)

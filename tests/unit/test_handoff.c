@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -42,11 +43,20 @@ static void run(nbcx_progress_mode mode)
     }
     nbcx_comm c[P];
     REQUIRE_OK(loopback_world_create(P, c));
-    /* A first operation starts the progress thread. */
+    /* A first operation starts the progress thread; in auto mode it does
+     * not wait for the thread to be placed (place_lazily), so the thread
+     * may come up after it: starts hand over once it runs. */
     nbcx_request req[2 * P];
     for (int r = 0; r < P; r++)
         CHECK_OK(nbcx_ibarrier(c[r], &req[r]));
     CHECK_OK(nbcx_waitall(P, req));
+    for (int ms = 0; ms < 10000 && !nbcxi_thread_live(); ms++)
+        nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+    if (!nbcxi_thread_live()) {
+        CHECK(0, "the progress thread never ran");
+        loopback_world_destroy(P, c);
+        return;
+    }
 
     static int32_t bc[P][N], as[P][N], ar[P][N];
     signal(SIGALRM, on_alarm);
