@@ -387,6 +387,20 @@ static void *main_loop(void *arg)
     return NULL;
 }
 
+/* At exit, a thread launched without waiting (place_lazily) must have
+ * finished placing itself: hwloc's topology load, which may load plugins
+ * whose libraries (libX11, by hwloc's gl component) the process's exit
+ * then unloads under it (ThreadSanitizer saw XInitThreads in the thread
+ * race XFreeThreads at exit in a program that ended right after its
+ * first operation). Exit handlers run before the libraries' destructors. */
+static void placed_before_exit(void)
+{
+    pthread_mutex_lock(&nbcxi_engine_lock);
+    while (running && !ready)
+        pthread_cond_wait(&nbcxi_done_cv, &nbcxi_engine_lock);
+    pthread_mutex_unlock(&nbcxi_engine_lock);
+}
+
 /* Starts the thread unless it runs; with wait, until it is placed. */
 static int start_thread(bool wait)
 {
@@ -404,6 +418,9 @@ static int start_thread(bool wait)
             running = true;
         else
             err = NBCX_ERR_NOMEM;
+        static bool exit_hooked; /* (under the engine lock) */
+        if (running && !wait && !exit_hooked)
+            exit_hooked = atexit(placed_before_exit) == 0;
     }
     /* Placed before any work: the binding is known (nbcx_info) and the
      * first operation does not race the thread's own set-up. */
