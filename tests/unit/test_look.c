@@ -78,6 +78,13 @@ static bool start_world(int p, const struct loopback_options *opt,
     for (int r = 0; r < p; r++) /* starts the progress thread */
         CHECK_OK(nbcx_ibarrier(c[r], &b[r]));
     CHECK_OK(nbcx_waitall(p, b));
+    /* Auto mode does not wait for the thread to be placed (place_lazily):
+     * the tests below read what its placement decided (a spare core) and
+     * count on its looks, so they begin once it runs. */
+    for (int ms = 0; ms < 10000 && !nbcxi_thread_live(); ms++)
+        nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+    if (!CHECK(nbcxi_thread_live(), "the progress thread never ran"))
+        return false;
     pthread_mutex_lock(&nbcxi_engine_lock);
     nbcxi_pace_reset();
     nbcxi_pace_sample(N, 1, (int64_t)PREDICT_MS * 1000000,
