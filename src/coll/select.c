@@ -135,11 +135,12 @@ int nbcxi_knomial_radix(const char *name)
 {
     if (!name || strncasecmp(name, "knomial", 7) != 0)
         return 0;
+    /* (name[8] is read only after a digit at name[7]: plain "knomial"
+     * ends at name[7]) */
+    if (name[7] < '0' || name[7] > '9' || name[8] != '\0')
+        return 0;
     int k = name[7] - '0';
-    return name[8] == '\0' && k >= NBCXI_KNOMIAL_MIN &&
-                   k <= NBCXI_KNOMIAL_MAX
-               ? k
-               : 0;
+    return k >= NBCXI_KNOMIAL_MIN && k <= NBCXI_KNOMIAL_MAX ? k : 0;
 }
 
 const char *nbcxi_knomial_name(int k)
