@@ -36,8 +36,21 @@ class LeakTest {
     @Test
     void rssStaysFlat() throws Exception {
         int iterations = Math.max(8, Integer.getInteger("nbcx.leak.iterations", 20));
-        // Warm-up: JIT, thread stacks, nbcx's pools and malloc's arenas settle.
-        for (int i = 0; i < 10; i++) once();
+        // Warm-up: JIT, thread stacks, nbcx's pools and malloc's arenas
+        // settle, in steps (the JIT compilers' arenas grow the heap by tens
+        // of MiB when they compile the larger test bodies, at a round that
+        // depends on timing). So at least 10 rounds, and then until RSS has
+        // grown by less than 1 MiB over the last 5 rounds, for at most 60
+        // rounds: a real leak never settles and is measured below anyway.
+        long[] warm = new long[60];
+        int w = 0;
+        while (w < warm.length) {
+            once();
+            System.gc();
+            warm[w++] = rssKiB();
+            if (w >= 10 && warm[w - 1] - warm[w - 6] < 1024) break;
+        }
+        System.out.printf("leak check: %d warm-up rounds, RSS %d KiB to %d KiB%n", w, warm[0], warm[w - 1]);
         long staging = Request.LIVE_STAGING.get(), ops = Op.LIVE_USER_OPS.get();
         long[] rss = new long[iterations];
         long t0 = System.nanoTime();
