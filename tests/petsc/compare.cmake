@@ -1,8 +1,8 @@
 # compare.cmake -DNATIVE=cmd|... -DSHIM=cmd|...: runs poisson natively and
 # under the shim; both must converge ("reason" > 0) in the same number of
 # iterations to residuals within 1e-6 of each other (relative), and the
-# shim's report must count the iallreduce calls as served by nbcx, none
-# native.
+# shim's report must count the calls of each operation of SERVED as
+# served by nbcx, none native.
 function(run cmdline prefix)
   string(REPLACE "|" ";" cmd "${cmdline}")
   execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out
@@ -43,12 +43,22 @@ if(NOT ne STREQUAL se OR diff GREATER 1)
   message(FATAL_ERROR "residuals differ: ${native_res} native, ${shim_res} "
                       "under the shim")
 endif()
-if(NOT shim_err MATCHES "iallreduce +([0-9]+) nbcx +([0-9]+) native")
-  message(FATAL_ERROR "the shim's report shows no iallreduce")
+# SERVED (default iallreduce): the operations, |-separated, that must all
+# be served by nbcx, none native.
+if(NOT SERVED)
+  set(SERVED iallreduce)
 endif()
-if(CMAKE_MATCH_1 EQUAL 0 OR NOT CMAKE_MATCH_2 EQUAL 0)
-  message(FATAL_ERROR "iallreduce: ${CMAKE_MATCH_1} served by nbcx, "
-                      "${CMAKE_MATCH_2} native")
-endif()
-message("same iterations (${shim_its}) and residual (${shim_res}); "
-        "${CMAKE_MATCH_1} MPI_Iallreduce served by nbcx")
+string(REPLACE "|" ";" served "${SERVED}")
+set(counts "")
+foreach(op IN LISTS served)
+  if(NOT shim_err MATCHES "${op} +([0-9]+) nbcx +([0-9]+) native")
+    message(FATAL_ERROR "the shim's report shows no ${op}")
+  endif()
+  if(CMAKE_MATCH_1 EQUAL 0 OR NOT CMAKE_MATCH_2 EQUAL 0)
+    message(FATAL_ERROR "${op}: ${CMAKE_MATCH_1} served by nbcx, "
+                        "${CMAKE_MATCH_2} native")
+  endif()
+  string(APPEND counts " ${CMAKE_MATCH_1} ${op}")
+endforeach()
+message("same iterations (${shim_its}) and residual (${shim_res}); served "
+        "by nbcx:${counts}")
