@@ -237,7 +237,12 @@ public final class Communicator implements AutoCloseable {
         if (a == null) return null;
         int[] c = a.clone();
         if (b != null && b.layout != null)
-            for (int i = 0; i < c.length; i++) c[i] = Math.multiplyExact(c[i], b.per);
+            for (int i = 0; i < c.length; i++) {
+                long v = (long) c[i] * b.per;
+                if (v != (int) v)
+                    throw arg(ERR_COUNT, c[i] + " elements of " + b.layout + " exceed 2^31 values");
+                c[i] = (int) v;
+            }
         return c;
     }
 

@@ -261,6 +261,8 @@ class LayoutTest {
             // 3 ints do not fill whole elements of a 2-int layout
             BadArgumentsTest.code(NbcxException.ERR_COUNT,
                     () -> comm.iallgather(Buf.of(new int[3]), Buf.of(a, two, 0, 3)));
+            BadArgumentsTest.code(NbcxException.ERR_COUNT, () -> comm.ireduceScatter(Buf.of(new int[4]),
+                    Buf.of(a, two, 0, 1), new int[] {Integer.MAX_VALUE / 2 + 1, 1}, Op.SUM)); // 2^31 values
             BadArgumentsTest.code(NbcxException.ERR_TYPE, () -> comm.ialltoallw(Buf.of(a, two, 0, 2),
                     new int[] {1, 1}, new int[] {0, 0}, new Datatype[] {Datatype.INT, Datatype.INT},
                     Buf.of(new int[4]), new int[] {1, 1}, new int[] {0, 4},
