@@ -35,6 +35,7 @@ static jclass g_native_class;      /* io.nbcx.Native (global ref) */
 static jmethodID g_run_rank;       /* static int runRank(Object, long) */
 static jmethodID g_apply_op;       /* static void applyOp(Object, ByteBuffer, ByteBuffer, int, int) */
 static jmethodID g_completed;      /* static void completed(long, int) */
+static jmethodID g_run_call;       /* static int runCall(long) */
 
 static void detach_at_exit(void *unused)
 {
@@ -60,7 +61,9 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
         env, c, "applyOp",
         "(Ljava/lang/Object;Ljava/nio/ByteBuffer;Ljava/nio/ByteBuffer;II)V");
     g_completed = (*env)->GetStaticMethodID(env, c, "completed", "(JI)V");
-    if (!g_native_class || !g_run_rank || !g_apply_op || !g_completed)
+    g_run_call = (*env)->GetStaticMethodID(env, c, "runCall", "(J)I");
+    if (!g_native_class || !g_run_rank || !g_apply_op || !g_completed ||
+        !g_run_call)
         return JNI_ERR;
     return JNI_VERSION_10;
 }
@@ -225,6 +228,47 @@ JNIEXPORT void JNICALL Java_io_nbcx_Native_copyRegion(JNIEnv *env, jclass cls,
     default: break;
     }
 #undef REGION
+}
+
+/* A derived layout (io.nbcx.Layout): n elements from byte `origin` of the
+ * array (pinned, critical, for the loop) or direct buffer, element e's
+ * block i at origin + e*extent + disp[i], len[i] bytes, packed back to
+ * back into ptr (in) or unpacked from it. Java checked the bounds. */
+JNIEXPORT void JNICALL Java_io_nbcx_Native_layoutCopy(
+    JNIEnv *env, jclass cls, jobject array, jobject direct, jlong origin,
+    jint n, jlong extent, jlongArray jdisp, jlongArray jlen, jlong ptr,
+    jboolean in)
+{
+    (void)cls;
+    if (n <= 0) return;
+    jsize nb = (*env)->GetArrayLength(env, jdisp);
+    jlong *disp = (*env)->GetLongArrayElements(env, jdisp, NULL);
+    jlong *len = disp ? (*env)->GetLongArrayElements(env, jlen, NULL) : NULL;
+    if (!len) {
+        if (disp) (*env)->ReleaseLongArrayElements(env, jdisp, disp, JNI_ABORT);
+        return; /* OutOfMemoryError pending */
+    }
+    char *base = array ? (*env)->GetPrimitiveArrayCritical(env, array, NULL)
+                       : (*env)->GetDirectBufferAddress(env, direct);
+    if (base) {
+        char *packed = PTR(ptr);
+        for (jint e = 0; e < n; e++) {
+            char *elem = base + origin + (ptrdiff_t)e * extent;
+            for (jsize i = 0; i < nb; i++) {
+                size_t l = (size_t)len[i];
+                if (in)
+                    memcpy(packed, elem + disp[i], l);
+                else
+                    memcpy(elem + disp[i], packed, l);
+                packed += l;
+            }
+        }
+        if (array)
+            (*env)->ReleasePrimitiveArrayCritical(env, array, base,
+                                                  in ? JNI_ABORT : 0);
+    }
+    (*env)->ReleaseLongArrayElements(env, jlen, len, JNI_ABORT);
+    (*env)->ReleaseLongArrayElements(env, jdisp, disp, JNI_ABORT);
 }
 
 JNIEXPORT jlong JNICALL Java_io_nbcx_Native_address(JNIEnv *env, jclass cls,
@@ -705,6 +749,32 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedCopy(
     nbcx_node n = -1;
     int rc = nbcx_sched_copy(SCHED(sched), PTR(src), scount, DT(stype),
                              PTR(dst), dcount, DT(dtype), &n);
+    return node_out(env, out, rc, n);
+}
+
+/* A callback node: the Java function of id `arg` (io.nbcx.Schedule's
+ * table), on the thread that runs the node (nbcx's progress thread,
+ * attached once as a daemon, or the application's in test/wait). */
+static int call_node(void *arg)
+{
+    JNIEnv *env = env_of_this_thread();
+    if (!env) return NBCX_ERR_NOMEM;
+    jint rc = (*env)->CallStaticIntMethod(env, g_native_class, g_run_call,
+                                          (jlong)(intptr_t)arg);
+    if ((*env)->ExceptionCheck(env)) { /* runCall catches everything */
+        (*env)->ExceptionClear(env);
+        rc = NBCX_ERR_INTERN;
+    }
+    return rc;
+}
+
+JNIEXPORT jint JNICALL Java_io_nbcx_Native_schedCall(JNIEnv *env,
+                                                     jclass cls, jlong sched,
+                                                     jlong id, jintArray out)
+{
+    (void)cls;
+    nbcx_node n = -1;
+    int rc = nbcx_sched_call(SCHED(sched), call_node, PTR(id), &n);
     return node_out(env, out, rc, n);
 }
 

@@ -23,14 +23,15 @@ public final class Buf {
     final ByteBuffer direct; // a direct buffer, or null
     final Datatype type;
     final int offset;        // elements
-    final int count;         // elements
+    final int count;         // elements (of a layout buffer: of its type signature, type)
+    // A layout buffer: lcount elements of layout from byte origin of the
+    // array or direct buffer, each per values of type (its signature).
+    final Layout layout;
+    final int lcount, per;
+    final long origin;
 
     private Buf() {
-        array = null;
-        direct = null;
-        type = null;
-        offset = 0;
-        count = 0;
+        this(null, null, (Datatype) null, 0, 0);
     }
 
     private Buf(Object array, ByteBuffer direct, Datatype type, int offset, int count) {
@@ -39,6 +40,82 @@ public final class Buf {
         this.type = type;
         this.offset = offset;
         this.count = count;
+        this.layout = null;
+        this.lcount = 0;
+        this.per = 1;
+        this.origin = 0;
+    }
+
+    private Buf(Object array, ByteBuffer direct, Layout l, long origin, int lcount) {
+        this.array = array;
+        this.direct = direct;
+        this.layout = l;
+        this.type = l.type != null ? l.type : Datatype.BYTE;
+        this.per = l.type != null ? l.values() : (int) l.size;
+        long sig = (long) lcount * per;
+        if (sig > Integer.MAX_VALUE)
+            throw NbcxException.arg(NbcxException.ERR_COUNT, lcount + " elements of " + l + " exceed 2^31 values");
+        this.count = (int) sig;
+        this.lcount = lcount;
+        this.origin = origin;
+        this.offset = 0;
+    }
+
+    /** Checks that n elements of l from byte origin fit in [0, bytes). */
+    private static void fits(Layout l, long origin, int n, long bytes, String what) {
+        if (l == null) throw NbcxException.arg(NbcxException.ERR_TYPE, "null layout");
+        if (n < 0) throw NbcxException.arg(NbcxException.ERR_COUNT, "negative count " + n);
+        if (n == 0) return;
+        long lo = origin + l.lb, hi = origin + l.ub + (long) (n - 1) * l.extent;
+        if (lo < 0 || hi > bytes)
+            throw NbcxException.arg(NbcxException.ERR_BUFFER, n + " elements of " + l + " at byte " + origin
+                    + " touch bytes [" + lo + ", " + hi + "), outside " + what + " of " + bytes + " bytes");
+    }
+
+    private static Buf ofLayout(Object a, int length, Layout l, int origin, int count) {
+        Objects.requireNonNull(a, "array");
+        Datatype t = Datatype.ofArray(a);
+        if (l == null) throw NbcxException.arg(NbcxException.ERR_TYPE, "null layout");
+        for (Datatype bt : l.types)
+            if (bt != t)
+                throw NbcxException.arg(NbcxException.ERR_TYPE, l + " has " + bt + " values: not over a "
+                        + t.name().toLowerCase() + "[] (use a direct ByteBuffer)");
+        long o = (long) origin * t.size;
+        fits(l, o, count, (long) length * t.size, "an array");
+        return new Buf(a, null, l, o, count);
+    }
+
+    public static Buf of(byte[] a, Layout l, int origin, int count) { return ofLayout(a, len(a), l, origin, count); }
+    public static Buf of(boolean[] a, Layout l, int origin, int count) { return ofLayout(a, len(a), l, origin, count); }
+    public static Buf of(short[] a, Layout l, int origin, int count) { return ofLayout(a, len(a), l, origin, count); }
+    public static Buf of(char[] a, Layout l, int origin, int count) { return ofLayout(a, len(a), l, origin, count); }
+    public static Buf of(int[] a, Layout l, int origin, int count) { return ofLayout(a, len(a), l, origin, count); }
+    public static Buf of(long[] a, Layout l, int origin, int count) { return ofLayout(a, len(a), l, origin, count); }
+    public static Buf of(float[] a, Layout l, int origin, int count) { return ofLayout(a, len(a), l, origin, count); }
+    /**
+     * {@code count} elements of a derived {@link Layout}, element {@code e}
+     * at {@code origin + e * extent} (origin in elements of the array);
+     * the layout's values must be the array's type. Every byte any element
+     * touches must be inside the array (negative displacements need an
+     * origin that leaves room for them). Gaps are neither read nor written.
+     */
+    public static Buf of(double[] a, Layout l, int origin, int count) { return ofLayout(a, len(a), l, origin, count); }
+
+    /**
+     * {@code count} elements of a {@link Layout} in a direct buffer (native
+     * byte order), element {@code e} at {@code origin + e * extent}, origin
+     * in the layout's units (values of its type; bytes for a struct).
+     * Staged (packed and unpacked) like an array, not used in place.
+     */
+    public static Buf of(ByteBuffer direct, Layout l, int origin, int count) {
+        if (direct == null) throw NbcxException.arg(NbcxException.ERR_BUFFER, "null ByteBuffer");
+        if (!direct.isDirect())
+            throw NbcxException.arg(NbcxException.ERR_BUFFER,
+                    "a heap ByteBuffer: use a direct one (ByteBuffer.allocateDirect) or an array");
+        if (l == null) throw NbcxException.arg(NbcxException.ERR_TYPE, "null layout");
+        long o = (long) origin * l.unit;
+        fits(l, o, count, direct.capacity(), "a ByteBuffer");
+        return new Buf(null, direct, l, o, count);
     }
 
     private static Buf ofArray(Object a, int length, int offset, int count) {
@@ -107,7 +184,12 @@ public final class Buf {
         return new Buf(null, b, type, 0, count);
     }
 
+    /** Elements of {@link #type()} (of a layout buffer: the values of all its elements, in order). */
     public int count() { return count; }
+    /** The layout, or null. */
+    public Layout layout() { return layout; }
+    /** Elements of the layout (0 without one). */
+    public int layoutCount() { return lcount; }
     public int offset() { return offset; }
     public Datatype type() { return type; }
     public boolean isInPlace() { return this == IN_PLACE; }
@@ -120,6 +202,9 @@ public final class Buf {
     @Override
     public String toString() {
         if (this == IN_PLACE) return "Buf.IN_PLACE";
+        if (layout != null)
+            return "Buf[" + (array != null ? Datatype.ofArray(array).name().toLowerCase() + "[]" : "direct")
+                    + " " + lcount + " x " + layout + " at byte " + origin + "]";
         return "Buf[" + (array != null ? type.name().toLowerCase() + "[]" : "direct " + type)
                 + " offset " + offset + " count " + count + "]";
     }

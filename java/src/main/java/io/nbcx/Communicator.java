@@ -216,16 +216,54 @@ public final class Communicator implements AutoCloseable {
             throw arg(ERR_ARG, name + ": counts and displacements need " + size + " entries, got "
                     + counts.length + " and " + displs.length);
         long extent = 0;
+        int elems = b.layout != null ? b.lcount : b.count; // (a layout's: counted in its elements)
         for (int i = 0; i < size; i++) {
             if (counts[i] < 0) throw arg(ERR_COUNT, name + ": negative count " + counts[i] + " for rank " + i);
             if (displs[i] < 0) throw arg(ERR_ARG, name + ": negative displacement " + displs[i] + " for rank " + i);
             long end = (long) displs[i] + counts[i];
-            if (counts[i] > 0 && end > b.count)
+            if (counts[i] > 0 && end > elems)
                 throw arg(ERR_BUFFER, name + ": block of rank " + i + " ends at " + end + ", past the "
-                        + b.count + " elements of the buffer");
+                        + elems + " elements of the buffer");
             if (counts[i] > 0) extent = Math.max(extent, end);
         }
-        return (int) extent;
+        return (int) (extent * b.per);
+    }
+
+    /**
+     * Counts or displacements in elements of b, as nbcx gets them: a
+     * layout buffer's in values of its signature (b.per each).
+     */
+    private static int[] sig(int[] a, Buf b) {
+        if (a == null) return null;
+        int[] c = a.clone();
+        if (b != null && b.layout != null)
+            for (int i = 0; i < c.length; i++) {
+                long v = (long) c[i] * b.per;
+                if (v != (int) v)
+                    throw arg(ERR_COUNT, c[i] + " elements of " + b.layout + " exceed 2^31 values");
+                c[i] = (int) v;
+            }
+        return c;
+    }
+
+    /** A block of n values of b's signature must be whole elements of its layout (MPI's counts are in them). */
+    private static void whole(Buf b, long n, String name) {
+        if (b != null && b.layout != null && n % b.per != 0)
+            throw arg(ERR_COUNT, name + ": a block of " + n + " " + b.type + " is not a whole number of elements of "
+                    + b.layout + " (" + b.per + " each)");
+    }
+
+    /** A layout of several types moves as bytes: no reductions. */
+    private static void reducible(Buf b, String name) {
+        if (b != null && b.layout != null && b.layout.type == null)
+            throw arg(ERR_OP, name + ": " + b.layout + " has values of several types and cannot be reduced");
+    }
+
+    /** The w-forms give a datatype per rank: not with a layout buffer. */
+    private static void noLayout(Buf b, String name) {
+        if (b != null && b.layout != null)
+            throw arg(ERR_TYPE, name + ": a layout buffer is not supported here (the per-rank datatypes "
+                    + "and byte displacements describe the buffer)");
     }
 
     private static int typeCode(Buf b) {
@@ -311,6 +349,8 @@ public final class Communicator implements AutoCloseable {
         open();
         need(send, "send buffer");
         if (op == null) throw arg(ERR_OP, "null operation");
+        reducible(send, name);
+        reducible(recv, name);
         if (rooted) checkRoot(root);
         boolean recvHere = !rooted || rank == root;
         boolean inPlace = send == Buf.IN_PLACE;
@@ -346,6 +386,7 @@ public final class Communicator implements AutoCloseable {
         if (isRoot) {
             rcount = inPlace ? perRank(recv, size, "receive buffer") : convert(send.count, send.type, recv.type);
             atLeast(recv, (long) rcount * size, "receive buffer");
+            whole(recv, rcount, "gather (receive)");
         } else {
             rcount = 0;
         }
@@ -370,7 +411,7 @@ public final class Communicator implements AutoCloseable {
         if (isRoot) real(recv, "receive buffer");
         writable(recv, "receive buffer");
         int extent = isRoot ? vector(counts, displs, recv, "gatherv") : 0;
-        int[] c = isRoot ? counts.clone() : null, d = isRoot ? displs.clone() : null;
+        int[] c = isRoot ? sig(counts, recv) : null, d = isRoot ? sig(displs, recv) : null;
         return post(pers, "gatherv", Native.K_GATHERV, null, (r, a) -> {
             a.sbuf = r.stage(send, send.count, true, false);
             a.scount = send.count;
@@ -396,6 +437,7 @@ public final class Communicator implements AutoCloseable {
         if (isRoot) {
             scount = inPlace ? perRank(send, size, "send buffer") : convert(recv.count, recv.type, send.type);
             atLeast(send, (long) scount * size, "send buffer");
+            whole(send, scount, "scatter (send)");
         } else {
             scount = 0;
         }
@@ -420,7 +462,7 @@ public final class Communicator implements AutoCloseable {
         writable(recv, "receive buffer");
         if (isRoot) real(send, "send buffer");
         int extent = isRoot ? vector(counts, displs, send, "scatterv") : 0;
-        int[] c = isRoot ? counts.clone() : null, d = isRoot ? displs.clone() : null;
+        int[] c = isRoot ? sig(counts, send) : null, d = isRoot ? sig(displs, send) : null;
         return post(pers, "scatterv", Native.K_SCATTERV, null, (r, a) -> {
             a.sbuf = isRoot ? r.stage(send, extent, true, false) : 0;
             a.scounts = c;
@@ -441,6 +483,7 @@ public final class Communicator implements AutoCloseable {
         boolean inPlace = send == Buf.IN_PLACE;
         int rcount = inPlace ? perRank(recv, size, "receive buffer") : convert(send.count, send.type, recv.type);
         atLeast(recv, (long) rcount * size, "receive buffer");
+        whole(recv, rcount, "allgather (receive)");
         return post(pers, "allgather", Native.K_ALLGATHER, null, (r, a) -> {
             a.sbuf = r.stage(send, send.count, true, false);
             a.scount = send.count;
@@ -457,7 +500,7 @@ public final class Communicator implements AutoCloseable {
         real(recv, "receive buffer");
         writable(recv, "receive buffer");
         int extent = vector(counts, displs, recv, "allgatherv");
-        int[] c = counts.clone(), d = displs.clone();
+        int[] c = sig(counts, recv), d = sig(displs, recv);
         return post(pers, "allgatherv", Native.K_ALLGATHERV, null, (r, a) -> {
             a.sbuf = r.stage(send, send.count, true, false);
             a.scount = send.count;
@@ -478,6 +521,8 @@ public final class Communicator implements AutoCloseable {
         int scount = inPlace ? 0 : perRank(send, size, "send buffer");
         int rcount = inPlace ? perRank(recv, size, "receive buffer") : convert(scount, send.type, recv.type);
         atLeast(recv, (long) rcount * size, "receive buffer");
+        if (!inPlace) whole(send, scount, "alltoall (send)");
+        whole(recv, rcount, "alltoall (receive)");
         return post(pers, "alltoall", Native.K_ALLTOALL, null, (r, a) -> {
             a.sbuf = r.stage(send, (long) scount * size, true, false);
             a.scount = scount;
@@ -504,6 +549,7 @@ public final class Communicator implements AutoCloseable {
         if (counts.length != size || displs.length != size || types.length != size)
             throw arg(ERR_ARG, name + ": counts, displacements and types need " + size + " entries, got "
                     + counts.length + ", " + displs.length + " and " + types.length);
+        noLayout(b, name);
         long bytes = (long) b.count * b.type.size, extent = 0;
         for (int i = 0; i < size; i++) {
             if (types[i] == null) throw arg(ERR_TYPE, name + ": null datatype for rank " + i);
@@ -551,8 +597,8 @@ public final class Communicator implements AutoCloseable {
         boolean inPlace = send == Buf.IN_PLACE;
         int sext = inPlace ? 0 : vector(scounts, sdispls, send, "alltoallv (send)");
         int rext = vector(rcounts, rdispls, recv, "alltoallv (receive)");
-        int[] sc = inPlace ? null : scounts.clone(), sd = inPlace ? null : sdispls.clone();
-        int[] rc = rcounts.clone(), rd = rdispls.clone();
+        int[] sc = inPlace ? null : sig(scounts, send), sd = inPlace ? null : sig(sdispls, send);
+        int[] rc = sig(rcounts, recv), rd = sig(rdispls, recv);
         return post(pers, "alltoallv", Native.K_ALLTOALLV, null, (r, a) -> {
             a.sbuf = r.stage(send, sext, true, false);
             a.scounts = sc;
@@ -571,11 +617,14 @@ public final class Communicator implements AutoCloseable {
         real(recv, "receive buffer");
         writable(recv, "receive buffer");
         if (op == null) throw arg(ERR_OP, "null operation");
+        reducible(send, "reduce_scatter_block");
+        reducible(recv, "reduce_scatter_block");
         boolean inPlace = send == Buf.IN_PLACE;
         int rcount = inPlace ? perRank(recv, size, "receive buffer") : recv.count;
         if (!inPlace) {
             sameType(send, recv);
             atLeast(send, (long) rcount * size, "send buffer");
+            whole(send, rcount, "reduce_scatter_block (send)");
         }
         return post(pers, "reduce_scatter_block", Native.K_REDUCE_SCATTER_BLOCK, op, (r, a) -> {
             a.sbuf = r.stage(send, (long) rcount * size, true, false);
@@ -594,6 +643,9 @@ public final class Communicator implements AutoCloseable {
         if (counts == null || counts.length != size)
             throw arg(ERR_ARG, "reduce_scatter: " + size + " counts needed, got "
                     + (counts == null ? "null" : String.valueOf(counts.length)));
+        reducible(send, "reduce_scatter");
+        reducible(recv, "reduce_scatter");
+        counts = sig(counts, recv); // (a layout receive buffer: counts in its elements)
         long total = 0;
         for (int i = 0; i < size; i++) {
             if (counts[i] < 0) throw arg(ERR_COUNT, "reduce_scatter: negative count " + counts[i] + " for rank " + i);
@@ -609,7 +661,7 @@ public final class Communicator implements AutoCloseable {
             atLeast(send, sum, "send buffer");
             atLeast(recv, counts[rank], "receive buffer");
         }
-        int[] c = counts.clone();
+        int[] c = counts;
         return post(pers, "reduce_scatter", Native.K_REDUCE_SCATTER, op, (r, a) -> {
             a.sbuf = r.stage(send, sum, true, false);
             a.rbuf = r.stage(recv, inPlace ? sum : c[rank], inPlace, true);
@@ -852,6 +904,7 @@ public final class Communicator implements AutoCloseable {
         int in = neighbors()[0].length;
         int rcount = convert(send.count, send.type, recv.type);
         atLeast(recv, (long) rcount * in, "receive buffer");
+        whole(recv, rcount, "neighbor_allgather (receive)");
         return post(pers, "neighbor_allgather", Native.K_NEIGHBOR_ALLGATHER, null, (r, a) -> {
             a.sbuf = r.stage(send, send.count, true, false);
             a.scount = send.count;
@@ -869,7 +922,7 @@ public final class Communicator implements AutoCloseable {
         writable(recv, "receive buffer");
         int in = neighbors()[0].length;
         int extent = vector(in, counts, displs, recv, "neighbor_allgatherv");
-        int[] c = counts.clone(), d = displs.clone();
+        int[] c = sig(counts, recv), d = sig(displs, recv);
         return post(pers, "neighbor_allgatherv", Native.K_NEIGHBOR_ALLGATHERV, null, (r, a) -> {
             a.sbuf = r.stage(send, send.count, true, false);
             a.scount = send.count;
@@ -899,6 +952,8 @@ public final class Communicator implements AutoCloseable {
             scount = rcount = 0;
         }
         atLeast(recv, (long) rcount * in, "receive buffer");
+        whole(send, scount, "neighbor_alltoall (send)");
+        whole(recv, rcount, "neighbor_alltoall (receive)");
         return post(pers, "neighbor_alltoall", Native.K_NEIGHBOR_ALLTOALL, null, (r, a) -> {
             a.sbuf = r.stage(send, (long) scount * out, true, false);
             a.scount = scount;
@@ -918,7 +973,7 @@ public final class Communicator implements AutoCloseable {
         int[][] nb = neighbors();
         int sext = vector(nb[1].length, scounts, sdispls, send, "neighbor_alltoallv (send)");
         int rext = vector(nb[0].length, rcounts, rdispls, recv, "neighbor_alltoallv (receive)");
-        int[] sc = scounts.clone(), sd = sdispls.clone(), rc = rcounts.clone(), rd = rdispls.clone();
+        int[] sc = sig(scounts, send), sd = sig(sdispls, send), rc = sig(rcounts, recv), rd = sig(rdispls, recv);
         return post(pers, "neighbor_alltoallv", Native.K_NEIGHBOR_ALLTOALLV, null, (r, a) -> {
             a.sbuf = r.stage(send, sext, true, false);
             a.scounts = sc;

@@ -54,6 +54,13 @@ final class Native {
     static native void copyIn(Object array, long byteOff, long bytes, long dst);
     static native void copyOut(long src, Object array, long byteOff, long bytes);
     static native long address(ByteBuffer direct);
+    /**
+     * A layout's n elements from byte origin of array (or direct) packed
+     * into ptr (in), or unpacked from it: element e's block i at
+     * origin + e * extent + disp[i], len[i] bytes.
+     */
+    static native void layoutCopy(Object array, ByteBuffer direct, long origin, int n, long extent, long[] disp,
+            long[] len, long ptr, boolean in);
     /** Get/Set&lt;Type&gt;ArrayRegion: n elements from element off; in: array to ptr. */
     static native void copyRegion(Object array, int type, int off, int n, long ptr, boolean in);
 
@@ -92,6 +99,8 @@ final class Native {
     static native int schedReduce(long sched, long in, long inout, int count, int type, long op, int[] node);
     static native int schedCopy(long sched, long src, int scount, int stype, long dst, int dcount, int dtype,
             int[] node);
+    /** nbcx_sched_call: the node calls {@link #runCall}(id). */
+    static native int schedCall(long sched, long id, int[] node);
     static native int schedDepend(long sched, int before, int after);
     /** Starts: the schedule belongs to the request (out[0]), or is freed on error. */
     static native int schedStart(long sched, long[] out);
@@ -122,6 +131,15 @@ final class Native {
             Request.callback(id);
         } catch (Throwable t) {
             // a dependent stage of a future threw: CompletableFuture keeps it
+        }
+    }
+
+    /** Called by nbcx (the thread running the schedule) for a callback node. Never throws. */
+    static int runCall(long id) {
+        try {
+            return Schedule.runCall(id);
+        } catch (Throwable t) {
+            return NbcxException.ERR_INTERN;
         }
     }
 

@@ -34,6 +34,9 @@ public class Request {
     final List<Op> moreOps = new ArrayList<>(0);      // a schedule's reduce nodes' operations
     private java.util.IdentityHashMap<Object, Long> whole; // a schedule's arrays, each staged once
     boolean released;
+    /** A schedule's callback nodes (ids of Schedule's table), and the first exception one threw. */
+    final List<Long> calls = new ArrayList<>(0);
+    volatile Throwable callFailure;
 
     // State of the current activation.
     boolean active;
@@ -47,6 +50,9 @@ public class Request {
         final Object array;
         final Datatype type;
         final long byteOff, bytes, ptr;
+        // A layout buffer: n elements packed into ptr (in) or unpacked from it.
+        final Buf lbuf;
+        final int n;
 
         Copy(Object array, Datatype type, long byteOff, long bytes, long ptr) {
             this.array = array;
@@ -54,11 +60,26 @@ public class Request {
             this.byteOff = byteOff;
             this.bytes = bytes;
             this.ptr = ptr;
+            this.lbuf = null;
+            this.n = 0;
+        }
+
+        Copy(Buf b, int n, long ptr) {
+            this.array = b.array;
+            this.type = b.type;
+            this.byteOff = b.origin;
+            this.bytes = (long) n * b.layout.size;
+            this.ptr = ptr;
+            this.lbuf = b;
+            this.n = n;
         }
 
         /** Array to native memory (in) or back, by the path {@link #arrayCopy} chooses for its size. */
         void run(boolean in) {
-            if (region(bytes)) {
+            if (lbuf != null) {
+                Layout l = lbuf.layout;
+                Native.layoutCopy(lbuf.array, lbuf.direct, byteOff, n, l.extent, l.disp, l.len, ptr, in);
+            } else if (region(bytes)) {
                 Native.copyRegion(array, type.code, (int) (byteOff / type.size), (int) (bytes / type.size), ptr, in);
             } else if (in) {
                 Native.copyIn(array, byteOff, bytes, ptr);
@@ -97,6 +118,7 @@ public class Request {
         if (b == null) return 0;
         if (b == Buf.IN_PLACE) return Native.IN_PLACE;
         long size = b.type.size;
+        if (b.layout != null) return stageLayout(b, elems, in, out);
         if (b.direct != null) {
             keep.add(b.direct);
             return Native.address(b.direct) + b.offset * size;
@@ -110,6 +132,27 @@ public class Request {
         if (in) copyIns.add(new Copy(b.array, b.type, off, bytes, p));
         if (out) copyOuts.add(new Copy(b.array, b.type, off, bytes, p));
         keep.add(b.array);
+        return p;
+    }
+
+    /** A layout buffer: packed into native memory (elems values of its signature, whole elements). */
+    private long stageLayout(Buf b, long elems, boolean in, boolean out) {
+        if (elems % b.per != 0)
+            throw NbcxException.arg(NbcxException.ERR_COUNT, what + ": " + elems + " " + b.type
+                    + " are not a whole number of elements of " + b.layout + " (" + b.per + " each)");
+        int n = (int) (elems / b.per);
+        if (n > b.lcount)
+            throw NbcxException.arg(NbcxException.ERR_BUFFER, what + ": " + n + " elements of "
+                    + b.layout + " needed, the buffer has " + b.lcount);
+        long bytes = elems * b.type.size;
+        long p = Native.malloc(bytes);
+        if (p == 0) throw NbcxException.arg(NbcxException.ERR_NOMEM, "no native memory for " + bytes + " bytes");
+        allocs.add(new long[] {p});
+        LIVE_STAGING.incrementAndGet();
+        Copy c = new Copy(b, n, p);
+        if (in) copyIns.add(c);
+        if (out) copyOuts.add(c);
+        keep.add(b.array != null ? b.array : b.direct);
         return p;
     }
 
@@ -163,6 +206,8 @@ public class Request {
         for (Op o : moreOps) o.release();
         moreOps.clear();
         if (whole != null) whole.clear();
+        for (Long id : calls) Schedule.CALLS.remove(id);
+        calls.clear();
         if (owner != null) owner.inUse.decrementAndGet();
         owner = null;
     }
@@ -180,6 +225,9 @@ public class Request {
         if (userFailure != null && error == null)
             error = new NbcxException(NbcxException.ERR_OP, what + ": the user operation threw " + userFailure,
                     userFailure);
+        Throwable callThrew = callFailure;
+        if (callThrew != null && rc == NbcxException.ERR_OP)
+            error = new NbcxException(NbcxException.ERR_OP, what + ": a callback node threw " + callThrew, callThrew);
         if (!persistent) releaseResources();
     }
 
@@ -330,7 +378,7 @@ public class Request {
      * nbcx's progress thread: they must not block (no {@code join()},
      * {@code get()} or {@code await()} there); starting the next collective
      * is fine. In caller mode a binding thread drives progress while futures
-     * are pending (see {@link Completer}). The same future for every call
+     * are pending (see {@link CallerProgress}). The same future for every call
      * during one activation.
      */
     public CompletableFuture<Void> toFuture() {
@@ -357,7 +405,7 @@ public class Request {
             unlock();
         }
         if (!pending) signal(f, e);
-        else if (Native.progressGet() == CALLER_MODE) Completer.INSTANCE.drive(f);
+        else if (Native.progressGet() == CALLER_MODE) CallerProgress.INSTANCE.drive(f);
         return f;
     }
 

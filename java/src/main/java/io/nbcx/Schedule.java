@@ -33,9 +33,10 @@ import java.util.Set;
  * is copied whole into native memory at {@link #start()} and back when the
  * operation completes, once however many nodes name windows of it (so a
  * receive into a window and a send from it see the same bytes).
- * {@link #scratch} gives temporary memory. Callback nodes
- * ({@code nbcx_sched_call}) are not bound: their function would run inside
- * nbcx's executor. A schedule is built by one thread at a time.
+ * {@link #scratch} gives temporary memory. {@link #call} adds a callback
+ * node: a Java function run inside nbcx's executor (short, non-blocking;
+ * it sees direct buffers, not staged arrays). A schedule is built by one
+ * thread at a time.
  */
 public final class Schedule implements AutoCloseable {
     /** The largest tag (NBCX_SCHED_TAG_MAX). */
@@ -68,6 +69,9 @@ public final class Schedule implements AutoCloseable {
     private static Buf real(Buf b, String name) {
         if (b == null) throw arg(ERR_BUFFER, name + " is null");
         if (b == Buf.IN_PLACE) throw arg(ERR_IN_PLACE, name + " cannot be Buf.IN_PLACE in a schedule");
+        if (b.layout != null)
+            throw arg(ERR_TYPE, name + ": a layout buffer is not supported in a schedule (its nodes name "
+                    + "windows of one staged array; use a node per block)");
         return b;
     }
 
@@ -128,6 +132,52 @@ public final class Schedule implements AutoCloseable {
         long ps = req.stageWhole(src), pd = req.stageWhole(dst);
         return added(Native.schedCopy(s, ps, src.count, src.type.code, pd, dst.count, dst.type.code, node),
                 "nbcx_sched_copy");
+    }
+
+    /**
+     * A callback node (nbcx_sched_call): {@code fn} runs once, when the
+     * node's predecessors are done, on the thread that runs the schedule
+     * at that moment: nbcx's progress thread (thread, split, auto modes)
+     * or a thread in test/await/progress of this or another operation.
+     * Rules, as for nbcx's callbacks: be short and never block (no
+     * await, join or lock held elsewhere: it would stop nbcx's progress
+     * thread); it may start other operations. What it sees: direct
+     * buffers (and {@link #scratch}) as the nodes before it left them;
+     * arrays are staged and copied back only when the operation completes,
+     * so a callback reads and writes direct buffers, not arrays. An
+     * exception thrown by {@code fn} ends the operation: its successors
+     * never run, and the request fails with {@code ERR_OP} carrying the
+     * exception (peers waiting for this rank's later sends are not told:
+     * as with any rank that stops in the middle of a collective).
+     */
+    public int call(Runnable fn) {
+        long s = open();
+        if (fn == null) throw arg(ERR_ARG, "null callback");
+        long id = NEXT_CALL.getAndIncrement();
+        CALLS.put(id, new Call(req, fn));
+        req.calls.add(id);
+        return added(Native.schedCall(s, id, node), "nbcx_sched_call");
+    }
+
+    private record Call(Request req, Runnable fn) {}
+
+    /** Callback nodes by the id nbcx hands back (removed when their request releases its resources). */
+    static final java.util.concurrent.ConcurrentHashMap<Long, Call> CALLS =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private static final java.util.concurrent.atomic.AtomicLong NEXT_CALL =
+            new java.util.concurrent.atomic.AtomicLong(1);
+
+    /** A callback node runs (Native.runCall): its function, or ERR_OP if it throws. */
+    static int runCall(long id) {
+        Call c = CALLS.get(id);
+        if (c == null) return SUCCESS;
+        try {
+            c.fn.run();
+            return SUCCESS;
+        } catch (Throwable t) {
+            if (c.req.callFailure == null) c.req.callFailure = t;
+            return ERR_OP;
+        }
     }
 
     /** The edge {@code before -> after}: after starts only once before is done. */

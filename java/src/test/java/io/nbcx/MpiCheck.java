@@ -26,13 +26,14 @@ public final class MpiCheck {
                 for (String topo : NeighborTest.TOPOS) NeighborTest.body(topo, comm);
                 CommTest.body(comm);
                 ScheduleTest.body(comm);
+                LayoutTest.body(comm);
             }
             // Thread ranks still work in an MPI job, next to the MPI communicator.
             Nbcx.threads(3, c -> Workloads.body("allreduce", c));
             comm.ibarrier().await();
             if (comm.rank() == 0)
                 System.out.printf("MpiCheck: %d collective workloads x %d round(s) on %d MPI ranks: ok (progress %s)%n",
-                        Workloads.OPS.length + 6 + NeighborTest.TOPOS.length, rounds, comm.size(), Nbcx.progress());
+                        Workloads.OPS.length + 7 + NeighborTest.TOPOS.length, rounds, comm.size(), Nbcx.progress());
         } catch (Throwable t) {
             // The other ranks would wait for this one forever (and an exit
             // without MPI_Finalize does not end the job here, with Open MPI

@@ -33,6 +33,7 @@ class ProgressModesTest {
             Nbcx.threads(n, FutureTest::futuresBody);
             Nbcx.threads(n, ComposeTest::chainBody);
             Nbcx.threads(n, PersistentTest::persistentBody);
+            Nbcx.threads(n, ScheduleTest::callNodes);
         }
     }
 }

@@ -9,7 +9,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The schedule builder from Java: a chain broadcast in fragments (array
  * windows received into and sent from the same staged array; and a direct
  * buffer), a ring step built from send, receive into scratch, copy and
- * reduce nodes (a built-in and a user operation), futures of schedules,
+ * reduce nodes (a built-in and a user operation), callback nodes (a
+ * computed chain, one that throws), futures of schedules,
  * and the errors (peer, tag, unknown node, a cycle, use after start), on
  * 1-5 thread ranks against sequential references. MpiCheck runs
  * {@link #body} on MPI ranks.
@@ -37,6 +38,51 @@ class ScheduleTest {
             assertEquals(pieces.length * ((rel > 0 ? 1 : 0) + (rel < p - 1 ? 1 : 0)), s.size());
             s.start().await();
         }
+    }
+
+    /**
+     * Callback nodes: a chain 0 -> 1 -> ... where each rank's callback
+     * computes v = 2 * (what it received, or a seed) + rank between its
+     * receive and its send (direct buffers); a callback that throws fails
+     * the request with ERR_OP (its successor never runs).
+     */
+    static void callNodes(Communicator comm) throws Exception {
+        int p = comm.size(), me = comm.rank(), m = 4;
+        java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        try (Schedule s = comm.schedule()) {
+            Buf in = s.scratch(Datatype.LONG, m), out = s.scratch(Datatype.LONG, m);
+            int recv = me > 0 ? s.recv(in, me - 1, 7) : -1;
+            int call = s.call(() -> {
+                runs.incrementAndGet();
+                for (int i = 0; i < m; i++) {
+                    long prev = me > 0 ? in.byteBuffer().getLong(8 * i) : 10 + i;
+                    out.byteBuffer().putLong(8 * i, 2 * prev + me);
+                }
+            });
+            if (recv >= 0) s.depend(recv, call);
+            if (me < p - 1) s.depend(call, s.send(out, me + 1, 7));
+            s.start().await();
+            for (int i = 0; i < m; i++) {
+                long v = 10 + i;
+                for (int k = 0; k <= me; k++) v = 2 * v + k;
+                assertEquals(v, out.byteBuffer().getLong(8 * i), "callback chain element " + i);
+            }
+        }
+        assertEquals(1, runs.get(), "the callback ran once");
+
+        try (Schedule s = comm.schedule()) {
+            assertEquals(NbcxException.ERR_ARG, assertThrows(NbcxException.class, () -> s.call(null)).code());
+            int bad = s.call(() -> {
+                throw new IllegalStateException("planted");
+            });
+            s.depend(bad, s.call(runs::incrementAndGet));
+            Request r = s.start();
+            NbcxException e = assertThrows(NbcxException.class, r::await);
+            assertEquals(NbcxException.ERR_OP, e.code(), e.getMessage());
+            assertTrue(e.getCause() instanceof IllegalStateException, String.valueOf(e.getCause()));
+        }
+        assertEquals(1, runs.get(), "the successor of a failed callback did not run");
+        comm.ibarrier().await();
     }
 
     static void body(Communicator comm) throws Exception {
@@ -89,6 +135,8 @@ class ScheduleTest {
             assertEquals(100L * me + 100L * left + 2 * i, acc[i], "ring sum " + i);
             assertEquals(Math.max(100L * me, 100L * left) + i, mx[i], "ring max " + i);
         }
+
+        callNodes(comm);
 
         // Errors: nothing is started by a rejected node or a cycle.
         try (Communicator dup = comm.dup()) {

@@ -8,7 +8,9 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Caller progress mode only: the thread that moves operations while
- * futures of {@link Request#toFuture()} are pending. Futures are completed
+ * futures of {@link Request#toFuture()} are pending. It completes nothing
+ * itself (it never tests a request or touches a future: it only calls
+ * nbcx_progress, as an application thread of caller mode would); futures are completed
  * by nbcx's completion callback (nbcx_request_on_complete, see
  * {@link Request#callback}) on the thread that completes the operation; in
  * thread, split and auto modes that is nbcx's progress thread, and this
@@ -17,13 +19,13 @@ import java.util.concurrent.locks.LockSupport;
  * pending (and the callback then runs on it), with a back-off from
  * spinning to 1 ms when nothing completes; it parks when none is.
  */
-final class Completer implements Runnable {
-    static final Completer INSTANCE = new Completer();
+final class CallerProgress implements Runnable {
+    static final CallerProgress INSTANCE = new CallerProgress();
 
     private final ConcurrentLinkedQueue<CompletableFuture<?>> incoming = new ConcurrentLinkedQueue<>();
     private volatile Thread thread;
 
-    private Completer() {}
+    private CallerProgress() {}
 
     /** Drives progress until f is done. */
     void drive(CompletableFuture<?> f) {
