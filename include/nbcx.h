@@ -76,6 +76,9 @@ enum nbcx_error {
     NBCX_ERR_BUSY,      /**< the communicator is in use where it must not
                            be: operations in flight, persistent requests
                            or schedules on it (nbcx_comm_set_transport) */
+    NBCX_ERR_ALIAS,     /**< the send buffer is the receive buffer (or
+                           this rank's block of it): MPI forbids the
+                           overlap; NBCX_IN_PLACE says "in place"      */
     NBCX_ERR_LASTCODE
 };
 

@@ -43,6 +43,45 @@ static int check_scratch(long long count, const struct nbcx_datatype_s *t)
                                                            : NBCX_SUCCESS;
 }
 
+/* MPI's send and receive buffers must not overlap (an argument is not
+ * aliased with an OUT argument, MPI 4.0 section 2.3): a program that
+ * passes the receive buffer, or its own block of it, as the send buffer
+ * instead of NBCX_IN_PLACE is refused with NBCX_ERR_ALIAS, on the ranks
+ * that do so, before anything starts, as MPICH refuses it (and Open MPI
+ * for the reductions); the operation used to run and leave whatever its
+ * algorithm made of the overlap. Only this plain case is looked for: the
+ * send data starts where this rank's receive data starts, both sides
+ * non-empty (s_any, r_any). Buffers that overlap otherwise, or interleave
+ * through derived types, are not. r is an address computed as an integer
+ * (block_at), s NULL is MPI_BOTTOM (absolute addresses: not compared). */
+static int aliased(const void *s, bool s_any, uintptr_t r, bool r_any)
+{
+    if (s && s != NBCX_IN_PLACE && (uintptr_t)s == r && s_any && r_any)
+        return nbcxi_error(NBCX_ERR_ALIAS,
+                           "the send buffer is the receive buffer (%p): "
+                           "MPI forbids the two to overlap; pass "
+                           "NBCX_IN_PLACE (MPI_IN_PLACE) for the send "
+                           "buffer instead", s);
+    return NBCX_SUCCESS;
+}
+
+/* Block i of count elements of t from buf, as an integer (buf may be
+ * NULL). */
+static uintptr_t block_at(const void *buf, int i, int count,
+                          const struct nbcx_datatype_s *t)
+{
+    return (uintptr_t)buf + (uintptr_t)((ptrdiff_t)i * count * t->extent);
+}
+
+/* Whether one of n counts is positive. */
+static bool any_count(int n, const int *counts)
+{
+    for (int i = 0; counts && i < n; i++)
+        if (counts[i] > 0)
+            return true;
+    return false;
+}
+
 /* Common prologue: request pointer and communicator. */
 static int begin(nbcx_request *req, nbcx_comm h, struct nbcx_comm_s **c)
 {
@@ -142,6 +181,8 @@ static int reduce_args(const void *sendbuf, void *recvbuf, int count,
         if (recvbuf == NBCX_IN_PLACE)
             return NBCX_ERR_IN_PLACE;
     }
+    if (at_root)
+        TRY(aliased(sendbuf, count > 0, (uintptr_t)recvbuf, count > 0));
     if (sendbuf == NBCX_IN_PLACE) {
         if (!at_root)
             return NBCX_ERR_IN_PLACE; /* MPI: only the root may */
@@ -257,6 +298,14 @@ static int rooted(enum nbcxi_coll coll, const void *sendbuf, int sendcount,
     enum side own = at_root ? IN_PLACE_OK : REQUIRED;
     TRY(vector_args(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                     recvtype, gather ? own : all, gather ? all : own, &a));
+    if (at_root && gather)
+        TRY(aliased(sendbuf, sendcount > 0,
+                    block_at(recvbuf, root, recvcount, a.rtype),
+                    recvcount > 0));
+    if (at_root && !gather)
+        TRY(aliased(recvbuf, recvcount > 0,
+                    block_at(sendbuf, root, sendcount, a.stype),
+                    sendcount > 0));
     if (gather && sendbuf == NBCX_IN_PLACE)
         send_from_rblock(&a, root); /* the root's block is in place */
     if (!gather && recvbuf == NBCX_IN_PLACE)
@@ -293,6 +342,9 @@ int nbcx_iallgather(const void *sendbuf, int sendcount,
     TRY(begin(req, comm, &c));
     TRY(vector_args(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                     recvtype, IN_PLACE_OK, REQUIRED, &a));
+    TRY(aliased(sendbuf, sendcount > 0,
+                block_at(recvbuf, c->rank, recvcount, a.rtype),
+                recvcount > 0));
     if (sendbuf == NBCX_IN_PLACE)
         send_from_rblock(&a, c->rank);
     return run(NBCXI_ALLGATHER, c, &a, req);
@@ -308,6 +360,7 @@ int nbcx_ialltoall(const void *sendbuf, int sendcount,
     TRY(begin(req, comm, &c));
     TRY(vector_args(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                     recvtype, IN_PLACE_OK, REQUIRED, &a));
+    TRY(aliased(sendbuf, sendcount > 0, (uintptr_t)recvbuf, recvcount > 0));
     if (sendbuf == NBCX_IN_PLACE) {
         a.in_place = true;
         a.sbuf = NULL;
@@ -474,6 +527,11 @@ static int rooted_v(enum nbcxi_coll coll, const void *vbuf,
     }
     a.sbuf = gather ? own : all;
     a.rbuf = (void *)(uintptr_t)(gather ? all : own);
+    if (at_root) /* own, and the root's block of all */
+        TRY(aliased(own, *n > 0,
+                    (uintptr_t)(gather ? nbcxi_rblock(&a, root)
+                                       : nbcxi_sblock(&a, root)).buf,
+                    counts[root] > 0));
     return run(coll, c, &a, req);
 }
 
@@ -522,6 +580,9 @@ int nbcx_iallgatherv(const void *sendbuf, int sendcount,
         a.stype = own.type;
     } else {
         TRY(nbcxi_check_buf(sendbuf, sendcount, sendtype, &a.stype));
+        TRY(aliased(sendbuf, sendcount > 0,
+                    (uintptr_t)nbcxi_rblock(&a, c->rank).buf,
+                    recvcounts[c->rank] > 0));
         a.sbuf = sendbuf;
         a.scount = sendcount;
     }
@@ -557,6 +618,8 @@ static int alltoallvw(const void *sendbuf, const int *sendcounts,
         else
             TRY(check_vside(sendbuf, c->size, sendcounts, sdispls, sendtype,
                             &a.stype));
+        TRY(aliased(sendbuf, any_count(c->size, sendcounts),
+                    (uintptr_t)recvbuf, any_count(c->size, recvcounts)));
         a.sbuf = sendbuf;
         a.sv = (struct nbcxi_vside){ sendcounts, sdispls, NULL, w,
                                      sendtypes };
@@ -624,6 +687,7 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf,
     } else {
         TRY(nbcxi_check_buf(sendbuf, (int)total, type, &a.rtype));
         TRY(nbcxi_check_buf(recvbuf, mine, type, &a.rtype));
+        TRY(aliased(sendbuf, total > 0, (uintptr_t)recvbuf, mine > 0));
     }
     a.sbuf = sendbuf;
     a.rbuf = recvbuf;

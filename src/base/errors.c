@@ -40,6 +40,8 @@ static const char *const messages[NBCX_ERR_LASTCODE] = {
                          "earlier timeout (see the diagnosis on stderr)",
     [NBCX_ERR_BUSY] = "the communicator is in use: operations in flight, "
                       "persistent requests or schedules on it",
+    [NBCX_ERR_ALIAS] = "the send buffer is the receive buffer (or this "
+                       "rank's block of it): pass NBCX_IN_PLACE instead",
 };
 
 const char *nbcx_error_string(int err)

@@ -766,6 +766,7 @@ int nbcx_error_to_mpi(int err)
     case NBCX_SUCCESS: return MPI_SUCCESS;
     case NBCX_ERR_COUNT: return MPI_ERR_COUNT;
     case NBCX_ERR_BUFFER: return MPI_ERR_BUFFER;
+    case NBCX_ERR_ALIAS: return MPI_ERR_BUFFER;
     case NBCX_ERR_ROOT: return MPI_ERR_ROOT;
     case NBCX_ERR_RANK: return MPI_ERR_RANK;
     case NBCX_ERR_TYPE: return MPI_ERR_TYPE;

@@ -120,6 +120,10 @@ static int wrap_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
             if (shim_report)
                 c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_igather(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_igather(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -147,6 +151,10 @@ static int wrap_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
             if (shim_report)
                 c.bytes = shim_comm_rank(&c) == root ? shim_bytes(sendcount, x_sendtype) * shim_comm_size(&c) : 0;
             int e = nbcx_iscatter(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_iscatter(SHIM_BUF(sendbuf), sendcount, x_sendtype, NBCX_IN_PLACE, recvcount, x_recvtype, root, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -174,6 +182,10 @@ static int wrap_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
             if (shim_report)
                 c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_iallgather(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_iallgather(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -201,6 +213,10 @@ static int wrap_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendty
             if (shim_report)
                 c.bytes = (sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype)) * shim_comm_size(&c);
             int e = nbcx_ialltoall(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_ialltoall(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -228,6 +244,10 @@ static int wrap_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
             if (shim_report)
                 c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_v(1, recvcounts + shim_comm_rank(&c), x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_igatherv(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_igatherv(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, root, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -255,6 +275,10 @@ static int wrap_scatterv(const void *sendbuf, const int sendcounts[], const int 
             if (shim_report)
                 c.bytes = shim_comm_rank(&c) == root ? shim_bytes_v(shim_comm_size(&c), sendcounts, x_sendtype) : 0;
             int e = nbcx_iscatterv(SHIM_BUF(sendbuf), sendcounts, displs, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_iscatterv(SHIM_BUF(sendbuf), sendcounts, displs, x_sendtype, NBCX_IN_PLACE, recvcount, x_recvtype, root, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -282,6 +306,10 @@ static int wrap_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype send
             if (shim_report)
                 c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_v(1, recvcounts + shim_comm_rank(&c), x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_iallgatherv(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_iallgatherv(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -309,6 +337,10 @@ static int wrap_alltoallv(const void *sendbuf, const int sendcounts[], const int
             if (shim_report)
                 c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_v(shim_comm_size(&c), recvcounts, x_recvtype) : shim_bytes_v(shim_comm_size(&c), sendcounts, x_sendtype);
             int e = nbcx_ialltoallv(SHIM_BUF(sendbuf), sendcounts, sdispls, x_sendtype, SHIM_BUF(recvbuf), recvcounts, rdispls, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_ialltoallv(NBCX_IN_PLACE, sendcounts, sdispls, x_sendtype, SHIM_BUF(recvbuf), recvcounts, rdispls, x_recvtype, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -336,6 +368,10 @@ static int wrap_alltoallw(const void *sendbuf, const int sendcounts[], const int
             if (shim_report)
                 c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_w(shim_comm_size(&c), recvcounts, x_recvtypes) : shim_bytes_w(shim_comm_size(&c), sendcounts, x_sendtypes);
             int e = nbcx_ialltoallw(SHIM_BUF(sendbuf), sendcounts, sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), recvcounts, rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_ialltoallw(NBCX_IN_PLACE, sendcounts, sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), recvcounts, rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -363,6 +399,10 @@ static int wrap_reduce_scatter(const void *sendbuf, void *recvbuf, const int rec
             if (shim_report)
                 c.bytes = shim_bytes_v(shim_comm_size(&c), recvcounts, x_datatype);
             int e = nbcx_ireduce_scatter(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcounts, x_datatype, x_op, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_ireduce_scatter(NBCX_IN_PLACE, SHIM_BUF(recvbuf), recvcounts, x_datatype, x_op, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -390,6 +430,10 @@ static int wrap_reduce_scatter_block(const void *sendbuf, void *recvbuf, int rec
             if (shim_report)
                 c.bytes = shim_bytes(recvcount, x_datatype) * shim_comm_size(&c);
             int e = nbcx_ireduce_scatter_block(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_ireduce_scatter_block(NBCX_IN_PLACE, SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -417,6 +461,10 @@ static int wrap_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
             if (shim_report)
                 c.bytes = shim_bytes(count, x_datatype);
             int e = nbcx_iscan(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_iscan(NBCX_IN_PLACE, SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -711,6 +759,10 @@ static int wrap_gather_init(const void *sendbuf, int sendcount, MPI_Datatype sen
             if (shim_report)
                 c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_gather_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_gather_init(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -738,6 +790,10 @@ static int wrap_scatter_init(const void *sendbuf, int sendcount, MPI_Datatype se
             if (shim_report)
                 c.bytes = shim_comm_rank(&c) == root ? shim_bytes(sendcount, x_sendtype) * shim_comm_size(&c) : 0;
             int e = nbcx_scatter_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_scatter_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, NBCX_IN_PLACE, recvcount, x_recvtype, root, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -765,6 +821,10 @@ static int wrap_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype 
             if (shim_report)
                 c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_allgather_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_allgather_init(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -792,6 +852,10 @@ static int wrap_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype s
             if (shim_report)
                 c.bytes = (sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype)) * shim_comm_size(&c);
             int e = nbcx_alltoall_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_alltoall_init(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -819,6 +883,10 @@ static int wrap_gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype se
             if (shim_report)
                 c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_v(1, recvcounts + shim_comm_rank(&c), x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_gatherv_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_gatherv_init(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, root, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -846,6 +914,10 @@ static int wrap_scatterv_init(const void *sendbuf, const int sendcounts[], const
             if (shim_report)
                 c.bytes = shim_comm_rank(&c) == root ? shim_bytes_v(shim_comm_size(&c), sendcounts, x_sendtype) : 0;
             int e = nbcx_scatterv_init(SHIM_BUF(sendbuf), sendcounts, displs, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_scatterv_init(SHIM_BUF(sendbuf), sendcounts, displs, x_sendtype, NBCX_IN_PLACE, recvcount, x_recvtype, root, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -873,6 +945,10 @@ static int wrap_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype
             if (shim_report)
                 c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_v(1, recvcounts + shim_comm_rank(&c), x_recvtype) : shim_bytes(sendcount, x_sendtype);
             int e = nbcx_allgatherv_init(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_allgatherv_init(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcounts, displs, x_recvtype, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -900,6 +976,10 @@ static int wrap_alltoallv_init(const void *sendbuf, const int sendcounts[], cons
             if (shim_report)
                 c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_v(shim_comm_size(&c), recvcounts, x_recvtype) : shim_bytes_v(shim_comm_size(&c), sendcounts, x_sendtype);
             int e = nbcx_alltoallv_init(SHIM_BUF(sendbuf), sendcounts, sdispls, x_sendtype, SHIM_BUF(recvbuf), recvcounts, rdispls, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_alltoallv_init(NBCX_IN_PLACE, sendcounts, sdispls, x_sendtype, SHIM_BUF(recvbuf), recvcounts, rdispls, x_recvtype, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -927,6 +1007,10 @@ static int wrap_alltoallw_init(const void *sendbuf, const int sendcounts[], cons
             if (shim_report)
                 c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_w(shim_comm_size(&c), recvcounts, x_recvtypes) : shim_bytes_w(shim_comm_size(&c), sendcounts, x_sendtypes);
             int e = nbcx_alltoallw_init(SHIM_BUF(sendbuf), sendcounts, sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), recvcounts, rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_alltoallw_init(NBCX_IN_PLACE, sendcounts, sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), recvcounts, rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -954,6 +1038,10 @@ static int wrap_reduce_scatter_init(const void *sendbuf, void *recvbuf, const in
             if (shim_report)
                 c.bytes = shim_bytes_v(shim_comm_size(&c), recvcounts, x_datatype);
             int e = nbcx_reduce_scatter_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcounts, x_datatype, x_op, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_reduce_scatter_init(NBCX_IN_PLACE, SHIM_BUF(recvbuf), recvcounts, x_datatype, x_op, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -981,6 +1069,10 @@ static int wrap_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, in
             if (shim_report)
                 c.bytes = shim_bytes(recvcount, x_datatype) * shim_comm_size(&c);
             int e = nbcx_reduce_scatter_block_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_reduce_scatter_block_init(NBCX_IN_PLACE, SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;
@@ -1008,6 +1100,10 @@ static int wrap_scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Dat
             if (shim_report)
                 c.bytes = shim_bytes(count, x_datatype);
             int e = nbcx_scan_init(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_scan_init(NBCX_IN_PLACE, SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
+#endif
             int rc = shim_finish(&c, e, r, request);
             if (rc >= 0)
                 return rc;

@@ -796,12 +796,14 @@ int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
                 MPI_Request *req)
 {
     /* Erroneous for any MPI: reported here, as a checking library does
-     * (Debian's MPICH has no checks, and aborts or crashes on them). A
+     * (Debian's MPICH has no checks, and aborts or crashes on them); an
+     * aliased send buffer where the library refuses one too (gen_colls.py's
+     * ALIAS_IN_PLACE retries the others in place). A
      * predefined operation nbcx refuses on a predefined type is one the
      * standard does not define on it (MPICH 4.0.2 asserts in its kernel);
      * on a derived type it goes native (the library decides). */
     if (err == NBCX_ERR_COUNT || err == NBCX_ERR_ROOT ||
-        (err == NBCX_ERR_OP && c->predefined)) {
+        err == NBCX_ERR_ALIAS || (err == NBCX_ERR_OP && c->predefined)) {
         c->reason = R_ARGS;
         shim_native(c); /* counted with the arguments refused */
         int cls = to_mpi_error(err);

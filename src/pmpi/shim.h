@@ -186,6 +186,15 @@ void shim_conv_end(struct shim_conv *k);
 /* Ends k and counts a native call (why, or R_LARGE_COUNT when 0). */
 void shim_conv_native(struct shim_conv *k, int op, int why, void *site);
 
+/* A send buffer equal to the receive buffer (or to this rank's block of
+ * it), which MPI forbids, is run in place where the native library does
+ * so (Open MPI's libnbc), and refused with MPI_ERR_BUFFER where it
+ * refuses it (MPICH): gen_colls.py's ALIAS_IN_PLACE. */
+#if defined(OPEN_MPI)
+#define SHIM_ALIAS_IN_PLACE 1
+#else
+#define SHIM_ALIAS_IN_PLACE 0
+#endif
 #define SHIM_BUF(b) ((b) == MPI_IN_PLACE ? NBCX_IN_PLACE : (void *)(b))
 
 #endif

@@ -15,7 +15,7 @@ public class NbcxException extends RuntimeException {
             ERR_REQUEST = 9, ERR_TAG = 10, ERR_NODE = 11, ERR_IN_PLACE = 12,
             ERR_NOMEM = 13, ERR_TRANSPORT = 14, ERR_TRUNCATE = 15, ERR_ALGORITHM = 16,
             ERR_INTERN = 17, ERR_TOPOLOGY = 18, ERR_EXHAUSTED = 19,
-            ERR_TIMEOUT = 20, ERR_BUSY = 21;
+            ERR_TIMEOUT = 20, ERR_BUSY = 21, ERR_ALIAS = 22;
 
     private final int code;
 
