@@ -74,6 +74,17 @@ if [ $st != 3 ] || ! grep -q "too large" "$tmp/out"; then
     echo "FAILED: too large: status $st" >&2; cat "$tmp/out" "$tmp/err" >&2; fail=1
 fi
 
+# a sweep goes on past a point beyond nbcx's int counts: reported on its
+# line (and on stderr), the other points simulated, status 0
+"$sim" --op allgather --alg ring,bruck --sizes 8,1m --ranks 4096 \
+    --params "$params" >"$tmp/out" 2>"$tmp/err"
+st=$?
+if [ $st != 0 ] || [ "$(grep -c 'exceed nbcx' "$tmp/out")" != 2 ] ||
+   [ "$(grep -c '^allgather  *\(ring\|bruck\)  *4096 .* 8  *[0-9]' "$tmp/out")" != 2 ] ||
+   ! grep -q "2 of 4 point(s) not simulated" "$tmp/err"; then
+    echo "FAILED: sweep past int counts: status $st" >&2; cat "$tmp/out" "$tmp/err" >&2; fail=1
+fi
+
 # good runs: every op and algorithm, text and JSON
 if ! "$sim" --op all --alg all --ranks 2,7 --size 0,1k --compute-us 50 \
         --params "$params" --verify >"$tmp/out" 2>"$tmp/err"; then

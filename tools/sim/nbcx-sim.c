@@ -9,7 +9,9 @@
  *
  * --op, --alg, --size (--sizes) and --ranks take comma-separated lists
  * (and "all" for --op and --alg): every combination is simulated, one
- * line (or one JSON object) each. Exit status: 0 done; 2 bad input
+ * line (or one JSON object) each. A point nbcx cannot serve (buffers
+ * beyond its int counts) is reported on its line and the sweep goes on.
+ * Exit status: 0 done; 2 bad input, or no point could be served
  * (nothing simulated); 3 some combination was too large to simulate
  * (reported on its line); 4 a schedule could not be built or matched
  * (a bug: nbcx-check would find it).
@@ -79,7 +81,10 @@ static const char usage[] =
 "                       op's first algorithm: prints data ok or DIFFERS\n"
 "  --json               one JSON document on stdout (nbcx-plot sim)\n"
 "  -h, --help           this text\n"
-"Exit status: 0 done, 2 bad input, 3 too large to simulate, 4 a bug.\n";
+"A point nbcx cannot serve (buffers beyond its int counts) is reported\n"
+"on its line and the others go on.\n"
+"Exit status: 0 done, 2 bad input (or no point could be served), 3 too\n"
+"large to simulate, 4 a bug.\n";
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void die(const char *fmt, ...)
@@ -625,7 +630,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "nbcx-sim: --params %s\n", err);
         return EXIT_USAGE;
     }
-    int status = 0;
+    int status = 0, simulated = 0, refused = 0;
+    char last_refusal[512] = "";
     bool first = true;
     if (o.json) {
         char sched[32] = "null"; /* null: no time-sharing */
@@ -692,11 +698,15 @@ int main(int argc, char **argv)
                         first = false;
                     }
                     fflush(stdout);
-                    if (rc == NBCXI_SIM_EARG && !all) {
-                        if (o.json)
-                            printf("\n]}\n");
-                        fprintf(stderr, "nbcx-sim: %s\n", r.err);
-                        return EXIT_USAGE;
+                    /* a point that cannot be simulated (beyond nbcx's
+                     * int counts, parameters without the blocks it
+                     * needs) is reported on its line; the sweep goes on */
+                    if (rc == NBCXI_SIM_EARG) {
+                        refused++;
+                        snprintf(last_refusal, sizeof last_refusal, "%s",
+                                 r.err);
+                    } else {
+                        simulated++;
                     }
                     if (r.verified && (strcmp(r.verified, "FAILED") == 0 ||
                                        strcmp(r.verified, "DIFFERS") == 0))
@@ -712,5 +722,13 @@ int main(int argc, char **argv)
     }
     if (o.json)
         printf("\n]}\n");
+    if (refused && !simulated) { /* nothing could be simulated */
+        fprintf(stderr, "nbcx-sim: %s\n", last_refusal);
+        return EXIT_USAGE;
+    }
+    if (refused)
+        fprintf(stderr, "nbcx-sim: %d of %d point(s) not simulated (see "
+                "their lines), e.g.: %s\n", refused, refused + simulated,
+                last_refusal);
     return status;
 }

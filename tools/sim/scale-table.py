@@ -22,27 +22,29 @@ import json
 import os
 import subprocess
 import sys
-
+from typing import Any
 
 # the collectives with k-nomial trees (--extra-algs)
 KNOMIAL_OPS = ("bcast", "reduce", "gather", "scatter", "barrier")
 
 
-def run_json(cmd):
-    out = subprocess.run(cmd, capture_output=True, text=True)
+def run_json(cmd: list[str]) -> dict[str, Any]:
+    """nbcx-sim's JSON; points it cannot serve are rows with "error"."""
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True)
     if not out.stdout.strip():
         sys.exit(f"{' '.join(cmd)} failed: {out.stderr}")
-    return json.loads(out.stdout)
+    doc: dict[str, Any] = json.loads(out.stdout)
+    return doc
 
 
-def fmt_size(b):
+def fmt_size(b: int) -> str:
     for unit, div in (("M", 1 << 20), ("K", 1 << 10)):
         if b >= div and b % div == 0:
             return f"{b // div}{unit}"
     return str(b)
 
 
-def fmt_us(t):
+def fmt_us(t: float) -> str:
     if t >= 1e6:
         return f"{t / 1e6:.2f} s"
     if t >= 1e3:
@@ -50,7 +52,7 @@ def fmt_us(t):
     return f"{t:.1f} us"
 
 
-def main():
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", required=True)
     ap.add_argument("--ops", required=True)
@@ -60,9 +62,7 @@ def main():
     ap.add_argument("--params", default=None)
     ap.add_argument("--out", required=True)
     ap.add_argument("--tag", default="", help="suffix of the file names")
-    ap.add_argument(
-        "--reuse", action="store_true", help="read OP.json when it exists"
-    )
+    ap.add_argument("--reuse", action="store_true", help="read OP.json when it exists")
     ap.add_argument(
         "--extra-algs",
         default="",
@@ -83,12 +83,13 @@ def main():
     ]
     if args.params:
         common += ["--params", args.params]
-    behind = []
+    behind: list[tuple[str, int, int, str, str, float]] = []
     for op in args.ops.split(","):
         sizes = ["8"] if op == "barrier" else args.sizes.split(",")
         base = [sim, "--op", op, "--sizes", ",".join(sizes)] + common
         saved = os.path.join(args.out, f"{op}{args.tag}.json")
-        every = auto = None
+        every: dict[str, Any] | None = None
+        auto: dict[str, Any] | None = None
         if args.reuse and os.path.exists(saved):
             with open(saved) as f:
                 both = json.load(f)
@@ -98,33 +99,23 @@ def main():
                 auto = None
         if every is None:
             every = run_json(base + ["--alg", "all"])
-            # one run per algorithm and number of ranks: a point beyond
-            # nbcx's int counts stops a sweep (as for auto below)
-            for alg in args.extra_algs.split(",") if op in KNOMIAL_OPS else []:
-                for p in args.ranks.split(",") if alg else []:
-                    more = run_json(
-                        [sim, "--op", op, "--sizes", ",".join(sizes)]
-                        + ["--alg", alg, "--ranks", p]
-                        + common[2:]
-                    )
-                    every["results"] += more["results"]
+            # nbcx-sim reports a point beyond nbcx's int counts on its row
+            # and goes on
+            extra = (
+                [a for a in args.extra_algs.split(",") if a]
+                if op in KNOMIAL_OPS
+                else []
+            )
+            if extra:
+                every["results"] += run_json(base + ["--alg", ",".join(extra)])[
+                    "results"
+                ]
         if auto is None:
-            # one run per number of ranks: nbcx-sim stops a sweep at a
-            # point beyond nbcx's int counts (exit status 2)
-            auto = None
-            for p in args.ranks.split(","):
-                one = run_json(
-                    [sim, "--op", op, "--sizes", ",".join(sizes), "--alg", "auto"]
-                    + ["--ranks", p] + common[2:]
-                )
-                if auto is None:
-                    auto = one
-                else:
-                    auto["results"] += one["results"]
+            auto = run_json(base + ["--alg", "auto"])
         with open(saved, "w") as f:
             json.dump({"all": every, "auto": auto}, f, indent=0)
-        best = {}
-        algs = []
+        best: dict[tuple[int, int], tuple[str, float]] = {}
+        algs: list[str] = []
         for r in every["results"]:
             name = r.get("alg", r["alg_requested"])
             if name not in algs:
@@ -135,18 +126,16 @@ def main():
             if key not in best or r["t_max_us"] < best[key][1]:
                 best[key] = (r["alg"], r["t_max_us"])
         refused = sorted(
-            {
-                (r["alg_requested"], r["ranks"])
-                for r in every["results"]
-                if "error" in r
-            }
+            {(r["alg_requested"], r["ranks"]) for r in every["results"] if "error" in r}
         )
         lines = [
             f"## {op}",
             "",
-            f"Algorithms: {', '.join(algs)}. Each cell: the automatic "
-            "choice, its time, and auto / best (the best algorithm named "
-            "when it is not auto's); **bold**: more than 5 % behind.",
+            (
+                f"Algorithms: {', '.join(algs)}. Each cell: the automatic "
+                "choice, its time, and auto / best (the best algorithm named "
+                "when it is not auto's); **bold**: more than 5 % behind."
+            ),
             "",
         ]
         cols = sorted({r["bytes"] for r in auto["results"]})
