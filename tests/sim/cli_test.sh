@@ -85,6 +85,31 @@ if [ $st != 0 ] || [ "$(grep -c 'exceed nbcx' "$tmp/out")" != 2 ] ||
     echo "FAILED: sweep past int counts: status $st" >&2; cat "$tmp/out" "$tmp/err" >&2; fail=1
 fi
 
+# --reference: a peer's choice is simulated as the nbcx algorithm with
+# its schedule (the same time as that algorithm by name); one nbcx lacks
+# is reported as not modelled, not a failure
+expect 2 "no such peer" --op bcast --ranks 4 --size 8 --reference nosuch
+"$sim" --op allreduce --ranks 16 --size 1m --reference mpich,openmpi-libnbc \
+    --params "$params" >"$tmp/out" 2>"$tmp/err"
+st=$?
+"$sim" --op allreduce --alg rabenseifner --ranks 16 --size 1m \
+    --params "$params" >"$tmp/named" 2>>"$tmp/err"
+t_ref=$(awk '$2 == "mpich=rabenseifner" {print $6}' "$tmp/out")
+t_lib=$(awk '$2 == "openmpi-libnbc=rabenseifner" {print $6}' "$tmp/out")
+t_named=$(awk '$2 == "rabenseifner" {print $6}' "$tmp/named")
+if [ $st != 0 ] || [ -z "$t_named" ] || [ "$t_ref" != "$t_named" ] ||
+   [ "$t_lib" != "$t_named" ] || [ "$(grep -vc '^#' "$tmp/out")" != 2 ]; then
+    echo "FAILED: --reference allreduce: $t_ref $t_lib vs $t_named" >&2
+    cat "$tmp/out" "$tmp/err" >&2; fail=1
+fi
+"$sim" --op bcast --ranks 12 --size 1m --reference mpich --alg auto --json \
+    --params "$params" >"$tmp/out" 2>"$tmp/err"
+st=$?
+if [ $st != 0 ] || ! grep -q '"peer_alg": "scatter_ring_allgather", "match": "none"' "$tmp/out" ||
+   ! grep -q '"alg_requested": "auto"' "$tmp/out"; then
+    echo "FAILED: --reference not modelled: status $st" >&2; cat "$tmp/out" "$tmp/err" >&2; fail=1
+fi
+
 # good runs: every op and algorithm, text and JSON
 if ! "$sim" --op all --alg all --ranks 2,7 --size 0,1k --compute-us 50 \
         --params "$params" --verify >"$tmp/out" 2>"$tmp/err"; then

@@ -15,6 +15,13 @@ follows the table. The JSON of the runs is kept beside the table.
 --extra-algs knomial3,knomial8 adds the k-nomial trees of those radices
 (beside "knomial", radix 4, which --alg all runs) to the collectives that
 have them.
+
+--reference mpich,openmpi-libnbc compares instead nbcx's automatic choice
+with the peers' (nbcx-sim --reference: the algorithm each peer's
+nonblocking collective chooses by default, simulated as the nbcx algorithm
+with its schedule): OP-reference.json per collective, and reference.md,
+one grid per collective of peer time / nbcx time (above 1: nbcx ahead),
+a summary and the points where nbcx is more than 5 % behind.
 """
 
 import argparse
@@ -52,6 +59,142 @@ def fmt_us(t: float) -> str:
     return f"{t:.1f} us"
 
 
+def peer_short(peer: str) -> str:
+    return "Open MPI libnbc" if peer == "openmpi-libnbc" else "MPICH"
+
+
+def reference(args: argparse.Namespace, sim: str, common: list[str]) -> None:
+    """nbcx's automatic choice against the peers' choices."""
+    peers = args.reference.split(",")
+    out = [
+        "# nbcx's automatic choice against MPICH's and Open MPI's (simulated)",
+        "",
+        "Made by `tools/sim/scale-table.py " + " ".join(args.argv) + "`: "
+        "for every collective, `nbcx-sim --alg auto --reference "
+        + args.reference
+        + "` (docs/sim.md). Each cell: the peer's time over nbcx's "
+        "(above 1: nbcx ahead), MPICH first; `n/m`: the peer's algorithm is "
+        "not modelled (nbcx has none like it: named below); `-`: not "
+        "simulated (buffers beyond nbcx's int counts, or too large); "
+        "**bold**: nbcx more than 5 % behind that peer. The peer's "
+        "algorithm is in the JSON beside (OP-reference.json: `alg`, "
+        "`peer_alg`, `match`: `same` schedule, or a `variant` with the "
+        "same rounds and bytes).",
+        "",
+    ]
+    summary: list[str] = []
+    behind: list[str] = []
+    unmodelled: dict[tuple[str, str], set[str]] = {}
+    for op in args.ops.split(","):
+        sizes = ["8"] if op == "barrier" else args.sizes.split(",")
+        saved = os.path.join(args.out, f"{op}-reference{args.tag}.json")
+        if args.reuse and os.path.exists(saved):
+            with open(saved) as f:
+                doc: dict[str, Any] = json.load(f)
+        else:
+            doc = run_json(
+                [sim, "--op", op, "--sizes", ",".join(sizes), "--alg", "auto"]
+                + ["--reference", args.reference]
+                + common
+            )
+            with open(saved, "w") as f:
+                json.dump(doc, f, indent=0)
+        auto: dict[tuple[int, int], dict[str, Any]] = {}
+        ref: dict[tuple[str, int, int], dict[str, Any]] = {}
+        for r in doc["results"]:
+            key = (r["ranks"], r["bytes"])
+            if "reference" in r:
+                ref[(r["reference"], *key)] = r
+            else:
+                auto[key] = r
+        cols = sorted({b for _, b in auto})
+        rows = sorted({p for p, _ in auto})
+        out += [f"## {op}", ""]
+        out.append("| ranks | " + " | ".join(fmt_size(c) for c in cols) + " |")
+        out.append("|---" * (len(cols) + 1) + "|")
+        stats = {
+            peer: [0, 0, 0, 0, 0] for peer in peers
+        }  # ahead, within, behind, n/m, -
+        for p in rows:
+            cells = []
+            for b in cols:
+                a = auto.get((p, b))
+                parts = []
+                bold = False
+                for peer in peers:
+                    x = ref.get((peer, p, b))
+                    st = stats[peer]
+                    if x is None or a is None or "error" in a:
+                        parts.append("-")
+                        st[4] += 1
+                    elif x.get("match") == "none":
+                        parts.append("n/m")
+                        st[3] += 1
+                        unmodelled.setdefault((op, peer), set()).add(x["peer_alg"])
+                    elif "error" in x:
+                        parts.append("-")
+                        st[4] += 1
+                    else:
+                        ratio = x["t_max_us"] / a["t_max_us"]
+                        parts.append(f"{ratio:.2f}")
+                        if ratio < 0.95:
+                            bold = True
+                            st[2] += 1
+                            behind.append(
+                                f"| {op} | {p} | {fmt_size(b)} | {peer_short(peer)} | "
+                                f"{a['alg']} {fmt_us(a['t_max_us'])} | "
+                                f"{x['peer_alg']} as {x['alg']} {fmt_us(x['t_max_us'])} | "
+                                f"{ratio:.2f} |"
+                            )
+                        elif ratio > 1.05:
+                            st[0] += 1
+                        else:
+                            st[1] += 1
+                txt = " / ".join(parts)
+                cells.append(f"**{txt}**" if bold else txt)
+            out.append(f"| {p} | " + " | ".join(cells) + " |")
+        out.append("")
+        for peer in peers:
+            st = stats[peer]
+            summary.append(
+                f"| {op} | {peer_short(peer)} | {st[0]} | {st[1]} | {st[2]} | {st[3]} | {st[4]} |"
+            )
+    head = [
+        "## Summary",
+        "",
+        (
+            "Points per collective and peer: nbcx more than 5 % ahead, within "
+            "5 %, more than 5 % behind; the peer's algorithm not modelled; not "
+            "simulated."
+        ),
+        "",
+        "| op | peer | nbcx ahead | within 5 % | nbcx behind | n/m | - |",
+        "|---|---|---|---|---|---|---|",
+        *summary,
+        "",
+        "Not modelled (nbcx has no such algorithm): "
+        + (
+            "; ".join(
+                f"{op}: {peer_short(peer)}'s {', '.join(sorted(v))}"
+                for (op, peer), v in sorted(unmodelled.items())
+            )
+            or "none"
+        )
+        + ".",
+        "",
+        "Where nbcx is more than 5 % behind:",
+        "",
+        "| op | ranks | size | peer | nbcx auto | peer's choice (as nbcx's) | peer / nbcx |",
+        "|---|---|---|---|---|---|---|",
+        *(behind or ["| none | | | | | | |"]),
+        "",
+    ]
+    out[6:6] = head
+    with open(os.path.join(args.out, f"reference{args.tag}.md"), "w") as f:
+        f.write("\n".join(out) + "\n")
+    print("\n".join(out))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", required=True)
@@ -70,7 +213,13 @@ def main() -> None:
         "k-nomial radices knomial3,knomial8 (for the ops that have them: "
         "bcast, reduce, gather, scatter, barrier)",
     )
+    ap.add_argument(
+        "--reference",
+        default="",
+        help="compare auto with these peers' choices instead: mpich,openmpi-libnbc",
+    )
     args = ap.parse_args()
+    args.argv = sys.argv[1:]
 
     sim = os.path.join(args.build, "tools/sim/nbcx-sim")
     os.makedirs(args.out, exist_ok=True)
@@ -83,6 +232,9 @@ def main() -> None:
     ]
     if args.params:
         common += ["--params", args.params]
+    if args.reference:
+        reference(args, sim, common)
+        return
     behind: list[tuple[str, int, int, str, str, float]] = []
     for op in args.ops.split(","):
         sizes = ["8"] if op == "barrier" else args.sizes.split(",")
