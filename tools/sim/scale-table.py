@@ -63,6 +63,16 @@ def peer_short(peer: str) -> str:
     return "Open MPI libnbc" if peer == "openmpi-libnbc" else "MPICH"
 
 
+def peer_label(x: dict[str, Any], op: str) -> str:
+    """The peer's algorithm, and the nbcx one simulated when it differs."""
+    sim_op = x.get("simulated_op", op)
+    name = x["alg"] if sim_op == op else f"{sim_op} {x['alg']}"
+    txt = x["peer_alg"] if name == x["peer_alg"] else f"{x['peer_alg']} (as {name})"
+    if x.get("segsize"):
+        txt += f", {x['segsize'] // 1024} KiB fragments"
+    return txt
+
+
 def reference(args: argparse.Namespace, sim: str, common: list[str]) -> None:
     """nbcx's automatic choice against the peers' choices."""
     peers = args.reference.split(",")
@@ -82,6 +92,7 @@ def reference(args: argparse.Namespace, sim: str, common: list[str]) -> None:
         "same rounds and bytes).",
         "",
     ]
+    intro = len(out)
     summary: list[str] = []
     behind: list[str] = []
     unmodelled: dict[tuple[str, str], set[str]] = {}
@@ -143,7 +154,7 @@ def reference(args: argparse.Namespace, sim: str, common: list[str]) -> None:
                             behind.append(
                                 f"| {op} | {p} | {fmt_size(b)} | {peer_short(peer)} | "
                                 f"{a['alg']} {fmt_us(a['t_max_us'])} | "
-                                f"{x['peer_alg']} as {x['alg']} {fmt_us(x['t_max_us'])} | "
+                                f"{peer_label(x, op)} {fmt_us(x['t_max_us'])} | "
                                 f"{ratio:.2f} |"
                             )
                         elif ratio > 1.05:
@@ -184,12 +195,12 @@ def reference(args: argparse.Namespace, sim: str, common: list[str]) -> None:
         "",
         "Where nbcx is more than 5 % behind:",
         "",
-        "| op | ranks | size | peer | nbcx auto | peer's choice (as nbcx's) | peer / nbcx |",
+        "| op | ranks | size | peer | nbcx auto | peer's choice | peer / nbcx |",
         "|---|---|---|---|---|---|---|",
         *(behind or ["| none | | | | | | |"]),
         "",
     ]
-    out[6:6] = head
+    out[intro:intro] = head
     with open(os.path.join(args.out, f"reference{args.tag}.md"), "w") as f:
         f.write("\n".join(out) + "\n")
     print("\n".join(out))
@@ -219,7 +230,7 @@ def main() -> None:
         help="compare auto with these peers' choices instead: mpich,openmpi-libnbc",
     )
     args = ap.parse_args()
-    args.argv = sys.argv[1:]
+    args.argv = [a for a in sys.argv[1:] if a != "--reuse"]
 
     sim = os.path.join(args.build, "tools/sim/nbcx-sim")
     os.makedirs(args.out, exist_ok=True)
