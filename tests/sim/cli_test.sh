@@ -24,7 +24,7 @@ expect 2 "op is required" --ranks 4 --size 8
 expect 2 "ranks is required" --op bcast --size 8
 expect 2 "size is required" --op bcast --ranks 4
 expect 2 "no such collective" --op nosuch --ranks 4 --size 8
-expect 2 "has no such algorithm (have: auto binomial chain scatter_allgather knomial)" --op bcast --alg nosuch --ranks 4 --size 8
+expect 2 "has no such algorithm (have: auto binomial chain scatter_allgather knomial double_tree)" --op bcast --alg nosuch --ranks 4 --size 8
 expect 2 "not a size" --op bcast --ranks 4 --size 12q
 expect 2 "not a size" --op bcast --ranks 4 --size -5
 expect 2 "not a number of ranks" --op bcast --ranks 0 --size 8
