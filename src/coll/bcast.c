@@ -395,3 +395,147 @@ int nbcxi_build_bcast_scatter_allgather(struct nbcx_sched_s *s,
 #undef HV_OFF
     return s->err;
 }
+
+/* ------------------------------------------------------------------ */
+/* Double binary tree (pipelined)                                      */
+/* ------------------------------------------------------------------ */
+
+/* double_tree: the non-root ranks (relative ranks 1..n, n = p - 1) form
+ * two binary trees, each carrying every other fragment of the buffer
+ * (fragments as the chain's: segsize bytes of the packed stream), so
+ * that each rank receives the buffer once and sends it at most once in
+ * all (Sanders, Speck and Traeff's two-tree broadcast; NCCL's double
+ * binary tree).
+ *   Tree 1 is the in-order binary tree on positions 1..n: position i
+ *   with lowest set bit L has the children i - L/2 and i + h (h the
+ *   largest power of two below L with i + h <= n), its top is the
+ *   largest power of two <= n, and every odd position is a leaf. Rank x
+ *   sits at position x. Tree 2 is the same tree with the ranks rotated
+ *   by one (rank x at position x - 1, rank 1 at position n), so every
+ *   even rank, interior in tree 1, is a leaf there: a rank forwards the
+ *   fragments of one tree only.
+ *   The root sends fragment k to the top of tree k % 2. A rank receives
+ *   fragment k from its parent in that tree straight into its place
+ *   (every receive posted at start) and sends it to its children there
+ *   after the receive AND after its previous send to the same rank, so
+ *   the fragments to each peer leave in order (tags wrap as the
+ *   chain's). Depth about 2 log2 p fragments; each rank's link carries
+ *   about n bytes each way: about n beta + 2 log2(p) (alpha + seg beta).
+ */
+
+/* The largest power of two <= n (n >= 1). */
+static int dt_top(int n)
+{
+    int t = 1;
+    while (t <= n / 2)
+        t <<= 1;
+    return t;
+}
+
+/* Parent position of position i (1..n) in the in-order tree; 0 for the
+ * top. Each step goes to the node of twice the lowest set bit covering
+ * i; positions beyond n are skipped (their would-be children belong to
+ * the next ancestor within 1..n). */
+static int dt_parent(int i, int n)
+{
+    if (i == dt_top(n))
+        return 0;
+    int up = i;
+    do {
+        int l = up & -up;
+        up = (up ^ l) | (l << 1);
+    } while (up > n);
+    return up;
+}
+
+/* The children positions of i (0: none). */
+static void dt_children(int i, int n, int *left, int *right)
+{
+    int l = i & -i;
+    *left = l > 1 ? i - l / 2 : 0;
+    *right = 0;
+    for (int h = l / 2; h >= 1; h /= 2)
+        if (i + h <= n) {
+            *right = i + h;
+            break;
+        }
+}
+
+/* Position of relative rank x (1..n) in tree t, and back. */
+static int dt_pos(int t, int x, int n)
+{
+    return t == 0 ? x : x >= 2 ? x - 1 : n;
+}
+
+static int dt_rank(int t, int pos, int n)
+{
+    return t == 0 ? pos : pos < n ? pos + 1 : 1;
+}
+
+int nbcxi_build_bcast_double_tree(struct nbcx_sched_s *s,
+                                  const struct nbcxi_coll_args *a)
+{
+    if (s->size == 1 || a->rcount == 0 || a->rtype->size == 0)
+        return s->err;
+
+    const int p = s->size, n = p - 1;
+    const int vr = nbcxi_rel_rank(s->rank, a->root, p);
+    struct frags f;
+    chain_frags(s, a, &f);
+    if (s->err)
+        return s->err;
+    nbcx_node pack_first = -1, pack_last = -1;
+    if (f.packed)
+        pack_nodes(s, vr == 0, a->rbuf, a->rcount, a->rtype, f.base,
+                   &pack_first, &pack_last);
+
+    /* Per tree: the parent (relative; -1 at the root) and the children
+     * (relative; 0: none). */
+    int parent[2] = { -1, -1 }, child[2][2] = { { 0, 0 }, { 0, 0 } };
+    for (int t = 0; t < 2; t++) {
+        if (vr == 0) {
+            child[t][0] = dt_rank(t, dt_top(n), n);
+            continue;
+        }
+        int pos = dt_pos(t, vr, n), pp = dt_parent(pos, n), l, r;
+        parent[t] = pp ? dt_rank(t, pp, n) : 0;
+        dt_children(pos, n, &l, &r);
+        child[t][0] = l ? dt_rank(t, l, n) : 0;
+        child[t][1] = r ? dt_rank(t, r, n) : 0;
+    }
+    /* the last send to each peer (at most 4), to keep them in order */
+    int peer[4];
+    nbcx_node last[4];
+    int npeer = 0;
+
+    for (size_t k = 0; k < f.nfrag; k++) {
+        const int t = (int)(k % 2);
+        char *frag = nbcxi_at(f.base, (ptrdiff_t)k, f.per, f.type);
+        int cnt = (int)NBCXI_MIN((size_t)f.per, f.total - k * (size_t)f.per);
+        int tag = (int)(k % (NBCX_SCHED_TAG_MAX + 1));
+        nbcx_node have = vr == 0 ? pack_last : -1;
+        if (vr > 0) {
+            have = nbcxi_recv(s, frag, cnt, f.type,
+                              nbcxi_abs_rank(parent[t], a->root, p), tag);
+            nbcxi_dep(s, have, pack_first); /* unpack: after every recv */
+        }
+        for (int j = 0; j < 2; j++) {
+            int c = child[t][j];
+            if (c <= 0)
+                continue;
+            nbcx_node sn = nbcxi_send(s, frag, cnt, f.type,
+                                      nbcxi_abs_rank(c, a->root, p), tag);
+            nbcxi_dep(s, have, sn);
+            int q = 0;
+            while (q < npeer && peer[q] != c)
+                q++;
+            if (q == npeer) {
+                peer[npeer] = c;
+                last[npeer++] = -1;
+            }
+            nbcxi_dep(s, last[q], sn);
+            last[q] = sn;
+        }
+    }
+    return s->err;
+}

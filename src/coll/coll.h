@@ -247,6 +247,7 @@ NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_binomial;
 NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_knomial;   /* radix a->radix */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_chain;     /* pipelined, segsize fragments */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_scatter_allgather; /* van de Geijn */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_double_tree; /* pipelined, two binary trees */
 /* reduce.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_binomial; /* any op, MPI order kept */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_knomial;  /* any op, rank order */

@@ -49,6 +49,7 @@ static const struct nbcxi_algorithm algorithms[] = {
     { NBCXI_BCAST, "scatter_allgather", nbcxi_build_bcast_scatter_allgather,
       NULL },
     { NBCXI_BCAST, "knomial", nbcxi_build_bcast_knomial, NULL },
+    { NBCXI_BCAST, "double_tree", nbcxi_build_bcast_double_tree, NULL },
     { NBCXI_REDUCE, "binomial", nbcxi_build_reduce_binomial, NULL },
     { NBCXI_REDUCE, "chain", nbcxi_build_reduce_chain, commutative },
     { NBCXI_REDUCE, "knomial", nbcxi_build_reduce_knomial, NULL },

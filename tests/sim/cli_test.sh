@@ -24,7 +24,7 @@ expect 2 "op is required" --ranks 4 --size 8
 expect 2 "ranks is required" --op bcast --size 8
 expect 2 "size is required" --op bcast --ranks 4
 expect 2 "no such collective" --op nosuch --ranks 4 --size 8
-expect 2 "has no such algorithm (have: auto binomial chain scatter_allgather knomial)" --op bcast --alg nosuch --ranks 4 --size 8
+expect 2 "has no such algorithm (have: auto binomial chain scatter_allgather knomial double_tree)" --op bcast --alg nosuch --ranks 4 --size 8
 expect 2 "not a size" --op bcast --ranks 4 --size 12q
 expect 2 "not a size" --op bcast --ranks 4 --size -5
 expect 2 "not a number of ranks" --op bcast --ranks 0 --size 8
@@ -72,6 +72,42 @@ fi
 st=$?
 if [ $st != 3 ] || ! grep -q "too large" "$tmp/out"; then
     echo "FAILED: too large: status $st" >&2; cat "$tmp/out" "$tmp/err" >&2; fail=1
+fi
+
+# a sweep goes on past a point beyond nbcx's int counts: reported on its
+# line (and on stderr), the other points simulated, status 0
+"$sim" --op allgather --alg ring,bruck --sizes 8,1m --ranks 4096 \
+    --params "$params" >"$tmp/out" 2>"$tmp/err"
+st=$?
+if [ $st != 0 ] || [ "$(grep -c 'exceed nbcx' "$tmp/out")" != 2 ] ||
+   [ "$(grep -c '^allgather  *\(ring\|bruck\)  *4096 .* 8  *[0-9]' "$tmp/out")" != 2 ] ||
+   ! grep -q "2 of 4 point(s) not simulated" "$tmp/err"; then
+    echo "FAILED: sweep past int counts: status $st" >&2; cat "$tmp/out" "$tmp/err" >&2; fail=1
+fi
+
+# --reference: a peer's choice is simulated as the nbcx algorithm with
+# its schedule (the same time as that algorithm by name); one nbcx lacks
+# is reported as not modelled, not a failure
+expect 2 "no such peer" --op bcast --ranks 4 --size 8 --reference nosuch
+"$sim" --op allreduce --ranks 16 --size 1m --reference mpich,openmpi-libnbc \
+    --params "$params" >"$tmp/out" 2>"$tmp/err"
+st=$?
+"$sim" --op allreduce --alg rabenseifner --ranks 16 --size 1m \
+    --params "$params" >"$tmp/named" 2>>"$tmp/err"
+t_ref=$(awk '$2 == "mpich=rabenseifner" {print $6}' "$tmp/out")
+t_lib=$(awk '$2 == "openmpi-libnbc=rabenseifner" {print $6}' "$tmp/out")
+t_named=$(awk '$2 == "rabenseifner" {print $6}' "$tmp/named")
+if [ $st != 0 ] || [ -z "$t_named" ] || [ "$t_ref" != "$t_named" ] ||
+   [ "$t_lib" != "$t_named" ] || [ "$(grep -vc '^#' "$tmp/out")" != 2 ]; then
+    echo "FAILED: --reference allreduce: $t_ref $t_lib vs $t_named" >&2
+    cat "$tmp/out" "$tmp/err" >&2; fail=1
+fi
+"$sim" --op bcast --ranks 12 --size 1m --reference mpich --alg auto --json \
+    --params "$params" >"$tmp/out" 2>"$tmp/err"
+st=$?
+if [ $st != 0 ] || ! grep -q '"peer_alg": "scatter_ring_allgather", "match": "none"' "$tmp/out" ||
+   ! grep -q '"alg_requested": "auto"' "$tmp/out"; then
+    echo "FAILED: --reference not modelled: status $st" >&2; cat "$tmp/out" "$tmp/err" >&2; fail=1
 fi
 
 # good runs: every op and algorithm, text and JSON

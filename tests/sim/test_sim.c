@@ -958,7 +958,148 @@ static void test_data(void)
               NBCXI_SIM_EARG, "%s", err);
 }
 
+/* nbcx-sim --reference (reference.c): the peers' rules at points where
+ * the source read says what they choose, and on a grid of ranks and sizes
+ * every modelled choice names an nbcx algorithm of the collective
+ * simulated, whose schedule the simulator then runs to completion. */
+static void test_reference(void)
+{
+    struct nbcxi_sim_ref r;
+    static const struct {
+        const char *peer, *coll;
+        int P;
+        size_t bytes;
+        const char *alg;  /* NULL: not modelled */
+        size_t seg;
+        int match;
+    } cases[] = {
+        { "mpich", "allreduce", 16, 8, "recursive_doubling", 0,
+          NBCXI_SIM_REF_SAME },
+        { "mpich", "allreduce", 16, 2048, "recursive_doubling", 0,
+          NBCXI_SIM_REF_SAME },
+        { "mpich", "allreduce", 16, 4096, "rabenseifner", 0,
+          NBCXI_SIM_REF_SAME },
+        /* 1,024 ints on 2,048 ranks: count < pof2 */
+        { "mpich", "allreduce", 2048, 4096, "recursive_doubling", 0,
+          NBCXI_SIM_REF_SAME },
+        { "mpich", "bcast", 7, 1 << 20, "binomial", 0, NBCXI_SIM_REF_SAME },
+        { "mpich", "bcast", 16, 12288, "scatter_allgather", 0,
+          NBCXI_SIM_REF_VARIANT },
+        { "mpich", "bcast", 16, 524288, NULL, 0, NBCXI_SIM_REF_NONE },
+        { "mpich", "bcast", 12, 12288, NULL, 0, NBCXI_SIM_REF_NONE },
+        { "mpich", "reduce", 16, 4096, NULL, 0, NBCXI_SIM_REF_NONE },
+        { "mpich", "allgather", 16, 32767, "bruck", 0,
+          NBCXI_SIM_REF_VARIANT },
+        { "mpich", "allgather", 16, 32768, "ring", 0, NBCXI_SIM_REF_SAME },
+        { "mpich", "allgather", 10, 8191, "bruck", 0, NBCXI_SIM_REF_SAME },
+        { "mpich", "alltoall", 8, 2048, "bruck", 0, NBCXI_SIM_REF_SAME },
+        { "mpich", "alltoall", 7, 2048, "linear", 0, NBCXI_SIM_REF_SAME },
+        { "mpich", "alltoall", 8, 32769, "pairwise", 0, NBCXI_SIM_REF_SAME },
+        { "mpich", "reduce_scatter", 16, 32767, "recursive_halving", 0,
+          NBCXI_SIM_REF_SAME },
+        { "mpich", "reduce_scatter", 16, 32768, "pairwise", 0,
+          NBCXI_SIM_REF_SAME },
+        { "mpich", "barrier", 5, 0, "dissemination", 0, NBCXI_SIM_REF_SAME },
+        { "openmpi-libnbc", "bcast", 4, 1 << 20, "knomial4", 0,
+          NBCXI_SIM_REF_SAME },
+        { "openmpi-libnbc", "bcast", 5, 65535, "binomial", 0,
+          NBCXI_SIM_REF_SAME },
+        { "openmpi-libnbc", "bcast", 5, 65536, "chain", 8192,
+          NBCXI_SIM_REF_SAME },
+        { "openmpi-libnbc", "bcast", 5, 524288, "chain", 32768,
+          NBCXI_SIM_REF_SAME },
+        { "openmpi-libnbc", "allreduce", 3, 1 << 20, "reduce_bcast", 0,
+          NBCXI_SIM_REF_SAME },
+        { "openmpi-libnbc", "allreduce", 16, 65536, "rabenseifner", 0,
+          NBCXI_SIM_REF_SAME },
+        /* 16,384 ints on 32,768 ranks: count < pof2 */
+        { "openmpi-libnbc", "allreduce", 32768, 65536, "ring", 0,
+          NBCXI_SIM_REF_VARIANT },
+        { "openmpi-libnbc", "reduce", 16, 64, NULL, 0, NBCXI_SIM_REF_NONE },
+        { "openmpi-libnbc", "reduce", 16, 8, "binomial", 0,
+          NBCXI_SIM_REF_SAME },
+        { "openmpi-libnbc", "reduce", 2, 65536, "chain", 8192,
+          NBCXI_SIM_REF_SAME },
+        { "openmpi-libnbc", "allgather", 16, 8, "linear", 0,
+          NBCXI_SIM_REF_SAME },
+        { "openmpi-libnbc", "alltoall", 64, 8, "linear", 0,
+          NBCXI_SIM_REF_SAME },
+        { "openmpi-libnbc", "reduce_scatter", 64, 8, "reduce_scatterv", 0,
+          NBCXI_SIM_REF_SAME },
+        { "openmpi-libnbc", "barrier", 64, 0, "dissemination", 0,
+          NBCXI_SIM_REF_SAME },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int c = nbcxi_sim_coll(cases[i].coll);
+        CHECK(nbcxi_sim_reference(cases[i].peer, c, cases[i].P,
+                                  cases[i].bytes, &r) == 0, "%s %s",
+              cases[i].peer, cases[i].coll);
+        bool same_alg = cases[i].alg ? r.alg && strcmp(r.alg, cases[i].alg) == 0
+                                     : r.alg == NULL;
+        CHECK(same_alg && r.segsize == cases[i].seg &&
+                  r.match == cases[i].match && r.peer_alg,
+              "%s %s on %d ranks, %zu B: %s seg %zu match %d, expected %s "
+              "seg %zu match %d", cases[i].peer, cases[i].coll, cases[i].P,
+              cases[i].bytes, r.alg ? r.alg : "none", r.segsize, r.match,
+              cases[i].alg ? cases[i].alg : "none", cases[i].seg,
+              cases[i].match);
+    }
+    /* libnbc's allgather is simulated as nbcx's allgatherv */
+    nbcxi_sim_reference("openmpi-libnbc", NBCXI_ALLGATHER, 16, 8, &r);
+    CHECK(r.coll == NBCXI_ALLGATHERV, "coll %d", r.coll);
+    CHECK(nbcxi_sim_reference("nosuch", NBCXI_BCAST, 4, 8, &r) == -1,
+          "an unknown peer");
+    CHECK(nbcxi_sim_reference("mpich", NBCXI_GATHERV, 4, 8, &r) == 1,
+          "a collective whose rule is not modelled");
+    CHECK(nbcxi_sim_reference_name(0) && nbcxi_sim_reference_name(1) &&
+              !nbcxi_sim_reference_name(2), "two peers");
+
+    /* the grid: every modelled choice is an algorithm of its collective,
+     * and (on up to 64 ranks) simulates to completion */
+    static const char *const colls[] = { "barrier", "bcast", "reduce",
+        "allreduce", "allgather", "alltoall", "reduce_scatter" };
+    static const int ranks[] = { 2, 3, 4, 5, 7, 8, 12, 16, 64, 1000, 4096,
+                                 10000, 16384, 100000 };
+    static const size_t sizes[] = { 0, 8, 2048, 2049, 12288, 65536,
+                                    81920, 524288, 1 << 20, 16 << 20 };
+    struct nbcxi_sim_params p = params();
+    int modelled = 0;
+    for (int peer = 0; nbcxi_sim_reference_name(peer); peer++)
+        for (size_t c = 0; c < sizeof colls / sizeof *colls; c++)
+            for (size_t k = 0; k < sizeof ranks / sizeof *ranks; k++)
+                for (size_t b = 0; b < sizeof sizes / sizeof *sizes; b++) {
+                    const char *name = nbcxi_sim_reference_name(peer);
+                    int coll = nbcxi_sim_coll(colls[c]);
+                    CHECK(nbcxi_sim_reference(name, coll, ranks[k],
+                                              sizes[b], &r) == 0,
+                          "%s %s", name, colls[c]);
+                    CHECK((r.alg == NULL) == (r.match == NBCXI_SIM_REF_NONE),
+                          "%s %s: alg and match disagree", name, colls[c]);
+                    if (!r.alg)
+                        continue;
+                    modelled++;
+                    CHECK(nbcxi_sim_has_alg(r.coll, r.alg),
+                          "%s %s on %d ranks, %zu B: %s is not an algorithm "
+                          "of %s", name, colls[c], ranks[k], sizes[b], r.alg,
+                          nbcxi_coll_name(r.coll));
+                    if (ranks[k] > 64 || sizes[b] > 65536)
+                        continue;
+                    struct out o = sim(nbcxi_coll_name(r.coll), r.alg,
+                                       ranks[k], 2, sizes[b],
+                                       NBCXI_SIM_FOLD_AUTO, &p,
+                                       NBCXI_SIM_THREAD, 0);
+                    CHECK(o.rc == 0 &&
+                              (o.res.t_max > 0 || sizes[b] == 0) &&
+                              strcmp(o.info.alg, r.alg) == 0,
+                          "%s %s as %s on %d ranks, %zu B: built %s, %s",
+                          name, colls[c], r.alg, ranks[k], sizes[b],
+                          o.info.alg, o.err);
+                }
+    CHECK(modelled > 1500, "%d choices modelled", modelled);
+}
+
 static const struct th_test tests[] = {
+    { "reference", test_reference },
     { "data", test_data },
     { "bcast_binomial", test_bcast_binomial },
     { "barrier", test_barrier },

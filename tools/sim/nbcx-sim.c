@@ -9,7 +9,9 @@
  *
  * --op, --alg, --size (--sizes) and --ranks take comma-separated lists
  * (and "all" for --op and --alg): every combination is simulated, one
- * line (or one JSON object) each. Exit status: 0 done; 2 bad input
+ * line (or one JSON object) each. A point nbcx cannot serve (buffers
+ * beyond its int counts) is reported on its line and the sweep goes on.
+ * Exit status: 0 done; 2 bad input, or no point could be served
  * (nothing simulated); 3 some combination was too large to simulate
  * (reported on its line); 4 a schedule could not be built or matched
  * (a bug: nbcx-check would find it).
@@ -36,6 +38,9 @@
 #endif
 
 enum { EXIT_USAGE = 2, EXIT_TOOBIG = 3, EXIT_BUG = 4 };
+/* a reference row whose peer algorithm nbcx lacks (not an error; not an
+ * exit status either) */
+enum { EXIT_UNMODELLED = 100 };
 
 static const char usage[] =
 "usage: nbcx-sim --op OP[,OP..|all] [--alg ALG[,ALG..]|all|auto]\n"
@@ -77,9 +82,18 @@ static const char usage[] =
 "                       real data through the real executor (data mode)\n"
 "                       and compare every rank's buffers with those of the\n"
 "                       op's first algorithm: prints data ok or DIFFERS\n"
+"  --reference LIST     also simulate, at every point, the algorithm a\n"
+"                       peer's nonblocking collective chooses by default,\n"
+"                       as the nbcx algorithm with the same schedule:\n"
+"                       mpich, openmpi-libnbc (barrier, bcast, reduce,\n"
+"                       allreduce, allgather, alltoall, reduce_scatter);\n"
+"                       without --alg, only those (docs/sim.md)\n"
 "  --json               one JSON document on stdout (nbcx-plot sim)\n"
 "  -h, --help           this text\n"
-"Exit status: 0 done, 2 bad input, 3 too large to simulate, 4 a bug.\n";
+"A point nbcx cannot serve (buffers beyond its int counts) is reported\n"
+"on its line and the others go on.\n"
+"Exit status: 0 done, 2 bad input (or no point could be served), 3 too\n"
+"large to simulate, 4 a bug.\n";
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void die(const char *fmt, ...)
@@ -174,9 +188,9 @@ static void json_str(const char *s)
 }
 
 struct opts {
-    char **ops, **algs, **sizes, **ranks;
+    char **ops, **algs, **sizes, **ranks, **refs;
     char **ops_given; /* --op's list, when "all" replaced it */
-    int nops, nalgs, nsizes, nranks;
+    int nops, nalgs, nsizes, nranks, nrefs;
     int rpn, root, fold, progress, split_levels, progress_cores;
     bool split_all; /* --split-levels all: S = 0..H, and the best */
     double compute;
@@ -198,7 +212,7 @@ static void parse(int argc, char **argv, struct opts *o)
     memset(o, 0, sizeof *o);
     o->fold = NBCXI_SIM_FOLD_AUTO;
     o->progress = NBCXI_SIM_THREAD;
-    const char *alg = "auto";
+    const char *alg = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         char *e;
@@ -279,6 +293,18 @@ static void parse(int argc, char **argv, struct opts *o)
             if (*e || e == v || o->max_nodes < 1 ||
                 o->max_nodes > 4000000000LL)
                 die("--max-nodes %s: a number from 1 to 4000000000", v);
+        } else if (strcmp(a, "--reference") == 0 ||
+                   strcmp(a, "--references") == 0) {
+            o->refs = split(a, need(argc, argv, &i), &o->nrefs);
+            for (int k = 0; k < o->nrefs; k++) {
+                bool known = false;
+                const char *n;
+                for (int j = 0; (n = nbcxi_sim_reference_name(j)); j++)
+                    known |= strcasecmp(n, o->refs[k]) == 0;
+                if (!known)
+                    die("--reference %s: no such peer (have: mpich, "
+                        "openmpi-libnbc)", o->refs[k]);
+            }
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else if (strcmp(a, "--verify") == 0) {
@@ -303,7 +329,10 @@ static void parse(int argc, char **argv, struct opts *o)
         o->sizes = zero;
         o->nsizes = 1;
     }
-    o->algs = split("--alg", alg, &o->nalgs);
+    if (alg)
+        o->algs = split("--alg", alg, &o->nalgs);
+    else if (!o->refs) /* default auto; with --reference, the peers only */
+        o->algs = split("--alg", "auto", &o->nalgs);
     /* --op all */
     for (int i = 0; i < o->nops; i++)
         if (strcasecmp(o->ops[i], "all") == 0) {
@@ -369,6 +398,8 @@ static const char *progress_name(int p)
 
 struct row {
     const char *op, *alg_req;
+    const char *ref;             /* --reference: the peer, else NULL */
+    struct nbcxi_sim_ref refalg; /* its algorithm */
     int ranks, rpn;
     long long bytes;
     int rc;
@@ -382,13 +413,31 @@ struct row {
     char verr[256];
 };
 
+/* A reference row's algorithm: "mpich=rabenseifner", "~" when a variant
+ * of the peer's, the op when it differs ("...=allgatherv:linear"). */
+static const char *ref_label(const struct row *r, char *buf, size_t len)
+{
+    const struct nbcxi_sim_ref *x = &r->refalg;
+    bool other = x->coll != nbcxi_sim_coll(r->op);
+    if (x->match == NBCXI_SIM_REF_NONE)
+        snprintf(buf, len, "%s=%s", r->ref, x->peer_alg);
+    else
+        snprintf(buf, len, "%s=%s%s%s%s", r->ref,
+                 other ? nbcxi_coll_name(x->coll) : "", other ? ":" : "",
+                 x->alg, x->match == NBCXI_SIM_REF_VARIANT ? "~" : "");
+    return buf;
+}
+
 static void print_row_text(const struct opts *o, const struct row *r)
 {
-    char size[32];
+    char size[32], label[160];
     snprintf(size, sizeof size, "%lld", r->bytes);
+    const char *alg = r->ref ? ref_label(r, label, sizeof label)
+                      : r->rc ? r->alg_req
+                              : r->info.alg;
     if (r->rc) {
-        printf("%-20s %-18s %8d %4d %10s  %s\n", r->op, r->alg_req,
-               r->ranks, r->rpn, size, r->err);
+        printf("%-20s %-18s %8d %4d %10s  %s\n", r->op, alg, r->ranks,
+               r->rpn, size, r->err);
         return;
     }
     char fold[32];
@@ -398,7 +447,7 @@ static void print_row_text(const struct opts *o, const struct row *r)
     else
         snprintf(fold, sizeof fold, "full");
     printf("%-20s %-18s %8d %4d %10s %12.2f %12.2f %12.2f", r->op,
-           r->info.alg, r->ranks, r->rpn, size, r->pure.t_max,
+           alg, r->ranks, r->rpn, size, r->pure.t_max,
            r->pure.t_median, r->pure.t_min);
     if (o->compute > 0)
         printf(" %12.2f %7.1f", r->with.t_total_max, 100 * r->overlap);
@@ -444,6 +493,23 @@ static void print_row_json(const struct opts *o, const struct row *r,
     json_str(r->alg_req);
     printf(", \"ranks\": %d, \"ranks_per_node\": %d, \"bytes\": %lld",
            r->ranks, r->rpn, r->bytes);
+    if (r->ref) {
+        const struct nbcxi_sim_ref *x = &r->refalg;
+        printf(", \"reference\": ");
+        json_str(r->ref);
+        printf(", \"peer_alg\": ");
+        json_str(x->peer_alg);
+        printf(", \"match\": \"%s\"",
+               x->match == NBCXI_SIM_REF_SAME      ? "same"
+               : x->match == NBCXI_SIM_REF_VARIANT ? "variant"
+                                                   : "none");
+        if (x->match != NBCXI_SIM_REF_NONE) {
+            printf(", \"simulated_op\": ");
+            json_str(nbcxi_coll_name(x->coll));
+            if (x->segsize)
+                printf(", \"segsize\": %zu", x->segsize);
+        }
+    }
     if (r->rc) {
         printf(", \"error\": ");
         json_str(r->err);
@@ -510,14 +576,16 @@ static void verify(struct nbcxi_sim_config *cfg, struct row *r)
     free(b);
 }
 
-static int simulate(const struct opts *o, const struct nbcxi_sim_params *p,
-                    struct row *r, int coll, const char *alg, long long ranks,
-                    long long bytes)
+static int simulate_seg(const struct opts *o,
+                        const struct nbcxi_sim_params *p, struct row *r,
+                        int coll, const char *alg, long long ranks,
+                        long long bytes, long long segsize)
 {
     struct nbcxi_sim_config cfg = {
         .coll = coll, .alg = alg, .ranks = (int)ranks,
         .ranks_per_node = o->rpn ? o->rpn : p->cores_per_node,
-        .bytes = (size_t)bytes, .segsize = (size_t)o->segsize,
+        .bytes = (size_t)bytes,
+        .segsize = (size_t)(segsize ? segsize : o->segsize),
         .root = o->root, .max_nodes = (size_t)o->max_nodes,
         /* a shared link is simulated on every rank (engine.c) */
         .fold = p->inter_shared && o->fold == NBCXI_SIM_FOLD_AUTO
@@ -565,6 +633,49 @@ static int simulate(const struct opts *o, const struct nbcxi_sim_params *p,
     r->wall = now_s() - t0;
     r->peak = peak_mib();
     return r->rc;
+}
+
+static int simulate(const struct opts *o, const struct nbcxi_sim_params *p,
+                    struct row *r, int coll, const char *alg, long long ranks,
+                    long long bytes)
+{
+    return simulate_seg(o, p, r, coll, alg, ranks, bytes, 0);
+}
+
+/* --reference: the peer's choice at this point, simulated as the nbcx
+ * algorithm with its schedule (and the peer's fragment size). A choice
+ * nbcx has no algorithm for is a row with an error, not a failure. */
+static int simulate_ref(const struct opts *o,
+                        const struct nbcxi_sim_params *p, struct row *r,
+                        int coll, const char *peer, long long ranks,
+                        long long bytes)
+{
+    struct nbcxi_sim_ref x;
+    int rc = nbcxi_sim_reference(peer, coll, (int)ranks, (size_t)bytes, &x);
+    if (rc == 0 && x.alg) {
+        rc = simulate_seg(o, p, r, x.coll, x.alg, ranks, bytes,
+                          (long long)x.segsize);
+    } else {
+        memset(r, 0, sizeof *r);
+        r->ranks = (int)ranks;
+        r->rpn = o->rpn ? o->rpn : p->cores_per_node;
+        r->bytes = bytes;
+        if (rc) {
+            snprintf(r->err, sizeof r->err, "%s's choice for %s is not "
+                     "modelled", peer, nbcxi_coll_name(coll));
+            x.peer_alg = "?";
+            x.match = NBCXI_SIM_REF_NONE;
+        } else {
+            snprintf(r->err, sizeof r->err, "%s's %s: nbcx has no such "
+                     "algorithm (not modelled)", peer, x.peer_alg);
+        }
+        rc = r->rc = EXIT_UNMODELLED;
+    }
+    r->op = nbcxi_coll_name(coll);
+    r->alg_req = peer;
+    r->ref = peer;
+    r->refalg = x;
+    return rc;
 }
 
 /* --split-levels all: S = 0..H (H = ceil(log2 ranks), the binomial
@@ -625,7 +736,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "nbcx-sim: --params %s\n", err);
         return EXIT_USAGE;
     }
-    int status = 0;
+    int status = 0, simulated = 0, refused = 0;
+    char last_refusal[512] = "";
     bool first = true;
     if (o.json) {
         char sched[32] = "null"; /* null: no time-sharing */
@@ -668,23 +780,29 @@ int main(int argc, char **argv)
     for (int i = 0; i < o.nops; i++) {
         int coll = nbcxi_sim_coll(o.ops[i]);
         int nalg = o.nalgs;
-        bool all = strcasecmp(o.algs[0], "all") == 0;
+        bool all = nalg > 0 && strcasecmp(o.algs[0], "all") == 0;
         if (all)
             for (nalg = 0; nbcxi_sim_alg(coll, nalg); nalg++)
                 ;
-        for (int a = 0; a < nalg; a++) {
-            const char *alg = all ? nbcxi_sim_alg(coll, a) : o.algs[a];
+        /* the algorithms, then the references */
+        for (int a = 0; a < nalg + o.nrefs; a++) {
+            const char *ref = a >= nalg ? o.refs[a - nalg] : NULL;
+            const char *alg = ref ? NULL
+                              : all ? nbcxi_sim_alg(coll, a)
+                                    : o.algs[a];
             for (int k = 0; k < o.nranks; k++)
                 for (int s = 0; s < o.nsizes; s++) {
                     struct row r;
-                    int rc = o.split_all
-                                 ? sweep_split(&o, &p, &r, coll, alg,
-                                               atoll(o.ranks[k]),
-                                               parse_size(o.sizes[s]), &first)
-                                 : simulate(&o, &p, &r, coll, alg,
-                                            atoll(o.ranks[k]),
-                                            parse_size(o.sizes[s]));
-                    if (!o.split_all) {
+                    long long nr = atoll(o.ranks[k]);
+                    long long nb = parse_size(o.sizes[s]);
+                    int rc = ref ? simulate_ref(&o, &p, &r, coll, ref, nr, nb)
+                             : o.split_all
+                                 ? sweep_split(&o, &p, &r, coll, alg, nr, nb,
+                                               &first)
+                                 : simulate(&o, &p, &r, coll, alg, nr, nb);
+                    if (ref && o.split_all) /* (the best S is not swept) */
+                        r.S = o.split_levels;
+                    if (!o.split_all || ref) {
                         if (o.json)
                             print_row_json(&o, &r, first);
                         else
@@ -692,11 +810,17 @@ int main(int argc, char **argv)
                         first = false;
                     }
                     fflush(stdout);
-                    if (rc == NBCXI_SIM_EARG && !all) {
-                        if (o.json)
-                            printf("\n]}\n");
-                        fprintf(stderr, "nbcx-sim: %s\n", r.err);
-                        return EXIT_USAGE;
+                    /* a point that cannot be simulated (beyond nbcx's
+                     * int counts, parameters without the blocks it
+                     * needs) is reported on its line; the sweep goes on */
+                    if (rc == EXIT_UNMODELLED) {
+                        continue;
+                    } else if (rc == NBCXI_SIM_EARG) {
+                        refused++;
+                        snprintf(last_refusal, sizeof last_refusal, "%s",
+                                 r.err);
+                    } else {
+                        simulated++;
                     }
                     if (r.verified && (strcmp(r.verified, "FAILED") == 0 ||
                                        strcmp(r.verified, "DIFFERS") == 0))
@@ -712,5 +836,13 @@ int main(int argc, char **argv)
     }
     if (o.json)
         printf("\n]}\n");
+    if (refused && !simulated) { /* nothing could be simulated */
+        fprintf(stderr, "nbcx-sim: %s\n", last_refusal);
+        return EXIT_USAGE;
+    }
+    if (refused)
+        fprintf(stderr, "nbcx-sim: %d of %d point(s) not simulated (see "
+                "their lines), e.g.: %s\n", refused, refused + simulated,
+                last_refusal);
     return status;
 }

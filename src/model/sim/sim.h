@@ -216,4 +216,30 @@ bool nbcxi_sim_has_alg(int coll, const char *name);
 /* The i-th simulable algorithm of coll (NULL past the last). */
 const char *nbcxi_sim_alg(int coll, int i);
 
+/* ---- the peers' choices (reference.c) ---- */
+
+/* How close the nbcx algorithm is to the peer's. */
+enum { NBCXI_SIM_REF_SAME,    /* the same schedule                     */
+       NBCXI_SIM_REF_VARIANT, /* the same algorithm and alpha-beta cost,
+                                 rounds or fragments in another order */
+       NBCXI_SIM_REF_NONE };  /* nbcx has no such algorithm: alg NULL */
+
+struct nbcxi_sim_ref {
+    int coll;             /* the collective to simulate (it may differ:
+                             libnbc's allgather is nbcx's allgatherv)  */
+    const char *alg;      /* the nbcx algorithm; NULL: none            */
+    size_t segsize;       /* the peer's fragment size; 0: nbcx's       */
+    int match;            /* NBCXI_SIM_REF_...                          */
+    const char *peer_alg; /* the peer's own name for its algorithm     */
+};
+
+/* The algorithm that peer ("mpich", "openmpi-libnbc") chooses by default
+ * for the nonblocking collective coll on `ranks` ranks with `bytes` (as
+ * nbcxi_sim_config's), in *out. 0; 1 when the peer's rule for coll is
+ * not modelled; -1 for an unknown peer. */
+int nbcxi_sim_reference(const char *peer, int coll, int ranks, size_t bytes,
+                        struct nbcxi_sim_ref *out);
+/* The i-th peer's name (NULL past the last). */
+const char *nbcxi_sim_reference_name(int i);
+
 #endif /* NBCX_SIM_H */
