@@ -1,25 +1,27 @@
 /*
  * progress.h - the progress layer's internal interface.
  *
- *   engine.c     requests, the process-wide list of active operations,
- *                start, test and wait
- *   mode.c       which progress mode is in force (NBCX_PROGRESS,
- *                nbcx_progress_set)
- *   caller.c     the caller mode's table
- *   thread_mode.c  the thread mode's table
- *   auto.c       the auto mode's table (small operations: caller;
- *                large ones: thread)
- *   split.c      the split mode's table, the split-tree cost model and
- *                the choice of S
- *   thread.c     the progress thread: sleeps while nothing is active,
- *                otherwise polls with an adaptive, predicted back-off
- *   placement.c  where the progress thread runs (hwloc)
- *   watchdog.c   timeouts (NBCX_TIMEOUT) and the dump (NBCX_DEBUG_DUMP)
+ *   request.c          requests, the process-wide list of active
+ *                      operations, start, test and wait
+ *   modes.c            which progress mode is in force (NBCX_PROGRESS,
+ *                      nbcx_progress_set)
+ *   mode_caller.c      the caller mode's table
+ *   mode_thread.c      the thread mode's table
+ *   mode_auto.c        the auto mode's table (small operations: caller;
+ *                      large ones: thread)
+ *   mode_split.c       the split mode's table, the split-tree cost model
+ *                      and the choice of S
+ *   progress_thread.c  the progress thread: sleeps while nothing is
+ *                      active, otherwise polls with an adaptive,
+ *                      predicted back-off
+ *   placement.c        where the progress thread runs (hwloc)
+ *   watchdog.c         timeouts (NBCX_TIMEOUT) and the dump
+ *                      (NBCX_DEBUG_DUMP)
  *
  * One mutex (nbcxi_engine_lock) guards the active list and every
  * executor call; completions are announced on nbcxi_done_cv. A start
  * that finds it taken hands its operation to the progress thread
- * instead of waiting (engine.c), and tests and waits only try it.
+ * instead of waiting (request.c), and tests and waits only try it.
  */
 #ifndef NBCX_PROGRESS_H
 #define NBCX_PROGRESS_H
@@ -75,21 +77,21 @@ static inline bool nbcxi_mode_hands_off(const struct nbcxi_progress_mode *m,
 {
     return m->handoff && !nbcxi_transport_can(tp, NBCXI_CAP_IN_PROCESS);
 }
-/* The mode in force (mode.c). */
+/* The mode in force (modes.c). */
 NBCX_HIDDEN const struct nbcxi_progress_mode *nbcxi_mode(void);
 
-/* Split mode (split.c), for a schedule about to start: chooses S (model
+/* Split mode (mode_split.c), for a schedule about to start: chooses S (model
  * or NBCX_SPLIT_LEVELS), marks the nodes with 1 <= |level| <= S as
  * application nodes and counts them in app_up_left/app_down_left. */
 NBCX_HIDDEN void nbcxi_split_mark(struct nbcx_sched_s *s);
 
-/* Thread and split modes share these (thread_mode.c). */
+/* Thread and split modes share these (mode_thread.c). */
 NBCX_HIDDEN void nbcxi_thread_started_locked(struct nbcx_request_s *r,
                                              bool *wake);
 NBCX_HIDDEN void nbcxi_thread_poke(int count, nbcx_request reqs[]);
 NBCX_HIDDEN int nbcxi_thread_wait_some(int count, nbcx_request reqs[]);
 
-/* ---- engine.c ---- */
+/* ---- request.c ---- */
 extern pthread_mutex_t nbcxi_engine_lock;
 /* Broadcast (under the lock) when a request completes, or when a
  * schedule sets aside work for its application thread (split mode). */
@@ -106,7 +108,7 @@ NBCX_HIDDEN long nbcxi_progress_all_locked(bool app);
 NBCX_HIDDEN bool nbcxi_engine_busy_locked(void);
 /* Begins the starts that application threads handed over because the
  * lock was taken (nbcx_start never waits for it where a progress thread
- * runs: engine.c). The progress thread calls it at every turn; every
+ * runs: request.c). The progress thread calls it at every turn; every
  * progress pass does too. Needs the lock. */
 NBCX_HIDDEN void nbcxi_engine_adopt_locked(void);
 /* Releases the engine lock, then runs the completion callbacks of the
@@ -137,7 +139,7 @@ NBCX_HIDDEN int nbcxi_engine_arm_locked(void);
  * operations cannot be waited for so. Lock not held. The time-out covers
  * an event that another thread consumed. */
 NBCX_HIDDEN int nbcxi_engine_sleep(int ms);
-/* The progress thread's watch of lazy work (auto mode, thread.c): a
+/* The progress thread's watch of lazy work (auto mode, progress_thread.c): a
  * progress pass like the thread's, except that a lazy operation is left
  * alone until its look_gap has passed since the application's last
  * progress pass (request.h). Needs the lock. */
@@ -184,7 +186,7 @@ static inline bool nbcxi_peers_crowd(const struct nbcx_comm_s *c)
            !nbcxi_peers_poll(c);
 }
 
-/* ---- thread.c ---- */
+/* ---- progress_thread.c ---- */
 /* Starts the progress thread if it is not running. */
 NBCX_HIDDEN int nbcxi_thread_ensure(void);
 /* Starts the thread where it is not running, without waiting for it to
@@ -198,7 +200,7 @@ NBCX_HIDDEN int nbcxi_thread_launch(void);
 NBCX_HIDDEN bool nbcxi_thread_kick_locked(bool urgent);
 NBCX_HIDDEN void nbcxi_thread_wake(void);
 /* Whether the thread runs and adopts handed-over starts at every turn
- * (engine.c); lock not needed. */
+ * (request.c); lock not needed. */
 NBCX_HIDDEN bool nbcxi_thread_live(void);
 /* Auto mode: a lazy operation started (lock held). The thread looks at
  * lazy work once per watch period, and keeps doing so for a while after

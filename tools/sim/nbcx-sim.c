@@ -519,7 +519,7 @@ static int simulate(const struct opts *o, const struct nbcxi_sim_params *p,
         .ranks_per_node = o->rpn ? o->rpn : p->cores_per_node,
         .bytes = (size_t)bytes, .segsize = (size_t)o->segsize,
         .root = o->root, .max_nodes = (size_t)o->max_nodes,
-        /* a shared link is simulated on every rank (engine.c) */
+        /* a shared link is simulated on every rank (simulate.c) */
         .fold = p->inter_shared && o->fold == NBCXI_SIM_FOLD_AUTO
                     ? NBCXI_SIM_FOLD_OFF
                     : o->fold,

@@ -1,4 +1,4 @@
-/* engine.c - requests, the list of active operations, and test/wait.
+/* request.c - requests, the list of active operations, and test/wait.
  *
  * Every started operation is on one process-wide list. Whoever makes
  * progress advances all of them, not just the one asked about: a rank
@@ -18,7 +18,7 @@
  *
  * What differs between the progress modes (who drives the list, how a
  * wait waits, what a start does besides posting) is in each mode's table
- * (struct nbcxi_progress_mode): caller.c, thread_mode.c, split.c; mode.c
+ * (struct nbcxi_progress_mode): mode_caller.c, mode_thread.c, mode_split.c; modes.c
  * says which one is in force. The engine calls the table and names no
  * mode.
  */
