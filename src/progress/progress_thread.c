@@ -401,6 +401,13 @@ static void placed_before_exit(void)
     pthread_mutex_unlock(&nbcxi_engine_lock);
 }
 
+/* The thread as the engine sees it (engine.h): it kicks and wakes the
+ * thread through this table, never by name. */
+static const struct nbcxi_engine_thread engine_view = {
+    .kick_locked = nbcxi_thread_kick_locked,
+    .wake = nbcxi_thread_wake,
+};
+
 /* Starts the thread unless it runs; with wait, until it is placed. */
 static int start_thread(bool wait)
 {
@@ -410,6 +417,7 @@ static int start_thread(bool wait)
     if (wake_fd < 0)
         return NBCX_ERR_NOMEM; /* no eventfd: no thread (caller mode) */
     pthread_mutex_lock(&nbcxi_engine_lock);
+    nbcxi_engine_attach_thread(&engine_view); /* (the same every time) */
     int err = NBCX_SUCCESS;
     if (!running) {
         stopping = false;

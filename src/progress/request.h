@@ -30,6 +30,8 @@ struct nbcx_request_s {
     unsigned long passes_seen;
     struct nbcx_request_s *prev, *next; /* in the engine's active list */
     struct nbcx_request_s *handed;      /* in the hand-over stack */
+    /* The mode a handed-over start was made in (engine.c adopts it so) */
+    const struct nbcxi_progress_mode *handed_mode;
     /* The completion callback (nbcx_request_on_complete), under the
      * engine lock: fn and arg, and the notice for the next completion,
      * allocated ahead (at registration, and at each start of a
