@@ -103,54 +103,49 @@ static int rooted_begin(nbcx_request *req, nbcx_comm h, int root,
     return NBCX_SUCCESS;
 }
 
-/* Set by an nbcx_<op>_init for the duration of its nbcx_i<op> call, so
- * that persistent and nonblocking calls share one argument check: run()
- * then plans the operation instead of starting it. */
-static _Thread_local bool planning;
-
-static int run(enum nbcxi_coll coll, struct nbcx_comm_s *c,
+/* Starts the checked operation (nbcx_i<op>), or, with plan, plans it
+ * as an inactive persistent request (nbcx_<op>_init): the two share
+ * their argument checks, op_<op>() below, which takes `plan` from its
+ * public function. */
+static int run(bool plan, enum nbcxi_coll coll, struct nbcx_comm_s *c,
                struct nbcxi_coll_args *a, nbcx_request *req)
 {
     NBCXI_TRACE(nbcxi_trace_enter());
-    struct nbcx_sched_s *s = planning ? NULL : nbcxi_cache_take(c, coll, a);
+    struct nbcx_sched_s *s = plan ? NULL : nbcxi_cache_take(c, coll, a);
     if (s)
         return nbcxi_start(s, req);
     int err = nbcxi_sched_new(c, &s);
     if (err != NBCX_SUCCESS)
         return err;
-    s->persistent = planning; /* builders may choose by it (transport/inproc/slots.c) */
+    /* builders may choose by it (transport/inproc/slots.c) */
+    s->persistent = plan;
     err = nbcxi_coll_build(coll, s, a, nbcxi_progress_algorithm(coll));
-    if (err == NBCX_SUCCESS && !planning)
+    if (err == NBCX_SUCCESS && !plan)
         err = nbcxi_cache_label(s, coll, a);
     if (err != NBCX_SUCCESS) {
         nbcxi_sched_destroy(s);
         return err;
     }
-    return planning ? nbcxi_plan(s, req) : nbcxi_start(s, req);
+    return plan ? nbcxi_plan(s, req) : nbcxi_start(s, req);
 }
 
-/* Runs `call` (a nonblocking collective) as a persistent init. */
-#define PLAN(call)                                                            \
-    do {                                                                      \
-        planning = true;                                                      \
-        int err_ = (call);                                                    \
-        planning = false;                                                     \
-        return err_;                                                          \
-    } while (0)
+static int op_barrier(bool plan, nbcx_comm comm, nbcx_request *req)
+{
+    struct nbcx_comm_s *c;
+    TRY(begin(req, comm, &c));
+    struct nbcxi_coll_args a = { 0 };
+    return run(plan, NBCXI_BARRIER, c, &a, req);
+}
 
 int nbcx_ibarrier(nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    struct nbcx_comm_s *c;
-    TRY(begin(req, comm, &c));
-    struct nbcxi_coll_args a = { 0 };
-    return run(NBCXI_BARRIER, c, &a, req);
+    return op_barrier(false, comm, req);
 }
 
-int nbcx_ibcast(void *buf, int count, nbcx_datatype type, int root,
-                nbcx_comm comm, nbcx_request *req)
+static int op_bcast(bool plan, void *buf, int count, nbcx_datatype type,
+                    int root, nbcx_comm comm, nbcx_request *req)
 {
-    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { .rbuf = buf, .rcount = count, .root = root };
     TRY(begin(req, comm, &c));
@@ -159,7 +154,14 @@ int nbcx_ibcast(void *buf, int count, nbcx_datatype type, int root,
         return NBCX_ERR_IN_PLACE;
     if (root < 0 || root >= c->size)
         return NBCX_ERR_ROOT;
-    return run(NBCXI_BCAST, c, &a, req);
+    return run(plan, NBCXI_BCAST, c, &a, req);
+}
+
+int nbcx_ibcast(void *buf, int count, nbcx_datatype type, int root,
+                nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_bcast(false, buf, count, type, root, comm, req);
 }
 
 /* reduce and allreduce share their checks; root < 0 means allreduce. */
@@ -193,30 +195,46 @@ static int reduce_args(const void *sendbuf, void *recvbuf, int count,
     return NBCX_SUCCESS;
 }
 
-int nbcx_ireduce(const void *sendbuf, void *recvbuf, int count,
-                 nbcx_datatype type, nbcx_op op, int root, nbcx_comm comm,
-                 nbcx_request *req)
+static int op_reduce(bool plan, const void *sendbuf, void *recvbuf, int count,
+                     nbcx_datatype type, nbcx_op op, int root, nbcx_comm comm,
+                     nbcx_request *req)
 {
-    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(begin(req, comm, &c));
     if (root < 0)
         return NBCX_ERR_ROOT;
     TRY(reduce_args(sendbuf, recvbuf, count, type, op, root, c, &a));
-    return run(NBCXI_REDUCE, c, &a, req);
+    return run(plan, NBCXI_REDUCE, c, &a, req);
+}
+
+int nbcx_ireduce(const void *sendbuf, void *recvbuf, int count,
+                 nbcx_datatype type, nbcx_op op, int root, nbcx_comm comm,
+                 nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_reduce(false, sendbuf, recvbuf, count, type, op, root, comm,
+                     req);
 }
 
 /* allreduce, scan and exscan: the same checks on every rank. */
-static int reduce_all(enum nbcxi_coll coll, const void *sendbuf,
-                      void *recvbuf, int count, nbcx_datatype type,
-                      nbcx_op op, nbcx_comm comm, nbcx_request *req)
+static int reduce_all(bool plan, enum nbcxi_coll coll, const void *sendbuf,
+                      void *recvbuf, int count, nbcx_datatype type, nbcx_op op,
+                      nbcx_comm comm, nbcx_request *req)
 {
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(begin(req, comm, &c));
     TRY(reduce_args(sendbuf, recvbuf, count, type, op, -1, c, &a));
-    return run(coll, c, &a, req);
+    return run(plan, coll, c, &a, req);
+}
+
+static int op_allreduce(bool plan, const void *sendbuf, void *recvbuf,
+                        int count, nbcx_datatype type, nbcx_op op,
+                        nbcx_comm comm, nbcx_request *req)
+{
+    return reduce_all(plan, NBCXI_ALLREDUCE, sendbuf, recvbuf, count, type, op,
+                      comm, req);
 }
 
 int nbcx_iallreduce(const void *sendbuf, void *recvbuf, int count,
@@ -224,8 +242,7 @@ int nbcx_iallreduce(const void *sendbuf, void *recvbuf, int count,
                     nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return reduce_all(NBCXI_ALLREDUCE, sendbuf, recvbuf, count, type, op,
-                      comm, req);
+    return op_allreduce(false, sendbuf, recvbuf, count, type, op, comm, req);
 }
 
 /* The "send side" and "receive side" of gather/scatter/allgather/alltoall:
@@ -284,10 +301,10 @@ static void recv_into_sblock(struct nbcxi_coll_args *a, int i)
  * a gather, the send side of a scatter), ignored off the root, and every
  * rank's own block (the other side), which at the root may be IN_PLACE:
  * the root's own block among its size blocks. */
-static int rooted(enum nbcxi_coll coll, const void *sendbuf, int sendcount,
-                  nbcx_datatype sendtype, void *recvbuf, int recvcount,
-                  nbcx_datatype recvtype, int root, nbcx_comm comm,
-                  nbcx_request *req)
+static int rooted(bool plan, enum nbcxi_coll coll, const void *sendbuf,
+                  int sendcount, nbcx_datatype sendtype, void *recvbuf,
+                  int recvcount, nbcx_datatype recvtype, int root,
+                  nbcx_comm comm, nbcx_request *req)
 {
     bool gather = coll == NBCXI_GATHER;
     struct nbcx_comm_s *c;
@@ -310,7 +327,16 @@ static int rooted(enum nbcxi_coll coll, const void *sendbuf, int sendcount,
         send_from_rblock(&a, root); /* the root's block is in place */
     if (!gather && recvbuf == NBCX_IN_PLACE)
         recv_into_sblock(&a, root); /* the root keeps its block in place */
-    return run(coll, c, &a, req);
+    return run(plan, coll, c, &a, req);
+}
+
+static int op_gather(bool plan, const void *sendbuf, int sendcount,
+                     nbcx_datatype sendtype, void *recvbuf, int recvcount,
+                     nbcx_datatype recvtype, int root, nbcx_comm comm,
+                     nbcx_request *req)
+{
+    return rooted(plan, NBCXI_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                  recvcount, recvtype, root, comm, req);
 }
 
 int nbcx_igather(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
@@ -318,7 +344,16 @@ int nbcx_igather(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                  int root, nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return rooted(NBCXI_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+    return op_gather(false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                     recvtype, root, comm, req);
+}
+
+static int op_scatter(bool plan, const void *sendbuf, int sendcount,
+                      nbcx_datatype sendtype, void *recvbuf, int recvcount,
+                      nbcx_datatype recvtype, int root, nbcx_comm comm,
+                      nbcx_request *req)
+{
+    return rooted(plan, NBCXI_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
                   recvcount, recvtype, root, comm, req);
 }
 
@@ -327,16 +362,15 @@ int nbcx_iscatter(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                   int root, nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return rooted(NBCXI_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
-                  recvcount, recvtype, root, comm, req);
+    return op_scatter(false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                      recvtype, root, comm, req);
 }
 
-int nbcx_iallgather(const void *sendbuf, int sendcount,
-                    nbcx_datatype sendtype, void *recvbuf, int recvcount,
-                    nbcx_datatype recvtype, nbcx_comm comm,
-                    nbcx_request *req)
+static int op_allgather(bool plan, const void *sendbuf, int sendcount,
+                        nbcx_datatype sendtype, void *recvbuf, int recvcount,
+                        nbcx_datatype recvtype, nbcx_comm comm,
+                        nbcx_request *req)
 {
-    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(begin(req, comm, &c));
@@ -347,14 +381,23 @@ int nbcx_iallgather(const void *sendbuf, int sendcount,
                 recvcount > 0));
     if (sendbuf == NBCX_IN_PLACE)
         send_from_rblock(&a, c->rank);
-    return run(NBCXI_ALLGATHER, c, &a, req);
+    return run(plan, NBCXI_ALLGATHER, c, &a, req);
 }
 
-int nbcx_ialltoall(const void *sendbuf, int sendcount,
-                   nbcx_datatype sendtype, void *recvbuf, int recvcount,
-                   nbcx_datatype recvtype, nbcx_comm comm, nbcx_request *req)
+int nbcx_iallgather(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
+                    void *recvbuf, int recvcount, nbcx_datatype recvtype,
+                    nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
+    return op_allgather(false, sendbuf, sendcount, sendtype, recvbuf,
+                        recvcount, recvtype, comm, req);
+}
+
+static int op_alltoall(bool plan, const void *sendbuf, int sendcount,
+                       nbcx_datatype sendtype, void *recvbuf, int recvcount,
+                       nbcx_datatype recvtype, nbcx_comm comm,
+                       nbcx_request *req)
+{
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(begin(req, comm, &c));
@@ -367,7 +410,16 @@ int nbcx_ialltoall(const void *sendbuf, int sendcount,
         a.scount = recvcount;
         a.stype = a.rtype;
     }
-    return run(NBCXI_ALLTOALL, c, &a, req);
+    return run(plan, NBCXI_ALLTOALL, c, &a, req);
+}
+
+int nbcx_ialltoall(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
+                   void *recvbuf, int recvcount, nbcx_datatype recvtype,
+                   nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_alltoall(false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                       recvtype, comm, req);
 }
 
 /* ------------------------------------------------------------------ */
@@ -376,27 +428,31 @@ int nbcx_ialltoall(const void *sendbuf, int sendcount,
 
 int nbcx_barrier_init(nbcx_comm comm, nbcx_request *req)
 {
-    PLAN(nbcx_ibarrier(comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_barrier(true, comm, req);
 }
 
 int nbcx_bcast_init(void *buf, int count, nbcx_datatype type, int root,
                     nbcx_comm comm, nbcx_request *req)
 {
-    PLAN(nbcx_ibcast(buf, count, type, root, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_bcast(true, buf, count, type, root, comm, req);
 }
 
 int nbcx_reduce_init(const void *sendbuf, void *recvbuf, int count,
                      nbcx_datatype type, nbcx_op op, int root, nbcx_comm comm,
                      nbcx_request *req)
 {
-    PLAN(nbcx_ireduce(sendbuf, recvbuf, count, type, op, root, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_reduce(true, sendbuf, recvbuf, count, type, op, root, comm, req);
 }
 
 int nbcx_allreduce_init(const void *sendbuf, void *recvbuf, int count,
                         nbcx_datatype type, nbcx_op op, nbcx_comm comm,
                         nbcx_request *req)
 {
-    PLAN(nbcx_iallreduce(sendbuf, recvbuf, count, type, op, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_allreduce(true, sendbuf, recvbuf, count, type, op, comm, req);
 }
 
 int nbcx_gather_init(const void *sendbuf, int sendcount,
@@ -404,8 +460,9 @@ int nbcx_gather_init(const void *sendbuf, int sendcount,
                      nbcx_datatype recvtype, int root, nbcx_comm comm,
                      nbcx_request *req)
 {
-    PLAN(nbcx_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                      recvtype, root, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_gather(true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                     recvtype, root, comm, req);
 }
 
 int nbcx_scatter_init(const void *sendbuf, int sendcount,
@@ -413,8 +470,9 @@ int nbcx_scatter_init(const void *sendbuf, int sendcount,
                       nbcx_datatype recvtype, int root, nbcx_comm comm,
                       nbcx_request *req)
 {
-    PLAN(nbcx_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                       recvtype, root, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_scatter(true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                      recvtype, root, comm, req);
 }
 
 int nbcx_allgather_init(const void *sendbuf, int sendcount,
@@ -422,8 +480,9 @@ int nbcx_allgather_init(const void *sendbuf, int sendcount,
                         nbcx_datatype recvtype, nbcx_comm comm,
                         nbcx_request *req)
 {
-    PLAN(nbcx_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_allgather(true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm, req);
 }
 
 int nbcx_alltoall_init(const void *sendbuf, int sendcount,
@@ -431,8 +490,9 @@ int nbcx_alltoall_init(const void *sendbuf, int sendcount,
                        nbcx_datatype recvtype, nbcx_comm comm,
                        nbcx_request *req)
 {
-    PLAN(nbcx_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                        recvtype, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_alltoall(true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                       recvtype, comm, req);
 }
 
 /* ------------------------------------------------------------------ */
@@ -493,7 +553,7 @@ static int check_wside(const void *buf, int n, const int *counts,
  * side of a gatherv, the send side of a scatterv; never IN_PLACE) and
  * every rank's own block (the other side), which may be IN_PLACE at the
  * root only: its count and type are then ignored. */
-static int rooted_v(enum nbcxi_coll coll, const void *vbuf,
+static int rooted_v(bool plan, enum nbcxi_coll coll, const void *vbuf,
                     const int *counts, const int *displs, nbcx_datatype vtype,
                     const void *buf, int count, nbcx_datatype type, int root,
                     nbcx_comm comm, nbcx_request *req)
@@ -532,7 +592,17 @@ static int rooted_v(enum nbcxi_coll coll, const void *vbuf,
                     (uintptr_t)(gather ? nbcxi_rblock(&a, root)
                                        : nbcxi_sblock(&a, root)).buf,
                     counts[root] > 0));
-    return run(coll, c, &a, req);
+    return run(plan, coll, c, &a, req);
+}
+
+static int op_gatherv(bool plan, const void *sendbuf, int sendcount,
+                      nbcx_datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[],
+                      nbcx_datatype recvtype, int root, nbcx_comm comm,
+                      nbcx_request *req)
+{
+    return rooted_v(plan, NBCXI_GATHERV, recvbuf, recvcounts, displs, recvtype,
+                    sendbuf, sendcount, sendtype, root, comm, req);
 }
 
 int nbcx_igatherv(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
@@ -541,8 +611,17 @@ int nbcx_igatherv(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                   nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return rooted_v(NBCXI_GATHERV, recvbuf, recvcounts, displs, recvtype,
-                    sendbuf, sendcount, sendtype, root, comm, req);
+    return op_gatherv(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                      displs, recvtype, root, comm, req);
+}
+
+static int op_scatterv(bool plan, const void *sendbuf, const int sendcounts[],
+                       const int displs[], nbcx_datatype sendtype,
+                       void *recvbuf, int recvcount, nbcx_datatype recvtype,
+                       int root, nbcx_comm comm, nbcx_request *req)
+{
+    return rooted_v(plan, NBCXI_SCATTERV, sendbuf, sendcounts, displs,
+                    sendtype, recvbuf, recvcount, recvtype, root, comm, req);
 }
 
 int nbcx_iscatterv(const void *sendbuf, const int sendcounts[],
@@ -551,17 +630,16 @@ int nbcx_iscatterv(const void *sendbuf, const int sendcounts[],
                    nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return rooted_v(NBCXI_SCATTERV, sendbuf, sendcounts, displs, sendtype,
-                    recvbuf, recvcount, recvtype, root, comm, req);
+    return op_scatterv(false, sendbuf, sendcounts, displs, sendtype, recvbuf,
+                       recvcount, recvtype, root, comm, req);
 }
 
-int nbcx_iallgatherv(const void *sendbuf, int sendcount,
-                     nbcx_datatype sendtype, void *recvbuf,
-                     const int recvcounts[], const int displs[],
-                     nbcx_datatype recvtype, nbcx_comm comm,
-                     nbcx_request *req)
+static int op_allgatherv(bool plan, const void *sendbuf, int sendcount,
+                         nbcx_datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[],
+                         nbcx_datatype recvtype, nbcx_comm comm,
+                         nbcx_request *req)
 {
-    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(begin(req, comm, &c));
@@ -586,11 +664,21 @@ int nbcx_iallgatherv(const void *sendbuf, int sendcount,
         a.sbuf = sendbuf;
         a.scount = sendcount;
     }
-    return run(NBCXI_ALLGATHERV, c, &a, req);
+    return run(plan, NBCXI_ALLGATHERV, c, &a, req);
+}
+
+int nbcx_iallgatherv(const void *sendbuf, int sendcount,
+                     nbcx_datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[],
+                     nbcx_datatype recvtype, nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_allgatherv(false, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcounts, displs, recvtype, comm, req);
 }
 
 /* alltoallv (types NULL) and alltoallw (types per rank, byte displs). */
-static int alltoallvw(const void *sendbuf, const int *sendcounts,
+static int alltoallvw(bool plan, const void *sendbuf, const int *sendcounts,
                       const int *sdispls, nbcx_datatype sendtype,
                       const nbcx_datatype *sendtypes, void *recvbuf,
                       const int *recvcounts, const int *rdispls,
@@ -624,30 +712,50 @@ static int alltoallvw(const void *sendbuf, const int *sendcounts,
         a.sv = (struct nbcxi_vside){ sendcounts, sdispls, NULL, w,
                                      sendtypes };
     }
-    return run(w ? NBCXI_ALLTOALLW : NBCXI_ALLTOALLV, c, &a, req);
+    return run(plan, w ? NBCXI_ALLTOALLW : NBCXI_ALLTOALLV, c, &a, req);
+}
+
+static int op_alltoallv(bool plan, const void *sendbuf, const int sendcounts[],
+                        const int sdispls[], nbcx_datatype sendtype,
+                        void *recvbuf, const int recvcounts[],
+                        const int rdispls[], nbcx_datatype recvtype,
+                        nbcx_comm comm, nbcx_request *req)
+{
+    return alltoallvw(plan, sendbuf, sendcounts, sdispls, sendtype, NULL,
+                      recvbuf, recvcounts, rdispls, recvtype, NULL, false,
+                      comm, req);
 }
 
 int nbcx_ialltoallv(const void *sendbuf, const int sendcounts[],
-                    const int sdispls[], nbcx_datatype sendtype,
-                    void *recvbuf, const int recvcounts[],
-                    const int rdispls[], nbcx_datatype recvtype,
-                    nbcx_comm comm, nbcx_request *req)
+                    const int sdispls[], nbcx_datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int rdispls[],
+                    nbcx_datatype recvtype, nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return alltoallvw(sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf,
-                      recvcounts, rdispls, recvtype, NULL, false, comm, req);
+    return op_alltoallv(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                        recvcounts, rdispls, recvtype, comm, req);
+}
+
+static int op_alltoallw(bool plan, const void *sendbuf, const int sendcounts[],
+                        const int sdispls[], const nbcx_datatype sendtypes[],
+                        void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const nbcx_datatype recvtypes[],
+                        nbcx_comm comm, nbcx_request *req)
+{
+    return alltoallvw(plan, sendbuf, sendcounts, sdispls, NBCX_DATATYPE_NULL,
+                      sendtypes, recvbuf, recvcounts, rdispls,
+                      NBCX_DATATYPE_NULL, recvtypes, true, comm, req);
 }
 
 int nbcx_ialltoallw(const void *sendbuf, const int sendcounts[],
                     const int sdispls[], const nbcx_datatype sendtypes[],
-                    void *recvbuf, const int recvcounts[],
-                    const int rdispls[], const nbcx_datatype recvtypes[],
-                    nbcx_comm comm, nbcx_request *req)
+                    void *recvbuf, const int recvcounts[], const int rdispls[],
+                    const nbcx_datatype recvtypes[], nbcx_comm comm,
+                    nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return alltoallvw(sendbuf, sendcounts, sdispls, NBCX_DATATYPE_NULL,
-                      sendtypes, recvbuf, recvcounts, rdispls,
-                      NBCX_DATATYPE_NULL, recvtypes, true, comm, req);
+    return op_alltoallw(false, sendbuf, sendcounts, sdispls, sendtypes,
+                        recvbuf, recvcounts, rdispls, recvtypes, comm, req);
 }
 
 /* ------------------------------------------------------------------ */
@@ -655,7 +763,7 @@ int nbcx_ialltoallw(const void *sendbuf, const int sendcounts[],
 /* ------------------------------------------------------------------ */
 
 /* recvcounts NULL: every block recvcount elements (_block). */
-static int reduce_scatter(const void *sendbuf, void *recvbuf,
+static int reduce_scatter(bool plan, const void *sendbuf, void *recvbuf,
                           const int *recvcounts, int recvcount,
                           nbcx_datatype type, nbcx_op op, bool block,
                           nbcx_comm comm, nbcx_request *req)
@@ -693,8 +801,16 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf,
     a.rbuf = recvbuf;
     a.rcount = recvcount;
     a.rv.counts = block ? NULL : recvcounts;
-    return run(block ? NBCXI_REDUCE_SCATTER_BLOCK : NBCXI_REDUCE_SCATTER, c,
-               &a, req);
+    return run(plan, block ? NBCXI_REDUCE_SCATTER_BLOCK : NBCXI_REDUCE_SCATTER,
+               c, &a, req);
+}
+
+static int op_reduce_scatter(bool plan, const void *sendbuf, void *recvbuf,
+                             const int recvcounts[], nbcx_datatype type,
+                             nbcx_op op, nbcx_comm comm, nbcx_request *req)
+{
+    return reduce_scatter(plan, sendbuf, recvbuf, recvcounts, 0, type, op,
+                          false, comm, req);
 }
 
 int nbcx_ireduce_scatter(const void *sendbuf, void *recvbuf,
@@ -702,8 +818,17 @@ int nbcx_ireduce_scatter(const void *sendbuf, void *recvbuf,
                          nbcx_op op, nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return reduce_scatter(sendbuf, recvbuf, recvcounts, 0, type, op, false,
-                          comm, req);
+    return op_reduce_scatter(false, sendbuf, recvbuf, recvcounts, type, op,
+                             comm, req);
+}
+
+static int op_reduce_scatter_block(bool plan, const void *sendbuf,
+                                   void *recvbuf, int recvcount,
+                                   nbcx_datatype type, nbcx_op op,
+                                   nbcx_comm comm, nbcx_request *req)
+{
+    return reduce_scatter(plan, sendbuf, recvbuf, NULL, recvcount, type, op,
+                          true, comm, req);
 }
 
 int nbcx_ireduce_scatter_block(const void *sendbuf, void *recvbuf,
@@ -711,8 +836,16 @@ int nbcx_ireduce_scatter_block(const void *sendbuf, void *recvbuf,
                                nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return reduce_scatter(sendbuf, recvbuf, NULL, recvcount, type, op, true,
-                          comm, req);
+    return op_reduce_scatter_block(false, sendbuf, recvbuf, recvcount, type,
+                                   op, comm, req);
+}
+
+static int op_scan(bool plan, const void *sendbuf, void *recvbuf, int count,
+                   nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                   nbcx_request *req)
+{
+    return reduce_all(plan, NBCXI_SCAN, sendbuf, recvbuf, count, type, op,
+                      comm, req);
 }
 
 int nbcx_iscan(const void *sendbuf, void *recvbuf, int count,
@@ -720,8 +853,15 @@ int nbcx_iscan(const void *sendbuf, void *recvbuf, int count,
                nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return reduce_all(NBCXI_SCAN, sendbuf, recvbuf, count, type, op, comm,
-                      req);
+    return op_scan(false, sendbuf, recvbuf, count, type, op, comm, req);
+}
+
+static int op_exscan(bool plan, const void *sendbuf, void *recvbuf, int count,
+                     nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                     nbcx_request *req)
+{
+    return reduce_all(plan, NBCXI_EXSCAN, sendbuf, recvbuf, count, type, op,
+                      comm, req);
 }
 
 int nbcx_iexscan(const void *sendbuf, void *recvbuf, int count,
@@ -729,8 +869,7 @@ int nbcx_iexscan(const void *sendbuf, void *recvbuf, int count,
                  nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return reduce_all(NBCXI_EXSCAN, sendbuf, recvbuf, count, type, op, comm,
-                      req);
+    return op_exscan(false, sendbuf, recvbuf, count, type, op, comm, req);
 }
 
 /* ------------------------------------------------------------------ */
@@ -759,11 +898,11 @@ static int check_blocks(const void *buf, int n, int count, nbcx_datatype type,
 }
 
 /* neighbor_allgather and neighbor_alltoall: the same sides. */
-static int neighbor_blocks(enum nbcxi_coll coll, const void *sendbuf,
-                           int sendcount, nbcx_datatype sendtype,
-                           void *recvbuf, int recvcount,
-                           nbcx_datatype recvtype, nbcx_comm comm,
-                           nbcx_request *req)
+static int neighbor_blocks(bool plan, enum nbcxi_coll coll,
+                           const void *sendbuf, int sendcount,
+                           nbcx_datatype sendtype, void *recvbuf,
+                           int recvcount, nbcx_datatype recvtype,
+                           nbcx_comm comm, nbcx_request *req)
 {
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
@@ -776,7 +915,16 @@ static int neighbor_blocks(enum nbcxi_coll coll, const void *sendbuf,
     a.scount = sendcount;
     a.rbuf = recvbuf;
     a.rcount = recvcount;
-    return run(coll, c, &a, req);
+    return run(plan, coll, c, &a, req);
+}
+
+static int op_neighbor_allgather(bool plan, const void *sendbuf, int sendcount,
+                                 nbcx_datatype sendtype, void *recvbuf,
+                                 int recvcount, nbcx_datatype recvtype,
+                                 nbcx_comm comm, nbcx_request *req)
+{
+    return neighbor_blocks(plan, NBCXI_NEIGHBOR_ALLGATHER, sendbuf, sendcount,
+                           sendtype, recvbuf, recvcount, recvtype, comm, req);
 }
 
 int nbcx_ineighbor_allgather(const void *sendbuf, int sendcount,
@@ -785,17 +933,16 @@ int nbcx_ineighbor_allgather(const void *sendbuf, int sendcount,
                              nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return neighbor_blocks(NBCXI_NEIGHBOR_ALLGATHER, sendbuf, sendcount,
-                           sendtype, recvbuf, recvcount, recvtype, comm, req);
+    return op_neighbor_allgather(false, sendbuf, sendcount, sendtype, recvbuf,
+                                 recvcount, recvtype, comm, req);
 }
 
-int nbcx_ineighbor_allgatherv(const void *sendbuf, int sendcount,
-                              nbcx_datatype sendtype, void *recvbuf,
-                              const int recvcounts[], const int displs[],
-                              nbcx_datatype recvtype, nbcx_comm comm,
-                              nbcx_request *req)
+static int op_neighbor_allgatherv(bool plan, const void *sendbuf,
+                                  int sendcount, nbcx_datatype sendtype,
+                                  void *recvbuf, const int recvcounts[],
+                                  const int displs[], nbcx_datatype recvtype,
+                                  nbcx_comm comm, nbcx_request *req)
 {
-    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
@@ -808,7 +955,27 @@ int nbcx_ineighbor_allgatherv(const void *sendbuf, int sendcount,
     a.rbuf = recvbuf;
     a.rv.counts = recvcounts;
     a.rv.displs = displs;
-    return run(NBCXI_NEIGHBOR_ALLGATHERV, c, &a, req);
+    return run(plan, NBCXI_NEIGHBOR_ALLGATHERV, c, &a, req);
+}
+
+int nbcx_ineighbor_allgatherv(const void *sendbuf, int sendcount,
+                              nbcx_datatype sendtype, void *recvbuf,
+                              const int recvcounts[], const int displs[],
+                              nbcx_datatype recvtype, nbcx_comm comm,
+                              nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_allgatherv(false, sendbuf, sendcount, sendtype, recvbuf,
+                                  recvcounts, displs, recvtype, comm, req);
+}
+
+static int op_neighbor_alltoall(bool plan, const void *sendbuf, int sendcount,
+                                nbcx_datatype sendtype, void *recvbuf,
+                                int recvcount, nbcx_datatype recvtype,
+                                nbcx_comm comm, nbcx_request *req)
+{
+    return neighbor_blocks(plan, NBCXI_NEIGHBOR_ALLTOALL, sendbuf, sendcount,
+                           sendtype, recvbuf, recvcount, recvtype, comm, req);
 }
 
 int nbcx_ineighbor_alltoall(const void *sendbuf, int sendcount,
@@ -817,17 +984,17 @@ int nbcx_ineighbor_alltoall(const void *sendbuf, int sendcount,
                             nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return neighbor_blocks(NBCXI_NEIGHBOR_ALLTOALL, sendbuf, sendcount,
-                           sendtype, recvbuf, recvcount, recvtype, comm, req);
+    return op_neighbor_alltoall(false, sendbuf, sendcount, sendtype, recvbuf,
+                                recvcount, recvtype, comm, req);
 }
 
-int nbcx_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
-                             const int sdispls[], nbcx_datatype sendtype,
-                             void *recvbuf, const int recvcounts[],
-                             const int rdispls[], nbcx_datatype recvtype,
-                             nbcx_comm comm, nbcx_request *req)
+static int op_neighbor_alltoallv(bool plan, const void *sendbuf,
+                                 const int sendcounts[], const int sdispls[],
+                                 nbcx_datatype sendtype, void *recvbuf,
+                                 const int recvcounts[], const int rdispls[],
+                                 nbcx_datatype recvtype, nbcx_comm comm,
+                                 nbcx_request *req)
 {
-    NBCXI_TRACE_CALLER();
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
@@ -841,17 +1008,30 @@ int nbcx_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
     a.rbuf = recvbuf;
     a.rv.counts = recvcounts;
     a.rv.displs = rdispls;
-    return run(NBCXI_NEIGHBOR_ALLTOALLV, c, &a, req);
+    return run(plan, NBCXI_NEIGHBOR_ALLTOALLV, c, &a, req);
 }
 
-int nbcx_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
-                             const ptrdiff_t sdispls[],
-                             const nbcx_datatype sendtypes[], void *recvbuf,
-                             const int recvcounts[], const ptrdiff_t rdispls[],
-                             const nbcx_datatype recvtypes[], nbcx_comm comm,
-                             nbcx_request *req)
+int nbcx_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                             const int sdispls[], nbcx_datatype sendtype,
+                             void *recvbuf, const int recvcounts[],
+                             const int rdispls[], nbcx_datatype recvtype,
+                             nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
+    return op_neighbor_alltoallv(false, sendbuf, sendcounts, sdispls, sendtype,
+                                 recvbuf, recvcounts, rdispls, recvtype, comm,
+                                 req);
+}
+
+static int op_neighbor_alltoallw(bool plan, const void *sendbuf,
+                                 const int sendcounts[],
+                                 const ptrdiff_t sdispls[],
+                                 const nbcx_datatype sendtypes[],
+                                 void *recvbuf, const int recvcounts[],
+                                 const ptrdiff_t rdispls[],
+                                 const nbcx_datatype recvtypes[],
+                                 nbcx_comm comm, nbcx_request *req)
+{
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
@@ -863,7 +1043,20 @@ int nbcx_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
     a.sv = (struct nbcxi_vside){ sendcounts, NULL, sdispls, true, sendtypes };
     a.rbuf = recvbuf;
     a.rv = (struct nbcxi_vside){ recvcounts, NULL, rdispls, true, recvtypes };
-    return run(NBCXI_NEIGHBOR_ALLTOALLW, c, &a, req);
+    return run(plan, NBCXI_NEIGHBOR_ALLTOALLW, c, &a, req);
+}
+
+int nbcx_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                             const ptrdiff_t sdispls[],
+                             const nbcx_datatype sendtypes[], void *recvbuf,
+                             const int recvcounts[], const ptrdiff_t rdispls[],
+                             const nbcx_datatype recvtypes[], nbcx_comm comm,
+                             nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_alltoallw(false, sendbuf, sendcounts, sdispls,
+                                 sendtypes, recvbuf, recvcounts, rdispls,
+                                 recvtypes, comm, req);
 }
 
 /* ------------------------------------------------------------------ */
@@ -876,7 +1069,9 @@ int nbcx_gatherv_init(const void *sendbuf, int sendcount,
                       nbcx_datatype recvtype, int root, nbcx_comm comm,
                       nbcx_request *req)
 {
-    PLAN(nbcx_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_gatherv(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                      displs, recvtype, root, comm, req);
 }
 
 int nbcx_scatterv_init(const void *sendbuf, const int sendcounts[],
@@ -884,7 +1079,9 @@ int nbcx_scatterv_init(const void *sendbuf, const int sendcounts[],
                        void *recvbuf, int recvcount, nbcx_datatype recvtype,
                        int root, nbcx_comm comm, nbcx_request *req)
 {
-    PLAN(nbcx_iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_scatterv(true, sendbuf, sendcounts, displs, sendtype, recvbuf,
+                       recvcount, recvtype, root, comm, req);
 }
 
 int nbcx_allgatherv_init(const void *sendbuf, int sendcount,
@@ -893,7 +1090,9 @@ int nbcx_allgatherv_init(const void *sendbuf, int sendcount,
                          nbcx_datatype recvtype, nbcx_comm comm,
                          nbcx_request *req)
 {
-    PLAN(nbcx_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_allgatherv(true, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcounts, displs, recvtype, comm, req);
 }
 
 int nbcx_alltoallv_init(const void *sendbuf, const int sendcounts[],
@@ -902,7 +1101,9 @@ int nbcx_alltoallv_init(const void *sendbuf, const int sendcounts[],
                         const int rdispls[], nbcx_datatype recvtype,
                         nbcx_comm comm, nbcx_request *req)
 {
-    PLAN(nbcx_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_alltoallv(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                        recvcounts, rdispls, recvtype, comm, req);
 }
 
 int nbcx_alltoallw_init(const void *sendbuf, const int sendcounts[],
@@ -911,14 +1112,18 @@ int nbcx_alltoallw_init(const void *sendbuf, const int sendcounts[],
                         const int rdispls[], const nbcx_datatype recvtypes[],
                         nbcx_comm comm, nbcx_request *req)
 {
-    PLAN(nbcx_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_alltoallw(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                        recvcounts, rdispls, recvtypes, comm, req);
 }
 
 int nbcx_reduce_scatter_init(const void *sendbuf, void *recvbuf,
                              const int recvcounts[], nbcx_datatype type,
                              nbcx_op op, nbcx_comm comm, nbcx_request *req)
 {
-    PLAN(nbcx_ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_reduce_scatter(true, sendbuf, recvbuf, recvcounts, type, op,
+                             comm, req);
 }
 
 int nbcx_reduce_scatter_block_init(const void *sendbuf, void *recvbuf,
@@ -926,21 +1131,25 @@ int nbcx_reduce_scatter_block_init(const void *sendbuf, void *recvbuf,
                                    nbcx_op op, nbcx_comm comm,
                                    nbcx_request *req)
 {
-    PLAN(nbcx_ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_reduce_scatter_block(true, sendbuf, recvbuf, recvcount, type, op,
+                                   comm, req);
 }
 
 int nbcx_scan_init(const void *sendbuf, void *recvbuf, int count,
                    nbcx_datatype type, nbcx_op op, nbcx_comm comm,
                    nbcx_request *req)
 {
-    PLAN(nbcx_iscan(sendbuf, recvbuf, count, type, op, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_scan(true, sendbuf, recvbuf, count, type, op, comm, req);
 }
 
 int nbcx_exscan_init(const void *sendbuf, void *recvbuf, int count,
                      nbcx_datatype type, nbcx_op op, nbcx_comm comm,
                      nbcx_request *req)
 {
-    PLAN(nbcx_iexscan(sendbuf, recvbuf, count, type, op, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_exscan(true, sendbuf, recvbuf, count, type, op, comm, req);
 }
 
 int nbcx_neighbor_allgather_init(const void *sendbuf, int sendcount,
@@ -948,7 +1157,9 @@ int nbcx_neighbor_allgather_init(const void *sendbuf, int sendcount,
                                  int recvcount, nbcx_datatype recvtype,
                                  nbcx_comm comm, nbcx_request *req)
 {
-    PLAN(nbcx_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_allgather(true, sendbuf, sendcount, sendtype, recvbuf,
+                                 recvcount, recvtype, comm, req);
 }
 
 int nbcx_neighbor_allgatherv_init(const void *sendbuf, int sendcount,
@@ -957,7 +1168,9 @@ int nbcx_neighbor_allgatherv_init(const void *sendbuf, int sendcount,
                                   nbcx_datatype recvtype, nbcx_comm comm,
                                   nbcx_request *req)
 {
-    PLAN(nbcx_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_allgatherv(true, sendbuf, sendcount, sendtype, recvbuf,
+                                  recvcounts, displs, recvtype, comm, req);
 }
 
 int nbcx_neighbor_alltoall_init(const void *sendbuf, int sendcount,
@@ -965,7 +1178,9 @@ int nbcx_neighbor_alltoall_init(const void *sendbuf, int sendcount,
                                 int recvcount, nbcx_datatype recvtype,
                                 nbcx_comm comm, nbcx_request *req)
 {
-    PLAN(nbcx_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_alltoall(true, sendbuf, sendcount, sendtype, recvbuf,
+                                recvcount, recvtype, comm, req);
 }
 
 int nbcx_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
@@ -974,7 +1189,10 @@ int nbcx_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
                                  const int rdispls[], nbcx_datatype recvtype,
                                  nbcx_comm comm, nbcx_request *req)
 {
-    PLAN(nbcx_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_alltoallv(true, sendbuf, sendcounts, sdispls, sendtype,
+                                 recvbuf, recvcounts, rdispls, recvtype, comm,
+                                 req);
 }
 
 int nbcx_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
@@ -985,5 +1203,8 @@ int nbcx_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
                                  const nbcx_datatype recvtypes[],
                                  nbcx_comm comm, nbcx_request *req)
 {
-    PLAN(nbcx_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, req));
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_alltoallw(true, sendbuf, sendcounts, sdispls, sendtypes,
+                                 recvbuf, recvcounts, rdispls, recvtypes, comm,
+                                 req);
 }

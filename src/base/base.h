@@ -243,7 +243,7 @@ struct nbcx_comm_s {
 
 /* Set once a communicator was made on a transport not safe for a
  * progress thread (no NBCXI_CAP_PROGRESS_THREAD, transport.h): the
- * progress mode then defaults to caller (progress/mode.c). */
+ * progress mode then defaults to caller (progress/modes.c). */
 extern NBCX_HIDDEN atomic_bool nbcxi_comm_no_thread;
 /* Takes ownership of tp; on failure tp is destroyed. */
 NBCX_HIDDEN int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp,

@@ -15,14 +15,14 @@
  *
  * What is recorded, by the layer that knows it:
  *   - the application's time inside nbcx: each start (progress/
- *     engine.c: activate), test and wait (engine.c), with the schedule
+ *     request.c: activate), test and wait (request.c), with the schedule
  *     nodes the call ran itself;
- *   - each collective from its start to its completion (engine.c:
+ *   - each collective from its start to its completion (request.c:
  *     finish notes the completion, retire writes the slice): operation,
  *     algorithm, bytes, communicator, call site, time exposed in the
  *     application's tests and waits, progress-thread CPU spent on it;
  *   - the progress thread's passes that ran something (progress/
- *     thread.c), with the nodes run (sched/executor.c), and its sleeps,
+ *     progress_thread.c), with the nodes run (sched/executor.c), and its sleeps,
  *     consecutive ones merged into one "idle" slice.
  */
 #ifndef NBCX_TRACE_H

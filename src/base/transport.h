@@ -108,7 +108,7 @@ struct nbcxi_transport_ops {
      * call on either side once the start has posted them: each leaves
      * whole at its post and is buffered on arrival (eager, no
      * handshake). Auto mode leaves such an operation to the application
-     * when its start posted every send (progress/auto.c). NULL or 0:
+     * when its start posted every send (progress/mode_auto.c). NULL or 0:
      * none beyond NBCX_AUTO_THREAD_BYTES. Read through
      * nbcxi_transport_carries. */
     size_t (*carries_max)(const nbcxi_transport *t);
@@ -169,7 +169,7 @@ enum nbcxi_cap {
  * (shared memory, threads of one process: moving data is copying, done
  * by whichever thread polls), over a network (the wire moves it, the
  * CPU only starts it), or not known (0). Auto mode's rule for copies
- * reads it from the first operation on (progress/auto.c); the measured
+ * reads it from the first operation on (progress/mode_auto.c); the measured
  * bandwidth decides only where it is not known. */
 enum nbcxi_medium {
     NBCXI_MEDIUM_UNKNOWN = 0,

@@ -23,7 +23,7 @@
  * nbcx_algorithm_set) still wins over the table.
  *
  * A line starting with the word "split" is a rule for split progress
- * (progress/split.c) instead: `split COLL RANKS BYTES S` gives the number
+ * (progress/mode_split.c) instead: `split COLL RANKS BYTES S` gives the number
  * S of binomial-tree levels to run on the application for COLL on those
  * ranks and bytes (bytes as above), when NBCX_SPLIT_LEVELS does not force
  * one; nbcx-tune --split writes them from simulations of the split mode

@@ -18,18 +18,20 @@ struct nbcx_request_s {
      * whether it has been started since it last completed and was
      * reported (owner thread only). */
     bool persistent, started;
-    /* Auto mode (auto.c): a small operation left to the application's
+    /* Auto mode (mode_auto.c): a small operation left to the application's
      * own calls; the progress thread looks at it only once per watch
-     * period (thread.c). Reset at every start. */
+     * period (progress_thread.c). Reset at every start. */
     bool lazy;
     /* Auto mode, lazy: the watch leaves the operation alone until
      * look_gap ns (0: no wait) have passed since the application's last
      * progress pass, seen as a change of the engine's count of such
-     * passes (passes_seen) at quiet_since (engine.c). */
+     * passes (passes_seen) at quiet_since (request.c). */
     int64_t look_gap, quiet_since;
     unsigned long passes_seen;
     struct nbcx_request_s *prev, *next; /* in the engine's active list */
     struct nbcx_request_s *handed;      /* in the hand-over stack */
+    /* The mode a handed-over start was made in (engine.c adopts it so) */
+    const struct nbcxi_progress_mode *handed_mode;
     /* The completion callback (nbcx_request_on_complete), under the
      * engine lock: fn and arg, and the notice for the next completion,
      * allocated ahead (at registration, and at each start of a

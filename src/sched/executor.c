@@ -324,7 +324,7 @@ int nbcxi_sched_begin(struct nbcx_sched_s *s, bool *done)
 {
     *done = false;
     /* (A communicator broken before the start was refused by the start
-     * itself, progress/engine.c. One broken since then does not stop
+     * itself, progress/request.c. One broken since then does not stop
      * it: the start was accepted, perhaps before another operation broke
      * the communicator, and the progress thread may begin it later; a
      * timeout aborts what is in flight anyway, progress/watchdog.c.) */

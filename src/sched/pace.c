@@ -35,7 +35,7 @@
  * A request of b bytes posted at t0 is predicted to complete at
  * t0 + b / bandwidth; small requests (latency-bound) and a process that
  * has not measured anything yet get no prediction. The thread never
- * sleeps past the earliest predicted completion (thread.c).
+ * sleeps past the earliest predicted completion (progress_thread.c).
  *
  * All of this runs under the engine lock (the executor's callers hold it).
  */

@@ -27,7 +27,7 @@ typedef int nbcxi_poll_fn(void *arg);
 
 struct nbcxi_node {
     uint8_t kind;
-    /* Split-tree progress (progress/split.c): the node's level in a
+    /* Split-tree progress (progress/mode_split.c): the node's level in a
      * binomial tree, counted from the leaves (1 = the leaf level), with
      * its direction: > 0 for data flowing towards the root (reduce,
      * gather: leaf levels come first), < 0 for data flowing from it
@@ -120,7 +120,7 @@ struct nbcx_sched_s {
     const struct nbcxi_sched_keeper *keeper;
     void *keep_key;
 
-    /* split-tree progress (progress/split.c) */
+    /* split-tree progress (progress/mode_split.c) */
     int tree_height;          /* levels of the binomial tree, 0: none   */
     int *deferred;            /* ready application nodes not yet run    */
     int ndeferred;

@@ -344,7 +344,7 @@ static void test_oversubscribed(void)
     }
 }
 
-/* Oversubscription, two mechanisms of the hand-over (engine.c):
+/* Oversubscription, two mechanisms of the hand-over (simulate.c):
  *  - a rank switched in takes every message that reached it meanwhile:
  *    a linear gather of 3 ranks on one core (k = 3) waits once at the
  *    root, s (k - 1), however many messages arrive while it waits (it

@@ -1,7 +1,7 @@
 /*
  * test_events.c - the progress thread on a transport that wakes it (an
  * event fd, as UCX's): an event that finishes nothing costs it a poll or
- * two, not a new spin, while an application thread waits (thread.c).
+ * two, not a new spin, while an application thread waits (progress_thread.c).
  *
  * A transport of its own, two ranks in this process: sends complete at
  * once (eager, the data copied into a mailbox), receives only once the
@@ -32,7 +32,7 @@
  *                     chunk of a transfer that outlived its prediction:
  *                     the thread polls on the timer while the stream
  *                     moves and arms the transport at most about once
- *                     per 2 ms (thread.c's EVENT_GRACE_NS), not after
+ *                     per 2 ms (progress_thread.c's EVENT_GRACE_NS), not after
  *                     every event (the rule before session 11: one arm
  *                     per event); then the bcast completes with the
  *                     root's data.
@@ -60,7 +60,7 @@ static const int64_t PACED_NS = 300000000; /* the big receive's predicted
 static const int64_t ARM_WAIT_NS = 2000000000; /* 2 s for the thread */
 static const int64_t STREAM_NS = 100000000;    /* stream_events: 100 ms */
 static const int64_t STREAM_GAP_NS = 200000;   /* of an event per 200 us */
-static const int64_t GRACE_NS = 2000000;       /* thread.c's EVENT_GRACE_NS */
+static const int64_t GRACE_NS = 2000000;       /* progress_thread.c's EVENT_GRACE_NS */
 
 struct ev_req {
     bool recv, done;

@@ -1,6 +1,6 @@
 /*
  * test_handoff.c - a start never waits for the engine lock where a
- * progress thread runs (progress/engine.c): with the lock held by
+ * progress thread runs (progress/request.c): with the lock held by
  * another thread, starts hand their operations to the progress thread
  * and return at once; once the lock is free, every operation completes
  * with the right data, in thread and in auto mode.

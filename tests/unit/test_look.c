@@ -1,6 +1,6 @@
 /*
- * test_look.c - auto mode's watch of lazy work (progress/thread.c,
- * engine.c, auto.c): the progress thread leaves a lazy operation whose
+ * test_look.c - auto mode's watch of lazy work (progress/progress_thread.c,
+ * request.c, mode_auto.c): the progress thread leaves a lazy operation whose
  * duration the measured bandwidth predicts to the application for four
  * times that, and finishes it by itself after that, for a program that
  * blocks elsewhere.
@@ -108,7 +108,7 @@ static bool setup(nbcx_comm c[2], nbcx_request *req, nbcx_request *other,
     CHECK_OK(nbcx_ibcast(buf[0], n, NBCX_BYTE, 0, c[0], req));
     pthread_mutex_lock(&nbcxi_engine_lock);
     /* A start made while the progress thread held the lock was handed
-     * over to it (engine.c), and is not begun, nor marked lazy, until the
+     * over to it (request.c), and is not begun, nor marked lazy, until the
      * thread adopts it: adopt it here, as the thread would. */
     nbcxi_engine_adopt_locked();
     bool lazy = (*req)->lazy, gap = (*req)->look_gap > 0;
@@ -229,7 +229,7 @@ static void test_carried(void)
 /* A 4 MiB broadcast on 2 loopback ranks whose transport says medium;
  * with nothing measured, or, measured, memory's bandwidth (4 GB/s: the
  * broadcast is predicted to take 1 ms, too long to be left to the
- * application for its length alone, auto.c's LAZY_NS).
+ * application for its length alone, mode_auto.c's LAZY_NS).
  * lazy[r]: whether auto mode left rank r's to the application. */
 static void medium_bcast(int medium, bool measured, bool lazy[2])
 {

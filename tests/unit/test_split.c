@@ -4,7 +4,7 @@
  * application nodes (nbcxi_split_mark), and results in split mode.
  *
  * model_*      values worked out by hand from the model's equations (see
- *              progress/split.c) and the paper's own examples.
+ *              progress/mode_split.c) and the paper's own examples.
  * levels       builds the schedule of every rank of bcast, reduce,
  *              gather, scatter (binomial) and allreduce (reduce_bcast) on
  *              1..17 and 33 ranks, several roots, and checks that every

@@ -8,7 +8,7 @@
  * buffer, as in the model; tools/split-sweep measures that unit and
  * nbcx-plot's "split" chart scales the model by it to set it beside the
  * measured times. The program only evaluates the model in the library
- * (src/progress/split.c) so that the chart shows exactly what split mode
+ * (src/progress/mode_split.c) so that the chart shows exactly what split mode
  * decides with, not a second copy of the formulas.
  */
 #include <errno.h>

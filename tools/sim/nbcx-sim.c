@@ -587,7 +587,7 @@ static int simulate_seg(const struct opts *o,
         .bytes = (size_t)bytes,
         .segsize = (size_t)(segsize ? segsize : o->segsize),
         .root = o->root, .max_nodes = (size_t)o->max_nodes,
-        /* a shared link is simulated on every rank (engine.c) */
+        /* a shared link is simulated on every rank (simulate.c) */
         .fold = p->inter_shared && o->fold == NBCXI_SIM_FOLD_AUTO
                     ? NBCXI_SIM_FOLD_OFF
                     : o->fold,

@@ -35,7 +35,7 @@
  * per rank) and a computation of --compute-us µs between start and wait
  * (default: the blocking time of the same collective, the paper's
  * assumption and the split model's), and keeps the S whose last wait
- * returns first (ties: the smaller S). split.c uses it unless
+ * returns first (ties: the smaller S). mode_split.c uses it unless
  * NBCX_SPLIT_LEVELS forces S.
  *
  * Exit status: 0 done; 2 bad input (nothing written); 3 some point could

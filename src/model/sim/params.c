@@ -16,7 +16,7 @@
  * "message_cost" (nbcx's engine, default 0), "cache_bytes" (default 0:
  * no copy or reduction counts as cached), the cached rates (default:
  * the uncached ones), "sched_latency" (its presence turns on the
- * time-sharing of oversubscribed cores, engine.c), "eager_limit"
+ * time-sharing of oversubscribed cores, simulate.c), "eager_limit"
  * (bytes; rendezvous on time-shared cores, default 0: none) and
  * "rndv_latency" (default 0); unknown keys are
  * skipped (a measuring tool may add its own, e.g. the raw samples). A tiny JSON reader for exactly this: any JSON

@@ -6,7 +6,7 @@
  *   build.c   every rank's schedule, built by the real builders on a
  *             communicator of the sim transport, kept in a compact form,
  *             and the matching of sends to receives (MPI order)
- *   engine.c  the discrete-event simulation of the compact graphs
+ *   simulate.c  the discrete-event simulation of the compact graphs
  *   exec.c    the data mode: the real executor, real data, no time
  *
  * Two steps, so that one build serves many simulations (nbcx-tune: the
@@ -82,7 +82,7 @@ struct nbcxi_sim_params {
      * being the ranks on its core (the scheduler switching it in past
      * its k - 1 core-mates, which poll and yield: Open MPI with
      * --oversubscribe). Off (as before) without the key, and on nodes
-     * with no more ranks than cores. engine.c has the details. */
+     * with no more ranks than cores. simulate.c has the details. */
     bool time_share;
     double sched_latency;
     /* "eager_limit" (bytes, optional, 0: none; only with time_share):
@@ -149,7 +149,7 @@ struct nbcxi_sim_info {
 void nbcxi_sim_job_info(const struct nbcxi_sim_job *job,
                         struct nbcxi_sim_info *info);
 
-/* ---- simulating (engine.c) ---- */
+/* ---- simulating (simulate.c) ---- */
 
 enum nbcxi_sim_progress { NBCXI_SIM_THREAD, NBCXI_SIM_CALLER,
                           NBCXI_SIM_SPLIT };
@@ -158,11 +158,11 @@ struct nbcxi_sim_run {
     int progress;       /* enum nbcxi_sim_progress                   */
     double compute_us;  /* computation between start and wait, >= 0  */
     int split_levels;   /* split: the S tree levels nearest the leaves
-                           run on the application core (engine.c)    */
+                           run on the application core (simulate.c)    */
     int progress_cores_per_node; /* thread, split: 0, a progress core
                            per rank; k > 0, a pool of k progress cores
                            per node serves all its ranks' progress
-                           work (earliest free first, engine.c)      */
+                           work (earliest free first, simulate.c)      */
 };
 
 struct nbcxi_sim_result {

@@ -1,5 +1,5 @@
 /*
- * simint.h - what build.c and engine.c share: the compact graphs.
+ * simint.h - what build.c and simulate.c share: the compact graphs.
  *
  * The simulated ranks ("representatives": all P ranks, or, folded, the
  * first `period` ones, see build.c) are stored one after the other in
@@ -39,7 +39,7 @@ struct nbcxi_sim_job {
     uint32_t *partner;   /* nnodes                                    */
     long long messages, messages_total;
     double build_seconds;
-    /* run time (engine.c), allocated on first use */
+    /* run time (simulate.c), allocated on first use */
     uint32_t *pend;
     uint8_t *flags;
 };

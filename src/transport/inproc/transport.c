@@ -756,7 +756,7 @@ static int ip_split(nbcxi_transport *t, struct nbcx_comm_s *c, int color,
 /* ------------------------------------------------------------------ */
 
 /* Rank threads of every nbcx_inproc_run running now, and the cores this
- * process may use (read once). Ranks poll for each other (engine.c) up
+ * process may use (read once). Ranks poll for each other (request.c) up
  * to CROWDED rank threads per core; beyond that the polling of dozens of
  * threads would take the cores from the few that have work, and waiting
  * ranks sleep and leave the work to the progress thread, as with MPI.

@@ -229,7 +229,7 @@ static size_t setting_bytes(const char *name)
  * the kernel takes it at the send and buffers it at the receiver. Not on
  * shared memory, nor where UCX chooses its transports: not measured
  * there (on one node of this project's machines auto mode leaves copying
- * to the application anyway, auto.c's copy_bound). A send queued behind
+ * to the application anyway, mode_auto.c's copy_bound). A send queued behind
  * a full socket buffer would wait for the next look or the wait.
  * Through the emulated switch, 64 KiB operations left to the application
  * overlapped 65-76 % with UCX's own threshold or 1 MiB, and 32-36 % with

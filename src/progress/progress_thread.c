@@ -1,4 +1,4 @@
-/* thread.c - the progress thread (thread and split modes).
+/* progress_thread.c - the progress thread (thread and split modes).
  *
  * One thread per process serves every communicator and every operation.
  * It never spins flat out:
@@ -18,7 +18,7 @@
  *     of a stream would wake it for each (wait_on_events_locked and
  *     sleep_on_events_locked say which, and why).
  *   - at every turn it adopts the starts handed over to it by
- *     application threads that found the engine lock taken (engine.c).
+ *     application threads that found the engine lock taken (request.c).
  *   - operations active otherwise: MPI point-to-point cannot wake anyone,
  *     so the thread polls, sleeping in between. After a poll that moved
  *     something it polls again almost at once (the next message of a
@@ -39,14 +39,14 @@
  *     every socket event of a large transfer, and a spin after each made
  *     the thread poll ~25 times more (issue 16).
  *   auto mode: operations the application drives itself (lazy ones,
- *     auto.c) and operations some application thread is driving in a
+ *     mode_auto.c) and operations some application thread is driving in a
  *     wait do not make the thread poll: it looks at them once per
  *     WATCH_NS, and keeps watching so for LINGER_NS after the last lazy
  *     start, so that a run of small operations never wakes it, while a
  *     program that blocks elsewhere (say in MPI_Recv) still sees them
  *     finish. (A lazy operation with a predicted duration is looked at
  *     only once four times that has passed without a progress pass of
- *     the application's: auto.c, engine.c.) While a waiting thread
+ *     the application's: mode_auto.c, request.c.) While a waiting thread
  *     drives lazy work and nothing else is active, the thread sleeps
  *     until the last such wait returns (nbcxi_drive_end wakes it), or
  *     DRIVEN_WATCH_NS at most: a wait that lasts costs no progress CPU
@@ -119,7 +119,7 @@ static int64_t stream_until;     /* a transfer seen moving: the timer
  * to it. Unlike a condition variable signalled without the lock, a
  * write made before the thread goes to sleep is not lost: that is what
  * lets a start hand its operation over without taking the lock
- * (engine.c). */
+ * (request.c). */
 static int wake_fd = -1;
 
 static void init_once_fn(void)
@@ -303,7 +303,7 @@ static void *main_loop(void *arg)
     int64_t pause = POLL_MIN_NS;
     int idle = 0;
     while (!stopping) {
-        nbcxi_engine_adopt_locked(); /* starts handed over (engine.c) */
+        nbcxi_engine_adopt_locked(); /* starts handed over (request.c) */
         bool busy = nbcxi_engine_busy_locked();
         bool driven = atomic_load_explicit(&drivers,
                                            memory_order_relaxed) > 0;
@@ -401,6 +401,13 @@ static void placed_before_exit(void)
     pthread_mutex_unlock(&nbcxi_engine_lock);
 }
 
+/* The thread as the engine sees it (engine.h): it kicks and wakes the
+ * thread through this table, never by name. */
+static const struct nbcxi_engine_thread engine_view = {
+    .kick_locked = nbcxi_thread_kick_locked,
+    .wake = nbcxi_thread_wake,
+};
+
 /* Starts the thread unless it runs; with wait, until it is placed. */
 static int start_thread(bool wait)
 {
@@ -410,6 +417,7 @@ static int start_thread(bool wait)
     if (wake_fd < 0)
         return NBCX_ERR_NOMEM; /* no eventfd: no thread (caller mode) */
     pthread_mutex_lock(&nbcxi_engine_lock);
+    nbcxi_engine_attach_thread(&engine_view); /* (the same every time) */
     int err = NBCX_SUCCESS;
     if (!running) {
         stopping = false;

@@ -1,7 +1,7 @@
-/* mode.c - which progress mode is in force: NBCX_PROGRESS (read once),
+/* modes.c - which progress mode is in force: NBCX_PROGRESS (read once),
  * nbcx_progress_set, and a face's refusal of threads (MPI without
  * MPI_THREAD_MULTIPLE), which leaves the caller mode. The modes
- * themselves are tables (caller.c, thread_mode.c, split.c).
+ * themselves are tables (mode_caller.c, mode_thread.c, mode_split.c).
  */
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* split.c - the split-tree cost model and the choice of S.
+/* mode_split.c - the split-tree cost model and the choice of S.
  *
  * Denis et al. split a binomial-tree collective: the S tree levels nearest
  * the leaves run on the application cores (they hold most of the

@@ -1,7 +1,7 @@
-/* thread_mode.c - the thread progress mode: the progress thread
- * (thread.c) drives the active list; a test only looks, and a wait polls
+/* mode_thread.c - the thread progress mode: the progress thread
+ * (progress_thread.c) drives the active list; a test only looks, and a wait polls
  * briefly, then sleeps on nbcxi_done_cv until the thread announces a
- * completion. The split mode (split.c) shares these functions. */
+ * completion. The split mode (mode_split.c) shares these functions. */
 #include <sched.h>
 
 #include "progress.h"

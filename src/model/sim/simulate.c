@@ -1,5 +1,5 @@
 /*
- * engine.c - the discrete-event simulation of the compact schedules
+ * simulate.c - the discrete-event simulation of the compact schedules
  * (build.c) under a LogGP model (docs/sim.md has the same in prose).
  *
  * Each simulated rank has one CPU that runs its schedule's work one item
@@ -83,7 +83,7 @@
  *           t_b, and wait returns at max(t_b + c, completion).
  *   caller  nothing runs until wait is called, at t_w = t_b + c: every
  *           CPU item that becomes ready after the start waits until t_w.
- *   split   (progress/split.c) the nodes of the S binomial-tree levels
+ *   split   (progress/mode_split.c) the nodes of the S binomial-tree levels
  *           nearest the leaves (1 <= |level| <= S) belong to the
  *           application: they run on the application core, during the
  *           start (which, as nbcx's, lasts until the application's

@@ -1,4 +1,4 @@
-/* auto.c - the auto progress mode: per operation, whoever is cheapest.
+/* mode_auto.c - the auto progress mode: per operation, whoever is cheapest.
  *
  * A short operation (its sends and its receives each under
  * NBCX_AUTO_THREAD_BYTES bytes, default 64 KiB, or carried by its
@@ -9,7 +9,7 @@
  * from the application. So it is left to the application's own calls,
  * as in caller mode (the start posts what is ready, a test or wait
  * drives it), and marked lazy: the
- * progress thread looks at lazy work only once per millisecond (thread.c),
+ * progress thread looks at lazy work only once per millisecond (progress_thread.c),
  * enough for a program that blocks elsewhere to see it finish, and is
  * not woken for it while it watches. An operation whose duration the
  * measured bandwidth predicts is not looked at until four times that
@@ -133,7 +133,7 @@ static bool short_op(const struct nbcx_sched_s *s)
 }
 
 /* How long the thread's watch leaves lazy s to the application after its
- * last progress pass (engine.c): four times its predicted duration (a
+ * last progress pass (request.c): four times its predicted duration (a
  * prediction errs short: it leaves out late peers), so that
  * an application computing for as long as the operation takes pays
  * nothing for it (issue 15: a watch that moved a copy-bound 16 MiB

@@ -1,4 +1,4 @@
-/* caller.c - the caller progress mode: no thread; operations advance
+/* mode_caller.c - the caller progress mode: no thread; operations advance
  * only inside the application's nbcx calls (start, test, wait,
  * nbcx_progress), each of which sweeps every active operation. */
 #include <sched.h>
