@@ -191,8 +191,9 @@ static void table_remove(struct shim_req *p)
 
 static struct shim_req *lookup(MPI_Request r)
 {
-    /* nbcx's own requests (its MPI transport calls MPI_Test/Testsome
-     * from inside the shim's nbcx calls) are never the shim's. */
+    /* Inside the shim's own nbcx calls no request is the shim's (nbcx's
+     * MPI transport calls the PMPI_ names, which do not come here; the
+     * flag also keeps the shim's own MPI calls from counting). */
     if (r == MPI_REQUEST_NULL || shim_in_nbcx ||
         atomic_load_explicit(&g_nreqs, memory_order_acquire) == 0)
         return NULL;
