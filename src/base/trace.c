@@ -380,8 +380,13 @@ void nbcxi_trace_retired(struct nbcxi_trace_req *tr,
     tr->t0 = 0;
 }
 
-void nbcxi_trace_progress_thread(void)
+/* The progress thread's placement: -1 no thread (yet), 0 a core of its
+ * own, 1 a core shared with the application. */
+static atomic_int progress_shares = -1;
+
+void nbcxi_trace_progress_thread(bool shares_core)
 {
+    atomic_store(&progress_shares, shares_core ? 1 : 0);
     struct tbuf *b = mine();
     if (b)
         b->progress = true;
@@ -613,11 +618,15 @@ static void trailer_locked(FILE *f)
                "\"format\":\"nbcx-trace/1\",\"version\":\"%d.%d.%d\","
                "\"pid\":%ld,\"rank\":%d,\"size\":%d,\"host\":\"%s\","
                "\"clock\":\"CLOCK_MONOTONIC\",\"sync_us\":%lld.%03lld,"
-               "\"buffer_events\":%d,\"event_bytes\":%zu,\"events\":%lld}}\n",
+               "\"buffer_events\":%d,\"event_bytes\":%zu,\"events\":%lld,"
+               "\"progress_shares_core\":%s}}\n",
             NBCX_VERSION_MAJOR, NBCX_VERSION_MINOR, NBCX_VERSION_PATCH,
             (long)getpid(), proc_rank, proc_size, host,
             (long long)(sync_ns / 1000), (long long)(sync_ns % 1000),
-            NBCXI_TRACE_EVENTS, sizeof(struct nbcxi_trace_ev), written);
+            NBCXI_TRACE_EVENTS, sizeof(struct nbcxi_trace_ev), written,
+            atomic_load(&progress_shares) < 0   ? "null"
+            : atomic_load(&progress_shares) > 0 ? "true"
+                                                : "false");
     trailer_len = ftell(f) - before;
     fflush(f);
     if (ftruncate(fileno(f), ftell(f)) != 0)

@@ -107,7 +107,11 @@ NBCXI_TRACE_HIDDEN void nbcxi_trace_node(int k);
 NBCXI_TRACE_HIDDEN void nbcxi_trace_pass(int64_t t0, long advanced);
 NBCXI_TRACE_HIDDEN void nbcxi_trace_sleep(int64_t t0, bool event);
 /* This thread is the progress thread (names its track). */
-NBCXI_TRACE_HIDDEN void nbcxi_trace_progress_thread(void);
+/* The calling thread is the progress thread; shares_core: it has no core
+ * of its own (placement), so its work delays the application's
+ * computation (the trailer's progress_shares_core: nbcx-trace's net
+ * hidden share). */
+NBCXI_TRACE_HIDDEN void nbcxi_trace_progress_thread(bool shares_core);
 /* The process's rank (MPI_COMM_WORLD) and the end of a barrier over the
  * first communicator made from MPI, ns: the clock-sync record. */
 NBCXI_TRACE_HIDDEN void nbcxi_trace_sync(int rank, int size, int64_t t);

@@ -293,7 +293,7 @@ static void *main_loop(void *arg)
     char desc[sizeof where];
     nbcxi_placement_bind_self(desc, sizeof desc);
     request_slice(desc, sizeof desc);
-    NBCXI_TRACE(nbcxi_trace_progress_thread());
+    NBCXI_TRACE(nbcxi_trace_progress_thread(!nbcxi_placement_spare_core()));
 
     pthread_mutex_lock(&nbcxi_engine_lock);
     memcpy(where, desc, sizeof where);

@@ -219,8 +219,12 @@ def check_bench(tool: ModuleType, bench: str, launcher: list[str], out: Path) ->
     overlap = float(result["nbcx"]["overlap"]["median"])
     files = tool.load_dir(trace_dir)
     group = tool.summarise(files, last=reps)["operations"]["allreduce 1048576 B"]
-    hidden = group["hidden_median"]
-    print(f"nbcx-bench overlap (median) {overlap:.2f}, trace hidden share {hidden:.2f}")
+    hidden = group["hidden_net_median"]
+    print(
+        f"nbcx-bench overlap (median) {overlap:.2f}, trace hidden share "
+        f"{group['hidden_median']:.2f}, net of the progress thread's work on "
+        f"a shared core {hidden:.2f}"
+    )
     if abs(hidden - overlap) > BOUND:
         fail(
             f"hidden share {hidden:.2f} and overlap {overlap:.2f} differ by more than {BOUND}"

@@ -57,7 +57,13 @@ def call(name: str, ts: float, dur: float, pid: int = 0) -> dict[str, Any]:
 
 
 def write(
-    d: Path, rank: int, events: list[dict[str, Any]], *, sync: float = 0.0, host: str = "a"
+    d: Path,
+    rank: int,
+    events: list[dict[str, Any]],
+    *,
+    sync: float = 0.0,
+    host: str = "a",
+    shares_core: bool | None = None,
 ) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     p = d / f"nbcx-trace.{rank}.json"
@@ -68,6 +74,7 @@ def write(
         "host": host,
         "sync_us": sync,
         "pid": 100 + rank,
+        "progress_shares_core": shares_core,
     }
     p.write_text(json.dumps({"traceEvents": events, "otherData": other}))
     return p
@@ -155,6 +162,23 @@ def test_summary_hidden_share_and_last(tmp_path: Path) -> None:
     assert g["count"] == 2  # rank 0's last, rank 1's only
     assert g["hidden"] == pytest.approx(1 - 50 / 200)
     assert g["progress_us"] == pytest.approx(7.0)
+
+
+def test_summary_net_hidden_share(tmp_path: Path) -> None:
+    # 100 us in flight, 20 exposed, 30 of progress-thread work: 80 % hidden;
+    # net 50 % where the thread shares the application's core, else 80 %.
+    write(tmp_path, 0, [coll(0, 100, 20, progress=30.0)], shares_core=True)
+    write(tmp_path, 1, [coll(0, 100, 20, pid=1, progress=30.0)], shares_core=False)
+    s = nt.summarise(nt.load_dir(tmp_path))
+    g = s["operations"]["allreduce 8 B"]
+    assert g["hidden"] == pytest.approx(0.8)
+    assert g["hidden_net"] == pytest.approx((50 + 80) / 200)
+    assert g["hidden_net_median"] == pytest.approx(0.65)
+    # more work than hidden time: nothing hidden, never negative
+    write(tmp_path, 0, [coll(0, 100, 20, progress=95.0)], shares_core=True)
+    write(tmp_path, 1, [coll(0, 100, 20, pid=1, progress=95.0)])
+    g = nt.summarise(nt.load_dir(tmp_path))["operations"]["allreduce 8 B"]
+    assert g["hidden_net"] == pytest.approx(80 / 200)
 
 
 def test_summary_caps_exposed_at_the_span(tmp_path: Path) -> None:

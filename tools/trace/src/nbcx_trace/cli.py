@@ -21,7 +21,12 @@ summary: per operation (and message size) and per call site: the count,
 the bytes, the mean time from start to completion, the time exposed in
 the application (its start, tests and waits until completion), the
 hidden share 1 - exposed / (start to completion), summed over the
-operations, and the progress thread's CPU time spent on them. --last N
+operations, and the progress thread's CPU time spent on them. Where the
+progress thread shares the application's core (the trace's
+otherData.progress_shares_core), its work on an operation delayed the
+computation by as much: the net hidden share (JSON: hidden_net,
+hidden_net_median) takes it off the hidden time, and is what
+nbcx-bench's overlap measures. --last N
 keeps the last N operations of each rank and operation (e.g. the
 overlapped runs of nbcx-bench, which come last); --json prints the same
 figures as JSON, and the median of the operations' own hidden shares
@@ -210,8 +215,10 @@ class Group:
     algs: set[str] = field(default_factory=set)
     durations: list[float] = field(default_factory=list)
     shares: list[float] = field(default_factory=list)
+    net_shares: list[float] = field(default_factory=list)
+    net_hidden_us: float = 0.0
 
-    def add(self, e: Event) -> None:
+    def add(self, e: Event, shares_core: bool = False) -> None:
         a = e["args"]
         self.count += 1
         self.bytes += int(a.get("bytes", 0))
@@ -222,6 +229,12 @@ class Group:
         self.durations.append(e["dur"])
         exposed = min(float(a.get("exposed_us", 0.0)), e["dur"])
         self.shares.append(1.0 - exposed / e["dur"] if e["dur"] > 0 else 0.0)
+        # Net of the progress thread's work where it shares the
+        # application's core: that work delayed the computation by as much.
+        stolen = float(a.get("progress_us", 0.0)) if shares_core else 0.0
+        net = max(0.0, e["dur"] - exposed - stolen)
+        self.net_hidden_us += net
+        self.net_shares.append(net / e["dur"] if e["dur"] > 0 else 0.0)
 
     def hidden(self) -> float:
         """Share of start-to-completion not spent in the application's calls."""
@@ -236,6 +249,8 @@ class Group:
             "exposed_us": self.exposed_us,
             "hidden": self.hidden(),
             "hidden_median": statistics.median(self.shares) if self.shares else 0.0,
+            "hidden_net": self.net_hidden_us / self.span_us if self.span_us > 0 else 0.0,
+            "hidden_net_median": statistics.median(self.net_shares) if self.net_shares else 0.0,
             "progress_us": self.progress_us,
             "algorithms": sorted(self.algs),
         }
@@ -255,15 +270,22 @@ def collectives(files: list[TraceFile], last: int | None = None) -> list[Event]:
 def summarise(files: list[TraceFile], last: int | None = None) -> dict[str, Any]:
     """The summary's figures (see summary)."""
     ops = collectives(files, last)
+    shares = {
+        int(f.other.get("rank", -1))
+        if int(f.other.get("rank", -1)) >= 0
+        else int(f.other.get("pid", -1)): f.other.get("progress_shares_core") is True
+        for f in files
+    }
     by_op: dict[str, Group] = defaultdict(Group)
     by_site: dict[str, Group] = defaultdict(Group)
     for e in ops:
         a = e["args"]
-        by_op[f"{e['name']} {a.get('bytes', 0)} B"].add(e)
+        shared = shares.get(int(e["pid"]), False)
+        by_op[f"{e['name']} {a.get('bytes', 0)} B"].add(e, shared)
         site = str(a.get("site", "unknown"))
         if a.get("function"):
             site = f"{a['function']} ({site})"
-        by_site[f"{site} {e['name']}"].add(e)
+        by_site[f"{site} {e['name']}"].add(e, shared)
     progress: dict[str, dict[str, float]] = {}
     for f in files:
         for e in f.events:
