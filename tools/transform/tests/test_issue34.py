@@ -47,32 +47,34 @@ def _line(text: str, needle: str) -> int:
 
 @pytest.mark.parametrize("extra", [True, False])
 def test_conditional_group_stepped_over(tmp_path: Path, extra: bool) -> None:
-    """An #ifdef group without #else whose code is compiled and does not touch
-    the buffers is stepped over (the wait after its #endif, past sqrt, fabs and
-    printf, known library functions); compiled out, its code is not seen and the
-    wait stays before the #ifdef."""
+    """An #ifdef group without #else whose code does not touch the buffers is
+    stepped over (the wait after its #endif, past sqrt, fabs and printf, known
+    library functions), whether the configuration given compiles it or not:
+    both configurations are analysed (before, compiled out, it stopped the
+    wait before the #ifdef)."""
     src = tmp_path / "cond.c"
     src.write_text(PROGRAM.replace("GROUP_END", "#endif"))
     out = tmp_path / "out"
     out.mkdir()
     res = run_transform(src, out, *(["-DEXTRA"] if extra else []))
     assert res.status == 0
-    wait = _wait_line(res.text)
-    if extra:
-        assert wait == _line(res.text, "y += b;") - 1
-    else:
-        assert wait == _line(res.text, "#ifdef EXTRA") - 1
+    assert _wait_line(res.text) == _line(res.text, "y += b;") - 1
+    assert res.text.count("MPI_Wait(") == 1
 
 
-def test_conditional_group_with_else_not_stepped(tmp_path: Path) -> None:
-    """With an #else, the other branch (not compiled, not analysed) might touch
-    the buffer: the wait stays before the group."""
+def test_conditional_group_with_else(tmp_path: Path) -> None:
+    """With an #else whose code writes the receive buffer: each configuration
+    waits where it needs to, the other (not compiled by -DEXTRA) before the write
+    in its branch, and the one given after the #endif."""
     src = tmp_path / "cond_else.c"
     src.write_text(PROGRAM.replace("GROUP_END", "#else\n    y = 0;\n#endif"))
     out = tmp_path / "out"
     out.mkdir()
     res = run_transform(src, out, "-DEXTRA")
-    assert _wait_line(res.text) == _line(res.text, "#ifdef EXTRA") - 1
+    lines = res.text.splitlines()
+    waits = [i for i, t in enumerate(lines) if "MPI_Wait(" in t]
+    assert [lines[i + 1].strip() for i in waits] == ["y = 0;", "y += b;"]
+    assert lines[waits[0] - 1].strip() == "#else"
 
 
 BRACES = """#include <mpi.h>

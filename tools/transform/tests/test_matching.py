@@ -196,8 +196,8 @@ MPIS = {
 }
 
 
-def _build(cc: str, src: Path, exe: Path) -> None:
-    cmd = [cc, "-Wall", "-Wextra", "-Werror", "-O1", "-o", str(exe), str(src)]
+def _build(cc: str, src: Path, exe: Path, *defs: str) -> None:
+    cmd = [cc, "-Wall", "-Wextra", "-Werror", "-O1", *defs, "-o", str(exe), str(src)]
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr}"
 
@@ -263,12 +263,55 @@ def test_cxx_extern_c_block_keeps_its_group(tmp_path: Path) -> None:
     assert [r["action"] for r in recs if r["call"] == "MPI_Bcast"] == ["blocking"] * 4
 
 
-def test_call_in_inactive_branch_is_not_counted(tmp_path: Path) -> None:
-    """A blocking call the configuration does not compile (-DONLY_ACTIVE
-    hides it) is no site: the output is written, the active call converted,
-    the inactive one left as text (the apps' transformed kernels)."""
+def test_call_in_inactive_branch_is_analysed(tmp_path: Path) -> None:
+    """A blocking call the configuration given does not compile (-DONLY_ACTIVE
+    hides it) is analysed in the configuration that compiles it (issue 34:
+    before, it was no call site and stayed blocking beside the converted ones
+    of its group): it starts and waits like them."""
     src = M / "inactive_branch.c"
     res = run_transform(src, tmp_path, "-DONLY_ACTIVE")
     assert res.status == 0
     assert res.text.count("MPI_Iallreduce(&x, &sum") == 2
-    assert "MPI_Allreduce(&x, &y" in res.text
+    assert "MPI_Allreduce(" not in res.text
+    assert "MPI_Iallreduce(&x, &y" in res.text
+    other = res.site(line_of(src, "MPI_Allreduce(&x, &y"))
+    assert any("another configuration" in n for n in other["notes"])
+
+
+def test_else_branches_converted_alike(tmp_path: Path) -> None:
+    """else_branches.c, parsed without FAST: the root's broadcast in the FAST
+    branch is converted like the others of its group, and the allreduce waits
+    before the read in the #else branch (this configuration) and before the
+    write by SCALE() (FAST's)."""
+    src = M / "else_branches.c"
+    res = run_transform(src, tmp_path)
+    assert res.status == 0
+    assert "MPI_Bcast(" not in res.text and "MPI_Allreduce(" not in res.text
+    fast = res.site(line_of(src, "MPI_Bcast(p, 4, MPI_INT, 0, MPI_COMM_WORLD);"))
+    assert fast["action"] == "nonblocking"
+    lines = res.text.splitlines()
+    waits = [lines[i + 1].strip() for i, t in enumerate(lines) if "MPI_Wait(&nbcx_req[3]" in t]
+    assert waits == ["copy = sum;", "SCALE(sum);"]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mpi", sorted(MPIS))
+def test_else_branches_every_configuration(mpi: str, tmp_path: Path) -> None:
+    """The output of else_branches.c (parsed without FAST) compiled with and
+    without -DFAST, run on 2 and 4 ranks without nbcx-check: the original's
+    output (before the fix, the FAST build hung)."""
+    cc, launcher = MPIS[mpi]
+    if shutil.which(cc) is None or shutil.which(launcher[0]) is None:
+        pytest.skip(f"{mpi} not installed")
+    src = M / "else_branches.c"
+    res = run_transform(src, tmp_path)
+    assert res.status == 0
+    for defs in ((), ("-DFAST",)):
+        orig, new = tmp_path / "orig", tmp_path / "new"
+        _build(cc, src, orig, *defs)
+        _build(cc, tmp_path / src.name, new, *defs)
+        for n in (2, 4):
+            expected = _run(launcher, n, orig)
+            assert expected.count("rank") == n
+            got = _run(launcher, n, new)
+            assert sorted(got.splitlines()) == sorted(expected.splitlines()), (defs, n)

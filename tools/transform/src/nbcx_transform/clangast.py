@@ -188,6 +188,8 @@ class Unit:
     # C++ code of the main file that is not analysed (member functions, templates, class
     # bodies, namespaces): (start, end, what it is); its collectives stay blocking
     opaque: list[tuple[int, int, str]] = field(default_factory=list)
+    # the main file's ranges that the preprocessor skipped (#if branches not compiled)
+    skipped: list[tuple[int, int]] = field(default_factory=list)
 
 
 def decl_key(c: Cursor) -> str:
@@ -215,6 +217,8 @@ class _Builder:
         self.addr_funcs: set[str] = set()
 
     def in_main(self, c: Cursor) -> bool:
+        if _FROM_MAIN is not None:
+            return bool(_FROM_MAIN(_CURSOR_LOC(c)))
         f = c.location.file
         return f is not None and f.name == self.tu.spelling
 
@@ -607,6 +611,56 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
     )
 
 
+def _loc_fns() -> tuple[Any, Any]:
+    """clang_getCursorLocation and clang_Location_isFromMainFile, set up for a
+    cheap "is this cursor in the main file" (cindex's location.file builds a
+    File and its name for each cursor)."""
+    try:
+        lib = cindex.conf.lib
+        loc = lib.clang_getCursorLocation
+        main = lib.clang_Location_isFromMainFile
+    except (AttributeError, cindex.LibclangError):  # pragma: no cover
+        return None, None
+    loc.argtypes = [Cursor]
+    loc.restype = cindex.SourceLocation
+    main.argtypes = [cindex.SourceLocation]
+    main.restype = ctypes.c_int
+    return loc, main
+
+
+_CURSOR_LOC, _FROM_MAIN = _loc_fns()
+
+
+class _RangeList(ctypes.Structure):
+    _fields_ = [("count", ctypes.c_uint), ("ranges", ctypes.POINTER(cindex.SourceRange))]
+
+
+def skipped_ranges(tu: cindex.TranslationUnit) -> list[tuple[int, int]]:
+    """The main file's ranges that the preprocessor skipped (the #if branches it
+    did not compile), as byte offsets; [] if libclang cannot tell."""
+    try:
+        lib = cindex.conf.lib
+        get = lib.clang_getSkippedRanges
+        dispose = lib.clang_disposeSourceRangeList
+    except (AttributeError, cindex.LibclangError):  # pragma: no cover
+        return []
+    get.argtypes = [cindex.TranslationUnit, ctypes.c_void_p]
+    get.restype = ctypes.POINTER(_RangeList)
+    dispose.argtypes = [ctypes.POINTER(_RangeList)]
+    f = tu.get_file(tu.spelling)
+    res = get(tu, f)
+    if not res:
+        return []
+    out: list[tuple[int, int]] = []
+    try:
+        for i in range(res.contents.count):
+            r = res.contents.ranges[i]
+            out.append((r.start.offset, r.end.offset))
+    finally:
+        dispose(res)
+    return out
+
+
 def _is_cxx(tu: cindex.TranslationUnit) -> bool:
     """Whether ``tu`` was parsed as C++ (libclang tells the language of a cursor)."""
     try:
@@ -622,14 +676,19 @@ def _is_cxx(tu: cindex.TranslationUnit) -> bool:
     return False
 
 
-def parse(path: str, args: list[str]) -> Unit:
-    """Parses ``path`` with the compiler arguments ``args``."""
+def parse(path: str, args: list[str], contents: bytes | None = None) -> Unit:
+    """Parses ``path`` with the compiler arguments ``args``; with ``contents``, the
+    parser reads those instead of the file (a configuration of its #if groups,
+    configs.py: the same offsets), and the unit keeps the file's own text."""
     with open(path, "rb") as fh:  # noqa: PTH123
         data = fh.read()
     index = cindex.Index.create()
     opts = cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
-    tu = index.parse(path, args=args, options=opts)
-    return build_unit(tu, data, is_cxx_source(path, args))
+    unsaved = [(path, contents)] if contents is not None else None
+    tu = index.parse(path, args=args, unsaved_files=unsaved, options=opts)
+    unit = build_unit(tu, data, is_cxx_source(path, args))
+    unit.skipped = skipped_ranges(tu)
+    return unit
 
 
 CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".cp", ".C", ".hpp", ".hh", ".hxx", ".ii")

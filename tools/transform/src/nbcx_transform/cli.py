@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nbcx_transform import __version__
-from nbcx_transform.clangast import Unit, parse
+from nbcx_transform import __version__, configs, family
+from nbcx_transform.clangast import parse
 from nbcx_transform.flags import clang_args, from_make
 from nbcx_transform.matching import (
     Fixed,
@@ -22,7 +22,7 @@ from nbcx_transform.matching import (
     opaque_calls,
 )
 from nbcx_transform.program import db_sources, program_summaries, summarise
-from nbcx_transform.transform import FileTransform, Options, Site, Wrapper
+from nbcx_transform.transform import FamilyConflictError, FileTransform, Options, Site, Wrapper
 
 EXIT_USAGE = 2
 EXIT_CHECK = 1
@@ -117,6 +117,16 @@ def _parser() -> argparse.ArgumentParser:
         "rank provably makes in the same order, e.g. straight-line code in main and one "
         "loop, are decided one by one)",
     )
+    p.add_argument(
+        "--max-configurations",
+        type=int,
+        default=configs.MAX_CONFIGS,
+        metavar="N",
+        help="analyse each file in at most N configurations of its #if/#ifdef groups "
+        f"(default {configs.MAX_CONFIGS}; beyond, and with 1, only the one given is "
+        "analysed, and the code it leaves out stops waits and keeps its collectives' "
+        "groups blocking)",
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s (nbcx) {__version__}")
     return p
 
@@ -195,6 +205,125 @@ def format_text(recs: list[dict[str, Any]], notes: list[str]) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
+def _decisions(fts: list[FileTransform]) -> list[tuple[str, str, int, bool]]:
+    return [(s.action, s.persistent, s.batch, s.soft) for ft in fts for s in ft.sites]
+
+
+def _transform(
+    fams: list[family.Family],
+    opts: Options,
+    args: argparse.Namespace,
+    db_wrappers: dict[str, Wrapper],
+    notes_in: list[str],
+) -> tuple[list[bytes], list[str]] | int:
+    """Analyses, keeps matching, and writes the files (each in every configuration
+    of its #if groups); the texts and the notes, or an exit status."""
+    notes = list(notes_in)
+    fts = [ft for fam in fams for ft in fam.fts]
+    work = [(fam.path, fam.ft) for fam in fams]
+    opts.wrappers = {}
+    # One-collective wrapper functions of the files given: their callers (in any of
+    # them) may call a nonblocking twin, which the wrapper's file then defines.
+    for _, ft in work:
+        opts.wrappers.update(ft.find_wrappers())
+    given = {Path(ft.unit.path).resolve() for _, ft in work}
+    for name, w in db_wrappers.items():
+        if name not in opts.wrappers and Path(w.path).resolve() not in given:
+            # the program's wrapper, in a file not given: its calls are reported
+            where = Path(w.path).name
+            why = w.reason or f"{where} is not among the files given (give it too)"
+            opts.wrappers[name] = dataclasses.replace(w, reason=why)
+    # Matching across ranks: the calls of one collective are converted together or
+    # not at all, in every file given; the program's other files' calls stay blocking.
+    others: list[Path] = []
+    if args.compile_commands is not None:
+        db_files = db_sources(args.compile_commands, cxx=True)
+        others += [p for p in db_files if p.resolve() not in given and p not in others]
+    fixed: list[Fixed] = [fx for p in others for fx in fixed_calls(p)]
+    strict = args.strict_matching
+    seen_fixed: set[tuple[str, str]] = set()
+    for fam in fams:
+        notes += fam.notes
+        fixed += fam.hidden
+        for ft in fam.fts:
+            if ft.unit.cxx:
+                for fx in opaque_calls(ft):
+                    if (fx.name, fx.where) not in seen_fixed:
+                        seen_fixed.add((fx.name, fx.where))
+                        fixed.append(fx)
+                # calls from code that is not analysed (member functions, lambdas) are not
+                # seen: only a group of one call is taken as issued alike on every rank
+                strict = True
+    for fx in fixed:
+        if fx.why != Fixed.why:
+            notes.append(f"{fx.where}: {fx.name} kept blocking: {fx.why}")
+    for ft in fts:
+        ft.analyse()
+    # each call site alike in every configuration of its file, and matching kept over
+    # all of them, until neither changes anything
+    for _ in range(16):
+        before = _decisions(fts)
+        for fam in fams:
+            family.unify(fam)
+        notes += keep_matching(fts, fixed, strict)
+        if _decisions(fts) == before:
+            break
+    for fam in fams:
+        family.emit_sites(fam)
+    # each wrapper once, however many files call its twin (issue 34: a wrapper called
+    # from its own file and another had its twins emitted twice)
+    used = list({(w.path, w.key): w for ft in fts for w in ft.used_wrappers.values()}.values())
+    for fam in fams:
+        family.add_decls(fam)
+        if any(w.path == fam.ft.unit.path for w in used):
+            fam.ft.add_twins(used)
+    results: list[bytes] = []
+    for fam in fams:
+        try:
+            results.append(family.render_family(fam))
+        except FamilyConflictError as e:
+            raise FamilyConflictError(str(fam.path)) from e
+    outputs = [results[i] for i, fam in enumerate(fams) for _ in fam.fts]
+    problems = matching_problems(fts, outputs, fixed, strict)
+    if problems:
+        print(
+            "nbcx-transform: refusing to write: the result would break the matching of "
+            "collectives across ranks (MPI matches blocking, nonblocking and persistent "
+            "collectives only with their own kind):",
+            file=sys.stderr,
+        )
+        for pr in problems:
+            print(f"  {pr}", file=sys.stderr)
+        return EXIT_MATCHING
+    return results, list(dict.fromkeys(notes))
+
+
+def _records(fam: family.Family) -> list[dict[str, Any]]:
+    """The report's entries of a file: its call sites in the configuration given,
+    then those that only other configurations compile."""
+    path = str(fam.path)
+    ft0 = fam.ft
+    recs = [
+        site_record(path, s, ft0.names["nbcx_req"], ft0.loop_of(s) is not None) for s in ft0.sites
+    ]
+    if fam.mode != "multi":
+        return recs
+    seen = {s.call.start for s in ft0.sites}
+    extra: list[dict[str, Any]] = []
+    for ft in fam.fts[1:]:
+        for s in ft.sites:
+            if s.call.start in seen:
+                continue
+            seen.add(s.call.start)
+            r = site_record(path, s, ft.names["nbcx_req"], ft.loop_of(s) is not None)
+            r.setdefault("notes", []).append(
+                f"compiled in another configuration of the file's #if groups ({ft.cfg.name}), "
+                "analysed in it"
+            )
+            extra.append(r)
+    return sorted(recs + extra, key=lambda r: (r["line"], r["column"]))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
@@ -225,13 +354,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.mpicc,
             extra,
             wrappers=db_wrappers,
+            max_configs=args.max_configurations,
         )
         notes += pnotes
     write = not (args.diff or args.check or args.dry_run)
     records: list[dict[str, Any]] = []
     status = 0
     convertible = 0
-    parsed: list[tuple[Path, Unit]] = []
+    parsed: list[family.Parsed] = []
     for path in args.files:
         if not path.is_file():
             print(f"nbcx-transform: {path}: no such file", file=sys.stderr)
@@ -239,62 +369,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         cargs = clang_args(
             path, args.defines, args.includes, args.mpicc, args.compile_commands, extra
         )
-        parsed.append((path, parse(str(path), cargs)))
+        # the configuration given, and the other configurations of its #if groups
+        parsed.append(family.prepare(path, parse(str(path), cargs), cargs, args.max_configurations))
     if args.compile_commands is None and not args.no_whole_program and len(parsed) > 1:
         # the files given summarise each other (with -p, the whole program does)
-        opts.external, pnotes = summarise([u for _, u in parsed if not u.errors])
+        # (each file in the configuration given: see program_summaries)
+        opts.external, pnotes = summarise([pr.unit for pr in parsed if not pr.unit.errors])
         notes += pnotes
-    work = [(path, FileTransform(unit, opts)) for path, unit in parsed]
-    # One-collective wrapper functions of the files given: their callers (in any of
-    # them) may call a nonblocking twin, which the wrapper's file then defines.
-    for _, ft in work:
-        opts.wrappers.update(ft.find_wrappers())
-    given = {Path(ft.unit.path).resolve() for _, ft in work}
-    for name, w in db_wrappers.items():
-        if name not in opts.wrappers and Path(w.path).resolve() not in given:
-            # the program's wrapper, in a file not given: its calls are reported
-            where = Path(w.path).name
-            why = w.reason or f"{where} is not among the files given (give it too)"
-            opts.wrappers[name] = dataclasses.replace(w, reason=why)
-    # Matching across ranks: the calls of one collective are converted together or
-    # not at all, in every file given; the program's other files' calls stay blocking.
-    others: list[Path] = []
-    if args.compile_commands is not None:
-        db_files = db_sources(args.compile_commands, cxx=True)
-        others += [p for p in db_files if p.resolve() not in given and p not in others]
-    fixed: list[Fixed] = [fx for p in others for fx in fixed_calls(p)]
-    strict = args.strict_matching
-    for _, ft in work:
-        if ft.unit.cxx:
-            fixed += opaque_calls(ft)
-            # calls from code that is not analysed (member functions, lambdas) are not
-            # seen: only a group of one call is taken as issued alike on every rank
-            strict = True
-    for fx in fixed:
-        if fx.why != Fixed.why:
-            notes.append(f"{fx.where}: {fx.name} kept blocking: {fx.why}")
-    for _, ft in work:
-        ft.analyse()
-    notes += keep_matching([ft for _, ft in work], fixed, strict)
-    results = [ft.emit() for _, ft in work]
-    # each wrapper once, however many files call its twin (issue 34: a wrapper called
-    # from its own file and another had its twins emitted twice)
-    used = list({(w.path, w.key): w for _, ft in work for w in ft.used_wrappers.values()}.values())
-    for i, (_, ft) in enumerate(work):
-        if any(w.path == ft.unit.path for w in used):
-            results[i] = ft.emit_twins(used)
-    problems = matching_problems([ft for _, ft in work], results, fixed, strict)
-    if problems:
-        print(
-            "nbcx-transform: refusing to write: the result would break the matching of "
-            "collectives across ranks (MPI matches blocking, nonblocking and persistent "
-            "collectives only with their own kind):",
-            file=sys.stderr,
-        )
-        for pr in problems:
-            print(f"  {pr}", file=sys.stderr)
-        return EXIT_MATCHING
-    for (path, ft), new in zip(work, results, strict=True):
+    while True:
+        fams = [family.setup(pr, opts) for pr in parsed]
+        try:
+            done = _transform(fams, opts, args, db_wrappers, notes)
+        except FamilyConflictError as e:
+            bad = [pr for pr, fam in zip(parsed, fams, strict=True) if fam.mode == "multi"]
+            hit = next((pr for pr in bad if str(pr.path) == str(e)), None)
+            if hit is None or hit.conservative:
+                raise
+            hit.conservative = True
+            continue
+        break
+    if isinstance(done, int):
+        return done
+    results, notes = done
+    for fam, new in zip(fams, results, strict=True):
+        path, ft = fam.path, fam.ft
         unit = ft.unit
         if unit.errors:
             print(f"nbcx-transform: {path}: does not parse:", file=sys.stderr)
@@ -302,12 +400,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  {e}", file=sys.stderr)
             status = EXIT_USAGE
         notes += [f"{path}: {n}" for n in ft.file_notes]
-        recs = [
-            site_record(str(path), s, ft.names["nbcx_req"], ft.loop_of(s) is not None)
-            for s in ft.sites
-        ]
+        recs = _records(fam)
         records += recs
-        convertible += sum(1 for s in ft.sites if s.action != "blocking")
+        convertible += sum(1 for r in recs if r["action"] != "blocking")
         if args.diff and new != unit.data:
             a = unit.data.decode("utf-8", "replace").splitlines(keepends=True)
             b = new.decode("utf-8", "replace").splitlines(keepends=True)

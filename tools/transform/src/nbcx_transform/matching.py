@@ -136,6 +136,7 @@ def _members(fts: Sequence[FileTransform]) -> dict[str, list[tuple[FileTransform
     return groups
 
 
+Loop = tuple[str, int]  # a loop: its function's key and its offset
 _JUMPS = (CK.GOTO_STMT, CK.INDIRECT_GOTO_STMT, CK.BREAK_STMT, CK.CONTINUE_STMT)
 _CONDS = (CK.IF_STMT, CK.SWITCH_STMT, CK.CASE_STMT, CK.DEFAULT_STMT, CK.LABEL_STMT)
 
@@ -150,6 +151,7 @@ class Reach:
         self.calls: dict[str, list[tuple[Function, Node]]] = {}
         self.addr: set[str] = set()
         taken: set[str] = set()
+        seen: set[tuple[str, int]] = set()
         self.locals: set[str] = set()  # local variables, their address never taken
         for ft in fts:
             self.addr |= ft.unit.address_taken_functions
@@ -160,19 +162,24 @@ class Reach:
                 self.funcs.setdefault(f.key, f)
                 for n in f.body.walk():
                     if n.kind == CK.CALL_EXPR and n.callee_key:
-                        self.calls.setdefault(n.callee_key, []).append((f, n))
+                        # (a call compiled in several configurations of its file's #if
+                        # groups is one call: the first configuration's is kept)
+                        if (f.key, n.start) not in seen:
+                            seen.add((f.key, n.start))
+                            self.calls.setdefault(n.callee_key, []).append((f, n))
                     if n.kind == CK.UNARY_OPERATOR and n.op == "&" and n.exprs():
                         v = strip(n.exprs()[0])
                         if v.kind == CK.DECL_REF_EXPR:
                             taken.add(v.ref)
         self.locals -= taken
-        self.memo: dict[str, frozenset[int] | None] = {}
-        self.loop_func: dict[int, str] = {}  # loop node id -> its function's key
-        self.loop_outer: dict[int, frozenset[int]] = {}  # loop node id -> loops around it
-        self.fixed: set[int] = set()  # loops with a trip count fixed in the text
+        # loops by (function key, offset): one loop in every configuration that compiles it
+        self.memo: dict[str, frozenset[Loop] | None] = {}
+        self.loop_func: dict[Loop, str] = {}  # loop -> its function's key
+        self.loop_outer: dict[Loop, frozenset[Loop]] = {}  # loop -> loops around it
+        self.fixed: set[Loop] = set()  # loops with a trip count fixed in the text
         self.npaths: dict[str, int] = {}
 
-    def stmt(self, f: Function, n: Node) -> frozenset[int] | None:
+    def stmt(self, f: Function, n: Node) -> frozenset[Loop] | None:
         """None if ``n`` (in ``f``) may run on some ranks and not on others when ``f``
         runs; else the loops around it, up to ``main`` (their node ids)."""
         node = n
@@ -190,19 +197,20 @@ class Reach:
         outer = self.func(f.key)
         if outer is None:
             return None
+        keys = [(f.key, lp.start) for lp in chain]
         for i, lp in enumerate(chain):
-            self.loop_func[id(lp)] = f.key
-            self.loop_outer[id(lp)] = outer | {id(x) for x in chain[i + 1 :]}
+            self.loop_func[keys[i]] = f.key
+            self.loop_outer[keys[i]] = outer | set(keys[i + 1 :])
             if _fixed_trips(lp, self.locals):
-                self.fixed.add(id(lp))
-        return outer | {id(x) for x in chain}
+                self.fixed.add(keys[i])
+        return outer | set(keys)
 
-    def func(self, key: str) -> frozenset[int] | None:
+    def func(self, key: str) -> frozenset[Loop] | None:
         if key in self.memo:
             return self.memo[key]
         self.memo[key] = None  # recursion: not proven
         f = self.funcs.get(key)
-        out: frozenset[int] | None = None
+        out: frozenset[Loop] | None = None
         if f is not None and f.name == "main":
             out = frozenset()
         elif f is not None and key not in self.addr and self.calls.get(key):
@@ -241,11 +249,13 @@ def uniform(sites: Sequence[Site], reach: Reach, strict: bool = False) -> bool:
     of them, entered once: each rank's sequence of these calls is then the calls
     before the loop, the loop body's calls repeated, the calls after it, and as
     all ranks make as many calls in all, they repeat the body as often."""
+    # (a call site compiled in several configurations of its file's #if groups is one)
+    sites = list({(s.func.key, s.call.start): s for s in sites}.values())
     if len(sites) <= 1:
         return True
     if strict:
         return False
-    loops: set[int] = set()
+    loops: set[Loop] = set()
     for s in sites:
         at = reach.stmt(s.func, s.stmt)
         if at is None:
@@ -373,13 +383,15 @@ def keep_matching(
                     "only a persistent one, in the order of the inits)"
                 )
     # the program's own MPI_Ixxx calls: persistent all or none
-    total: dict[str, int] = {}
+    total: dict[str, set[tuple[str, int]]] = {}
     for ft in fts:
-        for k, v in ft.nb_calls.items():
-            total[k] = total.get(k, 0) + v
-    for nb, count in total.items():
+        for k, offs in ft.nb_calls.items():
+            total.setdefault(k, set()).update((ft.unit.path, o) for o in offs)
+    for nb, calls in total.items():
+        count = len(calls)
         ex = [s for ft in fts for s in ft.sites if s.existing_req and s.call.callee == nb]
-        if ex and (len(ex) != count or not uniform(ex, reach, strict)):
+        distinct = {(ft.unit.path, s.call.start) for ft in fts for s in ft.sites if s in ex}
+        if ex and (len(distinct) != count or not uniform(ex, reach, strict)):
             for s in ex:
                 s.action = "blocking"
                 s.reason = (
@@ -436,12 +448,18 @@ def matching_problems(
     # nbcx variant under #ifndef APP_TRANSFORM_PARSE). The analysis never
     # saw them, and they are not compiled: they stay as they are.
     sites: dict[str, int] = {}
+    counted: set[tuple[str, int]] = set()  # one call in several configurations: once
     for ft in fts:
         for s in ft.sites:
+            if (ft.unit.path, s.call.start) in counted:
+                continue
+            counted.add((ft.unit.path, s.call.start))
             sites[s.name] = sites.get(s.name, 0) + 1
             if s.existing_req and s.action == "persistent":
                 own[s.name] = own.get(s.name, 0) + 1
     for ft, out in zip(fts, outputs, strict=True):
+        if ft.cfg.index:
+            continue  # another configuration of a file: its text is counted once
         for k, v in _calls(ft.data.decode("utf-8", "replace")).items():
             before[k] = before.get(k, 0) + v
         for k, v in _calls(out.decode("utf-8", "replace")).items():

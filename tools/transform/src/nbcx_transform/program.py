@@ -55,18 +55,29 @@ def program_summaries(
     extra: list[str],
     rounds: int = 4,
     wrappers: dict[str, Wrapper] | None = None,
+    max_configs: int = 16,
 ) -> tuple[dict[str, Summary], list[str]]:
     """Summaries by function name of the program's C files, and notes.  With
     ``wrappers``, the program's one-collective wrapper functions go there too."""
+    from nbcx_transform.family import prepare  # (family.py imports this module's users)
+
     notes: list[str] = []
     units = []
+    versions: list[list[Unit]] = []
     for src in db_sources(db):
-        unit = parse(str(src), clang_args(src, defines, includes, mpicc, db, extra))
+        args = clang_args(src, defines, includes, mpicc, db, extra)
+        unit = parse(str(src), args)
         if unit.errors:
             notes.append(f"{src}: not summarised (does not parse: {unit.errors[0]})")
             continue
         units.append(unit)
-    summaries, more = summarise(units, rounds)
+        versions.append([unit])
+    # (in the configuration given: a file's functions as the other configurations of its
+    # #if groups have them are not summarised; merging them would be sound, but a
+    # program's files are built with the same macros, and the serial branches of
+    # CoMD-like wrappers would make their buffers escape in the MPI build)
+    del prepare, max_configs
+    summaries, more = summarise(versions, rounds)
     notes += more
     if wrappers is not None:
         for unit in units:
@@ -78,15 +89,24 @@ def program_summaries(
     return summaries, notes
 
 
-def summarise(units: list[Unit], rounds: int = 4) -> tuple[dict[str, Summary], list[str]]:
+def summarise(
+    units: list[Unit] | list[list[Unit]], rounds: int = 4
+) -> tuple[dict[str, Summary], list[str]]:
     """Summaries by function name of the functions with external linkage of
-    ``units`` (each computed with the others' until nothing changes), and notes."""
+    ``units`` (each computed with the others' until nothing changes), and notes.
+    An item may be a list: one file in the configurations of its #if groups,
+    whose summaries of one function are merged (what any of them does)."""
     notes: list[str] = []
     summaries: dict[str, Summary] = {}
+    files = [u if isinstance(u, list) else [u] for u in units]
     for _ in range(rounds):
         new: dict[str, Summary] = {}
-        for unit in units:
-            for name, s in Analysis(unit, summaries).export().items():
+        for versions in files:
+            mine: dict[str, Summary] = {}
+            for unit in versions:
+                for name, s in Analysis(unit, summaries).export().items():
+                    mine[name] = merge_summaries(mine[name], s) if name in mine else s
+            for name, s in mine.items():
                 if name in new:
                     notes.append(f"{name}() is defined in more than one file: not summarised")
                     new[name] = Summary(
@@ -104,6 +124,22 @@ def summarise(units: list[Unit], rounds: int = 4) -> tuple[dict[str, Summary], l
             break
         summaries = new
     return summaries, notes
+
+
+def merge_summaries(a: Summary, b: Summary) -> Summary:
+    """What either of two versions of a function (two configurations) may do."""
+    if a == b:
+        return a
+    return Summary(
+        reads=a.reads | b.reads,
+        writes=a.writes | b.writes,
+        preads=a.preads | b.preads,
+        pwrites=a.pwrites | b.pwrites,
+        flags=a.flags | b.flags | (frozenset() if a.nparams == b.nparams else {"unknown"}),
+        why=tuple(dict.fromkeys(a.why + b.why)),
+        nparams=a.nparams if a.nparams == b.nparams else -1,
+        keeps=a.keeps or b.keeps,
+    )
 
 
 def _has_wrapper(unit: Unit) -> bool:

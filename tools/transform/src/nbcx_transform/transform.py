@@ -155,6 +155,29 @@ class WaitPoint:
     flagged: bool
     implied: bool = False  # inside "if (rank == root)" for its role: no rank test needed
     why: str = ""  # what stops the operation from staying in flight any longer
+    # the boundary has #if/#else/#endif lines: the wait goes after them (at the start of
+    # the next statement's line, or of the closing brace's), not after the statement
+    # before them (issue 34: in the configurations that compile other branches, a wait
+    # after the previous statement would come earlier than theirs)
+    after: bool = False
+
+
+@dataclass
+class ConfigInfo:
+    """Which configuration of the file's #if groups a FileTransform analyses
+    (configs.py)."""
+
+    # "single": the file has no group to enumerate; "multi": every configuration is
+    # analysed (this is one of them); "conservative": only the one given is
+    mode: str = "single"
+    index: int = 0  # 0: the configuration given
+    name: str = ""  # what sets this configuration apart ("" for the one given)
+    # the #if/#else/#endif lines (line starts) that a wait may be moved across: in
+    # "multi" mode, those of the groups whose configurations are all analysed
+    passable: frozenset[int] = frozenset()
+    # conditional directives inside a statement (or a function's head) in some
+    # configuration: the calls of a function that holds one stay blocking
+    unaligned: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -269,13 +292,51 @@ def _line_of(data: bytes, off: int) -> int:
     return data.count(b"\n", 0, off) + 1
 
 
+@dataclass
+class Chunk:
+    """Text inserted at one place: the items (priority, lines) that one or more
+    configurations' analyses put there (merged by :func:`render_family`)."""
+
+    key: tuple[object, ...]
+    order: int
+    off: int
+    items: list[tuple[int, list[str]]]
+    indent: str = ""
+    # "line": lines of their own at off; "same": code follows on the line of off;
+    # "next": at the start of the line of the statement after directive lines;
+    # "virt": a lone statement given braces (virt: where; parts: before and after it)
+    mode: str = "line"
+    virt: tuple[int, int, int, str, str] | None = None
+    parts: dict[int, list[tuple[int, list[str]]]] = field(default_factory=dict)
+
+
+def apply_edits(data: bytes, edits: list[tuple[int, int, int, str]]) -> bytes:
+    """``data`` with the edits (start, end, order, text) made, from the end."""
+    out = bytearray(data)
+    for start, end, _order, text in sorted(edits, key=lambda e: (e[0], e[2]), reverse=True):
+        out[start:end] = text.encode()
+    return bytes(out)
+
+
+class FamilyConflictError(Exception):
+    """Two configurations of a file would write different text in one place."""
+
+
 class FileTransform:
     """Analysis and rewriting of one file."""
 
-    def __init__(self, unit: Unit, opts: Options | None = None) -> None:
+    def __init__(
+        self, unit: Unit, opts: Options | None = None, cfg: ConfigInfo | None = None
+    ) -> None:
         self.unit = unit
         self.data = unit.data
         self.opts = opts or Options()
+        self.cfg = cfg or ConfigInfo()
+        # multi mode (cli.py): request slots numbered over every configuration, by
+        # the offset of each converted call, and the requests of each function body
+        self.slot_table: dict[int, int] | None = None
+        self.slot_count: dict[int, int] = {}
+        self.others: list[FileTransform] = []  # multi mode: the other configurations
         self.an = Analysis(unit, self.opts.external)
         self.blocks: list[Block] = []
         self.where: dict[int, tuple[Block, int]] = {}  # id(stmt) -> (block, unit index)
@@ -288,7 +349,7 @@ class FileTransform:
         self.cond_regions = _cond_regions(self.data)
         self.sites: list[Site] = []
         self.file_notes: list[str] = []
-        self.inserts: dict[tuple[int, int], list[tuple[int, list[str]]]] = {}
+        self.inserts: dict[tuple[int, int, bool], list[tuple[int, list[str]]]] = {}
         self.replaces: list[tuple[int, int, str]] = []
         self.indent_unit = self._guess_indent()
         self.names = self._fresh_names()
@@ -297,7 +358,8 @@ class FileTransform:
         self.used_wrappers: dict[str, Wrapper] = {}
         self.twins_emitted: set[str] = set()  # keys of the wrappers given twins
         self.site_by_stmt: dict[int, Site] = {}
-        self.nb_calls: dict[str, int] = {}  # the program's own MPI_Ixxx calls, by name
+        # the program's own MPI_Ixxx calls (their offsets), by name
+        self.nb_calls: dict[str, set[int]] = {}
 
     # ------------------------------------------------------------- utilities
     def text(self, n: Node) -> str:
@@ -406,6 +468,49 @@ class FileTransform:
     def has_directive(self, start: int, end: int) -> bool:
         return any(start <= d < end for d in self.directives)
 
+    def passable(self, start: int, end: int) -> bool:
+        """Whether the directives between ``start`` and ``end`` are only #if/#else/
+        #endif lines of groups whose every configuration is analysed (issue 34):
+        the code the configuration analysed leaves out is not run in it, and the
+        configurations that compile it place their own waits."""
+        if self.cfg.mode != "multi":
+            return False
+        return all(d in self.cfg.passable for d in self.directives if start <= d < end)
+
+    def _starts_line(self, off: int) -> bool:
+        return not self.data[self._line_start(off) : off].strip()
+
+    def within(self, off: int, site: Site) -> bool:
+        """Whether ``off`` is in every #if branch that holds the call of ``site``: a
+        wait, init or free there is compiled exactly when the call is (issue 34: in
+        a configuration that leaves the call out, MPI may not even be included)."""
+        mine = {i for i, _ in self.conds_at(site.call.start)}
+        return mine <= {i for i, _ in self.conds_at(off)}
+
+    def gap_ok(self, start: int, end: int, site: Site) -> bool:
+        """Whether a wait may move across the directives between ``start`` and
+        ``end`` (:meth:`passable`, without leaving the call's #if branch)."""
+        return self.passable(start, end) and self.within(end, site)
+
+    def _after(self, blk: Block, i: int, site: Site) -> bool:
+        """Whether a wait before unit ``i`` goes after the directive lines before it."""
+        a, b = self._prev_end(blk, i), self._next_start(blk, i)
+        if blk.node is None or not self.has_directive(a, b):
+            return False
+        return self.gap_ok(a, b, site) and self._starts_line(b)
+
+    def _prev_end(self, blk: Block, i: int) -> int:
+        if i > 0:
+            return blk.units[i - 1].end
+        return blk.node.start + 1 if blk.node is not None else blk.units[0].start
+
+    def _next_start(self, blk: Block, i: int) -> int:
+        if i < len(blk.units):
+            return blk.units[i].start
+        if blk.node is not None:
+            return blk.node.end - 1
+        return self.full_end(blk.stmts[-1])
+
     # ------------------------------------------------------------ structure
     def _build_blocks(self, f: Function) -> Block:
         first = len(self.blocks)
@@ -476,7 +581,7 @@ class FileTransform:
 
     def control_problem(self, u: StmtUnit, allow_jumps: bool = False) -> str:
         """Why control flow forbids moving a wait across the unit ("" if none)."""
-        if self.has_directive(u.start, u.end):
+        if self.has_directive(u.start, u.end) and not self.passable(u.start, u.end):
             line = _line_of(self.data, u.start)
             return f"preprocessor directive inside the statement at line {line}"
         for s in u.stmts:
@@ -592,7 +697,15 @@ class FileTransform:
             why = {"loop": "end of the loop body", "func": "end of the function"}.get(
                 blk.kind, "end of the block"
             )
-            plan.points.append(WaitPoint(blk, len(blk.units), state == MAYBE, why=why))
+            plan.points.append(
+                WaitPoint(
+                    blk,
+                    len(blk.units),
+                    state == MAYBE,
+                    why=why,
+                    after=self._after(blk, len(blk.units), site),
+                )
+            )
             plan.stop = plan.stop or why
             return plan
 
@@ -637,7 +750,11 @@ class FileTransform:
             prev_end = blk.units[i - 1].end if i > 0 else (blk.node.start if blk.node else u.start)
             if i != skip_to or i == idx:
                 closed = False
-            if not closed and self.has_directive(prev_end, u.start):
+            if (
+                not closed
+                and self.has_directive(prev_end, u.start)
+                and not (self.gap_ok(prev_end, u.start, site) and self._starts_line(u.start))
+            ):
                 j = self._cond_group(blk, i, site, role)
                 if j is not None:
                     for k in range(i, j):
@@ -676,14 +793,22 @@ class FileTransform:
                         return DONE
                     state = res
                     continue
-            plan.points.append(WaitPoint(blk, i, state == MAYBE, imp, why))
+            plan.points.append(
+                WaitPoint(blk, i, state == MAYBE, imp, why, self._after(blk, i, site))
+            )
             plan.stop = plan.stop or why
             if len(u.stmts) == 1 and s.kind in JUMPS:
                 return NOFALL
             return DONE
         if blk.units and state in (DEF, MAYBE):
             close = blk.node.end - 1 if blk.node is not None else self.full_end(blk.stmts[-1])
-            if self.has_directive(blk.units[-1].end, close):
+            if self.has_directive(blk.units[-1].end, close) and not (
+                self.gap_ok(blk.units[-1].end, close, site)
+                and (
+                    blk.kind not in ("loop", "func", "other")
+                    or self._after(blk, len(blk.units), site)
+                )
+            ):
                 # "#endif" before the block's end: the wait stays on this side of it
                 why = "preprocessor directive"
                 plan.points.append(WaitPoint(blk, len(blk.units), state == MAYBE, imp, why))
@@ -724,7 +849,9 @@ class FileTransform:
         """Whether the wait would have to come right after unit i anyway."""
         if i + 1 >= len(blk.units):
             return blk.kind in ("loop", "func", "other")
-        if self.has_directive(blk.units[i].end, blk.units[i + 1].start):
+        if self.has_directive(blk.units[i].end, blk.units[i + 1].start) and not self._after(
+            blk, i + 1, site
+        ):
             return True
         return bool(self._unit_problem(blk, i + 1, site, role))
 
@@ -897,7 +1024,9 @@ class FileTransform:
     def invariant_problem(self, site: Site, loop: Node, args: list[Node]) -> str:
         f = site.func
         roles = mpi.COLLECTIVES[site.name]
-        if self.has_directive(loop.start, self.full_end(loop)):
+        if self.has_directive(loop.start, self.full_end(loop)) and not (
+            self.passable(loop.start, self.full_end(loop)) and self.within(loop.start, site)
+        ):
             return "preprocessor directive inside the loop"
         leave = self._leaves_loop(loop)
         if leave is not None:
@@ -1070,6 +1199,23 @@ class FileTransform:
                 self.site_by_stmt[id(stmt)] = site
                 if id(stmt) not in self.where:
                     site.reason = "its result is used (not a statement of its own)"
+                    continue
+                split = sorted(d for d in self.cfg.unaligned if f.node.start <= d < f.body.end)
+                if split:
+                    site.reason = (
+                        f"the #if group at line {_line_of(self.data, split[0])} splits a "
+                        "statement of this function in some configuration"
+                    )
+                    continue
+                sblk = self.where[id(stmt)][0]
+                if (
+                    sblk.node is None
+                    and sblk.owner is not None
+                    and self.has_directive(sblk.owner.start, stmt.start)
+                ):
+                    site.reason = (
+                        "a preprocessor directive comes between its statement's head and it"
+                    )
                     continue
                 callee = n.children[0] if n.children else None
                 name_ok = (
@@ -1289,6 +1435,11 @@ class FileTransform:
         """Adds ``<name>_nb`` and ``<name>_wait`` after each wrapper of this file in
         ``used`` (called after :meth:`run`); the rewritten file.  Each twin once,
         whatever the repetitions in ``used`` and the calls of this method."""
+        self.add_twins(used)
+        return self.render()
+
+    def add_twins(self, used: list[Wrapper]) -> None:
+        """The twins of :meth:`emit_twins`, not yet written."""
         for w in used:
             if w.path != self.unit.path or w.key not in self.unit.functions:
                 continue
@@ -1339,6 +1490,7 @@ class FileTransform:
                 w.static
                 and w.key not in self.unit.address_taken_functions
                 and all(id(n) in conv for n in calls)
+                and all(o._twin_replaces(w, f) for o in self.others)
             ):
                 # every call uses the twin: it takes the place of the unused original
                 # (and what was done to the original's own collective goes with it)
@@ -1358,7 +1510,22 @@ class FileTransform:
                         f"{w.start}() and {w.wait}() generated: the calls of {w.name}() "
                         "that can overlap it use them"
                     )
-        return self.render()
+
+    def _twin_replaces(self, w: Wrapper, f: Function) -> bool:
+        """For another configuration of the file (family.py): whether the twin may
+        take the place of wrapper ``w`` (defined by ``f`` in the configuration
+        given): every call of it here uses the twin, and nothing here is written
+        inside it."""
+        conv = {id(x.call) for x in self.sites if x.wrapper is not None and x.wrapper.key == w.key}
+        conv &= {id(x.call) for x in self.sites if x.action != "blocking"}
+        for g in self.unit.functions.values():
+            for n in g.body.walk():
+                if n.kind == CK.CALL_EXPR and n.callee_key == w.key and id(n) not in conv:
+                    return False
+        lo, hi = f.node.start, f.node.end
+        if any(lo <= r[0] < hi for r in self.replaces):
+            return False
+        return not any(self.block_func.get(k[0]) == f.key for k in self.inserts)
 
     def _tidy_roles(self, site: Site) -> None:
         """``if (rank == root) { wait; ... } if (rank != root) wait;`` is one wait before
@@ -1616,6 +1783,17 @@ class FileTransform:
 
     # ------------------------------------------------------------ numbering
     def number(self, f: Function) -> int:
+        if self.slot_table is not None:
+            # multi mode: numbered over every configuration (family.py)
+            for s in self.sites:
+                if (
+                    s.func is f
+                    and s.action != "blocking"
+                    and not s.existing_req
+                    and s.wrapper is None
+                ):
+                    s.slot = self.slot_table[s.call.start]
+            return self.slot_count.get(f.body.start, 0)
         conv = {
             id(s.stmt): s
             for s in self.sites
@@ -1648,8 +1826,10 @@ class FileTransform:
         return top
 
     # --------------------------------------------------------------- output
-    def add_insert(self, blk: Block, idx: int, prio: int, lines: list[str]) -> None:
-        self.inserts.setdefault((blk.bid, idx), []).append((prio, lines))
+    def add_insert(
+        self, blk: Block, idx: int, prio: int, lines: list[str], after: bool = False
+    ) -> None:
+        self.inserts.setdefault((blk.bid, idx, after), []).append((prio, lines))
 
     def wait_lines(self, emits: list[Emit], func: str) -> list[str]:
         req = self.names["nbcx_req"]
@@ -1771,7 +1951,7 @@ class FileTransform:
         self.used_wrappers[w.name] = w
         for role, plan in site.plans.items():
             for p in plan.points:
-                self.pending_waits.setdefault((p.block.bid, p.index), []).append(
+                self.pending_waits.setdefault((p.block.bid, p.index, p.after), []).append(
                     Emit(-1, False, "", call=f"{w.wait}();")
                 )
                 site.waits.append(
@@ -1803,7 +1983,7 @@ class FileTransform:
             self.replaces.append((callee.start, callee.end, mpi.nonblocking_name(site.name)))
             self.replaces.append((call.end - 1, call.end - 1, f", {req}"))
             for p in site.plans["any"].points:
-                self.pending_waits.setdefault((p.block.bid, p.index), []).extend(
+                self.pending_waits.setdefault((p.block.bid, p.index, p.after), []).extend(
                     Emit(site.slot + k, False, "") for k in range(site.batch)
                 )
                 site.waits.append(
@@ -1828,7 +2008,7 @@ class FileTransform:
         for role, plan in site.plans.items():
             for p in plan.points:
                 guard = "" if p.implied else site.guards.get(role, "")
-                self.pending_waits.setdefault((p.block.bid, p.index), []).append(
+                self.pending_waits.setdefault((p.block.bid, p.index, p.after), []).append(
                     Emit(site.slot, p.flagged, guard, clear=flagged)
                 )
                 site.waits.append(
@@ -1868,7 +2048,10 @@ class FileTransform:
                 else:
                     final.extend(es)
             blk = self.blocks[key[0]]
-            self.add_insert(blk, key[1], 2, self.wait_lines(final, self.block_func[blk.bid]))
+            # one item per statement: the configurations of a file (family.py) that
+            # wait for the same request at one place write that statement once
+            for stmt in _statements(self.wait_lines(final, self.block_func[blk.bid])):
+                self.add_insert(blk, key[1], 2, stmt, key[2])
 
     def run(self) -> bytes:
         """Analyses every collective and returns the rewritten file (one file on its
@@ -1880,7 +2063,7 @@ class FileTransform:
     def analyse(self) -> None:
         """Decides, for every collective of the file, what it can become."""
         self.buffers: dict[tuple[int, str], tuple[set[str], set[str]]] = {}
-        self.pending_waits: dict[tuple[int, int], list[Emit]] = {}
+        self.pending_waits: dict[tuple[int, int, bool], list[Emit]] = {}
         self.nb_calls = {}
         if self.unit.errors:
             self.file_notes.append(
@@ -1912,39 +2095,64 @@ class FileTransform:
         """Rewrites the file as decided (after :meth:`analyse`)."""
         if self.unit.errors:
             return self.data
+        self.emit_sites()
+        for f in self.main_functions():
+            n = self.counts.get(f.key, 0)
+            if n > 0:
+                g = self.decl_guard(f)
+                self.add_decls(
+                    f, n, f.key in self.waitall_funcs, f.key in self.flags_used, (g, g, g)
+                )
+        return self.render()
+
+    def emit_sites(self) -> None:
+        """Everything but the request declarations (:meth:`add_decls`) and the
+        twins (:meth:`add_twins`)."""
         for s in self.sites:
             if s.existing_req and s.action == "persistent":
                 self._emit_existing(s, s.existing_req)
-        flags_used: set[str] = set()
-        counts: dict[str, int] = {}
+        self.flags_used: set[str] = set()
+        self.counts: dict[str, int] = {}
         for f in self.main_functions():
             n = self.number(f)
             sites = [s for s in self.sites if s.func is f and s.action not in ("blocking",)]
             for s in sites:
                 if s.existing_req:
                     continue
-                self.emit_site(s, flags_used)
-            counts[f.key] = n
+                self.emit_site(s, self.flags_used)
+            self.counts[f.key] = n
         self.merge_waits()
         self.wrapper_prototypes()
-        for f in self.main_functions():
-            n = counts.get(f.key, 0)
-            if n > 0:
-                fb = self.block_of_node[id(f.body)]
-                head = f"MPI_Request {self.names['nbcx_req']}[{n}] = {{"
-                rows = [", ".join(["MPI_REQUEST_NULL"] * min(4, n - i)) for i in range(0, n, 4)]
-                lines = [head + rows[0] + ("," if len(rows) > 1 else "};")]
-                for j, row in enumerate(rows[1:], 2):
-                    lines.append("\t\t" + row + ("," if j < len(rows) else "};"))
-                if f.key in self.waitall_funcs:
-                    lines.append(f"MPI_Status {self.names['nbcx_stat']}[{n}];")
-                if f.key in flags_used:
-                    lines.append(f"int {self.names['nbcx_flag']}[{n}] = {{0}};")
-                guard = self.decl_guard(f)
-                if guard:
-                    lines = [f"#if {guard}", *lines, "#endif"]
-                self.add_insert(fb, 0, 0, lines)
-        return self.render()
+
+    def add_decls(
+        self, f: Function, n: int, stat: bool, flags: bool, guards: tuple[str, str, str]
+    ) -> None:
+        """The requests (statuses, flags) of ``f``'s converted calls at the top of its
+        body; ``guards``: the #if conditions of the three declarations ("" if none)."""
+        fb = self.block_of_node[id(f.body)]
+        head = f"MPI_Request {self.names['nbcx_req']}[{n}] = {{"
+        rows = [", ".join(["MPI_REQUEST_NULL"] * min(4, n - i)) for i in range(0, n, 4)]
+        req = [head + rows[0] + ("," if len(rows) > 1 else "};")]
+        for j, row in enumerate(rows[1:], 2):
+            req.append("\t\t" + row + ("," if j < len(rows) else "};"))
+        decls = [(guards[0], req)]
+        if stat:
+            decls.append((guards[1], [f"MPI_Status {self.names['nbcx_stat']}[{n}];"]))
+        if flags:
+            decls.append((guards[2], [f"int {self.names['nbcx_flag']}[{n}] = {{0}};"]))
+        lines: list[str] = []
+        open_guard = ""
+        for g, ls in decls:
+            if g != open_guard:
+                if open_guard:
+                    lines.append("#endif")
+                if g:
+                    lines.append(f"#if {g}")
+                open_guard = g
+            lines.extend(ls)
+        if open_guard:
+            lines.append("#endif")
+        self.add_insert(fb, 0, 0, lines)
 
     def _macro_brace_blocks(self, f: Function) -> list[Node]:
         return [
@@ -2029,7 +2237,7 @@ class FileTransform:
                 base = mpi.blocking_name(n.callee)
                 if base is None:
                     continue
-                self.nb_calls[n.callee] = self.nb_calls.get(n.callee, 0) + 1
+                self.nb_calls.setdefault(n.callee, set()).add(n.start)
                 if id(n) not in self.where:
                     continue
                 site = Site(f, n, n, base, n.line, n.col)
@@ -2157,45 +2365,83 @@ class FileTransform:
         return "".join(out)
 
     def render(self) -> bytes:
-        edits: list[tuple[int, int, int, str]] = []  # (start, end, order, text)
-        virtual: dict[int, dict[int, list[str]]] = {}
-        for (bid, idx), all_items in self.inserts.items():
+        chunks, edits = self.resolve()
+        for ch in chunks:
+            edits += self.chunk_edits(ch)
+        if self.need_ext_include:
+            off = self._include_anchor()
+            edits.append((off, off, 0, PERSISTENT_PRELUDE))
+        return apply_edits(self.data, edits)
+
+    def resolve(self) -> tuple[list[Chunk], list[tuple[int, int, int, str]]]:
+        """Where the inserted text goes (its chunks, merged with other configurations'
+        by :func:`render_family`), and the other edits: (start, end, order, text)."""
+        chunks: list[Chunk] = []
+        virtual: dict[int, Chunk] = {}
+        for (bid, idx, after), all_items in self.inserts.items():
             blk = self.blocks[bid]
-            groups = [all_items]
-            prev_end = (
-                blk.units[idx - 1].end if idx > 0 else (blk.node.start + 1 if blk.node else 0)
-            )
-            if (
-                blk.node is not None
-                and 0 <= idx < len(blk.units)
-                and self.has_directive(prev_end, blk.units[idx].start)
-                and not self.data[
-                    self._line_start(blk.units[idx].start) : blk.units[idx].start
-                ].strip()
+            if blk.node is None:
+                ch = virtual.get(bid)
+                if ch is None:
+                    ch = self._virtual_chunk(blk)
+                    virtual[bid] = ch
+                    chunks.append(ch)
+                ch.parts.setdefault(min(idx, 1), []).extend(all_items)
+                continue
+            nxt: list[tuple[int, list[str]]] = []
+            if after:
+                nxt = list(all_items)
+            elif (
+                0 <= idx < len(blk.units)
+                and self.has_directive(self._prev_end(blk, idx), blk.units[idx].start)
+                and self._starts_line(blk.units[idx].start)
             ):
                 # A directive between the two statements: what serves the next one
                 # (a persistent init before its loop) goes after the directive.
                 nxt = [it for it in all_items if it[1] and it[1][0] in ("@init", "@reset")]
-                groups = [[it for it in all_items if it not in nxt], nxt]
-            for gi, items in enumerate(groups):
-                self._render_group(blk, idx, items, gi == 1, edits, virtual)
-        self._render_rest(edits, virtual)
+            rest = [it for it in all_items if it not in nxt]
+            if rest:
+                off, indent = self._boundary_anchor(blk, idx)
+                mode = "same" if indent.startswith("\n") else "line"
+                chunks.append(Chunk(("at", off), 1, off, list(rest), indent, mode))
+            if nxt:
+                if idx < len(blk.units):
+                    off = self._line_start(blk.units[idx].start)
+                    indent = self._line_indent(off)
+                else:
+                    off = self._line_start(blk.node.end - 1)
+                    indent = (
+                        self._line_indent(blk.units[-1].start)
+                        if blk.units
+                        else self._line_indent(blk.node.start) + self.indent_unit
+                    )
+                chunks.append(Chunk(("next", off), 1, off, list(nxt), indent, "next"))
+        edits: list[tuple[int, int, int, str]] = []
+        for start, end, text in self.replaces:
+            # applied before an insertion at the same offset (edits go from the end,
+            # higher order first), so that the insertion lands before the new text
+            # instead of inside the range it replaces
+            edits.append((start, end, 3, text))
         edits.extend(self.extra_edits)
-        out = bytearray(self.data)
-        for start, end, _order, text in sorted(edits, key=lambda e: (e[0], e[2]), reverse=True):
-            out[start:end] = text.encode()
-        return bytes(out)
+        return chunks, edits
 
-    def _render_group(
-        self,
-        blk: Block,
-        idx: int,
-        items: list[tuple[int, list[str]]],
-        before_next: bool,
-        edits: list[tuple[int, int, int, str]],
-        virtual: dict[int, dict[int, list[str]]],
-    ) -> None:
-        bid = blk.bid
+    def _virtual_chunk(self, blk: Block) -> Chunk:
+        """A lone statement (no braces) that gets company: it is wrapped in braces."""
+        s = blk.stmts[0]
+        owner_indent = self._line_indent(blk.owner.start if blk.owner else s.start)
+        p = s.start
+        while p > 0 and self.data[p - 1 : p] in (b" ", b"\t", b"\n", b"\r"):
+            p -= 1
+        own_line = b"\n" in self.data[p : s.start]
+        inner = self._line_indent(s.start) if own_line else owner_indent + self.indent_unit
+        end = self.full_end(s)
+        return Chunk(
+            ("virt", s.start), 0, p, [], inner, "virt", (p, s.start, end, owner_indent, inner)
+        )
+
+    def group_lines(self, items: list[tuple[int, list[str]]]) -> list[str]:
+        """The lines of the items inserted at one place, in order of priority; the
+        persistent requests' inits and frees under their #if."""
         lines: list[str] = []
         inits: list[list[str]] = []
         frees: list[list[str]] = []
@@ -2222,55 +2468,39 @@ class FileTransform:
             lines.append("#endif")
         if resets:
             lines += ["#if NBCX_PERSISTENT", *resets, "#endif"]
-        if not lines:
-            return
-        if blk.node is not None and before_next:
-            off = self._line_start(blk.units[idx].start)
-            edits.append((off, off, 1, self._render_lines(lines, self._line_indent(off))))
-        elif blk.node is not None:
-            off, indent = self._boundary_anchor(blk, idx)
-            if indent.startswith("\n") and not any(ln.startswith("#") for ln in lines):
-                # Code follows on the same line: the inserted statements join that
-                # line, so that its layout (and what -Wmisleading-indentation says
-                # about it) stays as it was.
-                text = " " + " ".join(ln.strip() for ln in lines)
-            elif indent.startswith("\n"):
-                text = "\n" + self._render_lines(lines, indent[1:]) + indent[1:]
-            else:
-                text = self._render_lines(lines, indent)
-            edits.append((off, off, 1, text))
-        else:
-            virtual.setdefault(bid, {})[idx] = lines
+        return lines
 
-    def _render_rest(
-        self,
-        edits: list[tuple[int, int, int, str]],
-        virtual: dict[int, dict[int, list[str]]],
-    ) -> None:
-        for bid, parts in virtual.items():
-            # A lone statement (no braces) that gets company: wrap it in braces.
-            blk = self.blocks[bid]
-            s = blk.stmts[0]
-            owner_indent = self._line_indent(blk.owner.start if blk.owner else s.start)
-            p = s.start
-            while p > 0 and self.data[p - 1 : p] in (b" ", b"\t", b"\n", b"\r"):
-                p -= 1
-            own_line = b"\n" in self.data[p : s.start]
-            inner = self._line_indent(s.start) if own_line else owner_indent + self.indent_unit
-            pre = self._render_lines(parts.get(0, []), inner)
-            edits.append((p, s.start, 0, " {\n" + pre + inner))
-            end = self.full_end(s)
-            post = self._render_lines(parts.get(1, []), inner)
-            edits.append((end, end, 2, "\n" + post + owner_indent + "}"))
-        for start, end, text in self.replaces:
-            # applied before an insertion at the same offset (edits go from the end,
-            # higher order first), so that the insertion lands before the new text
-            # instead of inside the range it replaces
-            edits.append((start, end, 3, text))
-        if self.need_ext_include:
-            off = self._include_anchor()
-            text = PERSISTENT_PRELUDE
-            edits.append((off, off, 0, text))
+    def chunk_edits(self, ch: Chunk) -> list[tuple[int, int, int, str]]:
+        """The edits that write a chunk."""
+        if ch.mode == "virt":
+            assert ch.virt is not None
+            p, sstart, end, owner_indent, inner = ch.virt
+            pre_lines = self.group_lines(ch.parts.get(0, []))
+            post_lines = self.group_lines(ch.parts.get(1, []))
+            if not pre_lines and not post_lines:
+                return []
+            pre = self._render_lines(pre_lines, inner)
+            post = self._render_lines(post_lines, inner)
+            return [
+                (p, sstart, 0, " {\n" + pre + inner),
+                (end, end, 2, "\n" + post + owner_indent + "}"),
+            ]
+        lines = self.group_lines(ch.items)
+        if not lines:
+            return []
+        indent = ch.indent
+        if ch.mode == "next":
+            text = self._render_lines(lines, indent)
+        elif indent.startswith("\n") and not any(ln.startswith("#") for ln in lines):
+            # Code follows on the same line: the inserted statements join that
+            # line, so that its layout (and what -Wmisleading-indentation says
+            # about it) stays as it was.
+            text = " " + " ".join(ln.strip() for ln in lines)
+        elif indent.startswith("\n"):
+            text = "\n" + self._render_lines(lines, indent[1:]) + indent[1:]
+        else:
+            text = self._render_lines(lines, indent)
+        return [(ch.off, ch.off, ch.order, text)]
 
     def _include_anchor(self) -> int:
         incs = self.unit.includes
@@ -2341,6 +2571,25 @@ def _cond_regions(data: bytes) -> list[tuple[int, int, int, str]]:
         nid += 1
         stack.append((earlier, test, f"({cond})", bend, nid))
     del off
+    return out
+
+
+def _statements(lines: list[str]) -> list[list[str]]:
+    """Lines of wait_lines grouped into statements (an ``if (...) {`` to its ``}``)."""
+    out: list[list[str]] = []
+    cur: list[str] = []
+    for ln in lines:
+        if cur:
+            cur.append(ln)
+            if ln == "}":
+                out.append(cur)
+                cur = []
+        elif ln.startswith("if (") and ln.endswith("{"):
+            cur = [ln]
+        else:
+            out.append([ln])
+    if cur:
+        out.append(cur)
     return out
 
 
