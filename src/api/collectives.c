@@ -82,6 +82,26 @@ static bool any_count(int n, const int *counts)
     return false;
 }
 
+/* Whether the send and receive sides of an alltoallv/w lay out the same
+ * blocks (counts, displacements, types): with one base address they are
+ * then one buffer, which MPI forbids (in place: NBCX_IN_PLACE). */
+static bool same_blocks(int n, const int *scounts, const int *sdispls,
+                        nbcx_datatype stype, const nbcx_datatype *stypes,
+                        const int *rcounts, const int *rdispls,
+                        nbcx_datatype rtype, const nbcx_datatype *rtypes)
+{
+    if (!scounts || !sdispls || !rcounts || !rdispls)
+        return false;
+    for (int i = 0; i < n; i++) {
+        if (scounts[i] != rcounts[i] || sdispls[i] != rdispls[i])
+            return false;
+        if (stypes && rtypes ? stypes[i] != rtypes[i]
+                             : stypes || rtypes || stype != rtype)
+            return false;
+    }
+    return true;
+}
+
 /* Common prologue: request pointer and communicator. */
 static int begin(nbcx_request *req, nbcx_comm h, struct nbcx_comm_s **c)
 {
@@ -706,8 +726,12 @@ static int alltoallvw(bool plan, const void *sendbuf, const int *sendcounts,
         else
             TRY(check_vside(sendbuf, c->size, sendcounts, sdispls, sendtype,
                             &a.stype));
-        TRY(aliased(sendbuf, any_count(c->size, sendcounts),
-                    (uintptr_t)recvbuf, any_count(c->size, recvcounts)));
+        /* (one base address with different blocks on each side is valid:
+         * the two sides may lie apart in one array) */
+        if (same_blocks(c->size, sendcounts, sdispls, sendtype, sendtypes,
+                        recvcounts, rdispls, recvtype, recvtypes))
+            TRY(aliased(sendbuf, any_count(c->size, sendcounts),
+                        (uintptr_t)recvbuf, true));
         a.sbuf = sendbuf;
         a.sv = (struct nbcxi_vside){ sendcounts, sdispls, NULL, w,
                                      sendtypes };

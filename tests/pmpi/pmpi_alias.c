@@ -15,7 +15,9 @@
  * MPI_ERRORS_RETURN. Rooted collectives: the root aliases, the others
  * pass their own buffers (on MPICH only the root calls: the others'
  * operation would have no partner). Nonblocking and, where the library
- * has them, persistent forms. */
+ * has them, persistent forms. And the valid case next to it: one array
+ * holding an alltoallv's send and receive blocks apart (same_base_apart)
+ * runs on nbcx, with the native result. */
 #include "pmpi_test.h"
 
 enum { B = 3 }; /* elements per block */
@@ -334,6 +336,60 @@ static void ref_scatterv(MPI_Comm c, int *b, int *m)
                      MPI_INT, r, c);
 }
 
+/* Valid: one array holds both sides, apart (the send blocks in its first
+ * half, the receive blocks in its second), so the send and receive
+ * buffers are the same address with different blocks. It must run, on
+ * nbcx, and give what the same call with two arrays gives natively (the
+ * blocking MPI_Alltoallv/w on copies). */
+static void same_base_apart(int w)
+{
+    t_step = w ? "alltoallw, one array, sides apart"
+               : "alltoallv, one array, sides apart";
+    int half = 0, sc[64], sd[64], rc[64], rd[64], bsd[64], brd[64];
+    MPI_Datatype ty[64];
+    for (int j = 0; j < t_size; j++) {
+        sc[j] = rc[j] = acnts[j];
+        sd[j] = half;
+        half += acnts[j];
+    }
+    for (int j = 0; j < t_size; j++) {
+        rd[j] = half + sd[j];
+        bsd[j] = sd[j] * (int)sizeof(int);
+        brd[j] = rd[j] * (int)sizeof(int);
+        ty[j] = MPI_INT;
+    }
+    int *all = malloc(sizeof(int) * (size_t)(2 * half));
+    int *s = malloc(sizeof(int) * (size_t)half);
+    int *want = malloc(sizeof(int) * (size_t)half);
+    fill(all, 2 * half);
+    for (int i = 0; i < half; i++)
+        s[i] = all[i];
+    if (w)
+        MPI_Alltoallw(s, sc, bsd, ty, want, rc, bsd, ty, MPI_COMM_WORLD);
+    else
+        MPI_Alltoallv(s, sc, sd, MPI_INT, want, rc, sd, MPI_INT,
+                      MPI_COMM_WORLD);
+    long long n0 = native_calls();
+    MPI_Request q;
+    if (w)
+        MPI_OK(MPI_Ialltoallw(all, sc, bsd, ty, all, rc, brd, ty,
+                              MPI_COMM_WORLD, &q));
+    else
+        MPI_OK(MPI_Ialltoallv(all, sc, sd, MPI_INT, all, rc, rd, MPI_INT,
+                              MPI_COMM_WORLD, &q));
+    MPI_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    for (int i = 0; i < half; i++)
+        if (all[half + i] != want[i]) {
+            FAIL("element %d: %d, natively %d", i, all[half + i], want[i]);
+            break;
+        }
+    if (g_counts && native_calls() != n0)
+        FAIL("the call went to the native library");
+    free(all);
+    free(s);
+    free(want);
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv, -1);
@@ -371,5 +427,7 @@ int main(int argc, char **argv)
     run_case("scatter", al_scatter, ref_scatter, 1, 0, 0);
     run_case("gatherv", al_gatherv, ref_gatherv, 1, 0, 0);
     run_case("scatterv", al_scatterv, ref_scatterv, 1, 0, 0);
+    same_base_apart(0);
+    same_base_apart(1);
     return t_finish("pmpi_alias");
 }
