@@ -203,6 +203,11 @@ long nbcxi_progress_all_locked(bool app)
     return progress_list_locked(app, false);
 }
 
+unsigned long nbcxi_engine_app_passes_locked(void)
+{
+    return app_passes;
+}
+
 long nbcxi_engine_look_locked(void)
 {
     return progress_list_locked(false, true);

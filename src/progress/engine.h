@@ -153,6 +153,10 @@ NBCX_HIDDEN int nbcxi_engine_sleep(int ms);
  * alone until its look_gap has passed since the application's last
  * progress pass (request.h). Needs the lock. */
 NBCX_HIDDEN long nbcxi_engine_look_locked(void);
+/* The application's progress passes so far (starts, tests, waits that
+ * swept the active list): the watch's sign that the application drives
+ * its lazy work itself (progress_thread.c). */
+NBCX_HIDDEN unsigned long nbcxi_engine_app_passes_locked(void);
 /* Whether an active operation wants the progress thread to poll it now:
  * any that is not lazy (auto mode). Needs the lock. */
 NBCX_HIDDEN bool nbcxi_engine_urgent_locked(void);
