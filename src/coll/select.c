@@ -53,6 +53,7 @@ static const struct nbcxi_algorithm algorithms[] = {
     { NBCXI_REDUCE, "binomial", nbcxi_build_reduce_binomial, NULL },
     { NBCXI_REDUCE, "chain", nbcxi_build_reduce_chain, commutative },
     { NBCXI_REDUCE, "knomial", nbcxi_build_reduce_knomial, NULL },
+    { NBCXI_REDUCE, "rabenseifner", nbcxi_build_reduce_rabenseifner, NULL },
     { NBCXI_ALLREDUCE, "recursive_doubling",
       nbcxi_build_allreduce_recursive_doubling, NULL },
     { NBCXI_ALLREDUCE, "ring", nbcxi_build_allreduce_ring, commutative },
