@@ -458,6 +458,18 @@ static double cost_scatter_allgather(int p, double n)
     return 2.0 * log2_ceil(p) * ALPHA_BYTES + 2.0 * n;
 }
 
+/* ... by Rabenseifner's reduce (reduce-scatter by recursive halving,
+ * binomial gather, allreduce.c): 2 log2 pof2 rounds, each rank sending
+ * and receiving about n in each phase; the fold of the p - pof2 others
+ * is one more hop between ranks 2i and 2i + 1, on one node with ranks
+ * placed in blocks (nearly free, as the trees' distance-1 hops). */
+static double cost_rabenseifner(int p, double n)
+{
+    int q = pof2_floor(p);
+    return 2.0 * log2_ceil(q) * ALPHA_BYTES + 2.0 * n +
+           (q != p ? n / 64 : 0);
+}
+
 /* The automatic choice's algorithm for a call (NULL: the collective's
  * first). */
 static const char *automatic(enum nbcxi_coll coll,
@@ -492,11 +504,16 @@ static const char *automatic(enum nbcxi_coll coll,
                        ? "binomial"
                        : "chain";
     {
-        double b, raw;
+        /* the cheapest by the model: a k-nomial tree, the chain
+         * (commutative), Rabenseifner (any operation) */
+        double b, raw, r = cost_rabenseifner(p, n);
         int k = best_radix(p, n, &b, &raw);
-        return (a->op->commutative && cost_chain(p, n, a->segsize) < b)
-                   ? "chain"
-                   : tree_name(k);
+        if (a->op->commutative) {
+            double c = cost_chain(p, n, a->segsize);
+            if (c < b && c <= r)
+                return "chain";
+        }
+        return r < b ? "rabenseifner" : tree_name(k);
     }
     case NBCXI_ALLREDUCE:
         if (node)
