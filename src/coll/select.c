@@ -459,14 +459,15 @@ static double cost_scatter_allgather(int p, double n)
 }
 
 /* ... by Rabenseifner's reduce (reduce-scatter by recursive halving,
- * binomial gather, allreduce.c): 2 log2 pof2 rounds, each rank sending
- * and receiving about n in each phase; the fold of the p - pof2 others
- * is one more hop between ranks 2i and 2i + 1, on one node with ranks
- * placed in blocks (nearly free, as the trees' distance-1 hops). */
+ * binomial gather, allreduce.c): 2 log2 pof2 rounds, the busiest rank
+ * moving n (1 - 1 / pof2) in each phase (n / 2 + n / 4 + ...); the fold
+ * of the p - pof2 others is one more hop between ranks 2i and 2i + 1, on
+ * one node with ranks placed in blocks (nearly free, as the trees'
+ * distance-1 hops). */
 static double cost_rabenseifner(int p, double n)
 {
     int q = pof2_floor(p);
-    return 2.0 * log2_ceil(q) * ALPHA_BYTES + 2.0 * n +
+    return 2.0 * log2_ceil(q) * ALPHA_BYTES + 2.0 * n * (1.0 - 1.0 / q) +
            (q != p ? n / 64 : 0);
 }
 
