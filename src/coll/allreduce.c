@@ -558,40 +558,52 @@ static int rab_off(int count, int pof2, int b)
     return b * q + (b < r ? b : r);
 }
 
-int nbcxi_build_allreduce_rabenseifner(struct nbcx_sched_s *s,
-                                      const struct nbcxi_coll_args *a)
+/* The state Rabenseifner's reduce-scatter leaves for the second phase
+ * (the allgather of allreduce, the gather of reduce). */
+struct rab_state {
+    int rounds, pof2, rem, newrank;
+    bool out;          /* an even rank below 2*rem: folded away */
+    nbcx_node fold_sn; /* its send of its data (out only) */
+    int lo, hi;        /* the blocks this rank holds reduced, in W */
+    nbcx_node final;   /* the node that left them in W */
+    int peers[32], slo[32], shi[32];
+    nbcx_node ag_dep[32]; /* what a receive of round k's half into W waits
+                           * for: the last node of the reduce-scatter
+                           * that read or wrote that part of W */
+};
+
+/* The fold and the reduce-scatter by recursive halving, accumulating into
+ * W (count elements of the call's type; allreduce: rbuf; reduce: rbuf at
+ * the root, scratch elsewhere). sbuf is only read; sbuf == W is in place.
+ * Any operation: the partial results are combined in rank order. Needs
+ * count > 0 and p > 1. */
+static int rab_reduce_scatter(struct nbcx_sched_s *s,
+                              const struct nbcxi_coll_args *a, char *W,
+                              struct rab_state *st)
 {
     const int p = s->size, rank = s->rank, count = a->rcount;
     struct nbcx_datatype_s *t = a->rtype;
-    char *rbuf = a->rbuf;
-    const bool in_place = a->sbuf == a->rbuf;
+    char *rbuf = W;
+    const bool in_place = a->sbuf == W;
     const bool comm = a->op->commutative;
 
-    if (count == 0)
-        return s->err;
-    if (p == 1) {
-        if (!in_place)
-            nbcxi_copy(s, a->sbuf, count, t, rbuf, count, t);
-        return s->err;
-    }
-
-    int rounds;
-    const int pof2 = nbcxi_pof2_floor(p, &rounds);
-    const int rem = p - pof2;
+    st->pof2 = nbcxi_pof2_floor(p, &st->rounds);
+    const int pof2 = st->pof2, rounds = st->rounds;
+    const int rem = st->rem = p - pof2;
     struct rab_acc acc = { in_place ? rbuf : (char *)(uintptr_t)a->sbuf, 0,
                            -1, in_place ? AT_RBUF : AT_SBUF };
     int newrank;
+    st->out = false;
+    st->fold_sn = -1;
 
     /* Fold the remainder (as recursive doubling): even ranks below 2*rem
-     * hand their data to the odd neighbour and wait for the result. */
+     * hand their data to the odd neighbour (and wait for the result). */
     if (rank < 2 * rem) {
         if (rank % 2 == 0) {
-            nbcx_node sn = nbcxi_send(s, acc.base, count, t, rank + 1,
-                                      TAG_FOLD);
-            nbcx_node rv = nbcxi_recv(s, rbuf, count, t, rank + 1,
-                                      TAG_UNFOLD);
-            if (in_place)
-                nbcxi_dep(s, sn, rv); /* the send reads rbuf */
+            st->out = true;
+            st->newrank = -1;
+            st->fold_sn = nbcxi_send(s, acc.base, count, t, rank + 1,
+                                     TAG_FOLD);
             return s->err;
         }
         void *in = nbcxi_sched_tmp_typed(s, count, t);
@@ -607,13 +619,11 @@ int nbcxi_build_allreduce_rabenseifner(struct nbcx_sched_s *s,
     } else {
         newrank = rank - rem;
     }
+    st->newrank = newrank;
 
     /* rb_last: the last node of the reduce-scatter chain that read or
-     * wrote rbuf; ag_dep[k]: what the allgather's receive of round k
-     * (into the half sent in round k) waits for. */
+     * wrote W. */
     nbcx_node rb_last = acc.where == AT_RBUF ? acc.ready : -1;
-    nbcx_node ag_dep[32];
-    int peers[32], slo[32], shi[32];
     /* Round buffers: round k receives the partner's half of the range
      * this rank keeps, into its own part of one scratch (about count
      * elements: the halves shrink), so every receive is posted at start. */
@@ -637,11 +647,11 @@ int nbcxi_build_allreduce_rabenseifner(struct nbcx_sched_s *s,
         int mid = lo + (hi - lo) / 2;
         bool lower = newrank < newpeer;
         int klo = lower ? lo : mid, khi = lower ? mid : hi;
-        peers[k] = peer;
-        slo[k] = lower ? mid : lo;
-        shi[k] = lower ? hi : mid;
-        int es = rab_off(count, pof2, slo[k]);
-        int ns = rab_off(count, pof2, shi[k]) - es;
+        st->peers[k] = peer;
+        st->slo[k] = lower ? mid : lo;
+        st->shi[k] = lower ? hi : mid;
+        int es = rab_off(count, pof2, st->slo[k]);
+        int ns = rab_off(count, pof2, st->shi[k]) - es;
         int ek = rab_off(count, pof2, klo);
         int nk = rab_off(count, pof2, khi) - ek;
 
@@ -651,9 +661,9 @@ int nbcxi_build_allreduce_rabenseifner(struct nbcx_sched_s *s,
                             t, peer, k);
             nbcxi_dep(s, acc.ready, sn);
         }
-        ag_dep[k] = acc.where == AT_RBUF  ? (sn >= 0 ? sn : acc.ready)
-                    : acc.where == AT_TMP ? rb_last
-                                          : -1;
+        st->ag_dep[k] = acc.where == AT_RBUF  ? (sn >= 0 ? sn : acc.ready)
+                        : acc.where == AT_TMP ? rb_last
+                                              : -1;
         if (nk > 0) {
             char *buf = nbcxi_at(tmp, toff, 1, t);
             toff += nk;
@@ -692,7 +702,7 @@ int nbcxi_build_allreduce_rabenseifner(struct nbcx_sched_s *s,
         hi = khi;
     }
 
-    /* The rank's block of the result, in rbuf. */
+    /* The rank's block of the result, in W. */
     int e0 = rab_off(count, pof2, lo), nb = rab_off(count, pof2, hi) - e0;
     nbcx_node final = acc.ready;
     if (nb > 0 && acc.where != AT_RBUF) {
@@ -701,38 +711,157 @@ int nbcxi_build_allreduce_rabenseifner(struct nbcx_sched_s *s,
         nbcxi_dep(s, acc.ready, final);
         nbcxi_dep(s, rb_last, final);
     }
+    st->lo = lo;
+    st->hi = hi;
+    st->final = final;
+    return s->err;
+}
+
+int nbcxi_build_allreduce_rabenseifner(struct nbcx_sched_s *s,
+                                      const struct nbcxi_coll_args *a)
+{
+    const int p = s->size, rank = s->rank, count = a->rcount;
+    struct nbcx_datatype_s *t = a->rtype;
+    char *rbuf = a->rbuf;
+    const bool in_place = a->sbuf == a->rbuf;
+
+    if (count == 0)
+        return s->err;
+    if (p == 1) {
+        if (!in_place)
+            nbcxi_copy(s, a->sbuf, count, t, rbuf, count, t);
+        return s->err;
+    }
+
+    struct rab_state st;
+    if (rab_reduce_scatter(s, a, rbuf, &st))
+        return s->err;
+    if (st.out) {
+        /* Folded away: wait for the result. */
+        nbcx_node rv = nbcxi_recv(s, rbuf, count, t, rank + 1, TAG_UNFOLD);
+        if (in_place)
+            nbcxi_dep(s, st.fold_sn, rv); /* the send reads rbuf */
+        return s->err;
+    }
+    const int pof2 = st.pof2;
+    int lo = st.lo, hi = st.hi;
 
     /* Allgather by recursive doubling, the rounds in reverse: send the
      * range gathered so far, receive the half sent in the same round of
      * the reduce-scatter straight into rbuf. */
     nbcx_node got[32];
     int ngot = 0;
-    for (int k = rounds - 1; k >= 0; k--) {
+    for (int k = st.rounds - 1; k >= 0; k--) {
         int es = rab_off(count, pof2, lo);
         int ns = rab_off(count, pof2, hi) - es;
         if (ns > 0) {
             nbcx_node sn = nbcxi_send(s, nbcxi_at(rbuf, es, 1, t), ns, t,
-                                      peers[k], RAB_AG + k);
-            nbcxi_dep(s, final, sn);
+                                      st.peers[k], RAB_AG + k);
+            nbcxi_dep(s, st.final, sn);
             for (int j = 0; j < ngot; j++)
                 nbcxi_dep(s, got[j], sn);
         }
-        int er = rab_off(count, pof2, slo[k]);
-        int nr = rab_off(count, pof2, shi[k]) - er;
+        int er = rab_off(count, pof2, st.slo[k]);
+        int nr = rab_off(count, pof2, st.shi[k]) - er;
         if (nr > 0) {
             nbcx_node rv = nbcxi_recv(s, nbcxi_at(rbuf, er, 1, t), nr, t,
-                                      peers[k], RAB_AG + k);
-            nbcxi_dep(s, ag_dep[k], rv);
+                                      st.peers[k], RAB_AG + k);
+            nbcxi_dep(s, st.ag_dep[k], rv);
             got[ngot++] = rv;
         }
-        lo = NBCXI_MIN(lo, slo[k]);
-        hi = NBCXI_MAX(hi, shi[k]);
+        lo = NBCXI_MIN(lo, st.slo[k]);
+        hi = NBCXI_MAX(hi, st.shi[k]);
     }
 
     /* Unfold: return the result to the even neighbour. */
-    if (rank < 2 * rem) {
+    if (rank < 2 * st.rem) {
         nbcx_node sn = nbcxi_send(s, rbuf, count, t, rank - 1, TAG_UNFOLD);
-        nbcxi_dep(s, final, sn);
+        nbcxi_dep(s, st.final, sn);
+        for (int j = 0; j < ngot; j++)
+            nbcxi_dep(s, got[j], sn);
+    }
+    return s->err;
+}
+
+/* Rabenseifner's reduce (MPICH's reduce_scatter_gather): the fold and the
+ * reduce-scatter above into W (rbuf at the root, a scratch vector on the
+ * other ranks, whose rbuf may be NULL), then a binomial gather to the
+ * root on the same pairs, the rounds in reverse. newroot is the root's
+ * rank among the pof2 (root / 2 for the fold's ranks, root - rem for the
+ * others). In reverse round k a rank still in the gather whose bit k
+ * differs from newroot's sends everything it holds, [lo, hi) blocks, to
+ * its partner and is done; the other receives the partner's range (the
+ * half it sent in round k of the reduce-scatter) into W, waiting only for
+ * the reduce-scatter's last use of that part of W (posted early). A rank
+ * stays in the gather while its bits above k match newroot's, so its
+ * range grows exactly as in the allgather. When the root was folded away
+ * (even, below 2*rem), root + 1 holds the result and sends it whole.
+ * Any operation (the reduce-scatter keeps the rank order). */
+int nbcxi_build_reduce_rabenseifner(struct nbcx_sched_s *s,
+                                   const struct nbcxi_coll_args *a)
+{
+    const int p = s->size, rank = s->rank, count = a->rcount;
+    const int root = a->root;
+    struct nbcx_datatype_s *t = a->rtype;
+
+    if (count == 0)
+        return s->err;
+    if (p == 1) {
+        if (a->sbuf != a->rbuf)
+            nbcxi_copy(s, a->sbuf, count, t, a->rbuf, count, t);
+        return s->err;
+    }
+
+    char *W = rank == root ? a->rbuf : nbcxi_sched_tmp_typed(s, count, t);
+    if (s->err)
+        return s->err;
+    struct rab_state st;
+    if (rab_reduce_scatter(s, a, W, &st))
+        return s->err;
+    const int rem = st.rem, pof2 = st.pof2;
+    const bool root_out = root < 2 * rem && root % 2 == 0;
+    if (st.out) {
+        if (rank == root) {
+            nbcx_node rv = nbcxi_recv(s, W, count, t, rank + 1, TAG_UNFOLD);
+            if (a->sbuf == W)
+                nbcxi_dep(s, st.fold_sn, rv); /* the send reads W */
+        }
+        return s->err;
+    }
+    const int newroot = root < 2 * rem ? root / 2 : root - rem;
+    int lo = st.lo, hi = st.hi;
+
+    nbcx_node got[32];
+    int ngot = 0;
+    for (int k = st.rounds - 1; k >= 0; k--) {
+        if ((st.newrank ^ newroot) & (1 << k)) {
+            int es = rab_off(count, pof2, lo);
+            int ns = rab_off(count, pof2, hi) - es;
+            if (ns > 0) {
+                nbcx_node sn = nbcxi_send(s, nbcxi_at(W, es, 1, t), ns, t,
+                                          st.peers[k], RAB_AG + k);
+                nbcxi_dep(s, st.final, sn);
+                for (int j = 0; j < ngot; j++)
+                    nbcxi_dep(s, got[j], sn);
+            }
+            return s->err;
+        }
+        int er = rab_off(count, pof2, st.slo[k]);
+        int nr = rab_off(count, pof2, st.shi[k]) - er;
+        if (nr > 0) {
+            nbcx_node rv = nbcxi_recv(s, nbcxi_at(W, er, 1, t), nr, t,
+                                      st.peers[k], RAB_AG + k);
+            nbcxi_dep(s, st.ag_dep[k], rv);
+            got[ngot++] = rv;
+        }
+        lo = NBCXI_MIN(lo, st.slo[k]);
+        hi = NBCXI_MAX(hi, st.shi[k]);
+    }
+
+    /* This rank is newroot's: the result is in W. */
+    if (root_out) {
+        nbcx_node sn = nbcxi_send(s, W, count, t, root, TAG_UNFOLD);
+        nbcxi_dep(s, st.final, sn);
         for (int j = 0; j < ngot; j++)
             nbcxi_dep(s, got[j], sn);
     }

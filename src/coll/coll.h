@@ -260,6 +260,8 @@ NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_reduce_bcast; /* binomial reduce
                                                     then bcast; any op */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_rabenseifner; /* reduce-scatter by
                       recursive halving + allgather by recursive doubling; any op */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_rabenseifner; /* the same reduce-scatter
+                      + binomial gather to the root; any op (reduce) */
 /* gather.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_gather_binomial;
 NBCX_HIDDEN nbcxi_builder nbcxi_build_gather_knomial;

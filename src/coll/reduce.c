@@ -58,6 +58,10 @@
  *   root 0 the order is MPI's even for non-commutative operations; for
  *   other roots such operations are handed to the binomial tree.
  *
+ * rabenseifner (reduce-scatter by recursive halving + binomial gather to
+ *   the root, any operation) is built in allreduce.c, whose Rabenseifner
+ *   allreduce shares its reduce-scatter.
+ *
  * Non-root ranks never touch rbuf (it may be NULL there), and sbuf is
  * only ever read.
  */

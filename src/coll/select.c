@@ -53,6 +53,7 @@ static const struct nbcxi_algorithm algorithms[] = {
     { NBCXI_REDUCE, "binomial", nbcxi_build_reduce_binomial, NULL },
     { NBCXI_REDUCE, "chain", nbcxi_build_reduce_chain, commutative },
     { NBCXI_REDUCE, "knomial", nbcxi_build_reduce_knomial, NULL },
+    { NBCXI_REDUCE, "rabenseifner", nbcxi_build_reduce_rabenseifner, NULL },
     { NBCXI_ALLREDUCE, "recursive_doubling",
       nbcxi_build_allreduce_recursive_doubling, NULL },
     { NBCXI_ALLREDUCE, "ring", nbcxi_build_allreduce_ring, commutative },
@@ -457,6 +458,19 @@ static double cost_scatter_allgather(int p, double n)
     return 2.0 * log2_ceil(p) * ALPHA_BYTES + 2.0 * n;
 }
 
+/* ... by Rabenseifner's reduce (reduce-scatter by recursive halving,
+ * binomial gather, allreduce.c): 2 log2 pof2 rounds, the busiest rank
+ * moving n (1 - 1 / pof2) in each phase (n / 2 + n / 4 + ...); the fold
+ * of the p - pof2 others is one more hop between ranks 2i and 2i + 1, on
+ * one node with ranks placed in blocks (nearly free, as the trees'
+ * distance-1 hops). */
+static double cost_rabenseifner(int p, double n)
+{
+    int q = pof2_floor(p);
+    return 2.0 * log2_ceil(q) * ALPHA_BYTES + 2.0 * n * (1.0 - 1.0 / q) +
+           (q != p ? n / 64 : 0);
+}
+
 /* The automatic choice's algorithm for a call (NULL: the collective's
  * first). */
 static const char *automatic(enum nbcxi_coll coll,
@@ -491,11 +505,16 @@ static const char *automatic(enum nbcxi_coll coll,
                        ? "binomial"
                        : "chain";
     {
-        double b, raw;
+        /* the cheapest by the model: a k-nomial tree, the chain
+         * (commutative), Rabenseifner (any operation) */
+        double b, raw, r = cost_rabenseifner(p, n);
         int k = best_radix(p, n, &b, &raw);
-        return (a->op->commutative && cost_chain(p, n, a->segsize) < b)
-                   ? "chain"
-                   : tree_name(k);
+        if (a->op->commutative) {
+            double c = cost_chain(p, n, a->segsize);
+            if (c < b && c <= r)
+                return "chain";
+        }
+        return r < b ? "rabenseifner" : tree_name(k);
     }
     case NBCXI_ALLREDUCE:
         if (node)

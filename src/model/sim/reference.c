@@ -91,7 +91,10 @@ static int mpich(int coll, long long p, size_t bytes,
         if (bytes <= 2048 || count < pof2)
             set(r, coll, "binomial", 0, SAME, "binomial");
         else
-            set(r, coll, NULL, 0, NONE, "reduce_scatter_gather");
+            /* recursive halving from distance 1, binomial gather;
+             * MPICH folds the odd ranks below 2*rem into rank - 1, nbcx
+             * the even ones into rank + 1 */
+            set(r, coll, "rabenseifner", 0, VARIANT, "reduce_scatter_gather");
         return 0;
     case NBCXI_ALLREDUCE:
         if (bytes <= 2048 || count < pof2)
@@ -158,7 +161,10 @@ static int libnbc(int coll, long long p, size_t bytes,
         return 0;
     case NBCXI_REDUCE:
         if (p > 2 && count >= pof2)
-            set(r, coll, NULL, 0, NONE, "redscat_gather");
+            /* libnbc's fold exchanges halves of the vector between the
+             * first 2*rem ranks (nbcx: the whole vector one way); the
+             * halving and the gather are the same rounds and bytes */
+            set(r, coll, "rabenseifner", 0, VARIANT, "redscat_gather");
         else if (p > 4 || bytes < 65536)
             set(r, coll, "binomial", 0, SAME, "binomial");
         else
