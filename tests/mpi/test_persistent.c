@@ -264,7 +264,8 @@ static void memory(nbcx_comm comm)
     const int n = mt_size <= 2 ? 100000 : 5000;
     double in = 0, out = 0;
     nbcx_request req;
-    long early = 0;
+    long early = 0, last = 0, step = 0; /* step: the largest growth in one
+                                          tenth of the restarts */
     MT_OK(nbcx_allreduce_init(&in, &out, 1, NBCX_DOUBLE, NBCX_SUM, comm,
                               &req));
     mt_watch("memory: %d restarts", n);
@@ -280,15 +281,28 @@ static void memory(nbcx_comm comm)
             break;
         }
         if (k == n / 10)
-            early = resident_bytes();
+            early = last = resident_bytes();
+        else if (k > n / 10 && k % (n / 10) == 0) {
+            long now = resident_bytes();
+            step = now - last > step ? now - last : step;
+            last = now;
+        }
     }
     long late = resident_bytes();
+    step = late - last > step ? late - last : step;
     MT_OK(nbcx_request_free(&req));
+    /* A leak grows at every restart, so in every tenth of them; a single
+     * step is something that settles once, at a moment that depends on
+     * scheduling: auto mode's progress thread loading hwloc's topology
+     * (about 3 MB) whenever it first gets a core, which on a loaded
+     * machine came after restart n/10 (2 of 8 runs at load 4). So growth
+     * of which one tenth holds most is not counted as a leak. */
     if (early < 0 || late < 0)
         mt_fail("memory: cannot read /proc/self/statm");
-    else if (late - early > MEM_SLACK)
+    else if (late - early > MEM_SLACK && step < (late - early) * 4 / 5)
         mt_fail("memory: resident size grew by %ld bytes between restart "
-                "%d and %d", late - early, n / 10, n);
+                "%d and %d (at most %ld in one tenth)", late - early, n / 10,
+                n, step);
     if (mt_rank == 0 && getenv("NBCX_TEST_VERBOSE"))
         printf("  memory: %d restarts, resident %ld -> %ld bytes\n", n,
                early, late);
