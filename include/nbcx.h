@@ -892,7 +892,10 @@ NBCX_API int nbcx_segsize_set(size_t bytes);
  * transport bandwidth this process has measured so far
  * ("bandwidth=0.118GB/s", "bandwidth=none" before any receive or
  * operation of 32 KiB or more could be timed), by which the auto mode
- * and the progress thread's timer predict how long a transfer takes. */
+ * and the progress thread's timer predict how long a transfer takes;
+ * then the counts of nbcx's objects alive ("live_comms=N live_ops=N
+ * live_types=N live_requests=N live_schedules=N", cached schedules
+ * included): a loop that frees what it makes holds them flat. */
 NBCX_API int nbcx_info(char *buf, size_t len);
 
 /** One NBCX_* environment variable nbcx reads: its name (where "COLL"

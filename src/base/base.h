@@ -43,13 +43,16 @@ struct nbcxi_pool {
     pthread_mutex_t lock;
     void *free;
     size_t size;
+    long live; /* objects allocated and not freed (under lock) */
 };
-#define NBCXI_POOL_INIT(type) { PTHREAD_MUTEX_INITIALIZER, NULL, sizeof(type) }
+#define NBCXI_POOL_INIT(type) { PTHREAD_MUTEX_INITIALIZER, NULL, sizeof(type), 0 }
 /* A zeroed object (NULL: out of memory). */
 NBCX_HIDDEN void *nbcxi_pool_alloc(struct nbcxi_pool *p);
 /* Zeroes obj, marks it dead_magic and keeps it for reuse. */
 NBCX_HIDDEN void nbcxi_pool_free(struct nbcxi_pool *p, void *obj,
                                  uint32_t dead_magic);
+/* How many of p's objects are alive (nbcx_info's live_* counts). */
+NBCX_HIDDEN long nbcxi_pool_live(struct nbcxi_pool *p);
 extern NBCX_HIDDEN struct nbcxi_pool nbcxi_comm_pool, nbcxi_op_pool,
     nbcxi_type_pool, nbcxi_request_pool;
 

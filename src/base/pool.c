@@ -29,9 +29,17 @@ void *nbcxi_pool_alloc(struct nbcxi_pool *p)
     struct free_obj *o = p->free;
     if (o)
         p->free = o->next;
+    p->live++;
     pthread_mutex_unlock(&p->lock);
-    if (!o)
-        return calloc(1, p->size);
+    if (!o) {
+        o = calloc(1, p->size);
+        if (!o) {
+            pthread_mutex_lock(&p->lock);
+            p->live--;
+            pthread_mutex_unlock(&p->lock);
+        }
+        return o;
+    }
     memset(o, 0, p->size);
     return o;
 }
@@ -46,5 +54,14 @@ void nbcxi_pool_free(struct nbcxi_pool *p, void *obj, uint32_t dead_magic)
     pthread_mutex_lock(&p->lock);
     o->next = p->free;
     p->free = o;
+    p->live--;
     pthread_mutex_unlock(&p->lock);
+}
+
+long nbcxi_pool_live(struct nbcxi_pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    long n = p->live;
+    pthread_mutex_unlock(&p->lock);
+    return n;
 }

@@ -145,6 +145,8 @@ struct nbcx_sched_s {
 NBCX_HIDDEN int nbcxi_sched_new(struct nbcx_comm_s *comm,
                                 struct nbcx_sched_s **out);
 NBCX_HIDDEN void nbcxi_sched_destroy(struct nbcx_sched_s *s);
+/* Schedules alive, cached ones included (nbcx_info's live_schedules). */
+NBCX_HIDDEN long nbcxi_sched_live(void);
 /* A completed nonblocking operation's schedule: to its keeper if it has
  * one, else destroyed. */
 NBCX_HIDDEN void nbcxi_sched_retire(struct nbcx_sched_s *s, int err);

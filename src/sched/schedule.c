@@ -7,16 +7,26 @@
  * into no-ops returning -1, so builders can check once at the end. Nodes
  * retain the datatypes and operations they use until the schedule dies.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sched.h"
+
+/* Schedules alive (built and not destroyed, cached ones included). */
+static atomic_long live_scheds;
+
+long nbcxi_sched_live(void)
+{
+    return atomic_load(&live_scheds);
+}
 
 int nbcxi_sched_new(struct nbcx_comm_s *comm, struct nbcx_sched_s **out)
 {
     struct nbcx_sched_s *s = calloc(1, sizeof *s);
     if (!s)
         return NBCX_ERR_NOMEM;
+    atomic_fetch_add(&live_scheds, 1);
     nbcxi_comm_retain(comm);
     s->comm = comm;
     s->rank = comm->rank;
@@ -79,6 +89,7 @@ void nbcxi_sched_destroy(struct nbcx_sched_s *s)
     free(s->polls);
     nbcxi_comm_release(s->comm);
     free(s);
+    atomic_fetch_sub(&live_scheds, 1);
 }
 
 void nbcxi_sched_retire(struct nbcx_sched_s *s, int err)

@@ -1083,6 +1083,54 @@ static void test_segsize_choice(void)
     CHECK(strstr(info, " segsize=100 ") != NULL, "nbcx_info: %s", info);
 }
 
+/* nbcx_info's live_* counts, as one string ("live_comms=0 ..."). */
+static void live_objects(char *out, size_t len)
+{
+    char info[1024];
+    CHECK_OK(nbcx_info(info, sizeof info));
+    const char *p = strstr(info, "live_comms=");
+    CHECK(p != NULL, "nbcx_info reports no live_* counts: %s", info);
+    if (!p) {
+        out[0] = '\0';
+        return;
+    }
+    const char *end = strstr(p, " transport=");
+    snprintf(out, len, "%.*s", (int)(end ? end - p : (long)strlen(p)), p);
+}
+
+/* Every object a collective makes is gone once its world is: the counts
+ * nbcx_info gives (communicators, operations, datatypes, requests,
+ * schedules, cached ones included) are back where they were, and they
+ * did move while a world lived. The argument errors are among them: a
+ * refused call leaves nothing half-made. */
+static void test_objects_freed(void)
+{
+    char before[256], during[256], after[256];
+    /* The loopback transport is one thread's queues: caller progress, as
+     * its first communicator would choose (nbcx_info would otherwise pick
+     * the mode, auto, and start the thread before any exists). */
+    CHECK_OK(nbcx_progress_set(NBCX_PROGRESS_CALLER));
+    live_objects(before, sizeof before);
+    CHECK(strstr(before, "live_requests=0") != NULL, "%s", before);
+    test_bcast_random();
+    test_allreduce_random();
+    test_alltoall_random();
+    test_concurrent();
+    test_argument_errors();
+    live_objects(after, sizeof after);
+    CHECK(strcmp(before, after) == 0, "objects alive: before %s, after %s",
+          before, after);
+    /* and the counts do count: a world of 3 holds 3 communicators */
+    nbcx_comm c[3];
+    CHECK_OK(loopback_world_create(3, c));
+    live_objects(during, sizeof during);
+    CHECK(strstr(during, "live_comms=3 ") != NULL, "a world of 3: %s", during);
+    loopback_world_destroy(3, c);
+    live_objects(after, sizeof after);
+    CHECK(strcmp(before, after) == 0, "objects alive: before %s, after %s",
+          before, after);
+}
+
 static const struct th_test tests[] = {
     { "algorithm_api", test_algorithm_api },
     { "segsize_choice", test_segsize_choice },
@@ -1106,6 +1154,7 @@ static const struct th_test tests[] = {
     { "alltoall_random", test_alltoall_random },
     { "many_fragments", test_many_fragments },
     { "concurrent", test_concurrent },
+    { "objects_freed", test_objects_freed },
 };
 
 int main(int argc, char **argv)
