@@ -16,7 +16,11 @@ struct nbcx_request_s {
     int err;
     /* Persistent (nbcx_<op>_init): kept after completion; started is
      * whether it has been started since it last completed and was
-     * reported (owner thread only). */
+     * reported (owner thread only). The request keeps its own copy of
+     * sched->persistent (set together, in new_request) because a
+     * nonblocking request outlives its schedule: the schedule is retired
+     * at completion (to the cache, or destroyed), and the handle is still
+     * tested and freed after that. */
     bool persistent, started;
     /* Auto mode (mode_auto.c): a small operation left to the application's
      * own calls; the progress thread looks at it only once per watch

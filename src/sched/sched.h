@@ -92,7 +92,9 @@ struct nbcx_sched_s {
     unsigned seq;             /* sequence number of this operation */
     unsigned slot;            /* its tag slot (struct nbcx_comm_s) */
     bool holds_slot;          /* slot taken and not yet released */
-    bool persistent;          /* planned by an nbcx_<op>_init */
+    bool persistent;          /* planned by an nbcx_<op>_init (builders
+                                 read it; the request has its own copy,
+                                 progress/request.h) */
 
     /* progress pacing: when each active slot was posted, and the
      * earliest predicted completion of the active requests (ns, 0 if
