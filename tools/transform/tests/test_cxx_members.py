@@ -210,3 +210,27 @@ def test_constructor_still_not_analysed(tmp_path: Path) -> None:
     assert s["action"] == "blocking"
     assert "a constructor (S())" in s["reason"] and "not analysed (C++)" in s["reason"]
     assert "MPI_Ibcast" not in res.text
+
+
+def test_template_unresolved_collective_kept_blocking(tmp_path: Path) -> None:
+    """A template's collective whose callee clang cannot resolve (the program
+    overloads MPI_Bcast) is no call the analysis sees: read from the text, it
+    stays blocking, and so does the file's other MPI_Bcast (they could match)."""
+    res = _transform(
+        tmp_path,
+        "#include <mpi.h>\n"
+        "struct Box { int v; };\n"
+        "int MPI_Bcast(Box &b, int root);\n"
+        "template <typename T> T f(T v) {\n"
+        "    MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);\n"  # 5
+        "    return v;\n}\n"
+        "int main(int argc, char **argv) {\n    MPI_Init(&argc, &argv);\n"
+        "    int x = f(3), y = 1;\n"
+        "    MPI_Bcast(&y, 1, MPI_INT, 0, MPI_COMM_WORLD);\n"  # 11
+        "    int k = 1;\n    k *= 3;\n    k += 2;\n"
+        "    MPI_Finalize();\n    return x + y + k > 1000;\n}\n",
+    )
+    s = res.site(11)
+    assert s["action"] == "blocking"
+    assert "t.cpp:5" in s["reason"] and "leaves unresolved (in f())" in s["reason"], s
+    assert "MPI_Ibcast" not in res.text

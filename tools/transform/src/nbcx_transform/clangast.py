@@ -13,6 +13,7 @@ ranges and ``#include`` directives of the main file.
 from __future__ import annotations
 
 import ctypes
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -686,6 +687,8 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
                     )
             continue
         visit_main(c)
+    if cxx:
+        opaque += _unresolved_collectives(functions, data)
     addr: set[str] = set()
     for f in functions.values():
         _mark_address_taken(set(functions), f.body, addr)
@@ -710,6 +713,35 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
         cxx=cxx,
         opaque=opaque,
     )
+
+
+def _unresolved_collectives(
+    functions: dict[str, Function], data: bytes
+) -> list[tuple[int, int, str]]:
+    """Collectives written in a C++ member function or template that are no call the
+    analysis sees (a template's call whose callee clang leaves unresolved: an
+    overload set of more than one function): read from the text, like the code
+    that is not analysed, so that they and the calls that can match them stay
+    blocking."""
+    from nbcx_transform import mpi
+
+    out: list[tuple[int, int, str]] = []
+    for f in functions.values():
+        if not f.cxx_kind or not f.in_main:
+            continue
+        seen = {n.line for n in f.body.walk() if n.kind == CursorKind.CALL_EXPR and n.callee}
+        text = data[f.body.start : f.body.end].decode("utf-8", "replace")
+        text = re.sub(r"/\*.*?\*/", lambda m: " " * len(m.group(0)), text, flags=re.S)
+        text = re.sub(r"//[^\n]*", lambda m: " " * len(m.group(0)), text)
+        first = data.count(b"\n", 0, f.body.start) + 1
+        for m in re.finditer(r"\b(MPI_[A-Z][a-z_]*)\s*\(", text):
+            line = first + text.count("\n", 0, m.start())
+            if m.group(1) in mpi.COLLECTIVES and line not in seen:
+                start = f.body.start + len(text[: m.start()].encode())
+                end = f.body.start + len(text[: m.end()].encode())
+                what = f"a template's call that clang leaves unresolved (in {f.name}())"
+                out.append((start, end, what))
+    return out
 
 
 def _loc_fns() -> tuple[Any, Any]:
