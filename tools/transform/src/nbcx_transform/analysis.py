@@ -357,6 +357,8 @@ class Analysis:
         if o == ANY:
             return "unknown memory"
         if o == EXT:
+            if self.unit.cxx:
+                return "memory outside this file (or a member of this object)"
             return "memory outside this file"
         if o.startswith("v:"):
             key, _, k = o[2:].partition("#")
