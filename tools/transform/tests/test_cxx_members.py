@@ -234,3 +234,33 @@ def test_template_unresolved_collective_kept_blocking(tmp_path: Path) -> None:
     assert s["action"] == "blocking"
     assert "t.cpp:5" in s["reason"] and "leaves unresolved (in f())" in s["reason"], s
     assert "MPI_Ibcast" not in res.text
+
+
+def test_namespace_function_not_exported_by_plain_name(tmp_path: Path) -> None:
+    """Another file's ns::touch() (analysed now, it touches only its argument) is
+    not the summary of a call of ::touch(), which is in no file given: that call
+    stops the wait."""
+    import json
+
+    from conftest import mpicc_for_parsing
+    from nbcx_transform.cli import main
+
+    cc = mpicc_for_parsing()
+    assert cc is not None
+    a, b = tmp_path / "a.cpp", tmp_path / "b.cpp"
+    a.write_text(
+        "#include <mpi.h>\n#include <cstdio>\n"
+        "int buf[2];\nvoid touch(int *p);\n"
+        "int main(int argc, char **argv) {\n    MPI_Init(&argc, &argv);\n"
+        "    int x[2] = {1, 2}, a = 0;\n"
+        "    MPI_Allreduce(x, buf, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"
+        "    a = x[0] + 1;\n    a *= 2;\n    touch(&a);\n    a += buf[0];\n"
+        '    std::printf("%d\\n", a);\n    MPI_Finalize();\n    return 0;\n}\n'
+    )
+    b.write_text("namespace ns { void touch(int *p) { p[0] = 1; } }\n")
+    rep = tmp_path / "r.json"
+    args = ["--mpicc", cc, "-n", "--report-format", "json", "--report-file", str(rep)]
+    assert main([*args, str(a), str(b)]) == 0
+    (site,) = json.loads(rep.read_text())["collectives"]
+    assert site["action"] == "nonblocking"
+    assert [w["line"] for w in site["waits"]] == [11], site["waits"]

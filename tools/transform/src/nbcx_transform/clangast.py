@@ -170,9 +170,10 @@ class Function:
     static: bool
     in_main: bool = True  # defined in the main file (else in a user header: analysed only)
     returns_void: bool = False
-    # C++: "" for a free function; "member" for a member function (its callers are
-    # not seen: a member call is not analysed), "template" for a function template or
-    # a member function of a class template (its primary template's body as written)
+    # C++: "" for a free function; "scoped" for one in a namespace (not exported by
+    # its plain name), "member" for a member function (its callers are not seen: a
+    # member call is not analysed), "template" for a function template or a member
+    # function of a class template (its primary template's body as written)
     cxx_kind: str = ""
 
 
@@ -653,7 +654,11 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
         elif c.kind == CursorKind.INCLUSION_DIRECTIVE:
             includes.append((c.spelling, c.extent.start.offset, c.extent.end.offset))
         elif c.kind == CursorKind.FUNCTION_DECL and c.is_definition():
-            add_function(c)
+            # in a namespace: not exported to other files by its plain name
+            par = c.semantic_parent
+            add_function(
+                c, "scoped" if par is not None and par.kind == CursorKind.NAMESPACE else ""
+            )
         elif c.kind == CursorKind.VAR_DECL:
             globals_init.append(b.build(c))
 
