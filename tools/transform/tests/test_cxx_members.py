@@ -264,3 +264,29 @@ def test_namespace_function_not_exported_by_plain_name(tmp_path: Path) -> None:
     (site,) = json.loads(rep.read_text())["collectives"]
     assert site["action"] == "nonblocking"
     assert [w["line"] for w in site["waits"]] == [11], site["waits"]
+
+
+def test_member_call_object_escapes(tmp_path: Path) -> None:
+    """A member function's object may be any object a member function is called
+    on: main's local f, reachable only through a file-static pointer, is written
+    by poke(), which the member function calls while its wait is pending."""
+    res = _transform(
+        tmp_path,
+        "#include <mpi.h>\n"
+        "struct F;\n"
+        "static F *holder;\n"
+        "struct F {\n    int a[2];\n    void m();\n};\n"
+        "static void poke() { holder->a[0] = 5; }\n"
+        "void F::m() {\n"
+        "    MPI_Allreduce(MPI_IN_PLACE, a, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"  # 10
+        "    int k = 1;\n    k *= 3;\n"
+        "    poke();\n"  # 13
+        "    k += a[1];\n    a[1] = k;\n"
+        "}\n"
+        "int main(int argc, char **argv) {\n    MPI_Init(&argc, &argv);\n"
+        "    F f{};\n    holder = &f;\n    f.m();\n"
+        "    MPI_Finalize();\n    return f.a[0] > 1000;\n}\n",
+    )
+    s = res.site(10)
+    assert s["action"] == "nonblocking", s
+    assert [w["line"] for w in s["waits"]] == [13], s["waits"]
