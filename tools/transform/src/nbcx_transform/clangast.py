@@ -191,8 +191,10 @@ class Unit:
     errors: list[str]
     address_taken_functions: set[str]
     cxx: bool = False  # parsed as C++
-    # C++ code of the main file that is not analysed (member functions, templates, class
-    # bodies, namespaces): (start, end, what it is); its collectives stay blocking
+    # C++ code of the main file that is not analysed (constructors, destructors,
+    # conversion functions, explicit specializations, class members other than member
+    # functions, unresolved template calls): (start, end, what it is); its collectives
+    # stay blocking
     opaque: list[tuple[int, int, str]] = field(default_factory=list)
     # the main file's ranges that the preprocessor skipped (#if branches not compiled)
     skipped: list[tuple[int, int]] = field(default_factory=list)
