@@ -290,3 +290,30 @@ def test_member_call_object_escapes(tmp_path: Path) -> None:
     s = res.site(10)
     assert s["action"] == "nonblocking", s
     assert [w["line"] for w in s["waits"]] == [13], s["waits"]
+
+
+def test_vector_member_follows_vector_rules(tmp_path: Path) -> None:
+    """A std::vector member: v_.data() is a buffer, work on locals does not stop
+    the wait, push_back (it may reallocate) does."""
+    res = _transform(
+        tmp_path,
+        "#include <mpi.h>\n#include <vector>\n"
+        "class V {\n"
+        "    std::vector<double> v_;\n"
+        "public:\n"
+        "    V() : v_(4, 1.0) {}\n"
+        "    double run() {\n"
+        "        MPI_Bcast(v_.data(), 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);\n"  # 8
+        "        int k = 1;\n        k *= 3;\n        k += 2;\n"
+        "        v_.push_back(k);\n"  # 12
+        "        return v_[0];\n"
+        "    }\n"
+        "};\n"
+        "int main(int argc, char **argv) {\n    MPI_Init(&argc, &argv);\n"
+        "    V v;\n    double r = v.run();\n"
+        "    MPI_Finalize();\n    return r > 1000;\n}\n",
+    )
+    s = res.site(8)
+    assert s["action"] == "nonblocking", s
+    assert [w["line"] for w in s["waits"]] == [12], s["waits"]
+    assert s["waits"][0]["overlap"] == 3
