@@ -317,3 +317,29 @@ def test_vector_member_follows_vector_rules(tmp_path: Path) -> None:
     assert s["action"] == "nonblocking", s
     assert [w["line"] for w in s["waits"]] == [12], s["waits"]
     assert s["waits"][0]["overlap"] == 3
+
+
+@pytest.mark.parametrize("overload", [False, True])
+def test_template_address_with_operator_amp(tmp_path: Path, overload: bool) -> None:
+    """A template's &v on a value of the parameter's type is v's address unless
+    the program declares an operator& (a class argument's could return anything):
+    then the call stays blocking with the reason, and its group with it."""
+    res = _transform(
+        tmp_path,
+        "#include <mpi.h>\n"
+        + ("struct P { int v; int *operator&() { return &v; } };\n" if overload else "\n")
+        + "template <typename T> T f(T v, MPI_Datatype t) {\n"
+        "    T all = v;\n"
+        "    MPI_Allreduce(&v, &all, 1, t, MPI_SUM, MPI_COMM_WORLD);\n"  # 5
+        "    int k = 1;\n    k *= 3;\n    k += 2;\n"
+        "    return all;\n}\n"
+        "int main(int argc, char **argv) {\n    MPI_Init(&argc, &argv);\n"
+        "    int r = f(1, MPI_INT);\n"
+        "    MPI_Finalize();\n    return r > 1000;\n}\n",
+    )
+    s = res.site(5)
+    if overload:
+        assert s["action"] == "blocking"
+        assert "declares a unary operator&" in s["reason"], s
+    else:
+        assert s["action"] == "nonblocking", s

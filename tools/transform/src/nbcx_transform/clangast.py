@@ -196,6 +196,9 @@ class Unit:
     # functions, unresolved template calls): (start, end, what it is); its collectives
     # stay blocking
     opaque: list[tuple[int, int, str]] = field(default_factory=list)
+    # C++: the main file or a header of the program (not a system one) declares a
+    # unary operator& (a template's &x may then not be the address of x)
+    address_of_overloaded: bool = False
     # the main file's ranges that the preprocessor skipped (#if branches not compiled)
     skipped: list[tuple[int, int]] = field(default_factory=list)
 
@@ -719,6 +722,7 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
         address_taken_functions=addr,
         cxx=cxx,
         opaque=opaque,
+        address_of_overloaded=cxx and _declares_address_of(tu),
     )
 
 
@@ -749,6 +753,32 @@ def _unresolved_collectives(
                 what = f"a template's call that clang leaves unresolved (in {f.name}())"
                 out.append((start, end, what))
     return out
+
+
+def _declares_address_of(tu: cindex.TranslationUnit) -> bool:
+    """Whether the program (the main file or a header that is not a system header)
+    declares a unary ``operator&``: a member with no parameter, a free function
+    with one (looked for in namespaces and classes, not in function bodies)."""
+    stack = [
+        c
+        for c in tu.cursor.get_children()
+        if c.location.file is not None and not c.location.is_in_system_header
+    ]
+    while stack:
+        c = stack.pop()
+        k = c.kind
+        if k in (*_SCOPES, *_CLASSES, CursorKind.LINKAGE_SPEC):
+            stack.extend(c.get_children())
+        elif k in (CursorKind.CXX_METHOD, CursorKind.FUNCTION_DECL, CursorKind.FUNCTION_TEMPLATE):
+            if c.spelling != "operator&":
+                continue
+            nparams = sum(1 for ch in c.get_children() if ch.kind == CursorKind.PARM_DECL)
+            member = c.semantic_parent is not None and c.semantic_parent.kind in _CLASSES
+            if nparams == (0 if member else 1):
+                return True
+        elif k == CursorKind.FRIEND_DECL:
+            stack.extend(c.get_children())
+    return False
 
 
 def _loc_fns() -> tuple[Any, Any]:
