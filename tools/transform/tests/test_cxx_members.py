@@ -343,3 +343,26 @@ def test_template_address_with_operator_amp(tmp_path: Path, overload: bool) -> N
         assert "declares a unary operator&" in s["reason"], s
     else:
         assert s["action"] == "nonblocking", s
+
+
+def test_member_call_arguments_escape(tmp_path: Path) -> None:
+    """A member function not analysed may keep the pointer it is given (k.keep(&y)
+    may store it in gp): poke(), which writes through gp, then stops y's wait."""
+    res = _transform(
+        tmp_path,
+        "#include <mpi.h>\n"
+        "int *gp;\n"
+        "struct K { void keep(int *p); };\n"
+        "void poke() { gp[0] = 1; }\n"
+        "int main(int argc, char **argv) {\n    MPI_Init(&argc, &argv);\n"
+        "    int x = 1, y = 0, a = 0;\n"
+        "    K k;\n    k.keep(&y);\n"
+        "    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"  # 10
+        "    a = x + 1;\n    a *= 2;\n"
+        "    poke();\n"  # 13
+        "    a += y;\n"
+        "    MPI_Finalize();\n    return a > 1000;\n}\n",
+    )
+    s = res.site(10)
+    assert s["action"] == "nonblocking", s
+    assert [w["line"] for w in s["waits"]] == [13], s["waits"]

@@ -577,6 +577,15 @@ class Analysis:
         for n in root.walk():
             k = n.kind
             kids = n.exprs()
+            if k == CK.CALL_EXPR and n.method and not container_call(n):
+                # a member function's object is its ``this``, which the member
+                # function's analysis takes for memory outside it (EXT): escaped
+                obj = method_object(n)
+                if obj is not None:
+                    objs = self.val(obj) if strip(obj).is_pointer else self.lv(obj)
+                    self._escape(o for o in objs if o not in (ANY, EXT))
+            if k == CK.VAR_DECL and n.cxx_object and n.cxx_object not in CONTAINERS:
+                self._escape({self.var_obj(n.key)})  # its constructor's ``this``
             if k in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR) and len(kids) == 2:
                 if n.op == "=" or k == CK.COMPOUND_ASSIGNMENT_OPERATOR:
                     vals = self.val(kids[1])
@@ -591,15 +600,6 @@ class Analysis:
                 self._add(self.var_obj(n.key), self.val(kids[-1]))
             elif k == CK.INIT_LIST_EXPR:
                 pass
-            if k == CK.CALL_EXPR and n.method and not container_call(n):
-                # a member function's object is its ``this``, which the member
-                # function's analysis takes for memory outside it (EXT): escaped
-                obj = method_object(n)
-                if obj is not None:
-                    objs = self.val(obj) if strip(obj).is_pointer else self.lv(obj)
-                    self._escape(o for o in objs if o not in (ANY, EXT))
-            elif k == CK.VAR_DECL and n.cxx_object and n.cxx_object not in CONTAINERS:
-                self._escape({self.var_obj(n.key)})  # its constructor's ``this``
             elif k == CK.RETURN_STMT and kids and func is not None:
                 self._add("r:" + func.key, self.val(kids[0]))
             elif k == CK.CALL_EXPR:

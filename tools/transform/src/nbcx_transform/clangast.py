@@ -256,7 +256,7 @@ class _Builder:
         if info is not None:
             return info
         kind = "global"
-        if c.kind == CursorKind.FUNCTION_DECL:
+        if c.kind in (CursorKind.FUNCTION_DECL, CursorKind.FUNCTION_TEMPLATE, *_METHODS):
             kind = "function"
         elif c.kind == CursorKind.PARM_DECL:
             kind = "param"
