@@ -1,8 +1,8 @@
 """C++ translation units (issue 34): std::vector buffers, new[]/delete[],
 references, reference parameters, lambdas, RAII scopes and rank-divergent
-calls analysed; member functions and templates too (members.cpp: member
-buffers, member calls, namespaces, extern "C").  The transformed program is compiled with mpicxx of Open
-MPI and MPICH (-Wall -Wextra -Werror) and run on 1-4 ranks (MPICH 1-2)
+calls analysed; member functions and templates too (test_cxx_members.py has
+the rest).  The transformed program is compiled with mpicxx of Open MPI and
+MPICH (-Wall -Wextra -Werror) and run on 1-4 ranks (MPICH 1-2)
 without the run-time checker, and on 2 ranks under it: the output must be the
 original's."""
 

@@ -69,15 +69,19 @@ def test_members_decisions(members: Result) -> None:
         assert "MPI_Bcast(buf_" in SRC.read_text().splitlines()[line - 1]
         assert res.site(line)["action"] == "nonblocking"
     assert text.count("MPI_Ibcast(buf_, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD") == 2
-    assert _index(text, "extra -= 45;") < _wait_after(text, "extra -= 45;") < _index(
-        text, "return extra + buf_[2];"
+    assert (
+        _index(text, "extra -= 45;")
+        < _wait_after(text, "extra -= 45;")
+        < _index(text, "return extra + buf_[2];")
     )
     # the function template: converted on its dependent buffers, the wait after the
     # independent work and before the return
     s = res.site(line_of(SRC, "MPI_Allreduce(&v, &all"))
     assert s["action"] == "nonblocking"
-    assert _index(text, "k *= 2;") < _wait_after(text, "MPI_Iallreduce(&v") < _index(
-        text, "return all;"
+    assert (
+        _index(text, "k *= 2;")
+        < _wait_after(text, "MPI_Iallreduce(&v")
+        < _index(text, "return all;")
     )
     # the class template's member: the wait before the write of a member (field-
     # insensitive: this object's members are one object)
