@@ -1,8 +1,8 @@
 """C++ translation units (issue 34): std::vector buffers, new[]/delete[],
 references, reference parameters, lambdas, RAII scopes and rank-divergent
-calls analysed; collectives in member functions and templates kept blocking
-with their group.  The transformed program is compiled with mpicxx of Open
-MPI and MPICH (-Wall -Wextra -Werror) and run on 1-4 ranks (MPICH 1-2)
+calls analysed; member functions and templates too (test_cxx_members.py has
+the rest).  The transformed program is compiled with mpicxx of Open MPI and
+MPICH (-Wall -Wextra -Werror) and run on 1-4 ranks (MPICH 1-2)
 without the run-time checker, and on 2 ranks under it: the output must be the
 original's."""
 
@@ -80,13 +80,17 @@ def test_cxx_decisions(patterns: Result) -> None:
     assert _before(text, "&nbcx_req[7], MPI_STATUS", "grow.resize(2 * size);")
     # the root/non-root broadcasts: both converted
     assert text.count("MPI_Ibcast(p.data()") == 2
-    # a member function's and a template's collectives: they and their group blocking
-    for needle in ("MPI_Reduce(&mine, &red", "MPI_Scan(&mine, &scanned"):
+    # a member function's and a template's collectives are analysed (issue 34): each
+    # converted with every call that can match it, its wait before the return
+    for needle in ("MPI_Reduce(&mine, &all", "MPI_Scan(&mine, &all"):
         s = res.site(line_of(SRC, needle))
-        assert s["action"] == "blocking"
-        assert "not analysed (C++)" in s["reason"]
-    assert "MPI_Reduce(&mine, &all, 1, MPI_DOUBLE" in text
-    assert "MPI_Scan(&mine, &all, 1, type" in text
+        assert s["action"] == "nonblocking", s
+    for needle in ("MPI_Reduce(&mine, &red", "MPI_Scan(&mine, &scanned"):
+        assert res.site(line_of(SRC, needle))["action"] == "nonblocking"
+    assert "MPI_Ireduce(&mine, &all, 1, MPI_DOUBLE" in text
+    assert "MPI_Iscan(&mine, &all, 1, type" in text
+    scan = text.index("MPI_Iscan(&mine, &all")
+    assert scan < text.index("MPI_Wait(", scan) < text.index("return all;", scan)
 
 
 def test_cxx_temporary_buffer_kept_blocking(tmp_path: Path) -> None:

@@ -240,10 +240,33 @@ def test_divergent_same_output(
         assert _run(launcher, n, new) == expected, f"{program}: output differs on {n} ranks"
 
 
-def test_cxx_extern_c_block_keeps_its_group(tmp_path: Path) -> None:
-    """A C++ file given with the C files: its broadcast, in an extern "C"
-    block that is not analysed, stays blocking, so the C file's broadcasts do
-    too (issue 34; before, the C++ file was refused)."""
+def test_cxx_constructor_keeps_its_group(tmp_path: Path) -> None:
+    """A C++ file given with the C files: its broadcast, in a constructor that is
+    not analysed, stays blocking, so the C file's broadcasts do too (issue 34;
+    before, the C++ file was refused)."""
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    a = tmp_path / "a.c"
+    a.write_text((M / "root_branch.c").read_text())
+    b = tmp_path / "b.cpp"
+    b.write_text(
+        "#include <mpi.h>\n"
+        "struct S { S(int *p) { MPI_Bcast(p, 1, MPI_INT, 0, MPI_COMM_WORLD); } };\n"
+        'extern "C" void other(int *p)\n{\n    S s(p);\n}\n'
+    )
+    rep = tmp_path / "r.json"
+    args = ["--mpicc", cc, "-n", "--report-format", "json", "--report-file", str(rep)]
+    assert cli.main([*args, str(a), str(b)]) == 0
+    notes = json.loads(rep.read_text())["notes"]
+    assert any("b.cpp:2: MPI_Bcast kept blocking" in n and "constructor" in n for n in notes)
+    recs = json.loads(rep.read_text())["collectives"]
+    assert [r["action"] for r in recs if r["call"] == "MPI_Bcast"] == ["blocking"] * 4
+
+
+def test_cxx_extern_c_block_analysed_with_its_group(tmp_path: Path) -> None:
+    """The broadcast of a function in an extern "C" block is analysed (issue 34):
+    it is a call site of the C file's group, converted alike with them."""
     cc = mpicc_for_parsing()
     if cc is None:
         pytest.skip("no MPI compiler wrapper")
@@ -257,10 +280,11 @@ def test_cxx_extern_c_block_keeps_its_group(tmp_path: Path) -> None:
     rep = tmp_path / "r.json"
     args = ["--mpicc", cc, "-n", "--report-format", "json", "--report-file", str(rep)]
     assert cli.main([*args, str(a), str(b)]) == 0
-    notes = json.loads(rep.read_text())["notes"]
-    assert any("b.cpp:4: MPI_Bcast kept blocking" in n for n in notes), notes
     recs = json.loads(rep.read_text())["collectives"]
-    assert [r["action"] for r in recs if r["call"] == "MPI_Bcast"] == ["blocking"] * 4
+    bcasts = [r for r in recs if r["call"] == "MPI_Bcast"]
+    assert len(bcasts) == 5
+    assert [r["action"] for r in bcasts] == ["nonblocking"] * 5
+    assert sum(r["file"].endswith("b.cpp") for r in bcasts) == 1
 
 
 def test_call_in_inactive_branch_is_analysed(tmp_path: Path) -> None:

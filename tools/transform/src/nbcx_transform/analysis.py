@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from clang.cindex import CursorKind as CK  # noqa: N817
+from clang.cindex import TypeKind
 
 from nbcx_transform import mpi
 from nbcx_transform.clangast import DeclInfo, Function, Node, Unit
@@ -356,6 +357,8 @@ class Analysis:
         if o == ANY:
             return "unknown memory"
         if o == EXT:
+            if self.unit.cxx:
+                return "memory outside this file (or a member of this object)"
             return "memory outside this file"
         if o.startswith("v:"):
             key, _, k = o[2:].partition("#")
@@ -380,7 +383,12 @@ class Analysis:
         return "literal"
 
     def externally_visible(self, f: Function) -> bool:
-        return not f.static or f.key in self.unit.address_taken_functions or f.name == "main"
+        return (
+            bool(f.cxx_kind)
+            or not f.static
+            or f.key in self.unit.address_taken_functions
+            or f.name == "main"
+        )
 
     # ------------------------------------------------------------- points-to
     def _add(self, o: str, vals: set[str]) -> None:
@@ -432,8 +440,11 @@ class Analysis:
         if container_call(n) and n.method in CONTAINER_ELEMENT:
             return self.container_objs(n)
         if k == CK.MEMBER_REF_EXPR:
-            if not kids or n.ref_result:
-                return {ANY}  # implicit this->, or a reference member
+            if n.ref_result:
+                return {ANY}  # a reference member
+            if not kids:
+                # implicit this->: the object of a member function, as this-> below
+                return {EXT}
             base = kids[0]
             return self.val(base) if base.is_pointer else self.lv(base)
         if k == CK.ARRAY_SUBSCRIPT_EXPR:
@@ -488,6 +499,10 @@ class Analysis:
             return self.val(kids[0])
         if k == CK.CXX_NEW_EXPR:
             return {f"h:{n.start}"}
+        if k == CK.CXX_THIS_EXPR:
+            # the object of a member function: whatever its callers (not seen: member
+            # calls are not analysed) pass, memory outside this function's own objects
+            return {EXT}
         if is_lvalue(n):
             if n.kind == CK.DECL_REF_EXPR and n.ref_kind == CK.FUNCTION_DECL:
                 return set()
@@ -562,6 +577,15 @@ class Analysis:
         for n in root.walk():
             k = n.kind
             kids = n.exprs()
+            if k == CK.CALL_EXPR and n.method and not container_call(n):
+                # a member function's object is its ``this``, which the member
+                # function's analysis takes for memory outside it (EXT): escaped
+                obj = method_object(n)
+                if obj is not None:
+                    objs = self.val(obj) if strip(obj).is_pointer else self.lv(obj)
+                    self._escape(o for o in objs if o not in (ANY, EXT))
+            if k == CK.VAR_DECL and n.cxx_object and n.cxx_object not in CONTAINERS:
+                self._escape({self.var_obj(n.key)})  # its constructor's ``this``
             if k in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR) and len(kids) == 2:
                 if n.op == "=" or k == CK.COMPOUND_ASSIGNMENT_OPERATOR:
                     vals = self.val(kids[1])
@@ -823,6 +847,15 @@ class Analysis:
     def _visit(self, n: Node, mode: str, eff: Effects) -> None:
         k = n.kind
         kids = n.exprs()
+        if self._cur is not None and self._cur.cxx_kind == "template" and _dependent(n):
+            # a template's body as written: an operation on a value whose type depends
+            # on a template parameter may call any function of the argument type
+            # (a constructor, an operator, a conversion)
+            eff.flag(
+                "unknown",
+                f"an expression of a type that depends on a template parameter at line "
+                f"{n.line} (it may call a function of the template argument)",
+            )
         if k == CK.CXX_UNARY_EXPR:
             return
         if k == CK.PAREN_EXPR:
@@ -982,6 +1015,18 @@ class Analysis:
         if not name:
             eff.flag("unknown", f"call through a function pointer at line {n.line}")
             return
+        if name in mpi.COLLECTIVES and n.tkind == TypeKind.DEPENDENT:
+            # a template's collective on dependent arguments: its buffers' objects
+            # (its arguments' values are not uses of the template argument's functions)
+            roles = mpi.COLLECTIVES[name]
+            for a, role in zip(args, roles, strict=False):
+                r = role.split("@")[0]
+                if r in ("S", "A"):
+                    self._arg_access(a, "r", eff)
+                elif r in ("R", "B"):
+                    self._arg_access(a, "rw", eff)
+            eff.flag("mpi", f"{name} at line {n.line}")
+            return
         if self.unit.cxx:
             self._ref_args(n, args, eff)
         if name in mpi.COLLECTIVES:
@@ -1083,7 +1128,7 @@ class Analysis:
         out: dict[str, Summary] = {}
         names = [f.name for f in self.funcs.values()]
         for f in self.funcs.values():
-            if f.static or not f.in_main or f.name == "main":
+            if f.static or not f.in_main or f.name == "main" or f.cxx_kind:
                 continue
             if names.count(f.name) > 1:
                 continue  # C++ overloads: a call by name could be any of them
@@ -1147,6 +1192,27 @@ class Analysis:
             if not changed:
                 break
         self._eff_cache.clear()
+
+
+_DEPENDENT = (TypeKind.DEPENDENT, TypeKind.UNEXPOSED)
+
+
+def _dependent(n: Node) -> bool:
+    """Whether ``n`` (in a template's body) is a use of a value or a declaration of a
+    variable whose type depends on a template parameter (``&x``, which only takes
+    an address, left out)."""
+    if n.kind == CK.VAR_DECL:
+        return n.tkind in _DEPENDENT
+    if not n.kind.is_expression() or n.tkind not in _DEPENDENT:
+        return False
+    if n.kind == CK.DECL_REF_EXPR and n.ref_kind not in (CK.VAR_DECL, CK.PARM_DECL):
+        return False  # a function name, an enumerator
+    par = n.parent
+    while par is not None and par.kind == CK.PAREN_EXPR:
+        par = par.parent
+    if par is not None and par.kind == CK.UNARY_OPERATOR and par.op == "&":
+        return False
+    return not (n.kind == CK.UNARY_OPERATOR and n.op == "&")
 
 
 def _subscript_const(sub: Node, base: Node) -> int | None:

@@ -13,6 +13,7 @@ ranges and ``#include`` directives of the main file.
 from __future__ import annotations
 
 import ctypes
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -169,6 +170,11 @@ class Function:
     static: bool
     in_main: bool = True  # defined in the main file (else in a user header: analysed only)
     returns_void: bool = False
+    # C++: "" for a free function; "scoped" for one in a namespace (not exported by
+    # its plain name), "member" for a member function (its callers are not seen: a
+    # member call is not analysed), "template" for a function template or a member
+    # function of a class template (its primary template's body as written)
+    cxx_kind: str = ""
 
 
 @dataclass
@@ -185,9 +191,14 @@ class Unit:
     errors: list[str]
     address_taken_functions: set[str]
     cxx: bool = False  # parsed as C++
-    # C++ code of the main file that is not analysed (member functions, templates, class
-    # bodies, namespaces): (start, end, what it is); its collectives stay blocking
+    # C++ code of the main file that is not analysed (constructors, destructors,
+    # conversion functions, explicit specializations, class members other than member
+    # functions, unresolved template calls): (start, end, what it is); its collectives
+    # stay blocking
     opaque: list[tuple[int, int, str]] = field(default_factory=list)
+    # C++: the main file or a header of the program (not a system one) declares a
+    # unary operator& (a template's &x may then not be the address of x)
+    address_of_overloaded: bool = False
     # the main file's ranges that the preprocessor skipped (#if branches not compiled)
     skipped: list[tuple[int, int]] = field(default_factory=list)
 
@@ -245,7 +256,7 @@ class _Builder:
         if info is not None:
             return info
         kind = "global"
-        if c.kind == CursorKind.FUNCTION_DECL:
+        if c.kind in (CursorKind.FUNCTION_DECL, CursorKind.FUNCTION_TEMPLATE, *_METHODS):
             kind = "function"
         elif c.kind == CursorKind.PARM_DECL:
             kind = "param"
@@ -326,6 +337,8 @@ class _Builder:
             elif ref is not None and ref.kind in _METHODS:
                 node.method = ref.spelling or "?"
                 node.method_class = _qualified(ref.semantic_parent)
+            if ref is None:
+                self.dependent_callee(node, c)
             if ref is not None:
                 try:
                     node.ref_result = ref.result_type.kind in _REFS
@@ -355,6 +368,37 @@ class _Builder:
         if k in (CursorKind.COMPOUND_STMT, CursorKind.FOR_STMT):
             self.scope_stack.pop()
         return node
+
+    def dependent_callee(self, node: Node, c: Cursor) -> None:
+        """A call in a template whose arguments depend on a template parameter: clang
+        leaves its callee an unresolved overload set.  An MPI function (a C function,
+        one declaration) is still the callee; anything else stays unresolved."""
+        kids = list(c.get_children())
+        f = kids[0] if kids else None
+        while f is not None and f.kind == CursorKind.UNEXPOSED_EXPR:
+            sub = list(f.get_children())
+            f = sub[0] if len(sub) == 1 else None
+        if f is None or f.kind != CursorKind.DECL_REF_EXPR:
+            return
+        ov = f.referenced
+        if ov is None or ov.kind != CursorKind.OVERLOADED_DECL_REF:
+            return
+        try:
+            lib = cindex.conf.lib
+            num = int(lib.clang_getNumOverloadedDecls(ov))
+            decls = [lib.clang_getOverloadedDecl(ov, i) for i in range(num)]
+        except (AttributeError, cindex.LibclangError):  # pragma: no cover
+            return
+        if len(decls) != 1 or decls[0].kind != CursorKind.FUNCTION_DECL:
+            return
+        ref = decls[0]
+        if not ref.spelling.startswith(("MPI_", "PMPI_")):
+            return
+        node.callee = ref.spelling
+        node.callee_key = decl_key(ref)
+        self.info_for(ref)
+        hf = ref.location.file
+        node.callee_header = PurePath(hf.name).name if hf is not None else ""
 
     def int_value(self, c: Cursor) -> int | None:
         """The value of an integer literal (also one written through a macro)."""
@@ -426,6 +470,13 @@ _FILE_SCOPES = (
     CursorKind.STRUCT_DECL,
     CursorKind.UNION_DECL,
     CursorKind.CLASS_TEMPLATE,
+)
+_CLASSES = (
+    CursorKind.CLASS_DECL,
+    CursorKind.STRUCT_DECL,
+    CursorKind.UNION_DECL,
+    CursorKind.CLASS_TEMPLATE,
+    CursorKind.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION,
 )
 _SCOPES = (
     CursorKind.NAMESPACE,
@@ -509,13 +560,92 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
     includes: list[tuple[str, int, int]] = []
     cxx = _is_cxx(tu) if cxx is None else cxx
     opaque: list[tuple[int, int, str]] = []
-    for c in tu.cursor.get_children():
-        if cxx and b.in_main(c) and c.kind in _OPAQUE:
-            what = _OPAQUE[c.kind]
+
+    def add_function(c: Cursor, cxx_kind: str = "") -> None:
+        key = decl_key(c)
+        if key in functions:
+            return
+        info = b.info_for(c)
+        b.func_stack.append(key)
+        node = b.build(c)
+        b.func_stack.pop()
+        body = next((ch for ch in node.children if ch.kind == CursorKind.COMPOUND_STMT), None)
+        if body is None:
+            return
+        params = [ch.key for ch in node.children if ch.kind == CursorKind.PARM_DECL]
+        for i, pk in enumerate(params):
+            b.decls[pk].index = i
+            b.decls[pk].func = key
+        try:
+            variadic = bool(c.type.is_function_variadic())
+        except Exception:
+            variadic = False
+        try:
+            void = c.result_type.kind == TypeKind.VOID
+        except Exception:  # pragma: no cover
+            void = False
+        functions[key] = Function(
+            key=key,
+            name=c.spelling,
+            node=node,
+            body=body,
+            params=params,
+            variadic=variadic,
+            static=info.linkage_static and not cxx_kind,
+            returns_void=void,
+            cxx_kind=cxx_kind,
+        )
+
+    def in_template(c: Cursor) -> bool:
+        p = c.semantic_parent
+        while p is not None and p.kind in (*_SCOPES, *_CLASSES):
+            if p.kind in (
+                CursorKind.CLASS_TEMPLATE,
+                CursorKind.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION,
+            ):
+                return True
+            p = p.semantic_parent
+        return False
+
+    def visit_cxx(c: Cursor) -> None:
+        """A C++ declaration of the main file: namespaces and ``extern "C"`` blocks
+        are looked into, member functions and templates analysed, constructors,
+        destructors, conversion functions and explicit specializations not."""
+        k = c.kind
+        if k in (CursorKind.NAMESPACE, CursorKind.LINKAGE_SPEC):
+            for ch in c.get_children():
+                visit_main(ch)
+        elif k in _CLASSES:
+            for ch in c.get_children():
+                if ch.kind in _CLASSES or (
+                    ch.kind in (CursorKind.CXX_METHOD, CursorKind.FUNCTION_TEMPLATE)
+                    and ch.is_definition()
+                ):
+                    visit_cxx(ch)
+                elif ch.kind in _OPAQUE or ch.kind in (
+                    CursorKind.FRIEND_DECL,
+                    CursorKind.FIELD_DECL,
+                    CursorKind.VAR_DECL,
+                ):
+                    what = _OPAQUE.get(ch.kind, "a class member")
+                    name = ch.displayname or ch.spelling
+                    opaque.append(
+                        (ch.extent.start.offset, ch.extent.end.offset, f"{what} ({name})")
+                    )
+        elif k == CursorKind.CXX_METHOD and c.is_definition():
+            add_function(c, "template" if in_template(c) else "member")
+        elif k == CursorKind.FUNCTION_TEMPLATE and c.is_definition():
+            add_function(c, "template")
+        elif k in _OPAQUE and k not in (CursorKind.CXX_METHOD, CursorKind.FUNCTION_TEMPLATE):
+            what = _OPAQUE[k]
             name = c.displayname or c.spelling
             opaque.append((c.extent.start.offset, c.extent.end.offset, f"{what} ({name})"))
-            continue
-        if cxx and b.in_main(c) and c.kind == CursorKind.FUNCTION_DECL and c.is_definition():
+
+    def visit_main(c: Cursor) -> None:
+        if cxx and c.kind in _OPAQUE:
+            visit_cxx(c)
+            return
+        if cxx and c.kind == CursorKind.FUNCTION_DECL and c.is_definition():
             try:
                 special = c.get_num_template_arguments() > 0
             except Exception:  # pragma: no cover
@@ -523,7 +653,21 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
             if special:
                 what = f"a template specialization ({c.displayname})"
                 opaque.append((c.extent.start.offset, c.extent.end.offset, what))
-                continue
+                return
+        if c.kind == CursorKind.MACRO_INSTANTIATION:
+            macro_ranges.append((c.extent.start.offset, c.extent.end.offset))
+        elif c.kind == CursorKind.INCLUSION_DIRECTIVE:
+            includes.append((c.spelling, c.extent.start.offset, c.extent.end.offset))
+        elif c.kind == CursorKind.FUNCTION_DECL and c.is_definition():
+            # in a namespace: not exported to other files by its plain name
+            par = c.semantic_parent
+            add_function(
+                c, "scoped" if par is not None and par.kind == CursorKind.NAMESPACE else ""
+            )
+        elif c.kind == CursorKind.VAR_DECL:
+            globals_init.append(b.build(c))
+
+    for c in tu.cursor.get_children():
         if not b.in_main(c):
             # Functions defined in the program's own headers are analysed too.
             loc = c.location
@@ -552,39 +696,9 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
                         key, c.spelling, node, body, params, False, info.linkage_static, False
                     )
             continue
-        if c.kind == CursorKind.MACRO_INSTANTIATION:
-            macro_ranges.append((c.extent.start.offset, c.extent.end.offset))
-        elif c.kind == CursorKind.INCLUSION_DIRECTIVE:
-            includes.append((c.spelling, c.extent.start.offset, c.extent.end.offset))
-        elif c.kind == CursorKind.FUNCTION_DECL and c.is_definition():
-            key = decl_key(c)
-            info = b.info_for(c)
-            b.func_stack.append(key)
-            node = b.build(c)
-            b.func_stack.pop()
-            body = next((ch for ch in node.children if ch.kind == CursorKind.COMPOUND_STMT), None)
-            if body is None:
-                continue
-            params = [ch.key for ch in node.children if ch.kind == CursorKind.PARM_DECL]
-            for i, pk in enumerate(params):
-                b.decls[pk].index = i
-                b.decls[pk].func = key
-            try:
-                variadic = bool(c.type.is_function_variadic())
-            except Exception:
-                variadic = False
-            functions[key] = Function(
-                key=key,
-                name=c.spelling,
-                node=node,
-                body=body,
-                params=params,
-                variadic=variadic,
-                static=info.linkage_static,
-                returns_void=c.result_type.kind == TypeKind.VOID,
-            )
-        elif c.kind == CursorKind.VAR_DECL:
-            globals_init.append(b.build(c))
+        visit_main(c)
+    if cxx:
+        opaque += _unresolved_collectives(functions, data)
     addr: set[str] = set()
     for f in functions.values():
         _mark_address_taken(set(functions), f.body, addr)
@@ -608,7 +722,63 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
         address_taken_functions=addr,
         cxx=cxx,
         opaque=opaque,
+        address_of_overloaded=cxx and _declares_address_of(tu),
     )
+
+
+def _unresolved_collectives(
+    functions: dict[str, Function], data: bytes
+) -> list[tuple[int, int, str]]:
+    """Collectives written in a C++ member function or template that are no call the
+    analysis sees (a template's call whose callee clang leaves unresolved: an
+    overload set of more than one function): read from the text, like the code
+    that is not analysed, so that they and the calls that can match them stay
+    blocking."""
+    from nbcx_transform import mpi
+
+    out: list[tuple[int, int, str]] = []
+    for f in functions.values():
+        if not f.cxx_kind or not f.in_main:
+            continue
+        seen = {n.line for n in f.body.walk() if n.kind == CursorKind.CALL_EXPR and n.callee}
+        text = data[f.body.start : f.body.end].decode("utf-8", "replace")
+        text = re.sub(r"/\*.*?\*/", lambda m: " " * len(m.group(0)), text, flags=re.S)
+        text = re.sub(r"//[^\n]*", lambda m: " " * len(m.group(0)), text)
+        first = data.count(b"\n", 0, f.body.start) + 1
+        for m in re.finditer(r"\b(MPI_[A-Z][a-z_]*)\s*\(", text):
+            line = first + text.count("\n", 0, m.start())
+            if m.group(1) in mpi.COLLECTIVES and line not in seen:
+                start = f.body.start + len(text[: m.start()].encode())
+                end = f.body.start + len(text[: m.end()].encode())
+                what = f"a template's call that clang leaves unresolved (in {f.name}())"
+                out.append((start, end, what))
+    return out
+
+
+def _declares_address_of(tu: cindex.TranslationUnit) -> bool:
+    """Whether the program (the main file or a header that is not a system header)
+    declares a unary ``operator&``: a member with no parameter, a free function
+    with one (looked for in namespaces and classes, not in function bodies)."""
+    stack = [
+        c
+        for c in tu.cursor.get_children()
+        if c.location.file is not None and not c.location.is_in_system_header
+    ]
+    while stack:
+        c = stack.pop()
+        k = c.kind
+        if k in (*_SCOPES, *_CLASSES, CursorKind.LINKAGE_SPEC):
+            stack.extend(c.get_children())
+        elif k in (CursorKind.CXX_METHOD, CursorKind.FUNCTION_DECL, CursorKind.FUNCTION_TEMPLATE):
+            if c.spelling != "operator&":
+                continue
+            nparams = sum(1 for ch in c.get_children() if ch.kind == CursorKind.PARM_DECL)
+            member = c.semantic_parent is not None and c.semantic_parent.kind in _CLASSES
+            if nparams == (0 if member else 1):
+                return True
+        elif k == CursorKind.FRIEND_DECL:
+            stack.extend(c.get_children())
+    return False
 
 
 def _loc_fns() -> tuple[Any, Any]:

@@ -251,7 +251,7 @@ def _transform(
                     if (fx.name, fx.where) not in seen_fixed:
                         seen_fixed.add((fx.name, fx.where))
                         fixed.append(fx)
-                # calls from code that is not analysed (member functions, lambdas) are not
+                # calls from code that is not analysed (constructors, lambdas) are not
                 # seen: only a group of one call is taken as issued alike on every rank
                 strict = True
     for fx in fixed:

@@ -80,9 +80,10 @@ class Fixed:
 
 
 def opaque_calls(ft: FileTransform) -> list[Fixed]:
-    """The collectives of the C++ code of a file that is not analysed (member
-    functions, templates, classes, namespaces), read from its text: they stay
-    blocking, and so do the calls that can match them."""
+    """The collectives of the C++ code of a file that is not analysed
+    (constructors, destructors, explicit specializations, ...: ``Unit.opaque``),
+    read from its text: they stay blocking, and so do the calls that can match
+    them."""
     out: list[Fixed] = []
     data = ft.unit.data
     name = Path(ft.unit.path).name

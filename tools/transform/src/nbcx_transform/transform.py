@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 
 from clang.cindex import CursorKind as CK  # noqa: N817
+from clang.cindex import TypeKind
 
 from nbcx_transform import mpi
 from nbcx_transform.analysis import (
@@ -255,11 +256,14 @@ _CXX_BUFFER_KINDS = {
     CK.INTEGER_LITERAL,
     CK.CXX_NULL_PTR_LITERAL_EXPR,
     CK.CXX_UNARY_EXPR,
+    CK.CXX_THIS_EXPR,
 }
 
 
-def cxx_problem(call: Node) -> str:
-    """Why a collective call of a C++ file cannot be rewritten ("" if it can)."""
+def cxx_problem(call: Node, amp_overloaded: bool = False) -> str:
+    """Why a collective call of a C++ file cannot be rewritten ("" if it can);
+    ``amp_overloaded``: the program declares a unary ``operator&``, so that a template's
+    ``&x`` on a value of a template parameter's type may not be x's address."""
     p = call.parent
     while p is not None:
         if p.kind in _CXX_AROUND:
@@ -272,6 +276,14 @@ def cxx_problem(call: Node) -> str:
         for e in a.walk():
             if not e.kind.is_expression():
                 continue
+            if amp_overloaded and e.kind == CK.UNARY_OPERATOR and e.op == "&":
+                kids = e.exprs()
+                if kids and strip(kids[0]).tkind in (TypeKind.DEPENDENT, TypeKind.UNEXPOSED):
+                    return (
+                        f"a buffer argument at line {e.line} takes the address of a value of "
+                        "a template parameter's type, and the program declares a unary "
+                        "operator& (it may not be the value's address)"
+                    )
             if e.kind == CK.CALL_EXPR and container_call(e) and e.method in ("data", *CE):
                 obj = method_object(e)
                 if obj is not None and (is_lvalue(strip(obj)) or strip(obj).is_pointer):
@@ -1236,7 +1248,7 @@ class FileTransform:
                     )
                     continue
                 if self.unit.cxx:
-                    site.reason = cxx_problem(n)
+                    site.reason = cxx_problem(n, self.unit.address_of_overloaded)
                     if site.reason:
                         continue
                 nargs = w.nparams if w else len(mpi.COLLECTIVES[n.callee])

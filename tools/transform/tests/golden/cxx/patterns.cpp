@@ -1,7 +1,7 @@
 // C++ patterns for nbcx-transform (issue 34): std::vector buffers, new[]/delete[],
 // references, a reference parameter, a lambda, an RAII scope, a rank-divergent
-// broadcast, and collectives in a member function and in a template (not
-// analysed: kept blocking, with the calls that can match them).
+// broadcast, and collectives in a member function and in a template (analysed:
+// converted with the calls that can match them).
 // Built with -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX (no MPI C++ bindings).
 #include <mpi.h>
 #include <cstdio>
@@ -12,10 +12,12 @@ struct Grid {
     explicit Grid(int n) : cells(n, 1.0) {}
     double total(MPI_Comm comm) const
     {
+        MPI_Request nbcx_req[1] = {MPI_REQUEST_NULL};
         double mine = 0, all = 0;
         for (double c : cells)
             mine += c;
-        MPI_Reduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
+        MPI_Ireduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, 0, comm, &nbcx_req[0]);
+        MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
         return all;
     }
 };
@@ -23,10 +25,12 @@ struct Grid {
 template <typename T>
 T sum_all(const std::vector<T> &v, MPI_Datatype type)
 {
+    MPI_Request nbcx_req[1] = {MPI_REQUEST_NULL};
     T mine = 0, all = 0;
     for (const T &x : v)
         mine += x;
-    MPI_Scan(&mine, &all, 1, type, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Iscan(&mine, &all, 1, type, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[0]);
+    MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
     return all;
 }
 
@@ -46,9 +50,9 @@ static double work(int rank, int n)
 
 int main(int argc, char **argv)
 {
-    MPI_Request nbcx_req[9] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+    MPI_Request nbcx_req[11] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
             MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
-            MPI_REQUEST_NULL};
+            MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Init(&argc, &argv);
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -163,19 +167,24 @@ int main(int argc, char **argv)
     std::vector<double> tv(3, 2.0);
     double tsum = sum_all(tv, MPI_DOUBLE);
     double mine = rank, red = 0, scanned = 0;
-    MPI_Scan(&mine, &scanned, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Reduce(&mine, &red, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Iscan(&mine, &scanned, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[8]);
+    MPI_Ireduce(&mine, &red, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &nbcx_req[9]);
 
     double wsum = w1 + w2 + w3 + w4 + w5 + w6 + w8;
     double wall = 0;
-    MPI_Iallreduce(&wsum, &wall, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[8]);
+    MPI_Iallreduce(&wsum, &wall, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &nbcx_req[10]);
     MPI_Wait(&nbcx_req[8], MPI_STATUS_IGNORE);
+    MPI_Wait(&nbcx_req[10], MPI_STATUS_IGNORE);
     if (rank == 0) {
         std::printf("gathered %ld first %.1f seen %.1f maxes %.1f %.1f\n", gathered, first,
                     seen, maxes[0], maxes[1]);
         std::printf("counted %d scoped %.2f psum %d gsum %d\n", ncounted, scoped, psum, gsum);
+        MPI_Wait(&nbcx_req[9], MPI_STATUS_IGNORE);
         std::printf("grid %.1f tsum %.1f red %.1f scan %.1f work %.1f\n", gtotal, tsum, red,
                     scanned, wall);
+    }
+    if (rank != 0) {
+        MPI_Wait(&nbcx_req[9], MPI_STATUS_IGNORE);
     }
     MPI_Finalize();
     return 0;

@@ -1,7 +1,7 @@
 // C++ patterns for nbcx-transform (issue 34): std::vector buffers, new[]/delete[],
 // references, a reference parameter, a lambda, an RAII scope, a rank-divergent
-// broadcast, and collectives in a member function and in a template (not
-// analysed: kept blocking, with the calls that can match them).
+// broadcast, and collectives in a member function and in a template (analysed:
+// converted with the calls that can match them).
 // Built with -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX (no MPI C++ bindings).
 #include <mpi.h>
 #include <cstdio>
