@@ -361,7 +361,8 @@ static bool fortran_integer(MPI_Datatype t)
  * are C's float and double (MPI_REAL, MPI_DOUBLE_PRECISION, MPI_REALn of
  * 4 and 8 bytes), the logical types (MPI_C_BOOL, Fortran's MPI_LOGICAL:
  * nbcx's logical kernels write 0 and 1, gfortran's .false. and .true.),
- * bytes and characters, and the pair types of the C struct layouts. */
+ * bytes, characters (MPI_CHAR as C's char, MPI_CHARACTER as the library
+ * does: below), and the pair types of the C struct layouts. */
 static uintptr_t builtin_of(MPI_Datatype t)
 {
 #define INTEGER(T, SIGNED) integer_of((int)sizeof(T), SIGNED)
@@ -388,8 +389,20 @@ static uintptr_t builtin_of(MPI_Datatype t)
     if (t == MPI_C_BOOL) return INTEGER(_Bool, false);
     if (t == MPI_FLOAT) return 9;
     if (t == MPI_DOUBLE) return 10;
+#ifdef OPEN_MPI
+    /* Open MPI reduces MPI_BYTE with every operation, as unsigned 8-bit
+     * integers (MPI defines only the bitwise ones on it, and MPICH
+     * refuses the others): nbcx does the same there. */
+    if (t == MPI_BYTE) return 2;
+#endif
     if (t == MPI_BYTE || t == MPI_PACKED) return 11;
-    if (t == MPI_CHAR) return 12;
+    /* MPI_CHAR is in none of the standard's reduction groups, but both
+     * Open MPI and MPICH reduce it with every arithmetic, logical and
+     * bitwise operation, as C's char (MPICH's own operation tests rely
+     * on it): nbcx combines it as the 8-bit integer of char's
+     * signedness, with the same results, rather than refusing a call
+     * the native library serves. */
+    if (t == MPI_CHAR) return CHAR_MIN < 0 ? 1 : 2;
     if (t == MPI_FLOAT_INT) return 13;
     if (t == MPI_DOUBLE_INT) return 14;
     if (t == MPI_LONG_INT) return 15;
@@ -417,8 +430,14 @@ static uintptr_t builtin_of(MPI_Datatype t)
         }
     if (t == MPI_2INTEGER && size_of(MPI_INTEGER) == sizeof(int))
         return 16;
+    /* Fortran's characters: reduced as unsigned by Open MPI, as C's char
+     * by MPICH; nbcx follows the library. */
     if (t == MPI_CHARACTER && size_of(t) == 1)
-        return 12;
+#ifdef OPEN_MPI
+        return 2;
+#else
+        return CHAR_MIN < 0 ? 1 : 2;
+#endif
     return 0;
 }
 
