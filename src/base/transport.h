@@ -182,6 +182,11 @@ struct nbcxi_transport {
     int tag_ub;  /* largest usable tag */
     void *state; /* the transport's own data */
     enum nbcxi_medium medium; /* set by the backend at creation */
+    /* Every rank of the group runs on this node, and every rank's
+     * transport says the same (it follows from where the ranks are, not
+     * from settings): the schedules may depend on it. Set by the
+     * backend at creation; false where it does not know. */
+    bool one_node;
 };
 
 /* Whether t has capability cap (enum nbcxi_cap). */

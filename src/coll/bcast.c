@@ -121,13 +121,14 @@ struct frags {
 };
 
 static void chain_frags(struct nbcx_sched_s *s,
-                        const struct nbcxi_coll_args *a, struct frags *f)
+                        const struct nbcxi_coll_args *a, size_t segsize,
+                        struct frags *f)
 {
     struct nbcx_datatype_s *t = a->rtype;
     size_t nbytes = (size_t)a->rcount * t->size;
     /* The fragment size depends only on values every rank shares, so
      * all ranks cut the stream at the same offsets. */
-    size_t fbytes = NBCXI_MIN(a->segsize, nbytes);
+    size_t fbytes = NBCXI_MIN(segsize, nbytes);
     fbytes = NBCXI_MIN(fbytes, CHAIN_MAX_FRAG_BYTES);
     fbytes = NBCXI_MAX(fbytes, (nbytes + NBCXI_MAX_FRAGS - 1) /
                                    NBCXI_MAX_FRAGS);
@@ -187,7 +188,9 @@ int nbcxi_build_bcast_chain(struct nbcx_sched_s *s,
     int succ = vr < s->size - 1 ? nbcxi_abs_rank(vr + 1, a->root, s->size)
                                 : -1;
     struct frags f;
-    chain_frags(s, a, &f);
+    chain_frags(s, a,
+                nbcxi_chain_segsize(s, a, (size_t)a->rcount * a->rtype->size),
+                &f);
     if (s->err)
         return s->err;
 
@@ -481,7 +484,7 @@ int nbcxi_build_bcast_double_tree(struct nbcx_sched_s *s,
     const int p = s->size, n = p - 1;
     const int vr = nbcxi_rel_rank(s->rank, a->root, p);
     struct frags f;
-    chain_frags(s, a, &f);
+    chain_frags(s, a, a->segsize, &f);
     if (s->err)
         return s->err;
     nbcx_node pack_first = -1, pack_last = -1;

@@ -223,6 +223,16 @@ struct nbcxi_algorithm {
 NBCX_HIDDEN const struct nbcxi_algorithm *nbcxi_coll_find(int c,
                                                           const char *name,
                                                           int *radix);
+/* The automatic choice's model (select.c, chain.c): up to NBCXI_ON_NODE
+ * ranks count as one node; a gap between two messages of one rank is
+ * worth NBCXI_GAP_BYTES bytes of link time. */
+enum { NBCXI_ON_NODE = 7, NBCXI_GAP_BYTES = 512 };
+/* The fragment bytes of the pipelined chains (bcast, reduce) of s for a
+ * buffer of nbytes: a->segsize, or where no one chose it and the ranks
+ * are beyond a node, the alpha-beta model's best (chain.c). */
+NBCX_HIDDEN size_t nbcxi_chain_segsize(const struct nbcx_sched_s *s,
+                                       const struct nbcxi_coll_args *a,
+                                       size_t nbytes);
 /* K of a name "knomialK" (K = 2..8), else 0 (also for "knomial"). */
 NBCX_HIDDEN int nbcxi_knomial_radix(const char *name);
 /* "knomialK" as a string that lives forever (K = 2..8), else NULL. */

@@ -209,7 +209,9 @@ int nbcxi_build_reduce_chain(struct nbcx_sched_s *s,
 
     /* Fragments of whole elements (the type is the same on every rank),
      * at most NBCXI_MAX_FRAGS of them. */
-    size_t per_seg = NBCXI_MAX((size_t)1, a->segsize / t->size);
+    size_t per_seg = NBCXI_MAX(
+        (size_t)1,
+        nbcxi_chain_segsize(s, a, (size_t)count * t->size) / t->size);
     per_seg = NBCXI_MAX(per_seg, ((size_t)count + NBCXI_MAX_FRAGS - 1) /
                                      NBCXI_MAX_FRAGS);
     int per = (int)NBCXI_MIN(per_seg, (size_t)count);

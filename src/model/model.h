@@ -17,7 +17,7 @@ enum nbcxi_silent_kind { NBCXI_SILENT_SIM, NBCXI_SILENT_CHECK };
  * send or receive fails with NBCX_ERR_TRANSPORT, a test finds nothing
  * done. `tag_ub` is the transport's largest tag (it sets the tag slots). */
 NBCX_HIDDEN int nbcxi_silent_comm(enum nbcxi_silent_kind kind, int rank,
-                                  int size, int tag_ub,
+                                  int size, int tag_ub, bool one_node,
                                   struct nbcx_comm_s **out);
 
 #endif /* NBCX_MODEL_H */

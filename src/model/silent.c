@@ -54,14 +54,15 @@ static const struct nbcxi_transport_ops silent_ops[] = {
 };
 
 int nbcxi_silent_comm(enum nbcxi_silent_kind kind, int rank, int size,
-                      int tag_ub, struct nbcx_comm_s **out)
+                      int tag_ub, bool one_node, struct nbcx_comm_s **out)
 {
     *out = NULL;
-    nbcxi_transport *tp = malloc(sizeof *tp);
+    nbcxi_transport *tp = calloc(1, sizeof *tp);
     if (!tp)
         return NBCX_ERR_NOMEM;
     tp->ops = &silent_ops[kind];
     tp->tag_ub = tag_ub;
     tp->state = NULL;
+    tp->one_node = one_node;
     return nbcxi_comm_create(rank, size, tp, out);
 }

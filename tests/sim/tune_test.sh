@@ -40,8 +40,10 @@ n=0
 while read -r coll p bytes alg seg t builtin tb gain; do
     case "$coll" in "#"*|"") continue ;; esac
     n=$((n + 1))
+    # seg 0 is the default fragment (the transport's, or beyond a node
+    # the chains' model, coll/select.c): nbcx-sim's without --segsize
     best=$("$sim" --params "$params" --op "$coll" --alg all --ranks "$p" \
-           --size "$bytes" --segsize 64k |
+           --size "$bytes" |
            awk '!/^#/ { if (!seen || $6 < t) { t = $6; a = $2; seen = 1 } }
                 END { print a, t }')
     tbest=${best#* } best=${best% *}
@@ -49,7 +51,7 @@ while read -r coll p bytes alg seg t builtin tb gain; do
     case "$alg" in
     knomial[2-8])
         t=$("$sim" --params "$params" --op "$coll" --alg "$alg" \
-            --ranks "$p" --size "$bytes" --segsize 64k | awk '!/^#/ { print $6 }')
+            --ranks "$p" --size "$bytes" | awk '!/^#/ { print $6 }')
         awk -v t="$t" -v b="$tbest" 'BEGIN { exit !(t + 0 <= b + 0) }' &&
             best=$alg ;;
     esac

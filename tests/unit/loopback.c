@@ -575,6 +575,7 @@ int loopback_world_create_ex(int nranks, const struct loopback_options *opt,
         t->tag_ub = w->opt.tag_ub;
         t->state = ep;
         t->medium = (enum nbcxi_medium)w->opt.medium;
+        t->one_node = w->opt.one_node;
         /* Takes ownership of t, and destroys it on failure. */
         err = nbcxi_comm_create(r, nranks, t, &comms[r]);
     }

@@ -61,6 +61,7 @@ struct loopback_options {
                              ops->carries_max); 0: none                 */
     int medium;           /* where it says its data moves (its
                              enum nbcxi_medium); 0: not known           */
+    bool one_node;        /* it says every rank is on this node         */
 };
 
 /* Counters of a world, for tests of the engine's behaviour. */

@@ -1131,6 +1131,92 @@ static void test_objects_freed(void)
           before, after);
 }
 
+/* The messages the chain bcast or reduce (root 0) of n int32 on p ranks
+ * posts (all ranks), with the user's segsize (0: none), on a transport
+ * that says its ranks are all on this node or not; the result must be the
+ * root's data, or the sum at the root. */
+static long chain_posted(const char *coll, int p, size_t user_seg, int n,
+                         bool one_node)
+{
+    enum { PMAX = 16 };
+    const bool bcast = strcmp(coll, "bcast") == 0;
+    struct loopback_options opt = { .tag_ub = TAG_UB, .seed = 5,
+                                    .one_node = one_node };
+    nbcx_comm c[PMAX];
+    if (!CHECK(p <= PMAX, "p %d", p))
+        return -1;
+    int err = loopback_world_create_ex(p, &opt, c);
+    if (!CHECK(err == NBCX_SUCCESS, "loopback world: %d", err))
+        return -1;
+    CHECK_OK(nbcx_segsize_set(user_seg));
+    CHECK_OK(nbcx_algorithm_set(coll, "chain"));
+    int32_t *in[PMAX], *out[PMAX];
+    nbcx_request req[PMAX];
+    for (int r = 0; r < p; r++) {
+        in[r] = malloc(sizeof(int32_t) * (size_t)n);
+        out[r] = calloc((size_t)n, sizeof(int32_t));
+        if (!in[r] || !out[r])
+            abort(); /* (a test machine out of memory) */
+        for (int i = 0; i < n; i++)
+            in[r][i] = (int32_t)(i * (r + 3) - r);
+    }
+    for (int r = 0; r < p; r++) {
+        if (bcast) {
+            if (r == 0)
+                memcpy(out[r], in[r], sizeof(int32_t) * (size_t)n);
+            CHECK_OK(nbcx_ibcast(out[r], n, NBCX_INT32, 0, c[r], &req[r]));
+        } else
+            CHECK_OK(nbcx_ireduce(in[r], out[r], n, NBCX_INT32, NBCX_SUM, 0,
+                                  c[r], &req[r]));
+    }
+    CHECK_OK(loopback_waitall(c[0], p, req));
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        int32_t want = in[0][i];
+        if (!bcast)
+            for (int r = 1; r < p; r++)
+                want += in[r][i];
+        for (int r = 0; r < (bcast ? p : 1); r++)
+            bad += out[r][i] != want;
+    }
+    CHECK(bad == 0, "%s chain on %d ranks, segsize %zu: %d wrong elements",
+          coll, p, user_seg, bad);
+    struct loopback_stats st;
+    CHECK_OK(loopback_stats(c[0], &st));
+    for (int r = 0; r < p; r++) {
+        free(in[r]);
+        free(out[r]);
+    }
+    loopback_world_destroy(p, c);
+    CHECK_OK(nbcx_segsize_set(0));
+    CHECK_OK(nbcx_algorithm_set(coll, "auto"));
+    th_cases++;
+    return st.posted;
+}
+
+/* The chains' fragment (coll/select.c, nbcxi_chain_segsize): on up to 7
+ * ranks the transport's 64 KiB; beyond, where no one chose one, the
+ * alpha-beta model's sqrt(2 n G / (p - 1)) in whole KiB (G = 512 B):
+ * 1 MiB on 16 ranks, 9 KiB (sqrt(71,582,788) = 8,461 B, up to whole
+ * KiB; 114 fragments); on 8 ranks 13 KiB (12,385 B; 79 fragments);
+ * but 64 KiB again where the transport says every rank is on this node
+ * (shared memory, where small fragments cost more). A chain of p ranks moves
+ * each fragment over p - 1 links, a send and a receive each. The user's
+ * choice wins everywhere. */
+static void test_chain_fragments(void)
+{
+    enum { N = 262144 }; /* 1 MiB of int32 */
+    for (int k = 0; k < 2; k++) {
+        const char *coll = k ? "reduce" : "bcast";
+        CHECK_INT(chain_posted(coll, 7, 0, N, false), 2L * 6 * 16);
+        CHECK_INT(chain_posted(coll, 8, 0, N, false), 2L * 7 * 79);
+        CHECK_INT(chain_posted(coll, 16, 0, N, false), 2L * 15 * 114);
+        CHECK_INT(chain_posted(coll, 16, 0, N, true), 2L * 15 * 16);
+        CHECK_INT(chain_posted(coll, 16, 65536, N, false), 2L * 15 * 16);
+        CHECK_INT(chain_posted(coll, 16, 4096, N, true), 2L * 15 * 256);
+    }
+}
+
 static const struct th_test tests[] = {
     { "algorithm_api", test_algorithm_api },
     { "segsize_choice", test_segsize_choice },
@@ -1155,6 +1241,7 @@ static const struct th_test tests[] = {
     { "many_fragments", test_many_fragments },
     { "concurrent", test_concurrent },
     { "objects_freed", test_objects_freed },
+    { "chain_fragments", test_chain_fragments },
 };
 
 int main(int argc, char **argv)

@@ -182,7 +182,7 @@ static const struct nbcxi_transport_ops x_ops = {
 static int x_comm(struct xworld *W, int rank, struct nbcx_comm_s **out)
 {
     *out = NULL;
-    nbcxi_transport *tp = malloc(sizeof *tp);
+    nbcxi_transport *tp = calloc(1, sizeof *tp);
     struct xrank *me = malloc(sizeof *me);
     if (!tp || !me) {
         free(tp);

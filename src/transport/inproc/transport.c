@@ -618,6 +618,7 @@ static int comm_new(struct ip_world *w, int rank, nbcx_comm *out)
     t->state = ep;
     t->tag_ub = INT_MAX;
     t->medium = NBCXI_MEDIUM_MEMORY; /* threads of this process */
+    t->one_node = true;
     return nbcxi_comm_create(rank, w->nranks, t, out); /* owns t */
 }
 

@@ -292,7 +292,10 @@ static bool list_admits(const char *list, const char *const names[])
  * leave shared memory out (OMPI_MCA_btl=tcp,self on the emulated
  * network; UCX_TLS=tcp): then, TCP through one host's kernel or an
  * emulated link, not known (the measured bandwidth decides). */
-static enum nbcxi_medium medium_of(MPI_Comm comm)
+/* Where comm's data moves; *one_node: every rank on this node (the same
+ * answer on every rank: a node's group is the whole communicator on all
+ * ranks, or on none). */
+static enum nbcxi_medium medium_of(MPI_Comm comm, bool *one_node)
 {
     static const char *const btl_shm[] = { "vader", "sm", "smcuda", NULL };
     static const char *const ucx_shm[] = { "sm", "shm", "posix", "sysv",
@@ -305,6 +308,7 @@ static enum nbcxi_medium medium_of(MPI_Comm comm)
         return NBCXI_MEDIUM_UNKNOWN;
     PMPI_Comm_size(node, &local);
     PMPI_Comm_free(&node);
+    *one_node = local == size;
     if (local < size)
         return NBCXI_MEDIUM_NETWORK;
     if (!list_admits(nbcxi_getenv("OMPI_MCA_btl"), btl_shm) ||
@@ -382,7 +386,8 @@ int nbcxi_mpi_transport_create(MPI_Comm comm, nbcxi_transport **out)
     t->ops = &mpi_ops;
     t->state = st;
     t->tag_ub = (flag && ub) ? *ub : 32767; /* the MPI minimum */
-    t->medium = medium_of(comm);
+    t->one_node = false;
+    t->medium = medium_of(comm, &t->one_node);
     *out = t;
     return NBCX_SUCCESS;
 }
