@@ -992,27 +992,30 @@ static void test_algorithm_api(void)
     CHECK(strstr(info, "bcast") != NULL, "nbcx_info: %s", info);
 }
 
-/* The messages a pipelined collective of n int32 on 2 ranks posts (both
- * ranks): coll "allreduce" runs the ring, "bcast" the chain (root 0). The
- * communicator's transport asks for transport_seg bytes (0: none) and the
- * user for user_seg (0: nbcx_segsize_set(0), the default); the result must
- * equal the sequential sum, or the root's data. */
-static long frag_messages(const char *coll, size_t transport_seg,
-                          size_t user_seg, int n)
+/* The messages a pipelined collective of n int32 on p ranks posts (all
+ * ranks), with algorithm alg forced: "bcast" (root 0), "reduce" (sum at
+ * root 0) or "allreduce" (sum). The communicator's transport is made
+ * with opt (its segsize: what it asks for, 0: none; one_node), the user
+ * asks for user_seg (0: nbcx_segsize_set(0), the default); the result
+ * must be the root's data or the sequential sum. */
+static long posted_by(const char *coll, const char *alg, int p,
+                      struct loopback_options opt, size_t user_seg, int n)
 {
-    enum { P = 2 };
-    const bool bcast = strcmp(coll, "bcast") == 0;
-    struct loopback_options opt = { .tag_ub = TAG_UB, .seed = 3,
-                                    .segsize = transport_seg };
-    nbcx_comm c[P];
-    int err = loopback_world_create_ex(P, &opt, c);
+    enum { PMAX = 16 };
+    const bool bcast = strcmp(coll, "bcast") == 0,
+               reduce = strcmp(coll, "reduce") == 0;
+    nbcx_comm c[PMAX];
+    if (!CHECK(p <= PMAX, "p %d", p))
+        return -1;
+    opt.tag_ub = TAG_UB;
+    int err = loopback_world_create_ex(p, &opt, c);
     if (!CHECK(err == NBCX_SUCCESS, "loopback world: %d", err))
         return -1;
     CHECK_OK(nbcx_segsize_set(user_seg));
-    CHECK_OK(nbcx_algorithm_set(coll, bcast ? "chain" : "ring"));
-    int32_t *in[P], *out[P];
-    nbcx_request req[P];
-    for (int r = 0; r < P; r++) {
+    CHECK_OK(nbcx_algorithm_set(coll, alg));
+    int32_t *in[PMAX], *out[PMAX];
+    nbcx_request req[PMAX];
+    for (int r = 0; r < p; r++) {
         in[r] = malloc(sizeof(int32_t) * (size_t)n);
         out[r] = calloc((size_t)n, sizeof(int32_t));
         if (!in[r] || !out[r])
@@ -1020,32 +1023,50 @@ static long frag_messages(const char *coll, size_t transport_seg,
         for (int i = 0; i < n; i++)
             in[r][i] = (int32_t)(i * (r + 3) - r);
     }
-    for (int r = 0; r < P; r++) {
+    for (int r = 0; r < p; r++) {
         if (bcast) {
             if (r == 0)
                 memcpy(out[r], in[r], sizeof(int32_t) * (size_t)n);
             CHECK_OK(nbcx_ibcast(out[r], n, NBCX_INT32, 0, c[r], &req[r]));
-        } else
+        } else if (reduce)
+            CHECK_OK(nbcx_ireduce(in[r], out[r], n, NBCX_INT32, NBCX_SUM, 0,
+                                  c[r], &req[r]));
+        else
             CHECK_OK(nbcx_iallreduce(in[r], out[r], n, NBCX_INT32, NBCX_SUM,
                                      c[r], &req[r]));
     }
-    CHECK_OK(loopback_waitall(c[0], P, req));
+    CHECK_OK(loopback_waitall(c[0], p, req));
     int bad = 0;
-    for (int r = 0; r < P; r++)
-        for (int i = 0; i < n; i++)
-            bad += out[r][i] != (bcast ? in[0][i] : in[0][i] + in[1][i]);
-    CHECK(bad == 0, "%s, segsizes %zu/%zu: %d wrong elements", coll,
-          transport_seg, user_seg, bad);
+    for (int i = 0; i < n; i++) {
+        int32_t want = in[0][i];
+        if (!bcast)
+            for (int r = 1; r < p; r++)
+                want += in[r][i];
+        for (int r = 0; r < (reduce ? 1 : p); r++)
+            bad += out[r][i] != want;
+    }
+    CHECK(bad == 0, "%s %s on %d ranks, segsizes %zu/%zu: %d wrong elements",
+          coll, alg, p, opt.segsize, user_seg, bad);
     struct loopback_stats st;
     CHECK_OK(loopback_stats(c[0], &st));
-    for (int r = 0; r < P; r++) {
+    for (int r = 0; r < p; r++) {
         free(in[r]);
         free(out[r]);
     }
-    loopback_world_destroy(P, c);
+    loopback_world_destroy(p, c);
     CHECK_OK(nbcx_algorithm_set(coll, "auto"));
     th_cases++;
     return st.posted;
+}
+
+/* ... the chain bcast or the ring allreduce on 2 ranks, as the transport
+ * and the user ask. */
+static long frag_messages(const char *coll, size_t transport_seg,
+                          size_t user_seg, int n)
+{
+    struct loopback_options opt = { .seed = 3, .segsize = transport_seg };
+    return posted_by(coll, strcmp(coll, "bcast") == 0 ? "chain" : "ring", 2,
+                     opt, user_seg, n);
 }
 
 /* The fragment size: the user's (nbcx_segsize_set), else the transport's
@@ -1131,67 +1152,15 @@ static void test_objects_freed(void)
           before, after);
 }
 
-/* The messages the chain bcast or reduce (root 0) of n int32 on p ranks
- * posts (all ranks), with the user's segsize (0: none), on a transport
- * that says its ranks are all on this node or not; the result must be the
- * root's data, or the sum at the root. */
+/* ... the chain bcast or reduce on p ranks, the transport saying its
+ * ranks are all on this node or not. */
 static long chain_posted(const char *coll, int p, size_t user_seg, int n,
                          bool one_node)
 {
-    enum { PMAX = 16 };
-    const bool bcast = strcmp(coll, "bcast") == 0;
-    struct loopback_options opt = { .tag_ub = TAG_UB, .seed = 5,
-                                    .one_node = one_node };
-    nbcx_comm c[PMAX];
-    if (!CHECK(p <= PMAX, "p %d", p))
-        return -1;
-    int err = loopback_world_create_ex(p, &opt, c);
-    if (!CHECK(err == NBCX_SUCCESS, "loopback world: %d", err))
-        return -1;
-    CHECK_OK(nbcx_segsize_set(user_seg));
-    CHECK_OK(nbcx_algorithm_set(coll, "chain"));
-    int32_t *in[PMAX], *out[PMAX];
-    nbcx_request req[PMAX];
-    for (int r = 0; r < p; r++) {
-        in[r] = malloc(sizeof(int32_t) * (size_t)n);
-        out[r] = calloc((size_t)n, sizeof(int32_t));
-        if (!in[r] || !out[r])
-            abort(); /* (a test machine out of memory) */
-        for (int i = 0; i < n; i++)
-            in[r][i] = (int32_t)(i * (r + 3) - r);
-    }
-    for (int r = 0; r < p; r++) {
-        if (bcast) {
-            if (r == 0)
-                memcpy(out[r], in[r], sizeof(int32_t) * (size_t)n);
-            CHECK_OK(nbcx_ibcast(out[r], n, NBCX_INT32, 0, c[r], &req[r]));
-        } else
-            CHECK_OK(nbcx_ireduce(in[r], out[r], n, NBCX_INT32, NBCX_SUM, 0,
-                                  c[r], &req[r]));
-    }
-    CHECK_OK(loopback_waitall(c[0], p, req));
-    int bad = 0;
-    for (int i = 0; i < n; i++) {
-        int32_t want = in[0][i];
-        if (!bcast)
-            for (int r = 1; r < p; r++)
-                want += in[r][i];
-        for (int r = 0; r < (bcast ? p : 1); r++)
-            bad += out[r][i] != want;
-    }
-    CHECK(bad == 0, "%s chain on %d ranks, segsize %zu: %d wrong elements",
-          coll, p, user_seg, bad);
-    struct loopback_stats st;
-    CHECK_OK(loopback_stats(c[0], &st));
-    for (int r = 0; r < p; r++) {
-        free(in[r]);
-        free(out[r]);
-    }
-    loopback_world_destroy(p, c);
+    struct loopback_options opt = { .seed = 5, .one_node = one_node };
+    long posted = posted_by(coll, "chain", p, opt, user_seg, n);
     CHECK_OK(nbcx_segsize_set(0));
-    CHECK_OK(nbcx_algorithm_set(coll, "auto"));
-    th_cases++;
-    return st.posted;
+    return posted;
 }
 
 /* The chains' fragment (coll/select.c, nbcxi_chain_segsize): on up to 7
