@@ -43,7 +43,7 @@ struct nbcxi_pool {
     pthread_mutex_t lock;
     void *free;
     size_t size;
-    long live; /* objects allocated and not freed (under lock) */
+    atomic_long live; /* objects allocated and not freed */
 };
 #define NBCXI_POOL_INIT(type) { PTHREAD_MUTEX_INITIALIZER, NULL, sizeof(type), 0 }
 /* A zeroed object (NULL: out of memory). */

@@ -29,18 +29,13 @@ void *nbcxi_pool_alloc(struct nbcxi_pool *p)
     struct free_obj *o = p->free;
     if (o)
         p->free = o->next;
-    p->live++;
     pthread_mutex_unlock(&p->lock);
-    if (!o) {
+    if (!o)
         o = calloc(1, p->size);
-        if (!o) {
-            pthread_mutex_lock(&p->lock);
-            p->live--;
-            pthread_mutex_unlock(&p->lock);
-        }
-        return o;
-    }
-    memset(o, 0, p->size);
+    else
+        memset(o, 0, p->size);
+    if (o)
+        atomic_fetch_add(&p->live, 1);
     return o;
 }
 
@@ -54,14 +49,11 @@ void nbcxi_pool_free(struct nbcxi_pool *p, void *obj, uint32_t dead_magic)
     pthread_mutex_lock(&p->lock);
     o->next = p->free;
     p->free = o;
-    p->live--;
     pthread_mutex_unlock(&p->lock);
+    atomic_fetch_sub(&p->live, 1);
 }
 
 long nbcxi_pool_live(struct nbcxi_pool *p)
 {
-    pthread_mutex_lock(&p->lock);
-    long n = p->live;
-    pthread_mutex_unlock(&p->lock);
-    return n;
+    return atomic_load(&p->live);
 }

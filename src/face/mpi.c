@@ -393,7 +393,7 @@ static uintptr_t builtin_of(MPI_Datatype t)
     /* Open MPI reduces MPI_BYTE with every operation, as unsigned 8-bit
      * integers (MPI defines only the bitwise ones on it, and MPICH
      * refuses the others): nbcx does the same there. */
-    if (t == MPI_BYTE) return 2;
+    if (t == MPI_BYTE) return INTEGER(unsigned char, false);
 #endif
     if (t == MPI_BYTE || t == MPI_PACKED) return 11;
     /* MPI_CHAR is in none of the standard's reduction groups, but both
@@ -402,7 +402,7 @@ static uintptr_t builtin_of(MPI_Datatype t)
      * on it): nbcx combines it as the 8-bit integer of char's
      * signedness, with the same results, rather than refusing a call
      * the native library serves. */
-    if (t == MPI_CHAR) return CHAR_MIN < 0 ? 1 : 2;
+    if (t == MPI_CHAR) return INTEGER(char, CHAR_MIN < 0);
     if (t == MPI_FLOAT_INT) return 13;
     if (t == MPI_DOUBLE_INT) return 14;
     if (t == MPI_LONG_INT) return 15;
@@ -434,9 +434,9 @@ static uintptr_t builtin_of(MPI_Datatype t)
      * by MPICH; nbcx follows the library. */
     if (t == MPI_CHARACTER && size_of(t) == 1)
 #ifdef OPEN_MPI
-        return 2;
+        return integer_of(1, false);
 #else
-        return CHAR_MIN < 0 ? 1 : 2;
+        return integer_of(1, CHAR_MIN < 0);
 #endif
     return 0;
 }
