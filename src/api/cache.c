@@ -16,10 +16,15 @@
  * addresses cannot be reused by other objects, and a failed run is never
  * cached. The cache keeps at most NBCX_SCHED_CACHE schedules per
  * communicator (default 16, 0 turns caching off), evicting the least
- * recently used, and is emptied when the communicator is freed. Only the
- * collectives whose arguments are all scalars are cached: for the
- * v-variants the counts live in user arrays whose contents may change
- * under the same address.
+ * recently used, and is emptied when the communicator is freed.
+ *
+ * Every collective is cached. The v, w and neighbourhood variants take
+ * their counts, displacements and types from user arrays whose contents
+ * may change under the same address, so their key holds a copy of the
+ * arrays the call reads (and a reference to each block's type), and a
+ * call takes a schedule back only when its arrays hold the same values.
+ * A neighbourhood collective's key also holds its topology, which lives
+ * as long as the communicator (base/topo.c keeps the older ones).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -28,7 +33,9 @@
 #include "../progress/request.h"
 #include "cache.h"
 
-struct nbcxi_cache_key {
+/* The scalar part of a key: compared with memcmp (key_head zeroes its
+ * padding). */
+struct key_head {
     enum nbcxi_coll coll;
     const void *sbuf;
     void *rbuf;
@@ -36,7 +43,25 @@ struct nbcxi_cache_key {
     bool in_place;
     struct nbcx_datatype_s *stype, *rtype;
     struct nbcx_op_s *op;
+    const struct nbcxi_topo *topo;
     struct nbcxi_selection sel;
+    /* the arrays of each side: how many blocks, and which arrays the
+     * call gave (bit 0 counts, 1 displs, 2 adispls, 3 types, 4 byte
+     * displacements) */
+    int n[2];
+    unsigned has[2];
+};
+
+/* A copy of one side's arrays (struct nbcxi_vside), types resolved. */
+struct side_copy {
+    int *counts, *displs;
+    ptrdiff_t *adispls;
+    struct nbcx_datatype_s **types;
+};
+
+struct nbcxi_cache_key {
+    struct key_head h;
+    struct side_copy side[2]; /* send, receive; in the same allocation */
 };
 
 struct entry {
@@ -69,7 +94,7 @@ static struct nbcxi_cache *cache_of(struct nbcx_comm_s *comm)
     struct nbcxi_comm_ext *have = atomic_load(&comm->cache);
     if (have)
         return (struct nbcxi_cache *)have;
-    int cap = (int)nbcxi_env_size("NBCX_SCHED_CACHE", 16);
+    int cap = (int)nbcxi_env_size_or_off("NBCX_SCHED_CACHE", 16);
     if (cap > 1024)
         cap = 1024;
     struct nbcxi_cache *c = calloc(1, sizeof *c + sizeof(struct entry) *
@@ -85,16 +110,23 @@ static struct nbcxi_cache *cache_of(struct nbcx_comm_s *comm)
     return (struct nbcxi_cache *)have;
 }
 
+enum { HAS_COUNTS = 1, HAS_DISPLS = 2, HAS_ADISPLS = 4, HAS_TYPES = 8,
+       HAS_BYTE_DISPLS = 16 };
+
 static void key_free(struct nbcxi_cache_key *k)
 {
     if (!k)
         return;
-    if (k->stype)
-        nbcxi_type_release(k->stype);
-    if (k->rtype)
-        nbcxi_type_release(k->rtype);
-    if (k->op)
-        nbcxi_op_release(k->op);
+    if (k->h.stype)
+        nbcxi_type_release(k->h.stype);
+    if (k->h.rtype)
+        nbcxi_type_release(k->h.rtype);
+    if (k->h.op)
+        nbcxi_op_release(k->h.op);
+    for (int i = 0; i < 2; i++)
+        if (k->side[i].types)
+            for (int j = 0; j < k->h.n[i]; j++)
+                nbcxi_type_release(k->side[i].types[j]);
     free(k);
 }
 
@@ -107,44 +139,99 @@ static void forget(struct nbcx_sched_s *s)
 
 static void put(struct nbcx_sched_s *s, int err);
 
-static bool cacheable(enum nbcxi_coll coll)
+static bool is_neighbor(enum nbcxi_coll coll)
 {
-    return coll <= NBCXI_ALLTOALL; /* the core collectives */
+    return coll >= NBCXI_NEIGHBOR_ALLGATHER && coll < NBCXI_NCOLL;
 }
 
-static void key_fill(struct nbcxi_cache_key *k, enum nbcxi_coll coll,
+/* The arrays side v of the call reads, and how many blocks: the
+ * communicator's size, or for a neighbourhood collective the topology's
+ * out-degree (send) or in-degree (receive). api/ leaves the pointers of
+ * a side that is not significant on this rank NULL. */
+static unsigned side_has(const struct nbcxi_vside *v)
+{
+    return (v->counts ? HAS_COUNTS : 0u) | (v->displs ? HAS_DISPLS : 0u) |
+           (v->adispls ? HAS_ADISPLS : 0u) | (v->types ? HAS_TYPES : 0u) |
+           (v->byte_displs ? HAS_BYTE_DISPLS : 0u);
+}
+
+static void key_head(struct key_head *h, enum nbcxi_coll coll,
+                     const struct nbcx_comm_s *comm,
                      const struct nbcxi_coll_args *a)
 {
-    memset(k, 0, sizeof *k); /* padding too: keys compare with memcmp */
-    k->coll = coll;
-    k->sbuf = a->sbuf;
-    k->rbuf = a->rbuf;
-    k->scount = a->scount;
-    k->rcount = a->rcount;
-    k->root = a->root;
-    k->in_place = a->in_place;
-    k->stype = a->stype;
-    k->rtype = a->rtype;
-    k->op = a->op;
-    nbcxi_coll_selection(coll, &k->sel);
-    k->sel.mode = nbcxi_progress_mode_id();
+    memset(h, 0, sizeof *h); /* padding too: heads compare with memcmp */
+    h->coll = coll;
+    h->sbuf = a->sbuf;
+    h->rbuf = a->rbuf;
+    h->scount = a->scount;
+    h->rcount = a->rcount;
+    h->root = a->root;
+    h->in_place = a->in_place;
+    h->stype = a->stype;
+    h->rtype = a->rtype;
+    h->op = a->op;
+    h->topo = a->topo;
+    nbcxi_coll_selection(coll, &h->sel);
+    h->sel.mode = nbcxi_progress_mode_id();
+    const struct nbcxi_vside *v[2] = { &a->sv, &a->rv };
+    for (int i = 0; i < 2; i++) {
+        h->has[i] = side_has(v[i]);
+        if (h->has[i] & ~(unsigned)HAS_BYTE_DISPLS)
+            h->n[i] = !is_neighbor(coll) ? comm->size
+                      : i == 0            ? a->topo->outdegree
+                                          : a->topo->indegree;
+    }
+}
+
+/* The bytes a copy of the side's arrays takes (pointers first, so that
+ * every array of the allocation is aligned). */
+static size_t side_bytes(unsigned has, int n)
+{
+    size_t b = 0, m = (size_t)n;
+    b += has & HAS_TYPES ? m * sizeof(struct nbcx_datatype_s *) : 0;
+    b += has & HAS_ADISPLS ? m * sizeof(ptrdiff_t) : 0;
+    b += has & HAS_COUNTS ? m * sizeof(int) : 0;
+    b += has & HAS_DISPLS ? m * sizeof(int) : 0;
+    return b;
+}
+
+/* Whether key k's arrays hold the values of the call's (heads equal). */
+static bool sides_equal(const struct nbcxi_cache_key *k,
+                        const struct nbcxi_coll_args *a)
+{
+    const struct nbcxi_vside *v[2] = { &a->sv, &a->rv };
+    for (int i = 0; i < 2; i++) {
+        const struct side_copy *c = &k->side[i];
+        size_t m = (size_t)k->h.n[i];
+        if (c->counts && memcmp(c->counts, v[i]->counts, m * sizeof(int)))
+            return false;
+        if (c->displs && memcmp(c->displs, v[i]->displs, m * sizeof(int)))
+            return false;
+        if (c->adispls &&
+            memcmp(c->adispls, v[i]->adispls, m * sizeof(ptrdiff_t)))
+            return false;
+        if (c->types)
+            for (size_t j = 0; j < m; j++)
+                if (c->types[j] != nbcxi_type(v[i]->types[j]))
+                    return false;
+    }
+    return true;
 }
 
 struct nbcx_sched_s *nbcxi_cache_take(struct nbcx_comm_s *comm,
                                       enum nbcxi_coll coll,
                                       const struct nbcxi_coll_args *a)
 {
-    if (!cacheable(coll))
-        return NULL;
     struct nbcxi_cache *c = cache_of(comm);
     if (!c || !c->cap)
         return NULL;
-    struct nbcxi_cache_key k;
-    key_fill(&k, coll, a);
+    struct key_head h;
+    key_head(&h, coll, comm, a);
     struct nbcx_sched_s *s = NULL;
     pthread_mutex_lock(&c->lock);
     for (int i = 0; i < c->n; i++) {
-        if (memcmp(c->e[i].key, &k, sizeof k) == 0) {
+        if (memcmp(&c->e[i].key->h, &h, sizeof h) == 0 &&
+            sides_equal(c->e[i].key, a)) {
             s = c->e[i].s;
             c->e[i] = c->e[--c->n];
             break;
@@ -155,24 +242,59 @@ struct nbcx_sched_s *nbcxi_cache_take(struct nbcx_comm_s *comm,
     return s;
 }
 
+/* Copies side v's arrays into c, carved from *mem; types are resolved
+ * and retained. */
+static void side_copy(struct side_copy *c, const struct nbcxi_vside *v,
+                      unsigned has, int n, unsigned char **mem)
+{
+    size_t m = (size_t)n;
+    if (has & HAS_TYPES) {
+        c->types = (struct nbcx_datatype_s **)(void *)*mem;
+        *mem += m * sizeof *c->types;
+        for (size_t j = 0; j < m; j++) {
+            c->types[j] = nbcxi_type(v->types[j]);
+            nbcxi_type_retain(c->types[j]);
+        }
+    }
+    if (has & HAS_ADISPLS) {
+        c->adispls = (ptrdiff_t *)(void *)*mem;
+        memcpy(c->adispls, v->adispls, m * sizeof *c->adispls);
+        *mem += m * sizeof *c->adispls;
+    }
+    if (has & HAS_COUNTS) {
+        c->counts = (int *)(void *)*mem;
+        memcpy(c->counts, v->counts, m * sizeof *c->counts);
+        *mem += m * sizeof *c->counts;
+    }
+    if (has & HAS_DISPLS) {
+        c->displs = (int *)(void *)*mem;
+        memcpy(c->displs, v->displs, m * sizeof *c->displs);
+        *mem += m * sizeof *c->displs;
+    }
+}
+
 int nbcxi_cache_label(struct nbcx_sched_s *s, enum nbcxi_coll coll,
                       const struct nbcxi_coll_args *a)
 {
-    if (!cacheable(coll))
-        return NBCX_SUCCESS;
     struct nbcxi_cache *c = cache_of(s->comm);
     if (!c || !c->cap)
         return NBCX_SUCCESS;
-    struct nbcxi_cache_key *k = malloc(sizeof *k);
+    struct key_head h;
+    key_head(&h, coll, s->comm, a);
+    size_t tail = side_bytes(h.has[0], h.n[0]) + side_bytes(h.has[1], h.n[1]);
+    struct nbcxi_cache_key *k = calloc(1, sizeof *k + tail);
     if (!k)
         return NBCX_SUCCESS; /* just not cached */
-    key_fill(k, coll, a);
-    if (k->stype)
-        nbcxi_type_retain(k->stype);
-    if (k->rtype)
-        nbcxi_type_retain(k->rtype);
-    if (k->op)
-        nbcxi_op_retain(k->op);
+    k->h = h;
+    unsigned char *mem = (unsigned char *)(k + 1);
+    side_copy(&k->side[0], &a->sv, h.has[0], h.n[0], &mem);
+    side_copy(&k->side[1], &a->rv, h.has[1], h.n[1], &mem);
+    if (h.stype)
+        nbcxi_type_retain(h.stype);
+    if (h.rtype)
+        nbcxi_type_retain(h.rtype);
+    if (h.op)
+        nbcxi_op_retain(h.op);
     static const struct nbcxi_sched_keeper keeper = { put, forget };
     s->keeper = &keeper;
     s->keep_key = k;

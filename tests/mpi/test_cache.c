@@ -14,6 +14,12 @@
  *      while schedules are evicted.
  *   6. The communicator is freed with schedules in its cache (leaks are
  *      for the sanitizer build to find).
+ *   7. The v and w variants, whose counts, displacements and types are
+ *      in user arrays: iallgatherv and ialltoallw repeated on the same
+ *      arrays hit the cache; the same arrays (same addresses) with other
+ *      contents between identical calls miss it and give MPI's result,
+ *      and so do block types freed and made again with another layout
+ *      into the same slots of the types array; iscan hits too.
  */
 #include "mpitest.h"
 
@@ -176,6 +182,123 @@ static void evictions(nbcx_comm comm)
         }
 }
 
+/* 7: the v and w variants. Each round may rewrite counts, displs and
+ * types in place (the same arrays, the same addresses). */
+static void vectors(nbcx_comm comm)
+{
+    enum { MAXB = 6, ROOM = MAXB + 12 };
+    const int p = mt_size;
+    int *counts = malloc(sizeof(int) * (size_t)p);
+    int *displs = malloc(sizeof(int) * (size_t)p);
+    int *sin = malloc(sizeof(int) * (size_t)p * ROOM);
+    int *out = malloc(sizeof(int) * (size_t)p * ROOM);
+    int *ref = malloc(sizeof(int) * (size_t)p * ROOM);
+    nbcx_datatype *ntypes = malloc(sizeof *ntypes * (size_t)p);
+    MPI_Datatype *mtypes = malloc(sizeof *mtypes * (size_t)p);
+    if (!counts || !displs || !sin || !out || !ref || !ntypes ||
+        !mtypes)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+
+    mt_watch("repeated and rewritten iallgatherv");
+    unsigned long h0 = cache_hits(), rewrites = 0;
+    for (int r = 0; r < 2 * ROUNDS; r++) {
+        /* rounds 0..ROUNDS-1: one layout; then a new layout every 5th
+         * round, none equal to another */
+        int shape = r < ROUNDS ? 0 : 1 + (r - ROUNDS) / 5;
+        for (int i = 0, at = 0; i < p; i++) {
+            counts[i] = 1 + (i + shape) % MAXB;
+            displs[i] = at + shape; /* a gap that differs per shape */
+            at = displs[i] + counts[i];
+        }
+        rewrites += r >= ROUNDS && (r - ROUNDS) % 5 == 0;
+        int mine = counts[mt_rank];
+        for (int i = 0; i < mine; i++)
+            sin[i] = mt_rank * 100 + r + i;
+        for (int i = 0; i < p * ROOM; i++)
+            out[i] = ref[i] = -7;
+        nbcx_request req;
+        MT_OK(nbcx_iallgatherv(sin, mine, NBCX_INT32, out, counts, displs,
+                               NBCX_INT32, comm, &req));
+        MT_OK(nbcx_wait(&req));
+        MT_MPI(MPI_Allgatherv(sin, mine, MPI_INT, ref, counts, displs,
+                              MPI_INT, MPI_COMM_WORLD));
+        if (memcmp(out, ref, sizeof(int) * (size_t)p * ROOM) != 0)
+            mt_fail("iallgatherv round %d (layout %d): differs from MPI", r,
+                    shape);
+        if (r == ROUNDS - 1 && cache_hits() - h0 < ROUNDS - 1)
+            mt_fail("iallgatherv: %lu cache hits in %d identical calls",
+                    cache_hits() - h0, ROUNDS);
+    }
+    /* every rewrite is a miss: at most the identical calls hit */
+    unsigned long hits = cache_hits() - h0;
+    if (hits > 2 * ROUNDS - rewrites - 1)
+        mt_fail("iallgatherv: %lu hits in %d calls with %lu rewritten "
+                "layouts: a rewritten array hit the cache",
+                hits, 2 * ROUNDS, rewrites);
+
+    mt_watch("repeated and retyped ialltoallw");
+    for (int i = 0; i < p; i++) {
+        counts[i] = 1;
+        displs[i] = i * ROOM * (int)sizeof(int);
+    }
+    h0 = cache_hits();
+    for (int r = 0; r < 12; r++) {
+        /* every 4th round the block types are freed and made again,
+         * with another length, into the same slots of the array */
+        if (r % 4 == 0)
+            for (int i = 0; i < p; i++) {
+                MT_MPI(MPI_Type_contiguous(1 + (r / 4) % 3, MPI_INT,
+                                           &mtypes[i]));
+                MT_MPI(MPI_Type_commit(&mtypes[i]));
+                MT_OK(nbcx_datatype_from_mpi(mtypes[i], &ntypes[i]));
+            }
+        for (int i = 0; i < p * ROOM; i++) {
+            sin[i] = mt_rank * 1000 + r * 10 + i;
+            out[i] = ref[i] = -7;
+        }
+        nbcx_request req;
+        MT_OK(nbcx_ialltoallw(sin, counts, displs, ntypes, out, counts,
+                              displs, ntypes, comm, &req));
+        MT_OK(nbcx_wait(&req));
+        MT_MPI(MPI_Alltoallw(sin, counts, displs, mtypes, ref, counts, displs,
+                             mtypes, MPI_COMM_WORLD));
+        if (memcmp(out, ref, sizeof(int) * (size_t)p * ROOM) != 0)
+            mt_fail("ialltoallw round %d: differs from MPI", r);
+        if (r % 4 == 3)
+            for (int i = 0; i < p; i++) {
+                MT_OK(nbcx_datatype_free(&ntypes[i]));
+                MPI_Type_free(&mtypes[i]);
+            }
+    }
+    if (cache_hits() - h0 < 9)
+        mt_fail("ialltoallw: %lu cache hits in 12 calls, 3 of each of 3 "
+                "type sets identical to the one before",
+                cache_hits() - h0);
+
+    mt_watch("repeated iscan");
+    h0 = cache_hits();
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int i = 0; i < MAXB; i++)
+            sin[i] = mt_rank + r * i;
+        nbcx_request req;
+        MT_OK(nbcx_iscan(sin, out, MAXB, NBCX_INT32, NBCX_SUM, comm, &req));
+        MT_OK(nbcx_wait(&req));
+        MT_MPI(MPI_Scan(sin, ref, MAXB, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        if (memcmp(out, ref, sizeof(int) * MAXB) != 0)
+            mt_fail("iscan round %d: differs from MPI", r);
+    }
+    if (cache_hits() - h0 < ROUNDS - 1)
+        mt_fail("iscan: %lu cache hits in %d identical calls",
+                cache_hits() - h0, ROUNDS);
+    free(counts);
+    free(displs);
+    free(sin);
+    free(out);
+    free(ref);
+    free(ntypes);
+    free(mtypes);
+}
+
 int main(int argc, char **argv)
 {
     nbcx_comm comm = NBCX_COMM_NULL;
@@ -185,6 +308,7 @@ int main(int argc, char **argv)
     repeated(comm);
     retyped(comm);
     evictions(comm);
+    vectors(comm);
     mt_watch("teardown with a full cache");
     MT_OK(nbcx_comm_free(&comm));
     return mt_finish("test_cache", t0);
