@@ -32,6 +32,13 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 static int wrap_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_IBCAST)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      count < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IBCAST, site);
+    }
     if (shim_begin(&c, OP_IBCAST, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_request r = NBCX_REQUEST_NULL;
@@ -57,6 +64,14 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 static int wrap_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_IREDUCE)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IREDUCE, site);
+    }
     if (shim_begin(&c, OP_IREDUCE, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
@@ -84,6 +99,13 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 static int wrap_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_IALLREDUCE)) {
+        int refused = count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IALLREDUCE, site);
+    }
     if (shim_begin(&c, OP_IALLREDUCE, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
@@ -111,6 +133,14 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 static int wrap_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_IGATHER)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      (shim_is_root(comm, root) && recvcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IGATHER, site);
+    }
     if (shim_begin(&c, OP_IGATHER, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -142,6 +172,14 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 static int wrap_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_ISCATTER)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (recvbuf != MPI_IN_PLACE && recvcount < 0) ? NBCX_ERR_COUNT :
+                      (shim_is_root(comm, root) && sendcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ISCATTER, site);
+    }
     if (shim_begin(&c, OP_ISCATTER, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -173,6 +211,13 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 static int wrap_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_IALLGATHER)) {
+        int refused = (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IALLGATHER, site);
+    }
     if (shim_begin(&c, OP_IALLGATHER, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -204,6 +249,13 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 static int wrap_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_IALLTOALL)) {
+        int refused = (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IALLTOALL, site);
+    }
     if (shim_begin(&c, OP_IALLTOALL, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -235,6 +287,13 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 static int wrap_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_IGATHERV)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IGATHERV, site);
+    }
     if (shim_begin(&c, OP_IGATHERV, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -266,6 +325,13 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 static int wrap_scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_ISCATTERV)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (recvbuf != MPI_IN_PLACE && recvcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ISCATTERV, site);
+    }
     if (shim_begin(&c, OP_ISCATTERV, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -297,6 +363,12 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 static int wrap_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_IALLGATHERV)) {
+        int refused = (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IALLGATHERV, site);
+    }
     if (shim_begin(&c, OP_IALLGATHERV, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -390,6 +462,12 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 static int wrap_reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_IREDUCE_SCATTER)) {
+        int refused = op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IREDUCE_SCATTER, site);
+    }
     if (shim_begin(&c, OP_IREDUCE_SCATTER, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
@@ -421,6 +499,13 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 static int wrap_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_IREDUCE_SCATTER_BLOCK)) {
+        int refused = recvcount < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IREDUCE_SCATTER_BLOCK, site);
+    }
     if (shim_begin(&c, OP_IREDUCE_SCATTER_BLOCK, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
@@ -452,6 +537,13 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 static int wrap_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_ISCAN)) {
+        int refused = count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ISCAN, site);
+    }
     if (shim_begin(&c, OP_ISCAN, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
@@ -483,6 +575,13 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 static int wrap_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_IEXSCAN)) {
+        int refused = count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IEXSCAN, site);
+    }
     if (shim_begin(&c, OP_IEXSCAN, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
@@ -510,6 +609,13 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 static int wrap_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_INEIGHBOR_ALLGATHER)) {
+        int refused = sendcount < 0 ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_INEIGHBOR_ALLGATHER, site);
+    }
     if (shim_begin(&c, OP_INEIGHBOR_ALLGATHER, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -537,6 +643,12 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 static int wrap_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_INEIGHBOR_ALLGATHERV)) {
+        int refused = sendcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_INEIGHBOR_ALLGATHERV, site);
+    }
     if (shim_begin(&c, OP_INEIGHBOR_ALLGATHERV, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -564,6 +676,13 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 static int wrap_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_INEIGHBOR_ALLTOALL)) {
+        int refused = sendcount < 0 ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_INEIGHBOR_ALLTOALL, site);
+    }
     if (shim_begin(&c, OP_INEIGHBOR_ALLTOALL, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -671,6 +790,13 @@ int PNAME(Barrier)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 static int wrap_bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_BCAST_INIT)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      count < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_BCAST_INIT, site);
+    }
     if (shim_begin(&c, OP_BCAST_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_request r = NBCX_REQUEST_NULL;
@@ -696,6 +822,14 @@ int PNAME(Bcast)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_C
 static int wrap_reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_REDUCE_INIT)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_REDUCE_INIT, site);
+    }
     if (shim_begin(&c, OP_REDUCE_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
@@ -723,6 +857,13 @@ int PNAME(Reduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 static int wrap_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_ALLREDUCE_INIT)) {
+        int refused = count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ALLREDUCE_INIT, site);
+    }
     if (shim_begin(&c, OP_ALLREDUCE_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
@@ -750,6 +891,14 @@ int PNAME(Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 static int wrap_gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_GATHER_INIT)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      (shim_is_root(comm, root) && recvcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_GATHER_INIT, site);
+    }
     if (shim_begin(&c, OP_GATHER_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -781,6 +930,14 @@ int PNAME(Gather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 static int wrap_scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_SCATTER_INIT)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (recvbuf != MPI_IN_PLACE && recvcount < 0) ? NBCX_ERR_COUNT :
+                      (shim_is_root(comm, root) && sendcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_SCATTER_INIT, site);
+    }
     if (shim_begin(&c, OP_SCATTER_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -812,6 +969,13 @@ int PNAME(Scatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 static int wrap_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_ALLGATHER_INIT)) {
+        int refused = (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ALLGATHER_INIT, site);
+    }
     if (shim_begin(&c, OP_ALLGATHER_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -843,6 +1007,13 @@ int PNAME(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 static int wrap_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_ALLTOALL_INIT)) {
+        int refused = (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ALLTOALL_INIT, site);
+    }
     if (shim_begin(&c, OP_ALLTOALL_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -874,6 +1045,13 @@ int PNAME(Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 static int wrap_gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_GATHERV_INIT)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_GATHERV_INIT, site);
+    }
     if (shim_begin(&c, OP_GATHERV_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -905,6 +1083,13 @@ int PNAME(Gatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 static int wrap_scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_SCATTERV_INIT)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (recvbuf != MPI_IN_PLACE && recvcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_SCATTERV_INIT, site);
+    }
     if (shim_begin(&c, OP_SCATTERV_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -936,6 +1121,12 @@ int PNAME(Scatterv)(const void *sendbuf, const int sendcounts[], const int displ
 static int wrap_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_ALLGATHERV_INIT)) {
+        int refused = (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ALLGATHERV_INIT, site);
+    }
     if (shim_begin(&c, OP_ALLGATHERV_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -1029,6 +1220,12 @@ int PNAME(Alltoallw)(const void *sendbuf, const int sendcounts[], const int sdis
 static int wrap_reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_REDUCE_SCATTER_INIT)) {
+        int refused = op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_REDUCE_SCATTER_INIT, site);
+    }
     if (shim_begin(&c, OP_REDUCE_SCATTER_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
@@ -1060,6 +1257,13 @@ int PNAME(Reduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcoun
 static int wrap_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_REDUCE_SCATTER_BLOCK_INIT)) {
+        int refused = recvcount < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_REDUCE_SCATTER_BLOCK_INIT, site);
+    }
     if (shim_begin(&c, OP_REDUCE_SCATTER_BLOCK_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
@@ -1091,6 +1295,13 @@ int PNAME(Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcoun
 static int wrap_scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_SCAN_INIT)) {
+        int refused = count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_SCAN_INIT, site);
+    }
     if (shim_begin(&c, OP_SCAN_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
@@ -1122,6 +1333,13 @@ int PNAME(Scan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 static int wrap_exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_EXSCAN_INIT)) {
+        int refused = count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_EXSCAN_INIT, site);
+    }
     if (shim_begin(&c, OP_EXSCAN_INIT, comm, site)) {
         nbcx_datatype x_datatype;
         nbcx_op x_op;
@@ -1149,6 +1367,13 @@ int PNAME(Exscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 static int wrap_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_NEIGHBOR_ALLGATHER_INIT)) {
+        int refused = sendcount < 0 ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_NEIGHBOR_ALLGATHER_INIT, site);
+    }
     if (shim_begin(&c, OP_NEIGHBOR_ALLGATHER_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -1176,6 +1401,12 @@ int PNAME(Neighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype s
 static int wrap_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_NEIGHBOR_ALLGATHERV_INIT)) {
+        int refused = sendcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_NEIGHBOR_ALLGATHERV_INIT, site);
+    }
     if (shim_begin(&c, OP_NEIGHBOR_ALLGATHERV_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;
@@ -1203,6 +1434,13 @@ int PNAME(Neighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype 
 static int wrap_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
 {
     struct shim_call c;
+    if (shim_precheck(comm, OP_NEIGHBOR_ALLTOALL_INIT)) {
+        int refused = sendcount < 0 ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_NEIGHBOR_ALLTOALL_INIT, site);
+    }
     if (shim_begin(&c, OP_NEIGHBOR_ALLTOALL_INIT, comm, site)) {
         nbcx_datatype x_sendtype;
         nbcx_datatype x_recvtype;

@@ -127,6 +127,71 @@ BYTES = {
 }
 
 
+# Arguments erroneous for any MPI that this rank can see alone: a
+# negative count that matters on this rank, a root outside the
+# communicator, MPI_OP_NULL. Such a call is refused before the shim joins
+# the communicator to nbcx (a step every rank takes together, which this
+# rank would take alone and wait in, docs/shim.md): through the
+# communicator's error handler, as a checking MPI library does (Debian's
+# MPICH has no checks and crashes on them). Counts that MPI ignores (the
+# send side with MPI_IN_PLACE, the root's side off the root) are not
+# looked at. Intercommunicators (other roots) are left to the library.
+NOT_IN_PLACE = "sendbuf != MPI_IN_PLACE"
+RECV_NOT_IN_PLACE = "recvbuf != MPI_IN_PLACE"
+AT_ROOT = "shim_is_root(comm, root)"
+COUNT, ROOT_, OP_ = "NBCX_ERR_COUNT", "NBCX_ERR_ROOT", "NBCX_ERR_OP"
+BAD_ROOT = ("shim_bad_root(comm, root)", ROOT_)
+BAD_OP = ("op == MPI_OP_NULL", OP_)
+
+
+def neg(n, when=None):
+    return ("(%s && %s < 0)" % (when, n) if when else "%s < 0" % n, COUNT)
+
+
+REFUSED = {
+    "barrier": [],
+    "bcast": [BAD_ROOT, neg("count")],
+    "reduce": [BAD_ROOT, neg("count"), BAD_OP],
+    "allreduce": [neg("count"), BAD_OP],
+    "scan": [neg("count"), BAD_OP],
+    "exscan": [neg("count"), BAD_OP],
+    "reduce_scatter": [BAD_OP],
+    "reduce_scatter_block": [neg("recvcount"), BAD_OP],
+    "gather": [BAD_ROOT, neg("sendcount", NOT_IN_PLACE),
+               neg("recvcount", AT_ROOT)],
+    "scatter": [BAD_ROOT, neg("recvcount", RECV_NOT_IN_PLACE),
+                neg("sendcount", AT_ROOT)],
+    "gatherv": [BAD_ROOT, neg("sendcount", NOT_IN_PLACE)],
+    "scatterv": [BAD_ROOT, neg("recvcount", RECV_NOT_IN_PLACE)],
+    "allgather": [neg("sendcount", NOT_IN_PLACE), neg("recvcount")],
+    "alltoall": [neg("sendcount", NOT_IN_PLACE), neg("recvcount")],
+    "allgatherv": [neg("sendcount", NOT_IN_PLACE)],
+    "alltoallv": [],
+    "alltoallw": [],
+    "neighbor_allgather": [neg("sendcount"), neg("recvcount")],
+    "neighbor_allgatherv": [neg("sendcount")],
+    "neighbor_alltoall": [neg("sendcount"), neg("recvcount")],
+    "neighbor_alltoallv": [],
+    "neighbor_alltoallw": [],
+}
+
+
+def refused_lines(name, enum):
+    """The early refusal of wrap_<name>: C lines, none when nothing to
+    check."""
+    checks = REFUSED[name]
+    if not checks:
+        return []
+    expr = "".join("%s ? %s :\n                      " % (cond, cls)
+                   for cond, cls in checks) + "0"
+    return ["    if (shim_precheck(comm, %s)) {" % enum,
+            "        int refused = " + expr + ";",
+            "        if (refused)",
+            "            return shim_refuse(comm, refused, request, %s, site);"
+            % enum,
+            "    }"]
+
+
 def bytes_expr(name):
     e = BYTES[name]
     e = e.replace("BV(", "shim_bytes_v(").replace("BW(", "shim_bytes_w(")
@@ -220,6 +285,7 @@ def wrapper(name, args, persistent):
                                            ", ".join(params + ["void *site"])))
     out.append("{")
     out.append("    struct shim_call c;")
+    out += refused_lines(name, enum)
     out.append("    if (shim_begin(&c, %s, comm, site)) {" % enum)
     decl, conv, call = [], [], []
     need_deg = any(a[2] in ("stypes_out", "rtypes_in") for a in args)

@@ -598,6 +598,43 @@ int shim_neighbor_degrees(struct shim_call *c, int *in, int *out)
     return nbcx_comm_neighbors_count(c->sc->nc, in, out) == NBCX_SUCCESS;
 }
 
+int shim_precheck(MPI_Comm comm, int op)
+{
+    configure();
+    int inter = 1;
+    return g_enabled == 1 && g_allowed[op] && !shim_in_nbcx &&
+           comm != MPI_COMM_NULL &&
+           PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
+}
+
+int shim_bad_root(MPI_Comm comm, int root)
+{
+    int size = 0;
+    PMPI_Comm_size(comm, &size);
+    return root < 0 || root >= size;
+}
+
+int shim_is_root(MPI_Comm comm, int root)
+{
+    int rank = -1;
+    PMPI_Comm_rank(comm, &rank);
+    return rank == root;
+}
+
+static int to_mpi_error(int err);
+
+int shim_refuse(MPI_Comm comm, int err, MPI_Request *request, int op,
+                void *site)
+{
+    int cls = to_mpi_error(err);
+    note(shim_report ? (shim_fsite ? shim_fsite : site) : NULL, op, R_ARGS,
+         0);
+    if (request)
+        *request = MPI_REQUEST_NULL;
+    PMPI_Comm_call_errhandler(comm, cls);
+    return cls;
+}
+
 int shim_comm_size(struct shim_call *c)
 {
     int n = 0;

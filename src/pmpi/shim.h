@@ -153,6 +153,19 @@ int shim_finish(struct shim_call *c, int err, nbcx_request nreq,
 /* Releases what shim_begin took when the call goes native before the
  * nbcx call was made (reason already in c->reason). */
 void shim_native(struct shim_call *c);
+/* The early refusal (gen_colls.py's REFUSED): whether the call would go
+ * to nbcx on an intracommunicator, so that arguments this rank alone can
+ * tell are erroneous are refused before shim_begin joins the
+ * communicator; a root outside it (cheap: the library's own size and
+ * rank); this rank is the root. shim_refuse reports nbcx error err
+ * (as an MPI code of its class, with nbcx's message, as shim_finish
+ * does) through comm's error handler, as a checking library does, and
+ * returns it, with *request MPI_REQUEST_NULL. */
+int shim_precheck(MPI_Comm comm, int op);
+int shim_bad_root(MPI_Comm comm, int root);
+int shim_is_root(MPI_Comm comm, int root);
+int shim_refuse(MPI_Comm comm, int err, MPI_Request *request, int op,
+                void *site);
 int shim_neighbor_degrees(struct shim_call *c, int *in, int *out);
 int shim_comm_size(struct shim_call *c);
 
