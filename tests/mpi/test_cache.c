@@ -17,7 +17,7 @@
  *   7. The v and w variants, whose counts, displacements and types are
  *      in user arrays: iallgatherv and ialltoallw repeated on the same
  *      arrays hit the cache; the same arrays (same addresses) with other
- *      contents between identical calls miss it and give MPI's result,
+ *      contents between identical calls miss it and give the right result,
  *      and so do block types freed and made again with another layout
  *      into the same slots of the types array; iscan hits too.
  */
@@ -220,11 +220,14 @@ static void vectors(nbcx_comm comm)
         MT_OK(nbcx_iallgatherv(sin, mine, NBCX_INT32, out, counts, displs,
                                NBCX_INT32, comm, &req));
         MT_OK(nbcx_wait(&req));
-        MT_MPI(MPI_Allgatherv(sin, mine, MPI_INT, ref, counts, displs,
-                              MPI_INT, MPI_COMM_WORLD));
+        /* the sequential reference (MPICH 4.0.2's own MPI_Allgatherv
+         * ignores displs on one rank) */
+        for (int j = 0; j < p; j++)
+            for (int i = 0; i < counts[j]; i++)
+                ref[displs[j] + i] = j * 100 + r + i;
         if (memcmp(out, ref, sizeof(int) * (size_t)p * ROOM) != 0)
-            mt_fail("iallgatherv round %d (layout %d): differs from MPI", r,
-                    shape);
+            mt_fail("iallgatherv round %d (layout %d): differs from the "
+                    "reference", r, shape);
         if (r == ROUNDS - 1 && cache_hits() - h0 < ROUNDS - 1)
             mt_fail("iallgatherv: %lu cache hits in %d identical calls",
                     cache_hits() - h0, ROUNDS);
