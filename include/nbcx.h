@@ -752,7 +752,9 @@ NBCX_API int nbcx_request_on_complete(nbcx_request req, nbcx_complete_fn fn,
  * The initial mode is NBCX_PROGRESS (caller, thread, split or auto);
  * unset, it is AUTO where the communication library allows calls from
  * another thread (MPI_THREAD_MULTIPLE), else CALLER with a one-time
- * warning.
+ * warning. This default is decided once the first communicator exists
+ * (or at the first nbcx_progress_set): before, nbcx_progress_get and
+ * nbcx_info report what the environment asks for and start no thread.
  * NBCX_PROGRESS_CPUS places the progress thread: a list of cores such as
  * "2" or "2-3,6", or "auto" (the default: an idle core when one exists,
  * otherwise the application's own cores). nbcx_info() reports the choice.

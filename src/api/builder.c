@@ -19,7 +19,7 @@ static int added(struct nbcx_sched_s *s, nbcx_node id, nbcx_node *node)
 {
     if (node)
         *node = id;
-    return s->err;
+    return s->build.err;
 }
 
 int nbcx_sched_create(nbcx_comm comm, nbcx_sched *sched)
@@ -40,7 +40,7 @@ static int p2p(nbcx_sched s, bool send, const void *buf, int count,
     if (!s)
         return NBCX_ERR_ARG;
     TRY(check_typed(buf, count, type, &t));
-    if (peer < 0 || peer >= s->size)
+    if (peer < 0 || peer >= s->build.size)
         return NBCX_ERR_RANK;
     if (tag < 0 || tag > NBCX_SCHED_TAG_MAX)
         return NBCX_ERR_TAG;
@@ -104,11 +104,11 @@ int nbcx_sched_depend(nbcx_sched s, nbcx_node before, nbcx_node after)
 {
     if (!s)
         return NBCX_ERR_ARG;
-    if (before < 0 || before >= s->nnodes || after < 0 ||
-        after >= s->nnodes || before == after)
+    if (before < 0 || before >= s->build.nnodes || after < 0 ||
+        after >= s->build.nnodes || before == after)
         return NBCX_ERR_NODE;
     nbcxi_dep(s, before, after);
-    return s->err;
+    return s->build.err;
 }
 
 int nbcx_sched_tmp(nbcx_sched s, size_t bytes, void **buf)
@@ -116,7 +116,7 @@ int nbcx_sched_tmp(nbcx_sched s, size_t bytes, void **buf)
     if (!s || !buf)
         return NBCX_ERR_ARG;
     *buf = nbcxi_sched_tmp(s, bytes);
-    return *buf ? NBCX_SUCCESS : s->err;
+    return *buf ? NBCX_SUCCESS : s->build.err;
 }
 
 int nbcx_sched_start(nbcx_sched *sched, nbcx_request *req)
@@ -129,8 +129,9 @@ int nbcx_sched_start(nbcx_sched *sched, nbcx_request *req)
         return NBCX_ERR_ARG;
     struct nbcx_sched_s *s = *sched;
     *sched = NULL; /* consumed, whatever happens next */
-    if (s->err || nbcxi_comm_broken(s->comm)) { /* broken: a timeout */
-        int err = s->err ? s->err : nbcxi_comm_broken(s->comm);
+    int broken = nbcxi_comm_broken(s->build.comm); /* broken: a timeout */
+    if (s->build.err || broken) {
+        int err = s->build.err ? s->build.err : broken;
         nbcxi_sched_destroy(s);
         return err;
     }

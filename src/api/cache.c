@@ -132,9 +132,9 @@ static void key_free(struct nbcxi_cache_key *k)
 
 static void forget(struct nbcx_sched_s *s)
 {
-    key_free(s->keep_key);
-    s->keep_key = NULL;
-    s->keeper = NULL;
+    key_free(s->keep.key);
+    s->keep.key = NULL;
+    s->keep.by = NULL;
 }
 
 static void put(struct nbcx_sched_s *s, int err);
@@ -276,11 +276,11 @@ static void side_copy(struct side_copy *c, const struct nbcxi_vside *v,
 int nbcxi_cache_label(struct nbcx_sched_s *s, enum nbcxi_coll coll,
                       const struct nbcxi_coll_args *a)
 {
-    struct nbcxi_cache *c = cache_of(s->comm);
+    struct nbcxi_cache *c = cache_of(s->build.comm);
     if (!c || !c->cap)
         return NBCX_SUCCESS;
     struct key_head h;
-    key_head(&h, coll, s->comm, a);
+    key_head(&h, coll, s->build.comm, a);
     size_t tail = side_bytes(h.has[0], h.n[0]) + side_bytes(h.has[1], h.n[1]);
     struct nbcxi_cache_key *k = calloc(1, sizeof *k + tail);
     if (!k)
@@ -296,8 +296,8 @@ int nbcxi_cache_label(struct nbcx_sched_s *s, enum nbcxi_coll coll,
     if (h.op)
         nbcxi_op_retain(h.op);
     static const struct nbcxi_sched_keeper keeper = { put, forget };
-    s->keeper = &keeper;
-    s->keep_key = k;
+    s->keep.by = &keeper;
+    s->keep.key = k;
     return NBCX_SUCCESS;
 }
 
@@ -305,7 +305,7 @@ int nbcxi_cache_label(struct nbcx_sched_s *s, enum nbcxi_coll coll,
 static void put(struct nbcx_sched_s *s, int err)
 {
     struct nbcxi_cache *c =
-        (struct nbcxi_cache *)atomic_load(&s->comm->cache);
+        (struct nbcxi_cache *)atomic_load(&s->build.comm->cache);
     if (err != NBCX_SUCCESS || !c) {
         nbcxi_sched_destroy(s);
         return;
@@ -323,7 +323,7 @@ static void put(struct nbcx_sched_s *s, int err)
             evicted = c->e[lru].s;
             c->e[lru] = c->e[--c->n];
         }
-        c->e[c->n++] = (struct entry){ s->keep_key, s, ++c->clock };
+        c->e[c->n++] = (struct entry){ s->keep.key, s, ++c->clock };
     }
     pthread_mutex_unlock(&c->lock);
     nbcxi_sched_destroy(evicted);

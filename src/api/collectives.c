@@ -138,7 +138,7 @@ static int run(bool plan, enum nbcxi_coll coll, struct nbcx_comm_s *c,
     if (err != NBCX_SUCCESS)
         return err;
     /* builders may choose by it (transport/inproc/slots.c) */
-    s->persistent = plan;
+    s->build.persistent = plan;
     err = nbcxi_coll_build(coll, s, a, nbcxi_progress_algorithm(coll));
     if (err == NBCX_SUCCESS && !plan)
         err = nbcxi_cache_label(s, coll, a);

@@ -246,8 +246,11 @@ struct nbcx_comm_s {
 
 /* Set once a communicator was made on a transport not safe for a
  * progress thread (no NBCXI_CAP_PROGRESS_THREAD, transport.h): the
- * progress mode then defaults to caller (progress/modes.c). */
+ * progress mode then defaults to caller (progress/modes.c). And set once
+ * any communicator was made (after nbcxi_comm_no_thread): the default
+ * mode, which depends on the transports, is not decided before. */
 extern NBCX_HIDDEN atomic_bool nbcxi_comm_no_thread;
+extern NBCX_HIDDEN atomic_bool nbcxi_comm_made;
 /* Takes ownership of tp; on failure tp is destroyed. */
 NBCX_HIDDEN int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp,
                                   nbcx_comm *out);

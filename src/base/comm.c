@@ -71,11 +71,13 @@ static void take(struct nbcx_comm_s *c, const struct nbcxi_comm_switch *sw)
 }
 
 atomic_bool nbcxi_comm_no_thread;
+atomic_bool nbcxi_comm_made;
 
 int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp, nbcx_comm *out)
 {
     if (!nbcxi_transport_can(tp, NBCXI_CAP_PROGRESS_THREAD))
         atomic_store(&nbcxi_comm_no_thread, true);
+    atomic_store(&nbcxi_comm_made, true); /* (after: modes.c reads both) */
     struct nbcxi_comm_switch sw = { 0 };
     int err = rank < 0 || rank >= size ? NBCX_ERR_TRANSPORT
                                        : nbcxi_comm_switch_prepare(tp, &sw);

@@ -54,8 +54,9 @@ static void bruck_unrotate(struct nbcx_sched_s *s,
 {
     struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
     while (n > 0) {
-        int j = mod((long)s->rank + i0, s->size); /* rbuf block of i0 */
-        int m = NBCXI_MIN(n, s->size - j);        /* up to rbuf's end */
+        /* rbuf block of i0 */
+        int j = mod((long)s->build.rank + i0, s->build.size);
+        int m = NBCXI_MIN(n, s->build.size - j);        /* up to rbuf's end */
         nbcx_node cp = nbcxi_copy(s, tmp + (size_t)i0 * B, m * (int)B, byte,
                                   nbcxi_at(a->rbuf, j, a->rcount, a->rtype),
                                   m * a->rcount, a->rtype);
@@ -71,26 +72,26 @@ static void bruck_unrotate(struct nbcx_sched_s *s,
 static bool own_block_only(struct nbcx_sched_s *s,
                            const struct nbcxi_coll_args *a)
 {
-    void *own = nbcxi_at(a->rbuf, s->rank, a->rcount, a->rtype);
+    void *own = nbcxi_at(a->rbuf, s->build.rank, a->rcount, a->rtype);
     if ((size_t)a->rcount * a->rtype->size == 0)
         return true;
     if (a->sbuf != own)
         nbcxi_copy(s, a->sbuf, a->scount, a->stype, own, a->rcount,
                    a->rtype);
-    return s->size == 1;
+    return s->build.size == 1;
 }
 
 int nbcxi_build_allgather_bruck(struct nbcx_sched_s *s,
                                const struct nbcxi_coll_args *a)
 {
-    const int p = s->size, rank = s->rank;
+    const int p = s->build.size, rank = s->build.rank;
     void *own = nbcxi_at(a->rbuf, rank, a->rcount, a->rtype);
     const bool in_place = a->sbuf == own;
     const size_t B = (size_t)a->rcount * a->rtype->size; /* block bytes */
     struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
 
     if (own_block_only(s, a))
-        return s->err;
+        return s->build.err;
     int err;
     unsigned char *tmp = nbcxi_bruck_scratch(s, B, &err);
     if (!tmp)
@@ -114,18 +115,18 @@ int nbcxi_build_allgather_bruck(struct nbcx_sched_s *s,
             nbcxi_dep(s, got[j], sn);
         bruck_unrotate(s, a, tmp, B, (int)dist, n, got[k]);
     }
-    return s->err;
+    return s->build.err;
 }
 
 int nbcxi_build_allgather_ring(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a)
 {
-    const int p = s->size, rank = s->rank;
+    const int p = s->build.size, rank = s->build.rank;
     void *own = nbcxi_at(a->rbuf, rank, a->rcount, a->rtype);
     const bool in_place = a->sbuf == own;
 
     if (own_block_only(s, a))
-        return s->err;
+        return s->build.err;
 
     /* Sends of the last NTAGS steps, needed only when tags wrap. */
     nbcx_node *sent = NULL;
@@ -155,5 +156,5 @@ int nbcxi_build_allgather_ring(struct nbcx_sched_s *s,
         prev = rv;
     }
     free(sent);
-    return s->err;
+    return s->build.err;
 }

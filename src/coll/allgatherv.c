@@ -38,13 +38,13 @@ static void copy_own(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a)
     struct nbcxi_block own = { (void *)(uintptr_t)a->sbuf, a->scount,
                                a->stype };
     if (!a->in_place)
-        nbcxi_copy_block(s, own, nbcxi_rblock(a, s->rank));
+        nbcxi_copy_block(s, own, nbcxi_rblock(a, s->build.rank));
 }
 
 int nbcxi_build_allgatherv_linear(struct nbcx_sched_s *s,
                                  const struct nbcxi_coll_args *a)
 {
-    const int p = s->size, rank = s->rank;
+    const int p = s->build.size, rank = s->build.rank;
     copy_own(s, a);
     for (int i = 1; i < p; i++) {
         int from = mod((long)rank - i, p);
@@ -56,17 +56,17 @@ int nbcxi_build_allgatherv_linear(struct nbcx_sched_s *s,
         for (int i = 1; i < p; i++)
             nbcxi_send(s, a->sbuf, a->scount, a->stype, mod((long)rank + i, p),
                        0);
-    return s->err;
+    return s->build.err;
 }
 
 int nbcxi_build_allgatherv_ring(struct nbcx_sched_s *s,
                                const struct nbcxi_coll_args *a)
 {
-    const int p = s->size, rank = s->rank;
+    const int p = s->build.size, rank = s->build.rank;
     const int left = mod((long)rank - 1, p), right = mod((long)rank + 1, p);
     copy_own(s, a);
     if (p == 1)
-        return s->err;
+        return s->build.err;
     /* last[t]: the last send with tag t (only needed once tags wrap). */
     nbcx_node *last = NULL;
     if (p - 1 > NTAGS) {
@@ -99,5 +99,5 @@ int nbcxi_build_allgatherv_ring(struct nbcx_sched_s *s,
         recv_prev = rv;
     }
     free(last);
-    return s->err;
+    return s->build.err;
 }

@@ -143,17 +143,17 @@ static nbcx_node rd_reduce_higher(struct nbcx_sched_s *s,
 int nbcxi_build_allreduce_recursive_doubling(struct nbcx_sched_s *s,
                                             const struct nbcxi_coll_args *a)
 {
-    const int p = s->size, rank = s->rank, count = a->rcount;
+    const int p = s->build.size, rank = s->build.rank, count = a->rcount;
     struct nbcx_datatype_s *t = a->rtype;
     void *rbuf = a->rbuf;
     const bool in_place = a->sbuf == a->rbuf;
 
     if (count == 0)
-        return s->err;
+        return s->build.err;
     if (p == 1) {
         if (!in_place)
             nbcxi_copy(s, a->sbuf, count, t, rbuf, count, t);
-        return s->err;
+        return s->build.err;
     }
 
     int rounds;
@@ -171,7 +171,7 @@ int nbcxi_build_allreduce_recursive_doubling(struct nbcx_sched_s *s,
                                       TAG_UNFOLD);
             if (in_place)
                 nbcxi_dep(s, sn, rv); /* the send reads rbuf */
-            return s->err;
+            return s->build.err;
         }
         void *in = nbcxi_sched_tmp_typed(s, count, t);
         nbcx_node rv = nbcxi_recv(s, in, count, t, rank - 1, TAG_FOLD);
@@ -194,8 +194,8 @@ int nbcxi_build_allreduce_recursive_doubling(struct nbcx_sched_s *s,
         bufs[j] = nbcxi_sched_tmp_typed(s, count, t);
         busy[j] = -1;
     }
-    if (s->err)
-        return s->err;
+    if (s->build.err)
+        return s->build.err;
 
     for (int k = 0; k < rounds; k++) {
         int newpeer = newrank ^ (1 << k);
@@ -220,7 +220,7 @@ int nbcxi_build_allreduce_recursive_doubling(struct nbcx_sched_s *s,
         nbcx_node sn = nbcxi_send(s, rbuf, count, t, rank - 1, TAG_UNFOLD);
         nbcxi_dep(s, res.ready, sn);
     }
-    return s->err;
+    return s->build.err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -350,7 +350,7 @@ static void ring_emit(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
                       const struct ring *R, nbcx_node *ready,
                       nbcx_node *reader, struct chan *out, struct chan *in)
 {
-    const int p = s->size, rank = s->rank;
+    const int p = s->build.size, rank = s->build.rank;
     struct nbcx_datatype_s *t = a->rtype;
     void *rbuf = a->rbuf;
     const bool in_place = a->sbuf == a->rbuf;
@@ -428,17 +428,17 @@ static void ring_emit(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
 int nbcxi_build_allreduce_ring(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a)
 {
-    const int p = s->size, count = a->rcount;
+    const int p = s->build.size, count = a->rcount;
     struct nbcx_datatype_s *t = a->rtype;
 
     if (!a->op->commutative)
         return NBCX_ERR_INTERN; /* select.c never picks the ring then */
     if (count == 0)
-        return s->err;
+        return s->build.err;
     if (p == 1) {
         if (a->sbuf != a->rbuf)
             nbcxi_copy(s, a->sbuf, count, t, a->rbuf, count, t);
-        return s->err;
+        return s->build.err;
     }
 
     struct ring R = { count, p, count / p, count % p, 0, 0, 0 };
@@ -464,7 +464,7 @@ int nbcxi_build_allreduce_ring(struct nbcx_sched_s *s,
         for (size_t g = 0; g < 2 * (size_t)nfrag; g++)
             ready[g] = -1;
         ring_emit(s, a, &R, ready, ready + nfrag, &out, &in);
-        err = s->err;
+        err = s->build.err;
     }
     free(out.last);
     free(in.last);
@@ -481,7 +481,7 @@ static bool has_successor(const struct nbcx_sched_s *s, int nedges,
                           nbcx_node n)
 {
     for (int e = 0; e < nedges; e++)
-        if (s->edges[e].from == n)
+        if (s->build.edges[e].from == n)
             return true;
     return false;
 }
@@ -507,24 +507,24 @@ int nbcxi_build_allreduce_reduce_bcast(struct nbcx_sched_s *s,
     struct nbcxi_coll_args r = *a;
     r.root = 0;
     nbcxi_build_reduce_binomial(s, &r);
-    int mid = s->nnodes;
+    int mid = s->build.nnodes;
     nbcxi_build_bcast_binomial(s, &r);
-    if (s->err)
-        return s->err;
+    if (s->build.err)
+        return s->build.err;
 
     /* Sinks of the reduce part: among the edges of the two builders,
      * not the joining ones added below. */
-    int nedges = s->nedges;
+    int nedges = s->build.nedges;
     bool in_place = a->sbuf == a->rbuf;
-    for (nbcx_node b = mid; b < s->nnodes; b++) {
-        if (s->nodes[b].npred > 0 ||
-            (s->nodes[b].kind == NBCXI_NODE_RECV && !in_place))
+    for (nbcx_node b = mid; b < s->build.nnodes; b++) {
+        if (s->build.nodes[b].npred > 0 ||
+            (s->build.nodes[b].kind == NBCXI_NODE_RECV && !in_place))
             continue;
         for (nbcx_node n = 0; n < mid; n++)
             if (!has_successor(s, nedges, n))
                 nbcxi_dep(s, n, b);
     }
-    return s->err;
+    return s->build.err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -581,7 +581,7 @@ static int rab_reduce_scatter(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a, char *W,
                               struct rab_state *st)
 {
-    const int p = s->size, rank = s->rank, count = a->rcount;
+    const int p = s->build.size, rank = s->build.rank, count = a->rcount;
     struct nbcx_datatype_s *t = a->rtype;
     char *rbuf = W;
     const bool in_place = a->sbuf == W;
@@ -604,7 +604,7 @@ static int rab_reduce_scatter(struct nbcx_sched_s *s,
             st->newrank = -1;
             st->fold_sn = nbcxi_send(s, acc.base, count, t, rank + 1,
                                      TAG_FOLD);
-            return s->err;
+            return s->build.err;
         }
         void *in = nbcxi_sched_tmp_typed(s, count, t);
         nbcx_node rv = nbcxi_recv(s, in, count, t, rank - 1, TAG_FOLD);
@@ -637,8 +637,8 @@ static int rab_reduce_scatter(struct nbcx_sched_s *s,
         need += rab_off(count, pof2, h) - rab_off(count, pof2, l);
     }
     char *tmp = nbcxi_sched_tmp_typed(s, (int)NBCXI_MAX(need, 1L), t);
-    if (s->err)
-        return s->err;
+    if (s->build.err)
+        return s->build.err;
     int toff = 0, lo = 0, hi = pof2;
 
     for (int k = 0; k < rounds; k++) {
@@ -714,34 +714,34 @@ static int rab_reduce_scatter(struct nbcx_sched_s *s,
     st->lo = lo;
     st->hi = hi;
     st->final = final;
-    return s->err;
+    return s->build.err;
 }
 
 int nbcxi_build_allreduce_rabenseifner(struct nbcx_sched_s *s,
                                       const struct nbcxi_coll_args *a)
 {
-    const int p = s->size, rank = s->rank, count = a->rcount;
+    const int p = s->build.size, rank = s->build.rank, count = a->rcount;
     struct nbcx_datatype_s *t = a->rtype;
     char *rbuf = a->rbuf;
     const bool in_place = a->sbuf == a->rbuf;
 
     if (count == 0)
-        return s->err;
+        return s->build.err;
     if (p == 1) {
         if (!in_place)
             nbcxi_copy(s, a->sbuf, count, t, rbuf, count, t);
-        return s->err;
+        return s->build.err;
     }
 
     struct rab_state st;
     if (rab_reduce_scatter(s, a, rbuf, &st))
-        return s->err;
+        return s->build.err;
     if (st.out) {
         /* Folded away: wait for the result. */
         nbcx_node rv = nbcxi_recv(s, rbuf, count, t, rank + 1, TAG_UNFOLD);
         if (in_place)
             nbcxi_dep(s, st.fold_sn, rv); /* the send reads rbuf */
-        return s->err;
+        return s->build.err;
     }
     const int pof2 = st.pof2;
     int lo = st.lo, hi = st.hi;
@@ -780,7 +780,7 @@ int nbcxi_build_allreduce_rabenseifner(struct nbcx_sched_s *s,
         for (int j = 0; j < ngot; j++)
             nbcxi_dep(s, got[j], sn);
     }
-    return s->err;
+    return s->build.err;
 }
 
 /* Rabenseifner's reduce (MPICH's reduce_scatter_gather): the fold and the
@@ -800,24 +800,24 @@ int nbcxi_build_allreduce_rabenseifner(struct nbcx_sched_s *s,
 int nbcxi_build_reduce_rabenseifner(struct nbcx_sched_s *s,
                                    const struct nbcxi_coll_args *a)
 {
-    const int p = s->size, rank = s->rank, count = a->rcount;
+    const int p = s->build.size, rank = s->build.rank, count = a->rcount;
     const int root = a->root;
     struct nbcx_datatype_s *t = a->rtype;
 
     if (count == 0)
-        return s->err;
+        return s->build.err;
     if (p == 1) {
         if (a->sbuf != a->rbuf)
             nbcxi_copy(s, a->sbuf, count, t, a->rbuf, count, t);
-        return s->err;
+        return s->build.err;
     }
 
     char *W = rank == root ? a->rbuf : nbcxi_sched_tmp_typed(s, count, t);
-    if (s->err)
-        return s->err;
+    if (s->build.err)
+        return s->build.err;
     struct rab_state st;
     if (rab_reduce_scatter(s, a, W, &st))
-        return s->err;
+        return s->build.err;
     const int rem = st.rem, pof2 = st.pof2;
     const bool root_out = root < 2 * rem && root % 2 == 0;
     if (st.out) {
@@ -826,7 +826,7 @@ int nbcxi_build_reduce_rabenseifner(struct nbcx_sched_s *s,
             if (a->sbuf == W)
                 nbcxi_dep(s, st.fold_sn, rv); /* the send reads W */
         }
-        return s->err;
+        return s->build.err;
     }
     const int newroot = root < 2 * rem ? root / 2 : root - rem;
     int lo = st.lo, hi = st.hi;
@@ -844,7 +844,7 @@ int nbcxi_build_reduce_rabenseifner(struct nbcx_sched_s *s,
                 for (int j = 0; j < ngot; j++)
                     nbcxi_dep(s, got[j], sn);
             }
-            return s->err;
+            return s->build.err;
         }
         int er = rab_off(count, pof2, st.slo[k]);
         int nr = rab_off(count, pof2, st.shi[k]) - er;
@@ -865,5 +865,5 @@ int nbcxi_build_reduce_rabenseifner(struct nbcx_sched_s *s,
         for (int j = 0; j < ngot; j++)
             nbcxi_dep(s, got[j], sn);
     }
-    return s->err;
+    return s->build.err;
 }

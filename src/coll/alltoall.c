@@ -61,14 +61,14 @@ struct source {
 static int source_init(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
                        struct source *src)
 {
-    const int p = s->size, rank = s->rank;
+    const int p = s->build.size, rank = s->build.rank;
     if (!a->in_place) {
         *src = (struct source){ a->sbuf, a->scount, a->stype, -1 };
         nbcxi_copy(s, nbcxi_at(a->sbuf, rank, a->scount, a->stype),
                    a->scount, a->stype,
                    nbcxi_at(a->rbuf, rank, a->rcount, a->rtype), a->rcount,
                    a->rtype);
-        return s->err;
+        return s->build.err;
     }
     if ((size_t)p * (size_t)a->rcount > INT_MAX)
         return NBCX_ERR_COUNT; /* the copy's element count must fit */
@@ -76,7 +76,7 @@ static int source_init(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
     void *tmp = nbcxi_sched_tmp_typed(s, n, a->rtype);
     nbcx_node cp = nbcxi_copy(s, a->rbuf, n, a->rtype, tmp, n, a->rtype);
     *src = (struct source){ tmp, a->rcount, a->rtype, cp };
-    return s->err;
+    return s->build.err;
 }
 
 static const void *source_block(const struct source *src, int j)
@@ -92,7 +92,7 @@ static bool own_block_only(struct nbcx_sched_s *s,
 {
     if ((size_t)a->rcount * a->rtype->size == 0)
         return true;
-    if (s->size > 1)
+    if (s->build.size > 1)
         return false;
     if (!a->in_place)
         nbcxi_copy(s, a->sbuf, a->scount, a->stype, a->rbuf, a->rcount,
@@ -104,9 +104,9 @@ static bool own_block_only(struct nbcx_sched_s *s,
 static int build_direct(struct nbcx_sched_s *s,
                         const struct nbcxi_coll_args *a, bool chain_sends)
 {
-    const int p = s->size, rank = s->rank;
+    const int p = s->build.size, rank = s->build.rank;
     if (own_block_only(s, a))
-        return s->err;
+        return s->build.err;
     struct source src;
     int err = source_init(s, a, &src);
     if (err != NBCX_SUCCESS)
@@ -130,7 +130,7 @@ static int build_direct(struct nbcx_sched_s *s,
             nbcxi_dep(s, prev, sn);
         prev = sn;
     }
-    return s->err;
+    return s->build.err;
 }
 
 int nbcxi_build_alltoall_linear(struct nbcx_sched_s *s,
@@ -155,7 +155,7 @@ static void bruck_emit(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
                        unsigned char *tmp, size_t B, nbcx_node *writer,
                        const nbcx_node rot[2])
 {
-    const int p = s->size, rank = s->rank;
+    const int p = s->build.size, rank = s->build.rank;
     struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
     const int nb = (int)B;
 
@@ -213,12 +213,12 @@ static void bruck_emit(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
 int nbcxi_build_alltoall_bruck(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a)
 {
-    const int p = s->size, rank = s->rank;
+    const int p = s->build.size, rank = s->build.rank;
     const size_t B = (size_t)a->rcount * a->rtype->size; /* block bytes */
     struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
 
     if (own_block_only(s, a))
-        return s->err;
+        return s->build.err;
 
     /* The send data; in place it is in rbuf. */
     const void *sdata = a->in_place ? a->rbuf : a->sbuf;
@@ -248,5 +248,5 @@ int nbcxi_build_alltoall_bruck(struct nbcx_sched_s *s,
 
     bruck_emit(s, a, tmp, B, writer, rot);
     free(writer);
-    return s->err;
+    return s->build.err;
 }

@@ -41,7 +41,7 @@ struct saved {
 static int save_blocks(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
                        struct saved *sv)
 {
-    const int p = s->size;
+    const int p = s->build.size;
     sv->buf = malloc(sizeof(void *) * (size_t)p);
     sv->copy = malloc(sizeof(nbcx_node) * (size_t)p);
     if (!sv->buf || !sv->copy)
@@ -50,25 +50,25 @@ static int save_blocks(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
         struct nbcxi_block b = nbcxi_rblock(a, peer);
         sv->buf[peer] = NULL;
         sv->copy[peer] = -1;
-        if (peer == s->rank || nbcxi_block_bytes(b) == 0)
+        if (peer == s->build.rank || nbcxi_block_bytes(b) == 0)
             continue;
         sv->buf[peer] = nbcxi_sched_tmp_typed(s, b.count, b.type);
         sv->copy[peer] = nbcxi_copy(s, b.buf, b.count, b.type, sv->buf[peer],
                                     b.count, b.type);
     }
-    return s->err;
+    return s->build.err;
 }
 
 static int build(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
                  bool chain_sends)
 {
-    const int p = s->size, rank = s->rank;
+    const int p = s->build.size, rank = s->build.rank;
     struct saved sv = { NULL, NULL };
 
     if (!a->in_place)
         nbcxi_copy_block(s, nbcxi_sblock(a, rank), nbcxi_rblock(a, rank));
     if (p == 1)
-        return s->err;
+        return s->build.err;
     int err = a->in_place ? save_blocks(s, a, &sv) : NBCX_SUCCESS;
 
     for (int i = 1; i < p && err == NBCX_SUCCESS; i++) {
@@ -97,7 +97,7 @@ static int build(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
     }
     free(sv.buf);
     free(sv.copy);
-    return err ? err : s->err;
+    return err ? err : s->build.err;
 }
 
 int nbcxi_build_alltoallv_linear(struct nbcx_sched_s *s,

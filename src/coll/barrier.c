@@ -30,9 +30,9 @@ int nbcxi_build_barrier_dissemination(struct nbcx_sched_s *s,
                                      const struct nbcxi_coll_args *a)
 {
     (void)a;
-    const int p = s->size, rank = s->rank;
+    const int p = s->build.size, rank = s->build.rank;
     if (p == 1)
-        return s->err;
+        return s->build.err;
 
     int rounds = 0;
     for (long dist = 1; dist < p; dist <<= 1)
@@ -43,7 +43,7 @@ int nbcxi_build_barrier_dissemination(struct nbcx_sched_s *s,
     struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
     unsigned char *tok = nbcxi_sched_tmp(s, (size_t)rounds + 1);
     if (!tok)
-        return s->err;
+        return s->build.err;
     memset(tok, 0, (size_t)rounds + 1);
 
     nbcx_node prev_send = -1, prev_recv = -1;
@@ -58,15 +58,16 @@ int nbcxi_build_barrier_dissemination(struct nbcx_sched_s *s,
         prev_send = sn;
         prev_recv = rv;
     }
-    return s->err;
+    return s->build.err;
 }
 
 int nbcxi_build_barrier_knomial(struct nbcx_sched_s *s,
                                 const struct nbcxi_coll_args *a)
 {
-    const int p = s->size, vr = s->rank, k = nbcxi_knomial_k(a->radix);
+    const int p = s->build.size, vr = s->build.rank;
+    const int k = nbcxi_knomial_k(a->radix);
     if (p == 1)
-        return s->err;
+        return s->build.err;
     enum { TAG_IN = 0, TAG_OUT = 1 };
     int nchild = 0;
     long top = nbcxi_knomial_top_mask(vr, p, k);
@@ -79,7 +80,7 @@ int nbcxi_build_barrier_knomial(struct nbcx_sched_s *s,
     struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
     unsigned char *tok = nbcxi_sched_tmp(s, (size_t)nchild + 2);
     if (!tok)
-        return s->err;
+        return s->build.err;
     memset(tok, 0, (size_t)nchild + 2);
 
     /* At most (k - 1) ceil(log_k p) children: 77 for k = 8, p < 2^31. */
@@ -108,5 +109,5 @@ int nbcxi_build_barrier_knomial(struct nbcx_sched_s *s,
                 for (int j = 0; j < nchild; j++)
                     nbcxi_dep(s, in[j], down);
         }
-    return s->err;
+    return s->build.err;
 }

@@ -54,31 +54,31 @@ static int bcast_tree(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
                       int k)
 {
     struct nbcx_datatype_s *t = a->rtype;
-    if (s->size == 1 || a->rcount == 0 || t->size == 0)
-        return s->err;
+    if (s->build.size == 1 || a->rcount == 0 || t->size == 0)
+        return s->build.err;
 
-    nbcxi_sched_tree(s, nbcxi_knomial_height(s->size, k));
-    int vr = nbcxi_rel_rank(s->rank, a->root, s->size);
+    nbcxi_sched_tree(s, nbcxi_knomial_height(s->build.size, k));
+    int vr = nbcxi_rel_rank(s->build.rank, a->root, s->build.size);
     nbcx_node recv = -1; /* none at the root */
     if (vr > 0) {
         recv = nbcxi_recv(s, a->rbuf, a->rcount, t,
                           nbcxi_abs_rank(nbcxi_knomial_parent(vr, k), a->root,
-                                         s->size),
+                                         s->build.size),
                           0);
         nbcxi_level(s, recv,
                     nbcxi_knomial_level(nbcxi_knomial_low(vr, k), k),
                     NBCXI_TREE_DOWN);
     }
     /* Largest subtrees first: masks down, digits up. */
-    for (long m = nbcxi_knomial_top_mask(vr, s->size, k); m > 0; m /= k)
-        for (int d = 1; d < k && vr + d * m < s->size; d++) {
+    for (long m = nbcxi_knomial_top_mask(vr, s->build.size, k); m > 0; m /= k)
+        for (int d = 1; d < k && vr + d * m < s->build.size; d++) {
             nbcx_node send = nbcxi_send(
                 s, a->rbuf, a->rcount, t,
-                nbcxi_abs_rank((int)(vr + d * m), a->root, s->size), 0);
+                nbcxi_abs_rank((int)(vr + d * m), a->root, s->build.size), 0);
             nbcxi_level(s, send, nbcxi_knomial_level(m, k), NBCXI_TREE_DOWN);
             nbcxi_dep(s, recv, send);
         }
-    return s->err;
+    return s->build.err;
 }
 
 int nbcxi_build_bcast_binomial(struct nbcx_sched_s *s,
@@ -180,19 +180,20 @@ static void pack_nodes(struct nbcx_sched_s *s, bool pack, void *buf,
 int nbcxi_build_bcast_chain(struct nbcx_sched_s *s,
                            const struct nbcxi_coll_args *a)
 {
-    if (s->size == 1 || a->rcount == 0 || a->rtype->size == 0)
-        return s->err;
+    if (s->build.size == 1 || a->rcount == 0 || a->rtype->size == 0)
+        return s->build.err;
 
-    int vr = nbcxi_rel_rank(s->rank, a->root, s->size);
-    int pred = vr > 0 ? nbcxi_abs_rank(vr - 1, a->root, s->size) : -1;
-    int succ = vr < s->size - 1 ? nbcxi_abs_rank(vr + 1, a->root, s->size)
-                                : -1;
+    int vr = nbcxi_rel_rank(s->build.rank, a->root, s->build.size);
+    int pred = vr > 0 ? nbcxi_abs_rank(vr - 1, a->root, s->build.size) : -1;
+    int succ = vr < s->build.size - 1
+                   ? nbcxi_abs_rank(vr + 1, a->root, s->build.size)
+                   : -1;
     struct frags f;
     chain_frags(s, a,
                 nbcxi_chain_segsize(s, a, (size_t)a->rcount * a->rtype->size),
                 &f);
-    if (s->err)
-        return s->err;
+    if (s->build.err)
+        return s->build.err;
 
     /* Packed layout: the root packs before the first send; the others
      * unpack once every fragment has arrived. */
@@ -218,7 +219,7 @@ int nbcxi_build_bcast_chain(struct nbcx_sched_s *s,
             prev_send = send;
         }
     }
-    return s->err;
+    return s->build.err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -292,21 +293,21 @@ int nbcxi_build_bcast_scatter_allgather(struct nbcx_sched_s *s,
                                         const struct nbcxi_coll_args *a)
 {
     struct nbcx_datatype_s *t = a->rtype;
-    const int p = s->size;
+    const int p = s->build.size;
     if (p == 1 || a->rcount == 0 || t->size == 0)
-        return s->err;
+        return s->build.err;
     size_t nbytes = (size_t)a->rcount * t->size;
     if (nbytes > INT_MAX)
         return nbcxi_build_bcast_binomial(s, a);
 
     struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
-    const int vr = nbcxi_rel_rank(s->rank, a->root, p);
+    const int vr = nbcxi_rel_rank(s->build.rank, a->root, p);
     char *base = nbcxi_contig_bytes(a->rbuf, t);
     nbcx_node pack_first = -1, pack_last = -1;
     if (!base) {
         base = nbcxi_sched_tmp(s, nbytes);
-        if (s->err)
-            return s->err;
+        if (s->build.err)
+            return s->build.err;
         pack_nodes(s, vr == 0, a->rbuf, a->rcount, t, base, &pack_first,
                    &pack_last);
     }
@@ -321,7 +322,7 @@ int nbcxi_build_bcast_scatter_allgather(struct nbcx_sched_s *s,
                                   nbcxi_abs_rank(vr - 1, a->root, p),
                                   HV_UNFOLD);
         nbcxi_dep(s, rv, pack_first);
-        return s->err;
+        return s->build.err;
     }
     const int nr = vr < 2 * rem ? vr / 2 : vr - rem;
 #define HV_VR(q) ((q) < rem ? 2 * (q) : (q) + rem)
@@ -396,7 +397,7 @@ int nbcxi_build_bcast_scatter_allgather(struct nbcx_sched_s *s,
 #undef HV_VR
 #undef HV_PEER
 #undef HV_OFF
-    return s->err;
+    return s->build.err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -478,15 +479,15 @@ static int dt_rank(int t, int pos, int n)
 int nbcxi_build_bcast_double_tree(struct nbcx_sched_s *s,
                                   const struct nbcxi_coll_args *a)
 {
-    if (s->size == 1 || a->rcount == 0 || a->rtype->size == 0)
-        return s->err;
+    if (s->build.size == 1 || a->rcount == 0 || a->rtype->size == 0)
+        return s->build.err;
 
-    const int p = s->size, n = p - 1;
-    const int vr = nbcxi_rel_rank(s->rank, a->root, p);
+    const int p = s->build.size, n = p - 1;
+    const int vr = nbcxi_rel_rank(s->build.rank, a->root, p);
     struct frags f;
     chain_frags(s, a, a->segsize, &f);
-    if (s->err)
-        return s->err;
+    if (s->build.err)
+        return s->build.err;
     nbcx_node pack_first = -1, pack_last = -1;
     if (f.packed)
         pack_nodes(s, vr == 0, a->rbuf, a->rcount, a->rtype, f.base,
@@ -540,5 +541,5 @@ int nbcxi_build_bcast_double_tree(struct nbcx_sched_s *s,
             last[q] = sn;
         }
     }
-    return s->err;
+    return s->build.err;
 }

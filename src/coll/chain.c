@@ -36,8 +36,8 @@ static uint64_t isqrt(uint64_t x) /* floor(sqrt(x)), digit by digit */
 size_t nbcxi_chain_segsize(const struct nbcx_sched_s *s,
                            const struct nbcxi_coll_args *a, size_t nbytes)
 {
-    const int p = s->size;
-    if (!a->segsize_auto || p <= NBCXI_ON_NODE || s->comm->tp->one_node)
+    const int p = s->build.size;
+    if (!a->segsize_auto || p <= NBCXI_ON_NODE || s->build.comm->tp->one_node)
         return a->segsize;
     uint64_t f =
         isqrt(2 * (uint64_t)nbytes * NBCXI_GAP_BYTES / (uint64_t)(p - 1));

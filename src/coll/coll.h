@@ -4,7 +4,7 @@
  * A builder turns (rank, size, arguments) into one rank's DAG: it never
  * sends, never blocks, keeps no global state. It emits nodes with
  * nbcxi_send/recv/reduce_node/copy/call and edges with nbcxi_dep (sched/sched.h),
- * and returns s->err (the builder helpers record the first failure and
+ * and returns s->build.err (the builder helpers record the first failure and
  * ignore later calls, so checking once at the end is enough).
  *
  * Rules every builder follows
@@ -185,14 +185,14 @@ static inline size_t nbcxi_block_bytes(struct nbcxi_block b)
  * same bytes (MPI requires matching type signatures); when they do not,
  * NBCX_ERR_TRUNCATE, before anything is posted, rather than a copy past
  * the end of the smaller block. Returns the copy node (or -1: nothing to
- * copy, or an error recorded in s->err). */
+ * copy, or an error recorded in s->build.err). */
 static inline nbcx_node nbcxi_copy_block(struct nbcx_sched_s *s,
                                          struct nbcxi_block from,
                                          struct nbcxi_block to)
 {
     if (nbcxi_block_bytes(from) != nbcxi_block_bytes(to)) {
-        if (!s->err)
-            s->err = NBCX_ERR_TRUNCATE;
+        if (!s->build.err)
+            s->build.err = NBCX_ERR_TRUNCATE;
         return -1;
     }
     if (nbcxi_block_bytes(to) == 0)

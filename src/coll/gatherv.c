@@ -15,12 +15,12 @@
 int nbcxi_build_gatherv_linear(struct nbcx_sched_s *s,
                               const struct nbcxi_coll_args *a)
 {
-    if (s->rank != a->root) {
+    if (s->build.rank != a->root) {
         if ((size_t)a->scount * a->stype->size > 0)
             nbcxi_send(s, a->sbuf, a->scount, a->stype, a->root, 0);
-        return s->err;
+        return s->build.err;
     }
-    for (int r = 0; r < s->size; r++) {
+    for (int r = 0; r < s->build.size; r++) {
         struct nbcxi_block b = nbcxi_rblock(a, r);
         struct nbcxi_block own = { (void *)(uintptr_t)a->sbuf, a->scount,
                                    a->stype };
@@ -29,5 +29,5 @@ int nbcxi_build_gatherv_linear(struct nbcx_sched_s *s,
         else if (r != a->root && nbcxi_block_bytes(b) > 0)
             nbcxi_recv(s, b.buf, b.count, b.type, r, 0);
     }
-    return s->err;
+    return s->build.err;
 }

@@ -26,7 +26,7 @@ static int exchange(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
                     bool same_send)
 {
     const struct nbcxi_topo *topo = a->topo;
-    const int me = s->rank;
+    const int me = s->build.rank;
     bool *used = NULL; /* self sources already matched */
 
     for (int i = 0; i < topo->indegree; i++) {
@@ -37,7 +37,7 @@ static int exchange(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
         if (nbcxi_block_bytes(b) > 0)
             nbcxi_recv(s, b.buf, b.count, b.type, src, topo->rtags[i]);
     }
-    for (int j = 0; j < topo->outdegree && !s->err; j++) {
+    for (int j = 0; j < topo->outdegree && !s->build.err; j++) {
         int dst = topo->destinations[j];
         if (dst == NBCX_PROC_NULL)
             continue;
@@ -65,7 +65,7 @@ static int exchange(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
         nbcxi_copy_block(s, b, nbcxi_rblock(a, i));
     }
     free(used);
-    return s->err;
+    return s->build.err;
 }
 
 int nbcxi_build_neighbor_allgather_linear(struct nbcx_sched_s *s,

@@ -75,7 +75,7 @@ static int reduce_self(struct nbcx_sched_s *s,
     if (a->sbuf != a->rbuf)
         nbcxi_copy(s, a->sbuf, a->rcount, a->rtype, a->rbuf, a->rcount,
                    a->rtype);
-    return s->err;
+    return s->build.err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -91,20 +91,20 @@ enum { TAG_TREE = 0, TAG_RESULT = 1 };
 static int reduce_tree(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
                        int k)
 {
-    int size = s->size, count = a->rcount;
+    int size = s->build.size, count = a->rcount;
     struct nbcx_datatype_s *t = a->rtype;
     struct nbcx_op_s *op = a->op;
     if (count == 0 || t->size == 0)
-        return s->err;
+        return s->build.err;
     if (size == 1)
         return reduce_self(s, a);
 
-    bool at_root = s->rank == a->root;
+    bool at_root = s->build.rank == a->root;
     bool in_place = at_root && a->sbuf == a->rbuf;
     /* The tree's root computes the result: the real root, or rank 0 for
      * a non-commutative operation. */
     int troot = op->commutative ? a->root : 0;
-    int vr = nbcxi_rel_rank(s->rank, troot, size);
+    int vr = nbcxi_rel_rank(s->build.rank, troot, size);
     bool result_here = vr == 0 && at_root; /* the tree ends in rbuf */
     /* Commutative in place: fold every child into rbuf directly. */
     bool fold_into_rbuf = in_place && op->commutative;
@@ -170,7 +170,7 @@ static int reduce_tree(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
         nbcx_node send = nbcxi_send(s, acc, count, t, a->root, TAG_RESULT);
         nbcxi_dep(s, last, send);
     }
-    return s->err;
+    return s->build.err;
 }
 
 int nbcxi_build_reduce_binomial(struct nbcx_sched_s *s,
@@ -192,17 +192,17 @@ int nbcxi_build_reduce_knomial(struct nbcx_sched_s *s,
 int nbcxi_build_reduce_chain(struct nbcx_sched_s *s,
                             const struct nbcxi_coll_args *a)
 {
-    int size = s->size, count = a->rcount;
+    int size = s->build.size, count = a->rcount;
     struct nbcx_datatype_s *t = a->rtype;
     struct nbcx_op_s *op = a->op;
     if (!op->commutative && a->root != 0)
         return nbcxi_build_reduce_binomial(s, a);
     if (count == 0 || t->size == 0)
-        return s->err;
+        return s->build.err;
     if (size == 1)
         return reduce_self(s, a);
 
-    int vr = nbcxi_rel_rank(s->rank, a->root, size);
+    int vr = nbcxi_rel_rank(s->build.rank, a->root, size);
     int to = vr > 0 ? nbcxi_abs_rank(vr - 1, a->root, size) : -1;
     int from = vr < size - 1 ? nbcxi_abs_rank(vr + 1, a->root, size) : -1;
     bool in_place = vr == 0 && a->sbuf == a->rbuf;
@@ -257,5 +257,5 @@ int nbcxi_build_reduce_chain(struct nbcx_sched_s *s,
             prev_send = send;
         }
     }
-    return s->err;
+    return s->build.err;
 }

@@ -51,11 +51,11 @@ static int count_of(const struct nbcxi_coll_args *a, int i)
 static int *block_offsets(const struct nbcx_sched_s *s,
                           const struct nbcxi_coll_args *a)
 {
-    int *off = malloc(sizeof(int) * ((size_t)s->size + 1));
+    int *off = malloc(sizeof(int) * ((size_t)s->build.size + 1));
     if (!off)
         return NULL;
     off[0] = 0;
-    for (int i = 0; i < s->size; i++)
+    for (int i = 0; i < s->build.size; i++)
         off[i + 1] = off[i] + count_of(a, i);
     return off;
 }
@@ -73,7 +73,7 @@ static int mod(long x, int p)
 int nbcxi_build_reduce_scatter_pairwise(struct nbcx_sched_s *s,
                                        const struct nbcxi_coll_args *a)
 {
-    const int p = s->size, me = s->rank;
+    const int p = s->build.size, me = s->build.rank;
     struct nbcx_datatype_s *t = a->rtype;
     const bool in_place = a->sbuf == a->rbuf;
     const int n = count_of(a, me);
@@ -86,7 +86,7 @@ int nbcxi_build_reduce_scatter_pairwise(struct nbcx_sched_s *s,
         if (!in_place && n > 0)
             nbcxi_copy(s, own, n, t, a->rbuf, n, t);
         free(off);
-        return s->err;
+        return s->build.err;
     }
 
     /* Sends, in pairwise order; in place they read rbuf, so the result
@@ -104,7 +104,7 @@ int nbcxi_build_reduce_scatter_pairwise(struct nbcx_sched_s *s,
     }
     if (n == 0) {
         free(off);
-        return s->err;
+        return s->build.err;
     }
 
     /* The contributions to the own block: buf[j], received by recv[j]. */
@@ -159,7 +159,7 @@ int nbcxi_build_reduce_scatter_pairwise(struct nbcx_sched_s *s,
     free(buf);
     free(ready);
     free(off);
-    return s->err;
+    return s->build.err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -169,7 +169,7 @@ int nbcxi_build_reduce_scatter_pairwise(struct nbcx_sched_s *s,
 int nbcxi_build_reduce_scatter_reduce_scatterv(struct nbcx_sched_s *s,
                                               const struct nbcxi_coll_args *a)
 {
-    const int p = s->size, me = s->rank;
+    const int p = s->build.size, me = s->build.rank;
     struct nbcx_datatype_s *t = a->rtype;
     const bool in_place = a->sbuf == a->rbuf;
     int *off = block_offsets(s, a);
@@ -188,22 +188,23 @@ int nbcxi_build_reduce_scatter_reduce_scatterv(struct nbcx_sched_s *s,
     r.rcount = total;
     r.rv = (struct nbcxi_vside){ 0 };
     r.rbuf = me == 0 ? nbcxi_sched_tmp_typed(s, total, t) : NULL;
-    if (s->err) {
+    if (s->build.err) {
         free(off);
-        return s->err;
+        return s->build.err;
     }
     nbcxi_build_reduce_binomial(s, &r);
-    const int mid = s->nnodes;
+    const int mid = s->build.nnodes;
     /* Sinks of the reduction part: nodes with no successor. */
     bool *has_succ = calloc((size_t)(mid > 0 ? mid : 1), sizeof(bool));
     if (!has_succ) {
         free(off);
         return NBCX_ERR_NOMEM;
     }
-    for (int e = 0; e < s->nedges; e++)
-        has_succ[s->edges[e].from] = true;
+    for (int e = 0; e < s->build.nedges; e++)
+        has_succ[s->build.edges[e].from] = true;
 
-    nbcx_node first = s->nnodes; /* scatter nodes that wait for the sinks */
+    /* scatter nodes that wait for the sinks */
+    nbcx_node first = s->build.nnodes;
     if (me == 0) {
         for (int j = 1; j < p; j++)
             if (count_of(a, j) > 0)
@@ -218,13 +219,13 @@ int nbcxi_build_reduce_scatter_reduce_scatterv(struct nbcx_sched_s *s,
         if (!in_place)
             first = rv + 1; /* posted at start: nothing waits */
     }
-    for (nbcx_node b = first; b < s->nnodes && !s->err; b++)
+    for (nbcx_node b = first; b < s->build.nnodes && !s->build.err; b++)
         for (nbcx_node n = 0; n < mid; n++)
             if (!has_succ[n])
                 nbcxi_dep(s, n, b);
     free(has_succ);
     free(off);
-    return s->err;
+    return s->build.err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -264,7 +265,7 @@ static int rh_first(int v, int rem)
 int nbcxi_build_reduce_scatter_recursive_halving(
     struct nbcx_sched_s *s, const struct nbcxi_coll_args *a)
 {
-    const int p = s->size, me = s->rank;
+    const int p = s->build.size, me = s->build.rank;
     struct nbcx_datatype_s *t = a->rtype;
     const bool in_place = a->sbuf == a->rbuf;
     if (!a->op->commutative)
@@ -278,7 +279,7 @@ int nbcxi_build_reduce_scatter_recursive_halving(
             nbcxi_copy(s, nbcxi_at(a->sbuf, off[me], 1, t), n, t, a->rbuf, n,
                        t);
         free(off);
-        return s->err;
+        return s->build.err;
     }
     const int total = off[p];
     int rounds;
@@ -301,12 +302,12 @@ int nbcxi_build_reduce_scatter_recursive_halving(
                     nbcxi_dep(s, sn, rv);
             }
             free(off);
-            return s->err;
+            return s->build.err;
         }
         char *fold = nbcxi_sched_tmp_typed(s, total, t);
         if (!fold) {
             free(off);
-            return s->err;
+            return s->build.err;
         }
         nbcx_node rv = nbcxi_recv(s, fold, total, t, me - 1, TAG_RH_FOLD);
         nbcx_node red = nbcxi_reduce_node(s, a->sbuf, fold, total, t, a->op);
@@ -333,7 +334,7 @@ int nbcxi_build_reduce_scatter_recursive_halving(
     char *tmp = nbcxi_sched_tmp_typed(s, (int)NBCXI_MAX(need, 1L), t);
     if (!tmp) {
         free(off);
-        return s->err;
+        return s->build.err;
     }
     int toff = 0, lo = 0, hi = pof2;
     for (int k = 0; k < rounds; k++) {
@@ -391,5 +392,5 @@ int nbcxi_build_reduce_scatter_recursive_halving(
     }
 #undef RH_OFF
     free(off);
-    return s->err;
+    return s->build.err;
 }

@@ -44,7 +44,7 @@ static inline size_t nbcxi_rooted_block_bytes(const struct nbcx_sched_s *s,
                                               const struct nbcxi_coll_args *a,
                                               bool up)
 {
-    return nbcxi_block_bytes(s->rank == a->root ? nbcxi_rooted_all(a, up)
+    return nbcxi_block_bytes(s->build.rank == a->root ? nbcxi_rooted_all(a, up)
                                                 : nbcxi_rooted_one(a, up));
 }
 
@@ -109,13 +109,13 @@ static inline int nbcxi_rooted_linear(struct nbcx_sched_s *s,
                                       bool up)
 {
     if (nbcxi_rooted_block_bytes(s, a, up) == 0)
-        return s->err;
-    if (s->rank != a->root) {
+        return s->build.err;
+    if (s->build.rank != a->root) {
         nbcxi_rooted_msg(s, up, nbcxi_rooted_one(a, up), a->root);
-        return s->err;
+        return s->build.err;
     }
     struct nbcxi_block all = nbcxi_rooted_all(a, up);
-    for (int r = 0; r < s->size; r++)
+    for (int r = 0; r < s->build.size; r++)
         if (r != a->root)
             nbcxi_rooted_msg(s, !up,
                              (struct nbcxi_block){ nbcxi_at(all.buf, r,
@@ -124,7 +124,7 @@ static inline int nbcxi_rooted_linear(struct nbcx_sched_s *s,
                                                    all.count, all.type },
                              r);
     nbcxi_rooted_own(s, a, up);
-    return s->err;
+    return s->build.err;
 }
 
 /* At the root: the message with child c of the n packed blocks of
@@ -137,7 +137,7 @@ static inline nbcx_node nbcxi_rooted_range(struct nbcx_sched_s *s,
                                            bool up, size_t nb, int c, int n)
 {
     struct nbcxi_block all = nbcxi_rooted_all(a, up);
-    int size = s->size;
+    int size = s->build.size;
     int child = nbcxi_abs_rank(c, a->root, size);
     int n1 = NBCXI_MIN(n, size - child); /* blocks before the wrap */
     char *direct = nbcxi_contig_bytes(all.buf, all.type);
@@ -169,16 +169,16 @@ static inline int nbcxi_rooted_tree(struct nbcx_sched_s *s,
                                     int k)
 {
     enum nbcxi_tree_dir dir = up ? NBCXI_TREE_UP : NBCXI_TREE_DOWN;
-    int size = s->size;
+    int size = s->build.size;
     size_t nb = nbcxi_rooted_block_bytes(s, a, up);
     if (nb == 0)
-        return s->err;
+        return s->build.err;
     /* Packed subtrees are sent with an int byte count. */
     if (nb > (size_t)INT_MAX / (size_t)size)
         return nbcxi_rooted_linear(s, a, up);
 
     nbcxi_sched_tree(s, nbcxi_knomial_height(size, k));
-    int vr = nbcxi_rel_rank(s->rank, a->root, size);
+    int vr = nbcxi_rel_rank(s->build.rank, a->root, size);
     long top = nbcxi_knomial_top_mask(vr, size, k);
     if (vr == 0) { /* children with the largest subtrees first */
         for (long m = top; m > 0; m /= k)
@@ -191,7 +191,7 @@ static inline int nbcxi_rooted_tree(struct nbcx_sched_s *s,
                             nbcxi_knomial_level(m, k), dir);
             }
         nbcxi_rooted_own(s, a, up);
-        return s->err;
+        return s->build.err;
     }
 
     struct nbcxi_block one = nbcxi_rooted_one(a, up);
@@ -207,7 +207,7 @@ static inline int nbcxi_rooted_tree(struct nbcx_sched_s *s,
                                          nbcxi_type(NBCX_BYTE) },
                                      parent),
                     parent_level, dir);
-        return s->err;
+        return s->build.err;
     }
 
     /* The own block is the first of the subtree's packed blocks: packed
@@ -235,7 +235,7 @@ static inline int nbcxi_rooted_tree(struct nbcx_sched_s *s,
     if (!up)
         nbcxi_rooted_dep(s, up, nbcxi_rooted_copy(s, up, one, own),
                          to_parent);
-    return s->err;
+    return s->build.err;
 }
 
 static inline int nbcxi_rooted_binomial(struct nbcx_sched_s *s,

@@ -48,11 +48,11 @@ enum { NTAGS = NBCX_SCHED_TAG_MAX + 1 };
 static int build_linear(struct nbcx_sched_s *s,
                         const struct nbcxi_coll_args *a, bool exclusive)
 {
-    const int p = s->size, r = s->rank, count = a->rcount;
+    const int p = s->build.size, r = s->build.rank, count = a->rcount;
     struct nbcx_datatype_s *t = a->rtype;
     const bool in_place = a->sbuf == a->rbuf;
     if (count == 0)
-        return s->err;
+        return s->build.err;
 
     /* Fragments of `per` elements: at most NTAGS of them. */
     size_t per = NBCXI_MAX((size_t)1, a->segsize / t->size);
@@ -97,7 +97,7 @@ static int build_linear(struct nbcx_sched_s *s,
         nbcxi_dep(s, cp, red);
         nbcxi_dep(s, red, nbcxi_send(s, next, n, t, r + 1, k));
     }
-    return s->err;
+    return s->build.err;
 }
 
 int nbcxi_build_scan_linear(struct nbcx_sched_s *s,
@@ -119,15 +119,15 @@ int nbcxi_build_exscan_linear(struct nbcx_sched_s *s,
 static int build_rd(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
                     bool exclusive)
 {
-    const int p = s->size, r = s->rank, count = a->rcount;
+    const int p = s->build.size, r = s->build.rank, count = a->rcount;
     struct nbcx_datatype_s *t = a->rtype;
     const bool in_place = a->sbuf == a->rbuf;
     if (count == 0)
-        return s->err;
+        return s->build.err;
     if (p == 1) {
         if (!exclusive && !in_place)
             nbcxi_copy(s, a->sbuf, count, t, a->rbuf, count, t);
-        return s->err;
+        return s->build.err;
     }
 
     /* The last round with a partner: the partial is not needed after. */
@@ -182,7 +182,7 @@ static int build_rd(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
             pw = red;
         }
     }
-    return s->err;
+    return s->build.err;
 }
 
 int nbcxi_build_scan_recursive_doubling(struct nbcx_sched_s *s,

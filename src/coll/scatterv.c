@@ -12,12 +12,12 @@
 int nbcxi_build_scatterv_linear(struct nbcx_sched_s *s,
                                const struct nbcxi_coll_args *a)
 {
-    if (s->rank != a->root) {
+    if (s->build.rank != a->root) {
         if ((size_t)a->rcount * a->rtype->size > 0)
             nbcxi_recv(s, a->rbuf, a->rcount, a->rtype, a->root, 0);
-        return s->err;
+        return s->build.err;
     }
-    for (int r = 0; r < s->size; r++) {
+    for (int r = 0; r < s->build.size; r++) {
         struct nbcxi_block b = nbcxi_sblock(a, r);
         if (r == a->root && !a->in_place)
             nbcxi_copy_block(s, b,
@@ -26,5 +26,5 @@ int nbcxi_build_scatterv_linear(struct nbcx_sched_s *s,
         else if (r != a->root && nbcxi_block_bytes(b) > 0)
             nbcxi_send(s, b.buf, b.count, b.type, r, 0);
     }
-    return s->err;
+    return s->build.err;
 }

@@ -309,7 +309,7 @@ static size_t vector_bytes(const struct nbcx_sched_s *s,
                            const struct nbcxi_coll_args *a)
 {
     size_t n = 0;
-    for (int i = 0; i < s->size; i++)
+    for (int i = 0; i < s->build.size; i++)
         n += (size_t)(a->rv.counts ? a->rv.counts[i] : a->rcount);
     return n * a->rtype->size;
 }
@@ -490,7 +490,7 @@ static const char *automatic(enum nbcxi_coll coll,
                              const struct nbcx_sched_s *s,
                              const struct nbcxi_coll_args *a)
 {
-    int p = s->size;
+    int p = s->build.size;
     size_t rbytes = a->rtype ? (size_t)a->rcount * a->rtype->size : 0;
     size_t block = message_bytes(a);
     const bool node = p <= ON_NODE;
@@ -507,7 +507,8 @@ static const char *automatic(enum nbcxi_coll coll,
         /* the cheapest by the model: a k-nomial tree (binomial for
          * k = 2), the chain, scatter + allgather */
         double b, raw, c = cost_chain(p, n, nbcxi_chain_segsize(s, a, rbytes)),
-                       g = cost_scatter_allgather(p, n, s->comm->tp->one_node);
+                       g = cost_scatter_allgather(p, n,
+                                                  s->build.comm->tp->one_node);
         int k = best_radix(p, n, &b, &raw);
         return (b <= c && b <= g) ? tree_name(k) : c <= g ? "chain"
                                                           : "scatter_allgather";
@@ -644,7 +645,7 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
     pthread_once(&env_once, read_env);
     if (env_error)
         return env_error;
-    const struct nbcxi_transport_ops *tp = s->comm->tp->ops;
+    const struct nbcxi_transport_ops *tp = s->build.comm->tp->ops;
     size_t chosen = segsize; /* (read once: nbcx_segsize_set may run) */
     a->segsize = chosen ? chosen
                  : tp->segsize ? tp->segsize : (size_t)DEFAULT_SEGSIZE;
@@ -664,8 +665,8 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
         const char *name = !force && prefer ? prefer : NULL;
         if (!name) { /* a rule of NBCX_TUNING, else the built-in choice */
             size_t seg = 0; /* the rule's, if it gives one */
-            name = nbcxi_tuning_choose((int)coll, s->size, message_bytes(a),
-                                       &seg);
+            name = nbcxi_tuning_choose((int)coll, s->build.size,
+                                       message_bytes(a), &seg);
             const struct nbcxi_algorithm *tuned = name ? lookup(algorithms,
                                                                 coll, name)
                                                        : NULL;
@@ -683,21 +684,23 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
          * slots), up to the size it says (NBCX_INPROC_SLOT_MAX). */
         const struct nbcxi_algorithm *native = lookup(tp->algorithms, coll,
                                                       NULL);
-        size_t max = native && tp->native_max ? tp->native_max(s->comm->tp)
-                                              : 0;
+        size_t max = native && tp->native_max
+                         ? tp->native_max(s->build.comm->tp)
+                         : 0;
         if (max > 0 && message_bytes(a) <= max && can_serve(native, s, a)) {
             alg = native;
             chosen_name = NULL;
         }
     }
-    s->op_name = coll_names[coll]; /* for diagnoses (progress/watchdog.c) */
-    s->alg_name = a->radix && chosen_name ? chosen_name : alg->name;
-    s->msg_bytes = message_bytes(a); /* (the trace's) */
+    /* for diagnoses (progress/watchdog.c) */
+    s->build.op_name = coll_names[coll];
+    s->build.alg_name = a->radix && chosen_name ? chosen_name : alg->name;
+    s->build.msg_bytes = message_bytes(a); /* (the trace's) */
     /* split progress's S for this call, if NBCX_TUNING has a rule */
-    s->split_tuned = nbcxi_tuning_split((int)coll, s->size,
+    s->build.split_tuned = nbcxi_tuning_split((int)coll, s->build.size,
                                         message_bytes(a)) + 1;
     int err = alg->build(s, a);
-    return err ? err : s->err;
+    return err ? err : s->build.err;
 }
 
 /* The selection for nbcx_info: " segsize=... barrier=auto ...". */

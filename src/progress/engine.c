@@ -78,9 +78,9 @@ static struct nbcxi_notice *notices, **notices_tail = &notices;
 static void finish(struct nbcx_request_s *r, int err)
 {
     struct nbcx_sched_s *s = r->sched;
-    if (!r->persistent && s->holds_slot) { /* its tags are free again */
-        nbcxi_slot_release(s->comm, s->slot);
-        s->holds_slot = false;
+    if (!r->persistent && s->tag.held) { /* its tags are free again */
+        nbcxi_slot_release(s->build.comm, s->tag.slot);
+        s->tag.held = false;
     }
     r->err = err;
     struct nbcxi_notice *n = r->cb_notice;
@@ -135,7 +135,7 @@ static long progress_one_locked(struct nbcx_request_s *r, bool app,
 {
     struct nbcx_sched_s *s = r->sched;
     int64_t tr0 = nbcxi_trace_now(); /* (0: not tracing) */
-    int before = s->ndone, deferred = s->ndeferred;
+    int before = s->exec.ndone, deferred = s->split.ndeferred;
     bool done;
     int err = nbcxi_sched_progress(s, app, &done);
     /* The watchdog's verdict (timeout, broken communicator; watchdog.c) */
@@ -144,8 +144,8 @@ static long progress_one_locked(struct nbcx_request_s *r, bool app,
         nbcxi_sched_abort(s, err);
         done = true;
     }
-    long advanced = s->ndone - before;
-    *wake |= s->ndeferred > deferred;
+    long advanced = s->exec.ndone - before;
+    *wake |= s->split.ndeferred > deferred;
     NBCXI_TRACE(nbcxi_trace_cpu(&r->trace, tr0));
     if (done) {
         unlink_request(r);
@@ -233,8 +233,8 @@ int nbcxi_engine_arm_locked(void)
     int fd = -1;
     for (struct nbcx_request_s *r = active; r; r = r->next) {
         struct nbcx_sched_s *s = r->sched;
-        nbcxi_transport *t = s->comm->tp;
-        if (s->npolls > 0 || !nbcxi_transport_can(t, NBCXI_CAP_WAKES))
+        nbcxi_transport *t = s->build.comm->tp;
+        if (s->exec.npolls > 0 || !nbcxi_transport_can(t, NBCXI_CAP_WAKES))
             return -1; /* a poll node, or a transport that cannot wake us */
         int f = t->ops->event_fd(t);
         if (f < 0 || (fd >= 0 && f != fd))
@@ -268,10 +268,10 @@ int64_t nbcxi_engine_transfer_end_locked(void)
     int64_t end = 0;
     for (struct nbcx_request_s *r = active; r; r = r->next) {
         struct nbcx_sched_s *s = r->sched;
-        int64_t d = s->t_begin ? nbcxi_pace_due(nbcxi_sched_bytes(s),
-                                                s->t_begin)
+        int64_t d = s->pace.t_begin ? nbcxi_pace_due(nbcxi_sched_bytes(s),
+                                                s->pace.t_begin)
                                : 0;
-        end = NBCXI_MAX(end, NBCXI_MAX(d, s->next_due));
+        end = NBCXI_MAX(end, NBCXI_MAX(d, s->pace.next_due));
     }
     return end;
 }
@@ -280,7 +280,7 @@ int64_t nbcxi_engine_next_due_locked(void)
 {
     int64_t due = 0;
     for (struct nbcx_request_s *r = active; r; r = r->next) {
-        int64_t d = r->sched->next_due;
+        int64_t d = r->sched->pace.next_due;
         if (d && (!due || d < due))
             due = d;
     }
@@ -300,7 +300,7 @@ bool nbcxi_serve_deferred_locked(void)
     bool any = false, wake = false;
     for (struct nbcx_request_s *r = active, *next; r; r = next) {
         next = r->next;
-        if (r->sched->ndeferred > 0) {
+        if (r->sched->split.ndeferred > 0) {
             progress_one_locked(r, true, &wake, 0);
             any = true;
         }
@@ -331,7 +331,8 @@ bool nbcxi_engine_begin_locked(struct nbcx_request_s *r,
 {
     struct nbcx_sched_s *s = r->sched;
     bool done,
-        in_process = nbcxi_transport_can(s->comm->tp, NBCXI_CAP_IN_PROCESS);
+        in_process = nbcxi_transport_can(s->build.comm->tp,
+                                         NBCXI_CAP_IN_PROCESS);
     int err = nbcxi_sched_begin(s, &done);
     if (done) {
         /* A communication error met while starting (the executor has
@@ -346,7 +347,7 @@ bool nbcxi_engine_begin_locked(struct nbcx_request_s *r,
     if (active)
         active->prev = r;
     active = r;
-    r->quiet_since = s->t_begin; /* the start is the application's */
+    r->quiet_since = s->pace.t_begin; /* the start is the application's */
     r->passes_seen = app_passes;
     /* In-process peers: this start (a message sent, a buffer published
      * or read) may have completed other ranks' operations, whose waiters
@@ -425,7 +426,7 @@ bool nbcxi_any_local(int count, nbcx_request reqs[])
 {
     for (int i = 0; i < count; i++)
         if (!nbcxi_request_idle(reqs[i]) && !nbcxi_request_done(reqs[i]) &&
-            nbcxi_peers_poll(reqs[i]->sched->comm))
+            nbcxi_peers_poll(reqs[i]->sched->build.comm))
             return true;
     return false;
 }

@@ -90,7 +90,7 @@ static bool copy_bound(const struct nbcx_sched_s *s)
     double limit = copy_bw();
     if (!(limit > 0))
         return false;
-    switch (s->comm->tp->medium) {
+    switch (s->build.comm->tp->medium) {
     case NBCXI_MEDIUM_NETWORK:
         return false;
     case NBCXI_MEDIUM_UNKNOWN:
@@ -114,7 +114,7 @@ static bool copy_bound(const struct nbcx_sched_s *s)
  * (docs/results/ucx, session 14). */
 static bool carried(const struct nbcx_sched_s *s, size_t bytes)
 {
-    const nbcxi_transport *tp = s->comm->tp;
+    const nbcxi_transport *tp = s->build.comm->tp;
     return bytes <= nbcxi_transport_carries(tp) && nbcxi_sched_sends_posted(s);
 }
 
@@ -141,14 +141,14 @@ static bool short_op(const struct nbcx_sched_s *s)
  * 32 KiB, or nothing measured yet): every watch looks. */
 static int64_t look_gap(const struct nbcx_sched_s *s)
 {
-    int64_t due = nbcxi_pace_due(nbcxi_sched_bytes(s), s->t_begin);
-    return due > s->t_begin ? 4 * (due - s->t_begin) : 0;
+    int64_t due = nbcxi_pace_due(nbcxi_sched_bytes(s), s->pace.t_begin);
+    return due > s->pace.t_begin ? 4 * (due - s->pace.t_begin) : 0;
 }
 
 static void auto_started_locked(struct nbcx_request_s *r, bool *wake)
 {
     struct nbcx_sched_s *s = r->sched;
-    if (nbcxi_peers_crowd(s->comm) || !short_op(s)) {
+    if (nbcxi_peers_crowd(s->build.comm) || !short_op(s)) {
         nbcxi_thread_started_locked(r, wake);
         return;
     }
@@ -169,7 +169,7 @@ static bool crowded(int count, nbcx_request reqs[])
 {
     for (int i = 0; i < count; i++) {
         if (!nbcxi_request_idle(reqs[i]) && !nbcxi_request_done(reqs[i]) &&
-            nbcxi_peers_crowd(reqs[i]->sched->comm))
+            nbcxi_peers_crowd(reqs[i]->sched->build.comm))
             return true;
     }
     return false;

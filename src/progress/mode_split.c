@@ -174,17 +174,17 @@ static int forced_levels(void)
 
 void nbcxi_split_mark(struct nbcx_sched_s *s)
 {
-    s->app_up_left = s->app_down_left = 0;
-    int h = s->tree_height;
+    s->split.app_up_left = s->split.app_down_left = 0;
+    int h = s->build.tree_height;
     if (h <= 0)
         return;
     int levels = forced_levels();
-    if (levels < 0 && s->split_tuned > 0)
-        levels = s->split_tuned - 1;
+    if (levels < 0 && s->build.split_tuned > 0)
+        levels = s->build.split_tuned - 1;
     if (levels < 0) {
         int app_cores = 0, progress_cores = 0;
         nbcxi_placement_cores(&app_cores, &progress_cores);
-        levels = nbcx_split_model(s->size, NBCXI_MAX(app_cores, 1),
+        levels = nbcx_split_model(s->build.size, NBCXI_MAX(app_cores, 1),
                                   NBCXI_MAX(progress_cores, 0), (double)h,
                                   -1, NULL, NULL, NULL);
         levels = NBCXI_MAX(levels, 0);
@@ -192,15 +192,15 @@ void nbcxi_split_mark(struct nbcx_sched_s *s)
     levels = NBCXI_MIN(levels, h);
     /* Every node is (re)marked: a persistent schedule is marked again at
      * each start, possibly with another S. */
-    for (int i = 0; i < s->nnodes; i++) {
-        struct nbcxi_node *n = &s->nodes[i];
+    for (int i = 0; i < s->build.nnodes; i++) {
+        struct nbcxi_node *n = &s->build.nodes[i];
         int lv = n->level < 0 ? -n->level : n->level;
         n->app = lv >= 1 && lv <= levels;
         if (n->app) {
             if (n->level > 0)
-                s->app_up_left++;
+                s->split.app_up_left++;
             else
-                s->app_down_left++;
+                s->split.app_down_left++;
         }
     }
 }
@@ -216,14 +216,14 @@ static void split_started_locked(struct nbcx_request_s *r, bool *wake)
 {
     nbcxi_thread_started_locked(r, wake);
     struct nbcx_sched_s *s = r->sched;
-    if (nbcxi_request_done(r) || s->app_up_left <= 0)
+    if (nbcxi_request_done(r) || s->split.app_up_left <= 0)
         return;
     if (*wake) { /* the thread must poll while we wait */
         nbcxi_thread_wake();
         *wake = false;
     }
     nbcxi_waiters++;
-    while (!nbcxi_request_done(r) && s->app_up_left > 0)
+    while (!nbcxi_request_done(r) && s->split.app_up_left > 0)
         if (!nbcxi_engine_notify_locked() && !nbcxi_serve_deferred_locked())
             pthread_cond_wait(&nbcxi_done_cv, &nbcxi_engine_lock);
     nbcxi_waiters--;

@@ -15,7 +15,7 @@
 void nbcxi_thread_started_locked(struct nbcx_request_s *r, bool *wake)
 {
     struct nbcx_sched_s *s = r->sched;
-    bool self_moving = s->nactive == 0 && nbcxi_peers_poll(s->comm);
+    bool self_moving = s->exec.nactive == 0 && nbcxi_peers_poll(s->build.comm);
     if (!self_moving && nbcxi_thread_kick_locked(false))
         *wake = true;
 }

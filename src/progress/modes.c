@@ -1,7 +1,15 @@
 /* modes.c - which progress mode is in force: NBCX_PROGRESS (read once),
- * nbcx_progress_set, and a face's refusal of threads (MPI without
- * MPI_THREAD_MULTIPLE), which leaves the caller mode. The modes
- * themselves are tables (mode_caller.c, mode_thread.c, mode_split.c).
+ * nbcx_progress_set, the capabilities of the transports (one not safe
+ * for a progress thread makes the default caller), and a face's refusal
+ * of threads (MPI without MPI_THREAD_MULTIPLE), which leaves the caller
+ * mode. The modes themselves are tables (mode_caller.c, mode_thread.c,
+ * mode_split.c, mode_auto.c).
+ *
+ * The default depends on the transports' capabilities, so it is decided
+ * once a communicator exists (nbcxi_comm_made, base/comm.c), or by the
+ * first start, mode switch or refusal of threads. Before that a report
+ * (nbcx_progress_get, nbcx_info) gives the mode the environment asks for
+ * without deciding it, and starts no thread.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,8 +25,12 @@ static const struct nbcxi_progress_mode *const modes[] = {
 };
 enum { NMODES = sizeof modes / sizeof modes[0] };
 
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static int env_mode = NBCX_PROGRESS_AUTO; /* NBCX_PROGRESS, or auto */
+static bool env_chose;                     /* NBCX_PROGRESS is set */
 static pthread_once_t mode_once = PTHREAD_ONCE_INIT;
-static _Atomic int mode;          /* nbcx_progress_mode */
+static _Atomic int mode;                   /* in force, once decided */
+static atomic_bool decided;
 static _Atomic bool threads_ok = true;
 
 static bool known(int m)
@@ -26,34 +38,57 @@ static bool known(int m)
     return m >= 0 && m < NMODES && modes[m];
 }
 
-static void read_mode(void)
+static void read_env(void)
 {
     const char *v = nbcxi_getenv("NBCX_PROGRESS");
-    int m = NBCX_PROGRESS_AUTO;
-    if (v) {
-        int k = 0;
-        while (k < NMODES && !(modes[k] && strcmp(v, modes[k]->name) == 0))
-            k++;
-        if (k < NMODES)
-            m = k;
-        else
-            fprintf(stderr, "nbcx: NBCX_PROGRESS=%s is not caller, thread, "
-                            "split or auto; using auto\n", v);
-    }
-    /* A transport not safe for a progress thread, unless the program
-     * chose a mode (transport.h, NBCXI_CAP_PROGRESS_THREAD). */
-    if (!v && atomic_load(&nbcxi_comm_no_thread))
-        m = NBCX_PROGRESS_CALLER;
-    /* A face may have refused threads before the first read. */
+    if (!v)
+        return;
+    int k = 0;
+    while (k < NMODES && !(modes[k] && strcmp(v, modes[k]->name) == 0))
+        k++;
+    if (k < NMODES)
+        env_mode = k;
+    else
+        fprintf(stderr, "nbcx: NBCX_PROGRESS=%s is not caller, thread, "
+                        "split or auto; using auto\n", v);
+    env_chose = true;
+}
+
+/* The mode the environment asks for, caller where threads were refused. */
+static int env_choice(void)
+{
+    pthread_once(&env_once, read_env);
+    int m = env_mode;
     if (modes[m]->thread && !atomic_load(&threads_ok))
         m = NBCX_PROGRESS_CALLER;
+    return m;
+}
+
+static void decide(void)
+{
+    int m = env_choice();
+    /* A transport not safe for a progress thread, unless the program
+     * chose a mode (transport.h, NBCXI_CAP_PROGRESS_THREAD). */
+    if (!env_chose && atomic_load(&nbcxi_comm_no_thread))
+        m = NBCX_PROGRESS_CALLER;
     atomic_store(&mode, m);
+    atomic_store(&decided, true);
 }
 
 const struct nbcxi_progress_mode *nbcxi_mode(void)
 {
-    pthread_once(&mode_once, read_mode);
+    pthread_once(&mode_once, decide);
     return modes[atomic_load(&mode)];
+}
+
+/* The mode a report gives: the one in force, decided now if a
+ * communicator exists; before any, the one the environment asks for,
+ * undecided (a transport may still make it caller). */
+static const struct nbcxi_progress_mode *reported(void)
+{
+    if (atomic_load(&decided) || atomic_load(&nbcxi_comm_made))
+        return nbcxi_mode();
+    return modes[env_choice()];
 }
 
 int nbcxi_progress_mode_id(void)
@@ -71,7 +106,7 @@ void nbcxi_progress_threads_allowed(bool allowed, const char *why)
 {
     if (allowed)
         return;
-    pthread_once(&mode_once, read_mode);
+    pthread_once(&mode_once, decide);
     static atomic_flag warned = ATOMIC_FLAG_INIT;
     atomic_store(&threads_ok, false);
     int m = atomic_exchange(&mode, NBCX_PROGRESS_CALLER);
@@ -85,7 +120,7 @@ int nbcx_progress_set(nbcx_progress_mode m)
 {
     if (!known((int)m))
         return NBCX_ERR_ARG;
-    pthread_once(&mode_once, read_mode);
+    pthread_once(&mode_once, decide);
     if (modes[m]->thread && !atomic_load(&threads_ok))
         return NBCX_ERR_TRANSPORT;
     pthread_mutex_lock(&nbcxi_engine_lock);
@@ -106,7 +141,7 @@ int nbcx_progress_get(nbcx_progress_mode *m)
 {
     if (!m)
         return NBCX_ERR_ARG;
-    *m = nbcxi_mode()->id;
+    *m = reported()->id;
     return NBCX_SUCCESS;
 }
 
@@ -117,9 +152,11 @@ void nbcxi_progress_shutdown(void)
 
 int nbcxi_progress_describe(char *buf, size_t len)
 {
-    const struct nbcxi_progress_mode *m = nbcxi_mode();
+    const struct nbcxi_progress_mode *m = reported();
     char where[128] = "";
-    if (m->thread && nbcxi_thread_ensure() == NBCX_SUCCESS)
+    /* (the thread runs only once the mode is decided) */
+    if (m->thread && atomic_load(&decided) &&
+        nbcxi_thread_ensure() == NBCX_SUCCESS)
         nbcxi_thread_describe(where, sizeof where);
     pthread_mutex_lock(&nbcxi_engine_lock);
     double bw = nbcxi_pace_bandwidth(); /* sched/pace.c */

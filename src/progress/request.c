@@ -19,10 +19,10 @@ static void trace(struct nbcx_request_s *r, enum trace_point at)
 {
     const struct nbcx_sched_s *s = r->sched;
     struct nbcxi_trace_op op = {
-        .op = s->op_name ? s->op_name : "schedule",
-        .alg = s->alg_name ? s->alg_name : "user",
-        .bytes = s->msg_bytes, .comm = s->comm, .rank = s->comm->rank,
-        .size = s->comm->size };
+        .op = s->build.op_name ? s->build.op_name : "schedule",
+        .alg = s->build.alg_name ? s->build.alg_name : "user",
+        .bytes = s->build.msg_bytes, .comm = s->build.comm,
+        .rank = s->build.comm->rank, .size = s->build.comm->size };
     if (at == TRACE_STARTING)
         nbcxi_trace_starting(&r->trace, &op);
     else if (at == TRACE_STARTED)
@@ -45,7 +45,7 @@ static struct nbcx_request_s *new_request(struct nbcx_sched_s *s,
     *err = nbcxi_sched_prepare(s);
     struct nbcx_request_s *r = *err ? NULL
                                     : nbcxi_pool_alloc(&nbcxi_request_pool);
-    int broken = nbcxi_comm_broken(s->comm);
+    int broken = nbcxi_comm_broken(s->build.comm);
     if (r && broken) {
         *err = broken;
     } else if (r) {
@@ -55,9 +55,10 @@ static struct nbcx_request_s *new_request(struct nbcx_sched_s *s,
          * a persistent request keeps its slot until it is freed, so it
          * may be started in any order. A failure here uses the number up
          * all the same: the ranks stay in step. */
-        s->persistent = persistent;
-        *err = nbcxi_slot_take(s->comm, persistent, &s->seq, &s->slot);
-        s->holds_slot = *err == NBCX_SUCCESS;
+        s->build.persistent = persistent;
+        *err = nbcxi_slot_take(s->build.comm, persistent, &s->tag.seq,
+                               &s->tag.slot);
+        s->tag.held = *err == NBCX_SUCCESS;
     }
     if (!r || *err) {
         nbcxi_pool_free(&nbcxi_request_pool, r, NBCXI_DEAD_MAGIC);
@@ -134,15 +135,15 @@ static void activate_now(struct nbcx_request_s *r)
                                               "could not be created");
         m = &nbcxi_caller_mode;
     }
-    for (int i = 0; i < s->nnodes; i++)
-        s->nodes[i].app = false;
-    s->app_up_left = s->app_down_left = 0;
+    for (int i = 0; i < s->build.nnodes; i++)
+        s->build.nodes[i].app = false;
+    s->split.app_up_left = s->split.app_down_left = 0;
     if (m->prepare)
         m->prepare(s);
 
     /* Where a progress thread will adopt it, a start does not wait for
      * the lock (above). */
-    if (nbcxi_mode_hands_off(m, s->comm->tp) && nbcxi_thread_live()) {
+    if (nbcxi_mode_hands_off(m, s->build.comm->tp) && nbcxi_thread_live()) {
         if (pthread_mutex_trylock(&nbcxi_engine_lock) != 0) {
             nbcxi_engine_hand_over(r, m);
             nbcxi_thread_wake();
@@ -218,7 +219,7 @@ static int check_startable(const char *fn, nbcx_request r)
         return nbcxi_error(NBCX_ERR_REQUEST, "%s: request %p is already "
                            "active (started and not yet completed by a "
                            "wait or test)", fn, (void *)r);
-    return nbcxi_comm_broken(r->sched->comm);
+    return nbcxi_comm_broken(r->sched->build.comm);
 }
 
 /* A persistent request with a callback needs a notice for this start's

@@ -17,7 +17,7 @@ struct nbcx_request_s {
     /* Persistent (nbcx_<op>_init): kept after completion; started is
      * whether it has been started since it last completed and was
      * reported (owner thread only). The request keeps its own copy of
-     * sched->persistent (set together, in new_request) because a
+     * sched->build.persistent (set together, in new_request) because a
      * nonblocking request outlives its schedule: the schedule is retired
      * at completion (to the cache, or destroyed), and the handle is still
      * tested and freed after that. */

@@ -171,15 +171,15 @@ static void put_node(struct out *o, const char *indent,
                      const struct nbcx_sched_s *s, int id, int slot,
                      const char *state, int64_t now)
 {
-    const struct nbcxi_node *nd = &s->nodes[id];
+    const struct nbcxi_node *nd = &s->build.nodes[id];
     put(o, "nbcx: %snode %d: %s", indent, id, kind_name(nd->kind));
     if (nd->kind == NBCXI_NODE_SEND || nd->kind == NBCXI_NODE_RECV) {
         put(o, " %s peer rank %d, tag %d (schedule tag %d), %zu bytes",
             nd->kind == NBCXI_NODE_SEND ? "to" : "from", nd->u.p2p.peer,
-            nbcxi_tag(s->slot, nd->u.p2p.tag), nd->u.p2p.tag,
+            nbcxi_tag(s->tag.slot, nd->u.p2p.tag), nd->u.p2p.tag,
             (size_t)nd->u.p2p.count * nd->u.p2p.type->size);
-        if (slot >= 0 && s->req_t0 && s->req_t0[slot] > 0)
-            put(o, ", posted %.2f s ago", secs(now - s->req_t0[slot]));
+        if (slot >= 0 && s->pace.req_t0 && s->pace.req_t0[slot] > 0)
+            put(o, ", posted %.2f s ago", secs(now - s->pace.req_t0[slot]));
     }
     put(o, "%s\n", state);
 }
@@ -188,22 +188,25 @@ static void put_node(struct out *o, const char *indent,
 static void put_pending(struct out *o, const char *indent,
                         const struct nbcx_sched_s *s, int max, int64_t now)
 {
-    int shown = 0, total = s->nactive + s->npolls + s->ndeferred;
-    for (int i = 0; i < s->nactive && shown < max; i++, shown++)
-        put_node(o, indent, s, s->req_node[i], i,
-                 i >= s->nactive - s->unstarted ? " (not started)" : "",
+    int shown = 0;
+    int total = s->exec.nactive + s->exec.npolls + s->split.ndeferred;
+    for (int i = 0; i < s->exec.nactive && shown < max; i++, shown++)
+        put_node(o, indent, s, s->exec.req_node[i], i,
+                 i >= s->exec.nactive - s->persist.unstarted
+                     ? " (not started)"
+                     : "",
                  now);
-    for (int i = 0; i < s->npolls && shown < max; i++, shown++)
-        put_node(o, indent, s, s->polls[i], -1,
+    for (int i = 0; i < s->exec.npolls && shown < max; i++, shown++)
+        put_node(o, indent, s, s->exec.polls[i], -1,
                  " (waiting for other ranks' shared-memory slots)", now);
-    for (int i = 0; i < s->ndeferred && shown < max; i++, shown++)
-        put_node(o, indent, s, s->deferred[i], -1,
+    for (int i = 0; i < s->split.ndeferred && shown < max; i++, shown++)
+        put_node(o, indent, s, s->split.deferred[i], -1,
                  " (ready, for the application thread)", now);
     if (total > shown)
         put(o, "nbcx: %s... and %d more pending nodes\n", indent,
             total - shown);
-    int blocked = s->nnodes - s->ndone - total -
-                  (s->ready_tail - s->ready_head);
+    int blocked = s->build.nnodes - s->exec.ndone - total -
+                  (s->exec.ready_tail - s->exec.ready_head);
     if (blocked > 0)
         put(o, "nbcx: %s%d more nodes wait for these\n", indent, blocked);
 }
@@ -213,10 +216,11 @@ static void put_title(struct out *o, const struct nbcx_sched_s *s,
 {
     put(o, "%s%s #%u (algorithm %s) on rank %d of %d: %d of %d nodes "
         "done, no progress for %.2f s",
-        s->op_name ? s->op_name : "user schedule",
-        s->persistent ? " (persistent)" : "", s->seq,
-        s->alg_name ? s->alg_name : "-", s->rank, s->size, s->ndone,
-        s->nnodes, s->wd_since ? secs(now - s->wd_since) : 0.0);
+        s->build.op_name ? s->build.op_name : "user schedule",
+        s->build.persistent ? " (persistent)" : "", s->tag.seq,
+        s->build.alg_name ? s->build.alg_name : "-", s->build.rank,
+        s->build.size, s->exec.ndone, s->build.nnodes,
+        s->watch.since ? secs(now - s->watch.since) : 0.0);
 }
 
 static void emit(struct out *o)
@@ -236,8 +240,8 @@ static void diagnose(struct nbcx_sched_s *s, int64_t now, int64_t limit)
     put(&o, " (timeout %.2f s)\n", secs(limit));
     put_pending(&o, "  ", s, DIAG_NODES, now);
     put(&o, "nbcx: the communicator (rank %d of %d) is broken: its "
-        "operations fail with NBCX_ERR_TIMEOUT; free it\n", s->rank,
-        s->size);
+        "operations fail with NBCX_ERR_TIMEOUT; free it\n", s->build.rank,
+        s->build.size);
     emit(&o);
 }
 
@@ -259,7 +263,7 @@ static void dump_all(struct nbcx_request_s *active, int64_t now,
          r = r->next, shown++) {
         put(&o, "nbcx: ");
         put_title(&o, r->sched, now);
-        put(&o, "%s\n", nbcxi_comm_broken(r->sched->comm)
+        put(&o, "%s\n", nbcxi_comm_broken(r->sched->build.comm)
                             ? " (communicator broken)" : "");
         put_pending(&o, "  ", r->sched, DUMP_NODES, now);
     }
@@ -290,7 +294,7 @@ int64_t nbcxi_watchdog_pass_locked(struct nbcx_request_s *active)
 
 int nbcxi_watchdog_verdict_locked(struct nbcx_sched_s *s, int64_t now)
 {
-    struct nbcx_comm_s *c = s->comm;
+    struct nbcx_comm_s *c = s->build.comm;
     /* Broken by a timeout: the other operations in flight end too (they
      * would only time out one by one). */
     if (nbcxi_comm_broken(c) == NBCX_ERR_TIMEOUT)
@@ -298,12 +302,13 @@ int nbcxi_watchdog_verdict_locked(struct nbcx_sched_s *s, int64_t now)
     /* Work set aside for the application thread (split mode) waits for
      * this rank's own application to call nbcx, not for a peer: no
      * stall while there is some. */
-    if (s->ndone != s->wd_ndone || !s->wd_since || s->ndeferred > 0) {
-        s->wd_ndone = s->ndone;
-        s->wd_since = now;
+    if (s->exec.ndone != s->watch.ndone || !s->watch.since ||
+        s->split.ndeferred > 0) {
+        s->watch.ndone = s->exec.ndone;
+        s->watch.since = now;
         return NBCX_SUCCESS;
     }
-    int64_t idle = now - s->wd_since;
+    int64_t idle = now - s->watch.since;
     int64_t limit = nbcxi_watchdog_timeout_ns(c);
     if (limit > 0 && idle >= limit) {
         int expected = 0;

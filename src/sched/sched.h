@@ -36,7 +36,7 @@ struct nbcxi_node {
     bool app;      /* run only by the application thread (split mode) */
     int npred;     /* predecessors */
     int pending;   /* predecessors not yet done (run time) */
-    int succ;      /* first successor in sched->succ (CSR) */
+    int succ;      /* first successor in sched->exec.succ (CSR) */
     int nsucc;
     union {
         struct { void *buf; int count; struct nbcx_datatype_s *type;
@@ -57,7 +57,7 @@ struct nbcxi_edge { int from, to; };
 
 struct nbcx_sched_s;
 /* An upper layer that keeps completed schedules for reuse (the schedule
- * cache) labels one with itself (s->keeper, s->keep_key). done() is
+ * cache) labels one with itself (s->keep.by, s->keep.key). done() is
  * handed the schedule when its operation is over (nbcxi_sched_retire);
  * forget() drops the label when the schedule is destroyed. */
 struct nbcxi_sched_keeper {
@@ -65,84 +65,122 @@ struct nbcxi_sched_keeper {
     void (*forget)(struct nbcx_sched_s *s);
 };
 
+/* A schedule's state, in groups: each part of the library writes its own
+ * group and reads the others at most.
+ *
+ *   build    the builder's view: the graph and what the builders say about
+ *            it. The only group coll/ touches (through the helpers below,
+ *            or reading back what it built); api/builder.c and model/ build
+ *            through it too. Read by the executor, progress/ and model/.
+ *   exec     the executor's run state (sched/executor.c), set up by
+ *            nbcxi_sched_prepare and nbcxi_sched_begin.
+ *   tag      the operation's tags, taken and released by progress/
+ *            (request.c, engine.c); the executor reads them.
+ *   pace     progress pacing (sched/pace.c, written by the executor; the
+ *            progress engine and auto mode read it).
+ *   persist  persistent operations' prepared requests (the executor).
+ *   keep     who keeps the schedule for reuse (api/cache.c).
+ *   split    split-tree progress's run state (the executor,
+ *            progress/mode_split.c).
+ *   watch    the watchdog's view (progress/watchdog.c).
+ */
 struct nbcx_sched_s {
-    struct nbcx_comm_s *comm; /* retained */
-    int rank, size;
-    struct nbcxi_node *nodes;
-    int nnodes, nodes_cap;
-    struct nbcxi_edge *edges;
-    int nedges, edges_cap;
-    void **tmps;              /* scratch buffers owned by the schedule */
-    int ntmps, tmps_cap;
-    int err;                  /* first error met while building */
-    size_t send_bytes;        /* bytes of all send nodes (prepare) */
-    size_t recv_bytes;        /* bytes of all receive nodes (prepare) */
-
-    /* execution state, set up by nbcxi_sched_begin */
-    int *succ;                /* CSR successor lists */
-    int *ready;               /* FIFO of nodes ready to run */
-    int ready_head, ready_tail;
-    unsigned char *reqs;      /* active transport requests (slots) */
-    int *req_node;            /* node of each active slot */
-    int *done_idx;            /* scratch for testsome */
-    int nactive;
-    int *polls;               /* POLL nodes started and not yet done */
-    int npolls;
-    int ndone;
-    unsigned seq;             /* sequence number of this operation */
-    unsigned slot;            /* its tag slot (struct nbcx_comm_s) */
-    bool holds_slot;          /* slot taken and not yet released */
-    bool persistent;          /* planned by an nbcx_<op>_init (builders
+    struct {
+        struct nbcx_comm_s *comm; /* retained */
+        int rank, size;
+        struct nbcxi_node *nodes;
+        int nnodes, nodes_cap;
+        struct nbcxi_edge *edges;
+        int nedges, edges_cap;
+        void **tmps;          /* scratch buffers owned by the schedule */
+        int ntmps, tmps_cap;
+        int err;              /* first error met while building */
+        bool persistent;      /* planned by an nbcx_<op>_init (builders
                                  read it; the request has its own copy,
                                  progress/request.h) */
+        /* split-tree progress (progress/mode_split.c): levels of the
+         * binomial tree (nbcxi_sched_tree), 0: none */
+        int tree_height;
+        /* labels coll/select.c gives the schedule: the collective and
+         * algorithm (NULL: a user schedule), for diagnoses
+         * (progress/watchdog.c); the call's message size, for the trace
+         * (base/trace.h); S + 1 from a split rule of NBCX_TUNING, 0: none */
+        const char *op_name, *alg_name;
+        size_t msg_bytes;
+        int split_tuned;
+    } build;
 
-    /* progress pacing: when each active slot was posted, and the
-     * earliest predicted completion of the active requests (ns, 0 if
-     * none can be predicted), see sched/pace.c */
-    int64_t *req_t0;
-    int64_t next_due;
-    int64_t t_begin;          /* when the operation began (ns); 0 if
+    struct {
+        size_t send_bytes;    /* bytes of all send nodes (prepare) */
+        size_t recv_bytes;    /* bytes of all receive nodes (prepare) */
+        int *succ;            /* CSR successor lists */
+        int *ready;           /* FIFO of nodes ready to run */
+        int ready_head, ready_tail;
+        unsigned char *reqs;  /* active transport requests (slots) */
+        int *req_node;        /* node of each active slot */
+        int *done_idx;        /* scratch for testsome */
+        int nactive;
+        int *polls;           /* POLL nodes started and not yet done */
+        int npolls;
+        int ndone;
+    } exec;
+
+    struct {
+        unsigned seq;         /* sequence number of this operation */
+        unsigned slot;        /* its tag slot (struct nbcx_comm_s) */
+        bool held;            /* slot taken and not yet released */
+    } tag;
+
+    /* when each active slot was posted, and the earliest predicted
+     * completion of the active requests (ns, 0 if none can be
+     * predicted), see sched/pace.c */
+    struct {
+        int64_t *req_t0;
+        int64_t next_due;
+        int64_t t_begin;      /* when the operation began (ns); 0 if
                                  not timed (nbcxi_pace_timed) */
-    int64_t t_pass;           /* a timed operation's last test of its
+        int64_t t_pass;       /* a timed operation's last test of its
                                  requests (ns) */
-    int64_t t_pending;        /* and the last pass of a progress call
+        int64_t t_pending;    /* and the last pass of a progress call
                                  that left it pending (sched/pace.c) */
+    } pace;
 
     /* persistent operations: the transport's prepared request of every
      * send and receive node (NULL: post with isend/irecv), and how many
      * of the last slots are copies of prepared requests not yet started
      * (they are started together, MPI_Startall) */
-    unsigned char *prepared;
-    int unstarted;
-    int failed;   /* a persistent run failed: the error every start gives */
+    struct {
+        unsigned char *prepared;
+        int unstarted;
+        int failed;   /* a persistent run failed: the error every start gives */
+    } persist;
 
     /* who keeps the schedule for reuse once it completes (the schedule
      * cache, api/cache.c), and the key it keeps it under; NULL: nobody,
      * it is destroyed */
-    const struct nbcxi_sched_keeper *keeper;
-    void *keep_key;
+    struct {
+        const struct nbcxi_sched_keeper *by;
+        void *key;
+    } keep;
 
     /* split-tree progress (progress/mode_split.c) */
-    int tree_height;          /* levels of the binomial tree, 0: none   */
-    int *deferred;            /* ready application nodes not yet run    */
-    int ndeferred;
-    int app_up_left;          /* application nodes not done, by side    */
-    int app_down_left;
-    int split_tuned;          /* S + 1 from a split rule of NBCX_TUNING
-                                 (coll/select.c), 0: none               */
+    struct {
+        int *deferred;        /* ready application nodes not yet run    */
+        int ndeferred;
+        int app_up_left;      /* application nodes not done, by side    */
+        int app_down_left;
+    } split;
 
-    /* diagnoses (progress/watchdog.c): the collective and algorithm
-     * (coll/select.c; NULL: a user schedule), and the watchdog's view:
-     * ndone when it last looked, and since when it has not changed (ns,
-     * 0: not looked at since the start) */
-    const char *op_name, *alg_name;
-    size_t msg_bytes;         /* the call's message size (select.c), for
-                                 the trace (base/trace.h) */
-    int wd_ndone;
-    int64_t wd_since;
+    /* the watchdog's view (progress/watchdog.c): exec.ndone when it last
+     * looked, and since when it has not changed (ns, 0: not looked at
+     * since the start) */
+    struct {
+        int ndone;
+        int64_t since;
+    } watch;
 };
 
-/* Builder-side helpers used by coll/ (all set sched->err on failure and
+/* Builder-side helpers used by coll/ (all set sched->build.err on failure and
  * return it; later calls then do nothing, so a builder may check once). */
 NBCX_HIDDEN int nbcxi_sched_new(struct nbcx_comm_s *comm,
                                 struct nbcx_sched_s **out);
@@ -198,7 +236,7 @@ NBCX_HIDDEN void nbcxi_level(struct nbcx_sched_s *s, nbcx_node n, int level,
  * everything cancelled). Not thread-safe: the progress engine serialises
  * calls. begin() runs on the application thread; progress() says with
  * `app` whether it does: nodes marked app are only run when it does, and
- * are otherwise kept in s->deferred until it does. */
+ * are otherwise kept in s->split.deferred until it does. */
 /* Builds successor lists and checks the graph is acyclic (NBCX_ERR_NODE
  * otherwise); posts nothing. Idempotent. */
 NBCX_HIDDEN int nbcxi_sched_prepare(struct nbcx_sched_s *s);
@@ -212,7 +250,7 @@ NBCX_HIDDEN int nbcxi_sched_progress(struct nbcx_sched_s *s, bool app,
 /* Ends a running schedule with err (the watchdog's timeout): cancels
  * what it posted, as on a transport error. */
 NBCX_HIDDEN void nbcxi_sched_abort(struct nbcx_sched_s *s, int err);
-/* Persistent operations: after prepare() and once s->seq is set, creates
+/* Persistent operations: after prepare() and once s->tag.seq is set, creates
  * the transport's prepared request of every send and receive (when the
  * transport has them), so that begin() allocates nothing and only starts
  * them. On failure everything prepared is released. */
@@ -226,7 +264,7 @@ NBCX_HIDDEN void nbcxi_sched_release_requests(struct nbcx_sched_s *s);
  * `pending` (0: none since t0) and done by the one at now; the predicted
  * completion time of a request or operation of `bytes` posted at t0 (0:
  * no prediction yet). The progress thread sleeps until the earliest
- * (s->next_due). */
+ * (s->pace.next_due). */
 NBCX_HIDDEN void nbcxi_pace_sample(size_t bytes, int64_t t0, int64_t pending,
                                    int64_t now);
 /* Forgets every sample (tests). */
@@ -235,7 +273,8 @@ NBCX_HIDDEN void nbcxi_pace_reset(void);
  * sends and receives (a broadcast's leaf only receives). */
 static inline size_t nbcxi_sched_bytes(const struct nbcx_sched_s *s)
 {
-    return s->send_bytes > s->recv_bytes ? s->send_bytes : s->recv_bytes;
+    return s->exec.send_bytes > s->exec.recv_bytes ? s->exec.send_bytes
+                                                   : s->exec.recv_bytes;
 }
 /* Whether a request or operation of `bytes` is timed at all: smaller
  * ones are latency-bound, neither samples nor predicted, and the

@@ -3,7 +3,7 @@
  * A schedule is one rank's DAG. Building it only records: nodes in an
  * array, edges as (from, to) pairs, scratch buffers in a list. The
  * executor turns the edges into successor lists when the schedule starts.
- * Every helper records the first failure in s->err and turns later calls
+ * Every helper records the first failure in s->build.err and turns later calls
  * into no-ops returning -1, so builders can check once at the end. Nodes
  * retain the datatypes and operations they use until the schedule dies.
  */
@@ -28,9 +28,9 @@ int nbcxi_sched_new(struct nbcx_comm_s *comm, struct nbcx_sched_s **out)
         return NBCX_ERR_NOMEM;
     atomic_fetch_add(&live_scheds, 1);
     nbcxi_comm_retain(comm);
-    s->comm = comm;
-    s->rank = comm->rank;
-    s->size = comm->size;
+    s->build.comm = comm;
+    s->build.rank = comm->rank;
+    s->build.size = comm->size;
     *out = s;
     return NBCX_SUCCESS;
 }
@@ -68,34 +68,34 @@ void nbcxi_sched_destroy(struct nbcx_sched_s *s)
     if (!s)
         return;
     nbcxi_sched_release_requests(s);
-    if (s->keeper)
-        s->keeper->forget(s);
-    if (s->holds_slot) /* a persistent request, or an error path */
-        nbcxi_slot_release(s->comm, s->slot);
-    for (int i = 0; i < s->nnodes; i++)
-        node_release(&s->nodes[i]);
-    for (int i = 0; i < s->ntmps; i++)
-        free(s->tmps[i]);
-    free(s->tmps);
-    free(s->nodes);
-    free(s->edges);
-    free(s->succ);
-    free(s->ready);
-    free(s->reqs);
-    free(s->req_node);
-    free(s->done_idx);
-    free(s->req_t0);
-    free(s->deferred);
-    free(s->polls);
-    nbcxi_comm_release(s->comm);
+    if (s->keep.by)
+        s->keep.by->forget(s);
+    if (s->tag.held) /* a persistent request, or an error path */
+        nbcxi_slot_release(s->build.comm, s->tag.slot);
+    for (int i = 0; i < s->build.nnodes; i++)
+        node_release(&s->build.nodes[i]);
+    for (int i = 0; i < s->build.ntmps; i++)
+        free(s->build.tmps[i]);
+    free(s->build.tmps);
+    free(s->build.nodes);
+    free(s->build.edges);
+    free(s->exec.succ);
+    free(s->exec.ready);
+    free(s->exec.reqs);
+    free(s->exec.req_node);
+    free(s->exec.done_idx);
+    free(s->pace.req_t0);
+    free(s->split.deferred);
+    free(s->exec.polls);
+    nbcxi_comm_release(s->build.comm);
     free(s);
     atomic_fetch_sub(&live_scheds, 1);
 }
 
 void nbcxi_sched_retire(struct nbcx_sched_s *s, int err)
 {
-    if (s->keeper)
-        s->keeper->done(s, err);
+    if (s->keep.by)
+        s->keep.by->done(s, err);
     else
         nbcxi_sched_destroy(s);
 }
@@ -118,16 +118,17 @@ static bool grow(void **arr, int *cap, int need, size_t elem)
 
 static int fail(struct nbcx_sched_s *s, int err)
 {
-    if (s->err == NBCX_SUCCESS)
-        s->err = err;
+    if (s->build.err == NBCX_SUCCESS)
+        s->build.err = err;
     return -1;
 }
 
 void *nbcxi_sched_tmp(struct nbcx_sched_s *s, size_t bytes)
 {
-    if (s->err)
+    if (s->build.err)
         return NULL;
-    if (!grow((void **)&s->tmps, &s->tmps_cap, s->ntmps + 1, sizeof(void *))) {
+    if (!grow((void **)&s->build.tmps, &s->build.tmps_cap, s->build.ntmps + 1,
+              sizeof(void *))) {
         fail(s, NBCX_ERR_NOMEM);
         return NULL;
     }
@@ -136,7 +137,7 @@ void *nbcxi_sched_tmp(struct nbcx_sched_s *s, size_t bytes)
         fail(s, NBCX_ERR_NOMEM);
         return NULL;
     }
-    s->tmps[s->ntmps++] = p;
+    s->build.tmps[s->build.ntmps++] = p;
     return p;
 }
 
@@ -150,21 +151,21 @@ void *nbcxi_sched_tmp_typed(struct nbcx_sched_s *s, int count,
 }
 
 /* Appends a node of nd's kind with nd's operands (every other field
- * zero). Returns its id, or -1 with s->err set. */
+ * zero). Returns its id, or -1 with s->build.err set. */
 static nbcx_node add_node(struct nbcx_sched_s *s, struct nbcxi_node nd)
 {
-    if (s->err)
+    if (s->build.err)
         return -1;
-    if (!grow((void **)&s->nodes, &s->nodes_cap, s->nnodes + 1,
-              sizeof *s->nodes)) {
+    if (!grow((void **)&s->build.nodes, &s->build.nodes_cap,
+              s->build.nnodes + 1, sizeof *s->build.nodes)) {
         fail(s, NBCX_ERR_NOMEM);
         return -1;
     }
-    struct nbcxi_node *n = &s->nodes[s->nnodes];
+    struct nbcxi_node *n = &s->build.nodes[s->build.nnodes];
     memset(n, 0, sizeof *n);
     n->kind = nd.kind;
     n->u = nd.u;
-    return s->nnodes++;
+    return s->build.nnodes++;
 }
 
 static nbcx_node p2p(struct nbcx_sched_s *s, int kind, const void *buf,
@@ -250,29 +251,31 @@ nbcx_node nbcxi_poll(struct nbcx_sched_s *s, nbcxi_poll_fn *fn, void *arg,
 
 void nbcxi_dep(struct nbcx_sched_s *s, nbcx_node before, nbcx_node after)
 {
-    if (s->err || before < 0 || after < 0)
+    if (s->build.err || before < 0 || after < 0)
         return;
-    if (before >= s->nnodes || after >= s->nnodes || before == after) {
+    if (before >= s->build.nnodes || after >= s->build.nnodes ||
+        before == after) {
         fail(s, NBCX_ERR_NODE);
         return;
     }
-    if (!grow((void **)&s->edges, &s->edges_cap, s->nedges + 1,
-              sizeof *s->edges)) {
+    if (!grow((void **)&s->build.edges, &s->build.edges_cap,
+              s->build.nedges + 1, sizeof *s->build.edges)) {
         fail(s, NBCX_ERR_NOMEM);
         return;
     }
-    s->edges[s->nedges++] = (struct nbcxi_edge){ before, after };
-    s->nodes[after].npred++;
+    s->build.edges[s->build.nedges++] = (struct nbcxi_edge){ before, after };
+    s->build.nodes[after].npred++;
 }
 
 void nbcxi_sched_tree(struct nbcx_sched_s *s, int height)
 {
-    s->tree_height = height;
+    s->build.tree_height = height;
 }
 
 void nbcxi_level(struct nbcx_sched_s *s, nbcx_node n, int level,
                  enum nbcxi_tree_dir dir)
 {
-    if (n >= 0 && n < s->nnodes && level > 0 && level <= 127)
-        s->nodes[n].level = (int8_t)(dir == NBCXI_TREE_UP ? level : -level);
+    if (n >= 0 && n < s->build.nnodes && level > 0 && level <= 127)
+        s->build.nodes[n].level =
+            (int8_t)(dir == NBCXI_TREE_UP ? level : -level);
 }

@@ -506,7 +506,9 @@ static size_t lb_lazy_max(const nbcxi_transport *t)
  * NBCXI_CAP_PROGRESS_THREAD): a program that uses it runs in caller mode
  * unless its environment (CTest sets NBCX_PROGRESS=caller too) or the
  * test itself (nbcx_progress_set) chooses another; a test run by hand
- * under the default auto mode's progress thread corrupted memory. */
+ * under the default auto mode's progress thread corrupted memory. (Also
+ * when nbcx_info came first: the default waits for a transport,
+ * progress/modes.c, tests/unit/test_mode.c.) */
 static const struct nbcxi_transport_ops lb_ops = {
     .name = "loopback",
     .req_size = sizeof(struct lb_op *),

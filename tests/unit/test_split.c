@@ -244,25 +244,25 @@ static void check_sched(const struct nbcx_sched_s *s, enum kind kind, int p,
                         int root, int troot, bool hop_ok, struct totals *tot)
 {
     int h = ceil_log2(p);
-    int vr = nbcxi_rel_rank(s->rank, troot, p);
+    int vr = nbcxi_rel_rank(s->build.rank, troot, p);
     bool any_level = false;
     int reds[32] = { 0 }, child_recvs[32] = { 0 };
     int up_to_parent = 0, down_from_parent = 0;
-    for (int i = 0; i < s->nnodes; i++) {
-        const struct nbcxi_node *n = &s->nodes[i];
+    for (int i = 0; i < s->build.nnodes; i++) {
+        const struct nbcxi_node *n = &s->build.nodes[i];
         int lv = n->level < 0 ? -n->level : n->level;
         int up = n->level > 0;
         if (n->level != 0)
             any_level = true;
         if (n->kind == NBCXI_NODE_COPY || n->kind == NBCXI_NODE_CALL) {
             CHECK(n->level == 0, "%s rank %d: copy node %d has level %d",
-                  ctxbuf, s->rank, i, n->level);
+                  ctxbuf, s->build.rank, i, n->level);
             continue;
         }
         if (n->kind == NBCXI_NODE_REDUCE) {
             CHECK(n->level >= 1 && n->level <= h,
-                  "%s rank %d: reduce node %d has level %d", ctxbuf, s->rank,
-                  i, n->level);
+                  "%s rank %d: reduce node %d has level %d", ctxbuf,
+                  s->build.rank, i, n->level);
             if (n->level >= 1 && n->level <= h)
                 reds[n->level]++;
             continue;
@@ -270,41 +270,43 @@ static void check_sched(const struct nbcx_sched_s *s, enum kind kind, int p,
         bool send = n->kind == NBCXI_NODE_SEND;
         int peer = n->u.p2p.peer;
         if (n->level == 0) {
-            bool hop = hop_ok && ((s->rank == 0 && peer == root && send) ||
-                                  (s->rank == root && peer == 0 && !send));
+            int me = s->build.rank;
+            bool hop = hop_ok && ((me == 0 && peer == root && send) ||
+                                  (me == root && peer == 0 && !send));
             CHECK(hop, "%s rank %d: %s node %d (peer %d) has no level",
-                  ctxbuf, s->rank, send ? "send" : "recv", i, peer);
+                  ctxbuf, s->build.rank, send ? "send" : "recv", i, peer);
             continue;
         }
         CHECK(lv >= 1 && lv <= h, "%s rank %d: level %d outside [1, %d]",
-              ctxbuf, s->rank, n->level, h);
+              ctxbuf, s->build.rank, n->level, h);
         if (lv < 1 || lv > h)
             continue;
         /* Direction: bcast/scatter down, reduce/gather up, allreduce
          * both (checked by the message's sense below). */
         if (kind == K_BCAST || kind == K_SCATTER)
-            CHECK(!up, "%s rank %d: node %d goes up", ctxbuf, s->rank, i);
+            CHECK(!up, "%s rank %d: node %d goes up", ctxbuf, s->build.rank, i);
         if (kind == K_REDUCE || kind == K_GATHER)
-            CHECK(up, "%s rank %d: node %d goes down", ctxbuf, s->rank, i);
+            CHECK(up, "%s rank %d: node %d goes down", ctxbuf, s->build.rank,
+                  i);
         int vq = nbcxi_rel_rank(peer, troot, p);
         if (vr > 0 && vq == nbcxi_binomial_parent(vr)) {
             CHECK(lv == parent_level(vr), "%s rank %d: parent edge level %d",
-                  ctxbuf, s->rank, lv);
+                  ctxbuf, s->build.rank, lv);
             /* Towards the parent: a send going up, a receive going down */
             CHECK(send == up, "%s rank %d: node %d: wrong sense to parent",
-                  ctxbuf, s->rank, i);
+                  ctxbuf, s->build.rank, i);
             up_to_parent += up;
             down_from_parent += !up;
         } else if (vq > 0 && vr == nbcxi_binomial_parent(vq)) {
             CHECK(lv == parent_level(vq), "%s rank %d: child %d edge level %d",
-                  ctxbuf, s->rank, peer, lv);
+                  ctxbuf, s->build.rank, peer, lv);
             CHECK(send != up, "%s rank %d: node %d: wrong sense to child",
-                  ctxbuf, s->rank, i);
+                  ctxbuf, s->build.rank, i);
             if (up)
                 child_recvs[lv]++;
         } else {
             CHECK(0, "%s rank %d: node %d: peer %d is no tree neighbour",
-                  ctxbuf, s->rank, i, peer);
+                  ctxbuf, s->build.rank, i, peer);
         }
         if (send)
             tot->send[!up][lv]++;
@@ -316,18 +318,18 @@ static void check_sched(const struct nbcx_sched_s *s, enum kind kind, int p,
         if (kind == K_REDUCE || kind == K_ALLREDUCE)
             CHECK(reds[j] == child_recvs[j],
                   "%s rank %d: level %d: %d reductions, %d children", ctxbuf,
-                  s->rank, j, reds[j], child_recvs[j]);
+                  s->build.rank, j, reds[j], child_recvs[j]);
     bool has_up = kind != K_BCAST && kind != K_SCATTER;
     bool has_down = kind != K_REDUCE && kind != K_GATHER;
     if (vr > 0) {
         CHECK(up_to_parent == (has_up ? 1 : 0), "%s rank %d", ctxbuf,
-              s->rank);
+              s->build.rank);
         CHECK(down_from_parent == (has_down ? 1 : 0), "%s rank %d", ctxbuf,
-              s->rank);
+              s->build.rank);
     }
     if (p > 1)
-        CHECK(s->tree_height == h, "%s rank %d: tree height %d", ctxbuf,
-              s->rank, s->tree_height);
+        CHECK(s->build.tree_height == h, "%s rank %d: tree height %d", ctxbuf,
+              s->build.rank, s->build.tree_height);
     else
         CHECK(!any_level, "%s: levels on one rank", ctxbuf);
 }
@@ -422,8 +424,8 @@ static void check_mark(struct nbcx_sched_s *s, const char *env, int expect)
         unsetenv("NBCX_SPLIT_LEVELS");
     nbcxi_split_mark(s);
     int up = 0, down = 0;
-    for (int i = 0; i < s->nnodes; i++) {
-        const struct nbcxi_node *n = &s->nodes[i];
+    for (int i = 0; i < s->build.nnodes; i++) {
+        const struct nbcxi_node *n = &s->build.nodes[i];
         int lv = n->level < 0 ? -n->level : n->level;
         bool want = lv >= 1 && lv <= expect;
         CHECK(n->app == want, "%s NBCX_SPLIT_LEVELS=%s: node %d level %d",
@@ -433,9 +435,10 @@ static void check_mark(struct nbcx_sched_s *s, const char *env, int expect)
         if (want && n->level < 0)
             down++;
     }
-    CHECK(s->app_up_left == up && s->app_down_left == down,
+    CHECK(s->split.app_up_left == up && s->split.app_down_left == down,
           "%s NBCX_SPLIT_LEVELS=%s: counts %d/%d, expected %d/%d", ctxbuf,
-          env ? env : "(unset)", s->app_up_left, s->app_down_left, up, down);
+          env ? env : "(unset)", s->split.app_up_left,
+          s->split.app_down_left, up, down);
 }
 
 static void test_mark(void)
@@ -483,7 +486,7 @@ static void test_mark(void)
                                  .rcount = 1, .stype = t, .rtype = t,
                                  .root = 0, .segsize = 100 };
     CHECK_OK(nbcxi_build_gather_linear(s, &a));
-    CHECK_INT(s->tree_height, 0);
+    CHECK_INT(s->build.tree_height, 0);
     snprintf(ctxbuf, sizeof ctxbuf, "gather linear");
     check_mark(s, "3", 0);
     nbcxi_sched_destroy(s);

@@ -65,7 +65,7 @@ static const char *chosen(enum nbcxi_coll coll, int count, nbcx_op op,
         .stype = t, .rtype = t, .op = nbcxi_op(op), .root = 0,
     };
     *err = nbcxi_coll_build(coll, s, &a, NULL);
-    const char *name = *err ? NULL : s->alg_name;
+    const char *name = *err ? NULL : s->build.alg_name;
     if (segsize)
         *segsize = a.segsize;
     nbcxi_sched_destroy(s);
@@ -223,13 +223,13 @@ static int split_levels(enum nbcxi_coll coll, int count, const char **alg)
     };
     CHECK_OK(nbcxi_coll_build(coll, s, &a,
                               nbcxi_split_mode.algorithm((int)coll)));
-    *alg = s->alg_name;
+    *alg = s->build.alg_name;
     nbcxi_split_mark(s);
     int top = 0;
-    for (int i = 0; i < s->nnodes; i++) {
-        int lv = s->nodes[i].level < 0 ? -s->nodes[i].level
-                                       : s->nodes[i].level;
-        if (s->nodes[i].app && lv > top)
+    for (int i = 0; i < s->build.nnodes; i++) {
+        int lv = s->build.nodes[i].level < 0 ? -s->build.nodes[i].level
+                                       : s->build.nodes[i].level;
+        if (s->build.nodes[i].app && lv > top)
             top = lv;
     }
     nbcxi_sched_destroy(s);

@@ -135,7 +135,7 @@ struct nbcx_sched_s *ck_get(struct ck_job *J, int r, struct ck_regions *reg)
         if (!J->silent)
             J->res.build_seconds += (double)(nbcxi_now_ns() - t0) * 1e-9;
         if (err == NBCX_SUCCESS)
-            err = s->err;
+            err = s->build.err;
         if (err != NBCX_SUCCESS && !J->silent) {
             ck_error(J, "rank %d: the builder failed: %s", r,
                      nbcx_error_string(err));
@@ -410,7 +410,7 @@ int nbcx_check_estimate_cost(const char *coll, const char *alg, int size,
                 err = J.stop;
             continue; /* a failed builder: the check will report it */
         }
-        double nodes = s->nnodes, edges = s->nedges;
+        double nodes = s->build.nnodes, edges = s->build.nedges;
         err = ck_rank_analyse(&J, r, s, &reg, NULL, NULL);
         ck_put(&J, s);
         double secs = (double)(nbcxi_now_ns() - t0) * 1e-9;
@@ -488,7 +488,8 @@ int nbcx_check_schedules(int size, const nbcx_sched scheds[],
     if (size < 1 || !scheds)
         return NBCX_ERR_ARG;
     for (int r = 0; r < size; r++)
-        if (!scheds[r] || scheds[r]->rank != r || scheds[r]->size != size)
+        if (!scheds[r] || scheds[r]->build.rank != r ||
+            scheds[r]->build.size != size)
             return NBCX_ERR_ARG;
     J.scheds = scheds;
     return run(&J, res);

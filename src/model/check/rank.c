@@ -233,11 +233,11 @@ static size_t p2p_bytes(const struct nbcxi_node *nd)
 void ck_describe(const struct nbcx_sched_s *s, int node, char *buf,
                  size_t len)
 {
-    if (node < 0 || node >= s->nnodes) {
+    if (node < 0 || node >= s->build.nnodes) {
         snprintf(buf, len, "node %d (none)", node);
         return;
     }
-    const struct nbcxi_node *nd = &s->nodes[node];
+    const struct nbcxi_node *nd = &s->build.nodes[node];
     switch (nd->kind) {
     case NBCXI_NODE_SEND:
     case NBCXI_NODE_RECV:
@@ -420,13 +420,13 @@ static int collect_tmps(struct rank_ctx *c)
 {
     struct ck_ws *w = c->w;
     const struct nbcx_sched_s *s = c->s;
-    if (!grow(&w->tmps, &w->cap_tmps, s->ntmps + 1, sizeof *w->tmps))
+    if (!grow(&w->tmps, &w->cap_tmps, s->build.ntmps + 1, sizeof *w->tmps))
         return NBCX_ERR_NOMEM;
     c->ntmps = 0;
-    for (int i = 0; i < s->ntmps; i++) {
-        uintptr_t lo = (uintptr_t)s->tmps[i];
+    for (int i = 0; i < s->build.ntmps; i++) {
+        uintptr_t lo = (uintptr_t)s->build.tmps[i];
 #ifdef CK_HAVE_USABLE_SIZE
-        uintptr_t hi = lo + malloc_usable_size(s->tmps[i]);
+        uintptr_t hi = lo + malloc_usable_size(s->build.tmps[i]);
 #else
         uintptr_t hi = lo + 1; /* unknown: see where_is() */
 #endif
@@ -545,8 +545,8 @@ static int collect_accesses(struct rank_ctx *c)
     const struct nbcx_sched_s *s = c->s;
     c->w->nacc = 0;
     int err = NBCX_SUCCESS;
-    for (int i = 0; i < s->nnodes && !err; i++) {
-        const struct nbcxi_node *nd = &s->nodes[i];
+    for (int i = 0; i < s->build.nnodes && !err; i++) {
+        const struct nbcxi_node *nd = &s->build.nodes[i];
         switch (nd->kind) {
         case NBCXI_NODE_SEND:
         case NBCXI_NODE_RECV:
@@ -966,8 +966,8 @@ static bool validate(struct rank_ctx *c, bool *edges_ok)
     const struct nbcx_sched_s *s = c->s;
     struct ck_ws *w = c->w;
     bool ok = true;
-    for (int i = 0; i < s->nnodes; i++) {
-        const struct nbcxi_node *nd = &s->nodes[i];
+    for (int i = 0; i < s->build.nnodes; i++) {
+        const struct nbcxi_node *nd = &s->build.nodes[i];
         w->flag[i] = 0;
         switch (nd->kind) {
         case NBCXI_NODE_SEND:
@@ -1013,10 +1013,10 @@ static bool validate(struct rank_ctx *c, bool *edges_ok)
         }
     }
     *edges_ok = true;
-    for (int e = 0; e < s->nedges; e++) {
-        int from = s->edges[e].from, to = s->edges[e].to;
-        if (from < 0 || from >= s->nnodes || to < 0 || to >= s->nnodes ||
-            from == to) {
+    for (int e = 0; e < s->build.nedges; e++) {
+        int from = s->build.edges[e].from, to = s->build.edges[e].to;
+        if (from < 0 || from >= s->build.nnodes || to < 0 ||
+            to >= s->build.nnodes || from == to) {
             if (!c->J->silent)
                 ck_error(c->J, "rank %d: edge %d (%d -> %d) is invalid", c->r,
                          e, from, to);
@@ -1054,29 +1054,29 @@ static int local_order(struct rank_ctx *c)
 {
     const struct nbcx_sched_s *s = c->s;
     struct ck_ws *w = c->w;
-    const int n = s->nnodes;
+    const int n = s->build.nnodes;
     for (int i = 0; i <= n; i++)
         w->soff[i] = 0;
-    for (int e = 0; e < s->nedges; e++)
-        w->soff[s->edges[e].from + 1]++;
+    for (int e = 0; e < s->build.nedges; e++)
+        w->soff[s->build.edges[e].from + 1]++;
     for (int i = 0; i < n; i++)
         w->soff[i + 1] += w->soff[i];
     for (int i = 0; i < n; i++)
         w->indeg[i] = w->soff[i]; /* fill cursor, reset below */
-    for (int e = 0; e < s->nedges; e++)
-        w->sadj[w->indeg[s->edges[e].from]++] = s->edges[e].to;
+    for (int e = 0; e < s->build.nedges; e++)
+        w->sadj[w->indeg[s->build.edges[e].from]++] = s->build.edges[e].to;
     for (int i = 0; i < n; i++)
         sort_ints(w->sadj + w->soff[i], w->soff[i + 1] - w->soff[i]);
     for (int i = 0; i < n; i++)
         w->indeg[i] = 0;
-    for (int e = 0; e < s->nedges; e++)
-        w->indeg[s->edges[e].to]++;
+    for (int e = 0; e < s->build.nedges; e++)
+        w->indeg[s->build.edges[e].to]++;
 
     int head = 0, tail = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < n; i++)
             if (w->indeg[i] == 0 &&
-                (s->nodes[i].kind == NBCXI_NODE_RECV) == (pass == 0)) {
+                (s->build.nodes[i].kind == NBCXI_NODE_RECV) == (pass == 0)) {
                 w->order[tail++] = i;
                 w->flag[i] |= FL_INIT;
             }
@@ -1169,10 +1169,10 @@ static int messages(struct rank_ctx *c, bool acyclic)
     const struct nbcx_sched_s *s = c->s;
     struct ck_ws *w = c->w;
     int np = 0;
-    for (int i = 0; i < s->nnodes; i++) {
+    for (int i = 0; i < s->build.nnodes; i++) {
         if (!(w->flag[i] & FL_P2P))
             continue;
-        const struct nbcxi_node *nd = &s->nodes[i];
+        const struct nbcxi_node *nd = &s->build.nodes[i];
         int kind = nd->kind == NBCXI_NODE_RECV;
         w->p2p[np++] = (struct ck_p2p){
             CK_GROUP(CK_KEY(kind, nd->u.p2p.peer, nd->u.p2p.tag, 0)),
@@ -1233,7 +1233,7 @@ static int compact(struct rank_ctx *c, int np, bool acyclic, int **map,
 {
     const struct nbcx_sched_s *s = c->s;
     struct ck_ws *w = c->w;
-    const int n = s->nnodes;
+    const int n = s->build.nnodes;
 
     if (acyclic) {
         for (int k = 0; k < n; k++) { /* topological order */
@@ -1292,7 +1292,7 @@ static int compact(struct rank_ctx *c, int np, bool acyclic, int **map,
     if (!R->key || !R->pend || (nsucc && (!R->soff || !R->succ)))
         return NBCX_ERR_NOMEM;
     for (int i = 0; i < np; i++) {
-        const struct nbcxi_node *nd = &s->nodes[w->p2p[i].node];
+        const struct nbcxi_node *nd = &s->build.nodes[w->p2p[i].node];
         uint32_t sz;
         int err = ck_size_index(J, p2p_bytes(nd), &sz);
         if (err)
@@ -1319,16 +1319,17 @@ int ck_rank_analyse(struct ck_job *J, int r, struct nbcx_sched_s *s,
                     const struct ck_regions *reg, int **map, uint32_t *nmap)
 {
     struct ck_ws *w = J->ws;
-    int err = ws_reserve(w, s->nnodes, s->nedges);
-    if (!err && !grow(&w->p2p, &w->cap_p, 2L * s->nnodes + 1, sizeof *w->p2p))
+    int err = ws_reserve(w, s->build.nnodes, s->build.nedges);
+    if (!err && !grow(&w->p2p, &w->cap_p, 2L * s->build.nnodes + 1,
+                      sizeof *w->p2p))
         err = NBCX_ERR_NOMEM;
     if (err)
         return err;
     w->gen++;
     struct rank_ctx c = { J, w, s, reg, r, 0, NULL };
     if (!map) {
-        J->res.nodes += s->nnodes;
-        J->res.edges += s->nedges;
+        J->res.nodes += s->build.nnodes;
+        J->res.edges += s->build.nedges;
     }
     bool edges_ok;
     if (!validate(&c, &edges_ok)) {
@@ -1336,7 +1337,7 @@ int ck_rank_analyse(struct ck_job *J, int r, struct nbcx_sched_s *s,
         if (!edges_ok)
             return NBCX_SUCCESS;
     }
-    bool acyclic = local_order(&c) == s->nnodes;
+    bool acyclic = local_order(&c) == s->build.nnodes;
     if (!acyclic)
         J->cyclic = true;
     int np = messages(&c, acyclic);

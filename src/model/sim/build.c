@@ -352,16 +352,16 @@ static int append(struct graph *g, const struct nbcx_sched_s *s, int P,
                   char *err, size_t errlen)
 {
     uint32_t base = g->n;
-    if (grow((void **)&g->node, &g->ncap, (uint64_t)base + s->nnodes + 1,
+    if (grow((void **)&g->node, &g->ncap, (uint64_t)base + s->build.nnodes + 1,
              sizeof *g->node) ||
-        grow((void **)&g->succ, &g->scap, (uint64_t)g->ns + s->nedges + 1,
+        grow((void **)&g->succ, &g->scap, (uint64_t)g->ns + s->build.nedges + 1,
              sizeof *g->succ)) {
         snprintf(err, errlen, "out of memory (or more than 2^32 nodes) "
                  "keeping the schedules");
         return NBCXI_SIM_ENOMEM;
     }
-    for (int i = 0; i < s->nnodes; i++) {
-        const struct nbcxi_node *nd = &s->nodes[i];
+    for (int i = 0; i < s->build.nnodes; i++) {
+        const struct nbcxi_node *nd = &s->build.nodes[i];
         struct sim_node *m = &g->node[base + (uint32_t)i];
         memset(m, 0, sizeof *m);
         m->kind = nd->kind;
@@ -373,7 +373,7 @@ static int append(struct graph *g, const struct nbcx_sched_s *s, int P,
             if (nd->u.p2p.peer < 0 || nd->u.p2p.peer >= P ||
                 nd->u.p2p.tag < 0 || nd->u.p2p.tag > 0xffff) {
                 snprintf(err, errlen, "rank %d node %d: peer %d or tag %d "
-                         "out of range", s->rank, i, nd->u.p2p.peer,
+                         "out of range", s->build.rank, i, nd->u.p2p.peer,
                          nd->u.p2p.tag);
                 return NBCXI_SIM_EBUILD;
             }
@@ -381,33 +381,34 @@ static int append(struct graph *g, const struct nbcx_sched_s *s, int P,
             m->tag = (uint16_t)nd->u.p2p.tag;
         } else if (nd->kind == NBCXI_NODE_POLL) {
             snprintf(err, errlen, "rank %d: a POLL node (a backend's "
-                     "native algorithm) cannot be simulated", s->rank);
+                     "native algorithm) cannot be simulated", s->build.rank);
             return NBCXI_SIM_EBUILD;
         }
     }
     /* successors, CSR, in edge order (as the executor's) */
     /* node.succ holds the counts first, then the offsets */
-    for (int e = 0; e < s->nedges; e++)
-        g->node[base + (uint32_t)s->edges[e].from].succ++;
+    for (int e = 0; e < s->build.nedges; e++)
+        g->node[base + (uint32_t)s->build.edges[e].from].succ++;
     uint32_t pos = g->ns;
-    for (int i = 0; i < s->nnodes; i++) {
+    for (int i = 0; i < s->build.nnodes; i++) {
         uint32_t k = g->node[base + (uint32_t)i].succ;
         g->node[base + (uint32_t)i].succ = pos;
         pos += k;
     }
     /* fill: a second pass with running cursors (the sentinel's succ is
      * set by the caller) */
-    uint32_t *cur = malloc(sizeof(uint32_t) * (size_t)(s->nnodes + 1));
+    uint32_t *cur = malloc(sizeof(uint32_t) * (size_t)(s->build.nnodes + 1));
     if (!cur) {
         snprintf(err, errlen, "out of memory");
         return NBCXI_SIM_ENOMEM;
     }
-    for (int i = 0; i < s->nnodes; i++)
+    for (int i = 0; i < s->build.nnodes; i++)
         cur[i] = g->node[base + (uint32_t)i].succ;
-    for (int e = 0; e < s->nedges; e++)
-        g->succ[cur[s->edges[e].from]++] = base + (uint32_t)s->edges[e].to;
+    for (int e = 0; e < s->build.nedges; e++)
+        g->succ[cur[s->build.edges[e].from]++] =
+            base + (uint32_t)s->build.edges[e].to;
     free(cur);
-    g->n = base + (uint32_t)s->nnodes;
+    g->n = base + (uint32_t)s->build.nnodes;
     g->ns = pos;
     g->node[g->n].succ = g->ns; /* sentinel (overwritten by the next) */
     return NBCXI_SIM_OK;
@@ -434,7 +435,7 @@ static int build_rank(struct setup *S, int r, struct graph *g,
         return e == NBCX_ERR_NOMEM ? NBCXI_SIM_ENOMEM : NBCXI_SIM_EBUILD;
     }
     struct nbcxi_coll_args a;
-    sim_setup_rank(S, r, atomic_load(&s->comm->topo), &a);
+    sim_setup_rank(S, r, atomic_load(&s->build.comm->topo), &a);
     if (S->alg) {
         if (S->alg->usable && !S->alg->usable(s, &a)) {
             snprintf(err, errlen, "%s %s cannot serve this call",
@@ -442,21 +443,23 @@ static int build_rank(struct setup *S, int r, struct graph *g,
             nbcxi_sched_destroy(s);
             return NBCXI_SIM_EARG;
         }
-        s->alg_name = a.radix ? nbcxi_knomial_name(a.radix) : S->alg->name;
+        s->build.alg_name = a.radix ? nbcxi_knomial_name(a.radix)
+                                    : S->alg->name;
         e = S->alg->build(s, &a);
     } else {
         e = nbcxi_coll_build((enum nbcxi_coll)S->coll, s, &a, NULL);
     }
     if (e == NBCX_SUCCESS)
-        e = s->err;
+        e = s->build.err;
     if (e != NBCX_SUCCESS) {
         snprintf(err, errlen, "rank %d: the %s builder failed: %s", r,
-                 s->alg_name ? s->alg_name : "?", nbcx_error_string(e));
+                 s->build.alg_name ? s->build.alg_name : "?",
+                 nbcx_error_string(e));
         nbcxi_sched_destroy(s);
         return e == NBCX_ERR_NOMEM ? NBCXI_SIM_ENOMEM : NBCXI_SIM_EBUILD;
     }
     if (alg_name)
-        *alg_name = s->alg_name;
+        *alg_name = s->build.alg_name;
     int rc = append(g, s, S->P, err, errlen);
     nbcxi_sched_destroy(s);
     return rc;

@@ -267,7 +267,7 @@ int nbcxi_sim_execute(const struct nbcxi_sim_config *cfg, unsigned char **out,
             nbcxi_comm_release(comm);
         if (e == NBCX_SUCCESS) {
             struct nbcxi_coll_args a;
-            sim_setup_rank(&S, r, atomic_load(&s[r]->comm->topo), &a);
+            sim_setup_rank(&S, r, atomic_load(&s[r]->build.comm->topo), &a);
             if (S.alg && S.alg->usable && !S.alg->usable(s[r], &a))
                 e = NBCX_ERR_ALGORITHM;
             else if (S.alg)
@@ -276,7 +276,7 @@ int nbcxi_sim_execute(const struct nbcxi_sim_config *cfg, unsigned char **out,
                 e = nbcxi_coll_build((enum nbcxi_coll)cfg->coll, s[r], &a,
                                      NULL);
             if (e == NBCX_SUCCESS)
-                e = s[r]->err;
+                e = s[r]->build.err;
         }
         if (e != NBCX_SUCCESS) {
             snprintf(err, errlen, "rank %d: building failed: %s", r,
@@ -298,14 +298,14 @@ int nbcxi_sim_execute(const struct nbcxi_sim_config *cfg, unsigned char **out,
         for (int r = 0; r < P && rc == NBCXI_SIM_OK; r++) {
             if (done[r])
                 continue;
-            int before = s[r]->ndone;
+            int before = s[r]->exec.ndone;
             int e = nbcxi_sched_progress(s[r], true, &done[r]);
             if (e != NBCX_SUCCESS) {
                 snprintf(err, errlen, "rank %d: %s", r,
                          nbcx_error_string(e));
                 rc = NBCXI_SIM_EMATCH;
             }
-            moved += s[r]->ndone != before;
+            moved += s[r]->exec.ndone != before;
             left -= done[r];
         }
         if (rc == NBCXI_SIM_OK && !moved) {
@@ -333,7 +333,7 @@ int nbcxi_sim_execute(const struct nbcxi_sim_config *cfg, unsigned char **out,
         }
     }
     for (int r = 0; s && done && r < P; r++) {
-        if (s[r] && !done[r] && s[r]->succ)
+        if (s[r] && !done[r] && s[r]->exec.succ)
             nbcxi_sched_abort(s[r], NBCX_ERR_INTERN); /* cancels requests */
         nbcxi_sched_destroy(s[r]);
     }

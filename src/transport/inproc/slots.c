@@ -175,7 +175,7 @@ static void publish(struct shm_op *o, const void *sbuf, int scount,
                     struct nbcx_datatype_s *stype, void *rbuf, int rcount,
                     struct nbcx_datatype_s *rtype)
 {
-    struct nbcxi_shm_entry *me = entry(o, o->s->rank);
+    struct nbcxi_shm_entry *me = entry(o, o->s->build.rank);
     me->sbuf = sbuf;
     me->scount = scount;
     me->stype = stype;
@@ -214,7 +214,7 @@ static void release_to(struct shm_op *o, int q)
 /* Everybody who needed our buffers is done with them. */
 static bool readers_done(const struct shm_op *o, int expected)
 {
-    return atomic_load_explicit(&entry(o, o->s->rank)->readers,
+    return atomic_load_explicit(&entry(o, o->s->build.rank)->readers,
                                 memory_order_acquire) >= expected;
 }
 
@@ -227,7 +227,7 @@ typedef int take_fn(struct shm_op *o, int q,
  * are not there yet, or -error. */
 static int collect(struct shm_op *o, int stage, take_fn *take)
 {
-    int rank = o->s->rank, p = o->s->size;
+    int rank = o->s->build.rank, p = o->s->build.size;
     for (int k = 1; k < p && (k > 1 || news(o, stage)); k++) {
         int q = (rank + k) % p;
         const struct nbcxi_shm_entry *e = entry(o, q);
@@ -265,7 +265,7 @@ static void chunk(int n, int p, int k, int *lo, int *len)
 static int rooted(struct shm_op *o)
 {
     const struct nbcxi_coll_args *a = &o->a;
-    int rank = o->s->rank, root = a->root, p = o->s->size;
+    int rank = o->s->build.rank, root = a->root, p = o->s->build.size;
     if (o->step == STEP_WORK) {
         int err = NBCX_SUCCESS;
         if (rank == root) {
@@ -315,7 +315,7 @@ static int take_block(struct shm_op *o, int q,
     const struct nbcxi_coll_args *a = &o->a;
     const void *src = o->coll == NBCXI_ALLGATHER
                           ? e->sbuf
-                          : nbcxi_at(e->sbuf, o->s->rank, e->scount,
+                          : nbcxi_at(e->sbuf, o->s->build.rank, e->scount,
                                      e->stype);
     return nbcxi_type_move(src, e->scount, e->stype,
                            nbcxi_at(a->rbuf, q, a->rcount, a->rtype),
@@ -326,7 +326,7 @@ static int take_block(struct shm_op *o, int q,
  * block for it, then waits for the others to take theirs. */
 static int all_to_all(struct shm_op *o)
 {
-    int p = o->s->size;
+    int p = o->s->build.size;
     if (o->step == STEP_WORK) {
         int done = collect(o, 1, take_block);
         if (done <= 0)
@@ -340,7 +340,7 @@ static int all_to_all(struct shm_op *o)
 static int own_block(struct shm_op *o)
 {
     const struct nbcxi_coll_args *a = &o->a;
-    int rank = o->s->rank;
+    int rank = o->s->build.rank;
     void *dst = nbcxi_at(a->rbuf, rank, a->rcount, a->rtype);
     const void *src = o->coll == NBCXI_ALLGATHER
                           ? a->sbuf
@@ -358,8 +358,8 @@ static int reduce_chunk(struct shm_op *o, void *dst_buf, bool in_place,
                         void *tmp)
 {
     const struct nbcxi_coll_args *a = &o->a;
-    int p = o->s->size, lo, len;
-    chunk(a->rcount, p, o->s->rank, &lo, &len);
+    int p = o->s->build.size, lo, len;
+    chunk(a->rcount, p, o->s->build.rank, &lo, &len);
     if (len == 0 || (in_place && p == 1))
         return NBCX_SUCCESS;
     struct nbcx_datatype_s *t = a->rtype;
@@ -381,7 +381,7 @@ static int take_chunk(struct shm_op *o, int q,
 {
     const struct nbcxi_coll_args *a = &o->a;
     int lo, len;
-    chunk(a->rcount, o->s->size, q, &lo, &len);
+    chunk(a->rcount, o->s->build.size, q, &lo, &len);
     return nbcxi_type_copy(nbcxi_at(e->rbuf, lo, 1, a->rtype),
                            nbcxi_at(a->rbuf, lo, 1, a->rtype), len, a->rtype);
 }
@@ -390,7 +390,7 @@ static int take_chunk(struct shm_op *o, int q,
 static int reduction(struct shm_op *o)
 {
     const struct nbcxi_coll_args *a = &o->a;
-    int rank = o->s->rank, p = o->s->size;
+    int rank = o->s->build.rank, p = o->s->build.size;
     bool all = o->coll == NBCXI_ALLREDUCE;
     if (o->step == STEP_WORK) {
         /* every rank's send buffer is needed */
@@ -455,7 +455,7 @@ static int barrier(struct shm_op *o)
         o->step = STEP_WAIT;
     }
     return atomic_load_explicit(&o->slot->arrived, memory_order_acquire) ==
-                   o->s->size
+                   o->s->build.size
                ? 1
                : 0;
 }
@@ -468,8 +468,8 @@ static int shm_poll(void *arg)
     if (o->step == STEP_DONE) /* started again (persistent operations) */
         o->step = STEP_TICKET;
     if (o->step == STEP_TICKET) {
-        o->ticket = atomic_fetch_add_explicit(&o->shm->ticket[o->s->rank], 1,
-                                              memory_order_relaxed);
+        o->ticket = atomic_fetch_add_explicit(
+            &o->shm->ticket[o->s->build.rank], 1, memory_order_relaxed);
         o->step = STEP_ENTER;
     }
     if (o->step == STEP_ENTER) {
@@ -493,8 +493,8 @@ static int shm_poll(void *arg)
         o->ngot = 0;
         o->seen = 0;
         if (o->got)
-            memset(o->got, 0, (size_t)o->s->size);
-        int rank = o->s->rank, err = NBCX_SUCCESS;
+            memset(o->got, 0, (size_t)o->s->build.size);
+        int rank = o->s->build.rank, err = NBCX_SUCCESS;
         switch (o->coll) {
         case NBCXI_BCAST:
             if (rank == a->root)
@@ -559,12 +559,12 @@ static int shm_poll(void *arg)
 static int build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
                  const struct nbcxi_coll_args *a)
 {
-    struct nbcxi_shm *shm = nbcxi_inproc_shm(s->comm);
+    struct nbcxi_shm *shm = nbcxi_inproc_shm(s->build.comm);
     if (!shm)
         return NBCX_ERR_INTERN; /* usable() said no */
     struct shm_op *o = nbcxi_sched_tmp(s, sizeof *o);
     if (!o)
-        return s->err;
+        return s->build.err;
     memset(o, 0, sizeof *o);
     o->s = s;
     o->shm = shm;
@@ -573,10 +573,10 @@ static int build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
     o->step = STEP_TICKET;
     if (coll == NBCXI_ALLGATHER || coll == NBCXI_ALLTOALL ||
         coll == NBCXI_ALLREDUCE)
-        o->got = nbcxi_sched_tmp(s, (size_t)s->size);
-    if (coll == NBCXI_ALLREDUCE && a->sbuf == a->rbuf && s->size > 1) {
+        o->got = nbcxi_sched_tmp(s, (size_t)s->build.size);
+    if (coll == NBCXI_ALLREDUCE && a->sbuf == a->rbuf && s->build.size > 1) {
         int lo, len;
-        chunk(a->rcount, s->size, s->rank, &lo, &len);
+        chunk(a->rcount, s->build.size, s->build.rank, &lo, &len);
         o->tmp = nbcxi_sched_tmp_typed(s, len, a->rtype);
     }
     bool two = a->stype && a->rtype && a->stype != a->rtype;
@@ -584,7 +584,7 @@ static int build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
                two ? a->stype : NULL,
                (coll == NBCXI_REDUCE || coll == NBCXI_ALLREDUCE) ? a->op
                                                                  : NULL);
-    return s->err;
+    return s->build.err;
 }
 
 static bool usable(const struct nbcx_sched_s *s,
@@ -593,8 +593,8 @@ static bool usable(const struct nbcx_sched_s *s,
     /* Not for persistent requests: tickets are taken in start order,
      * and the starts of persistent requests may come in any order (their
      * point-to-point algorithms have a tag slot of their own). */
-    return nbcxi_inproc_shm(s->comm) != NULL && !a->in_place &&
-           !s->persistent;
+    return nbcxi_inproc_shm(s->build.comm) != NULL && !a->in_place &&
+           !s->build.persistent;
 }
 
 #define SLOTS_BUILDER(op, COLL)                                               \
