@@ -175,6 +175,7 @@ class Function:
     # member call is not analysed), "template" for a function template or a member
     # function of a class template (its primary template's body as written)
     cxx_kind: str = ""
+    header: str = ""  # for a function of a user header (in_main False): the header's path
 
 
 @dataclass
@@ -693,7 +694,15 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
                         b.decls[pk].index = i
                         b.decls[pk].func = key
                     functions[key] = Function(
-                        key, c.spelling, node, body, params, False, info.linkage_static, False
+                        key,
+                        c.spelling,
+                        node,
+                        body,
+                        params,
+                        False,
+                        info.linkage_static,
+                        False,
+                        header=loc.file.name,
                     )
             continue
         visit_main(c)

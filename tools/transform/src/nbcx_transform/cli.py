@@ -17,6 +17,7 @@ from nbcx_transform.flags import clang_args, from_make
 from nbcx_transform.matching import (
     Fixed,
     fixed_calls,
+    header_calls,
     keep_matching,
     matching_problems,
     opaque_calls,
@@ -246,6 +247,10 @@ def _transform(
         notes += fam.notes
         fixed += fam.hidden
         for ft in fam.fts:
+            for fx in header_calls(ft):
+                if (fx.name, fx.where) not in seen_fixed:
+                    seen_fixed.add((fx.name, fx.where))
+                    fixed.append(fx)
             if ft.unit.cxx:
                 for fx in opaque_calls(ft):
                     if (fx.name, fx.where) not in seen_fixed:
