@@ -133,6 +133,17 @@ def test_header_wrapper_keeps_its_group(tmp_path: Path) -> None:
     assert _acts(res.report, "MPI_Allreduce") == ["nonblocking"]
 
 
+def test_headers_match_nothing(tmp_path: Path) -> None:
+    """--headers-match-nothing leaves the header's calls out of matching (the user
+    asserts that none meets a converted call; here it would, so the program is
+    only transformed, not run): the root's broadcast is converted on its own."""
+    src = M / "header_wrapper.c"
+    res = run_transform(src, tmp_path, "--headers-match-nothing")
+    assert res.status == 0
+    assert res.site(line_of(src, "/* root */"))["action"] == "nonblocking"
+    assert "header_wrapper.h" not in json.dumps(res.report)
+
+
 def test_strict_matching(tmp_path: Path) -> None:
     """One loop, entered once, and calls before it: every rank makes its calls
     in the same order, so each is decided alone (persistent in the loop);

@@ -119,6 +119,14 @@ def _parser() -> argparse.ArgumentParser:
         "loop, are decided one by one)",
     )
     p.add_argument(
+        "--headers-match-nothing",
+        action="store_true",
+        help="leave the collectives of the program's own headers (static inline wrappers, "
+        "never rewritten) out of matching: only when none of them can meet a converted "
+        "call on another rank (by default such a call keeps every call of its collective "
+        "that it could meet blocking)",
+    )
+    p.add_argument(
         "--max-configurations",
         type=int,
         default=configs.MAX_CONFIGS,
@@ -247,7 +255,7 @@ def _transform(
         notes += fam.notes
         fixed += fam.hidden
         for ft in fam.fts:
-            for fx in header_calls(ft):
+            for fx in [] if args.headers_match_nothing else header_calls(ft):
                 if (fx.name, fx.where) not in seen_fixed:
                     seen_fixed.add((fx.name, fx.where))
                     fixed.append(fx)
