@@ -389,3 +389,49 @@ def test_else_branches_every_configuration(mpi: str, tmp_path: Path) -> None:
             assert expected.count("rank") == n
             got = _run(launcher, n, new)
             assert sorted(got.splitlines()) == sorted(expected.splitlines()), (defs, n)
+
+
+def _two_programs(tmp_path: Path) -> tuple[int, dict, Path]:
+    """Transforms two_programs/ (common.c, both.c, split.c) in one run into tmp_path."""
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper to find mpi.h")
+    src = M / "two_programs"
+    for f in src.iterdir():
+        shutil.copy(f, tmp_path)
+    rep = tmp_path / "report.json"
+    files = [str(tmp_path / f) for f in ("common.c", "both.c", "split.c")]
+    args = ["--mpicc", cc, "--report-format", "json", "--report-file", str(rep), *files]
+    status = cli.main(args)
+    return status, json.loads(rep.read_text()), src
+
+
+def test_two_programs_calls_told_apart(tmp_path: Path) -> None:
+    """Two programs given to one run, their mains' calls at the same offsets:
+    split.c calls share_root() on rank 0 only and share_leaf() on the others, so
+    the two broadcasts are converted alike (share_leaf's start-then-wait).
+    Before, split.c's calls were taken for both.c's (same key, same offset):
+    share_leaf's broadcast stayed blocking and split hung."""
+    status, report, _src = _two_programs(tmp_path)
+    assert status == 0
+    assert _acts(report, "MPI_Bcast") == ["nonblocking", "nonblocking"]
+    assert "MPI_Bcast(" not in (tmp_path / "common.c").read_text()
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mpi", sorted(MPIS))
+def test_two_programs_same_output(mpi: str, tmp_path: Path) -> None:
+    cc, launcher = MPIS[mpi]
+    if shutil.which(cc) is None or shutil.which(launcher[0]) is None:
+        pytest.skip(f"{mpi} not installed")
+    status, _report, src = _two_programs(tmp_path)
+    assert status == 0
+    for prog in ("both", "split"):
+        orig, new = tmp_path / f"{prog}.orig", tmp_path / f"{prog}.new"
+        _build(cc, src / f"{prog}.c", orig, str(src / "common.c"))
+        _build(cc, tmp_path / f"{prog}.c", new, str(tmp_path / "common.c"))
+        for n in (2, 4):
+            expected = _run(launcher, n, orig)
+            assert expected, f"{prog} printed nothing on {n} ranks"
+            got = _run(launcher, n, new)
+            assert sorted(got.splitlines()) == sorted(expected.splitlines()), (prog, n)

@@ -175,7 +175,7 @@ class Function:
     # member call is not analysed), "template" for a function template or a member
     # function of a class template (its primary template's body as written)
     cxx_kind: str = ""
-    header: str = ""  # for a function of a user header (in_main False): the header's path
+    file: str = ""  # the path of the file that defines it (a user header's, not in_main)
 
 
 @dataclass
@@ -595,6 +595,7 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
             static=info.linkage_static and not cxx_kind,
             returns_void=void,
             cxx_kind=cxx_kind,
+            file=b.path,
         )
 
     def in_template(c: Cursor) -> bool:
@@ -702,7 +703,7 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
                         False,
                         info.linkage_static,
                         False,
-                        header=loc.file.name,
+                        file=loc.file.name,
                     )
             continue
         visit_main(c)

@@ -155,7 +155,7 @@ def header_calls(ft: FileTransform) -> list[Fixed]:
     for f in funcs.values():
         if f.in_main or f.key not in used:
             continue
-        where = Path(f.header).name if f.header else "a header"
+        where = Path(f.file).name if f.file else "a header"
         for n in f.body.walk():
             if n.kind == CK.CALL_EXPR and n.callee in mpi.COLLECTIVES:
                 why = f"in {f.name}() of the header {where}, which is not transformed"
@@ -199,7 +199,7 @@ class Reach:
         self.calls: dict[str, list[tuple[Function, Node]]] = {}
         self.addr: set[str] = set()
         taken: set[str] = set()
-        seen: set[tuple[str, int]] = set()
+        seen: set[tuple[str, str, int]] = set()
         self.locals: set[str] = set()  # local variables, their address never taken
         for ft in fts:
             self.addr |= ft.unit.address_taken_functions
@@ -211,9 +211,10 @@ class Reach:
                 for n in f.body.walk():
                     if n.kind == CK.CALL_EXPR and n.callee_key:
                         # (a call compiled in several configurations of its file's #if
-                        # groups is one call: the first configuration's is kept)
-                        if (f.key, n.start) not in seen:
-                            seen.add((f.key, n.start))
+                        # groups is one call: the first configuration's is kept; the
+                        # file counts, as several programs' mains share one key)
+                        if (f.file, f.key, n.start) not in seen:
+                            seen.add((f.file, f.key, n.start))
                             self.calls.setdefault(n.callee_key, []).append((f, n))
                     if n.kind == CK.UNARY_OPERATOR and n.op == "&" and n.exprs():
                         v = strip(n.exprs()[0])
@@ -300,7 +301,7 @@ def uniform(sites: Sequence[Site | _At], reach: Reach, strict: bool = False) -> 
     before the loop, the loop body's calls repeated, the calls after it, and as
     all ranks make as many calls in all, they repeat the body as often."""
     # (a call site compiled in several configurations of its file's #if groups is one)
-    sites = list({(s.func.key, s.call.start): s for s in sites}.values())
+    sites = list({(s.func.file, s.func.key, s.call.start): s for s in sites}.values())
     if len(sites) <= 1:
         return True
     if strict:
