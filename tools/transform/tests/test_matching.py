@@ -435,3 +435,51 @@ def test_two_programs_same_output(mpi: str, tmp_path: Path) -> None:
             assert expected, f"{prog} printed nothing on {n} ranks"
             got = _run(launcher, n, new)
             assert sorted(got.splitlines()) == sorted(expected.splitlines()), (prog, n)
+
+
+def _called_from_outside(tmp_path: Path) -> tuple[int, dict]:
+    """Transforms called_from_outside/main.c with -p (dispatch.c in the database,
+    not given) into tmp_path."""
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    for f in (M / "called_from_outside").iterdir():
+        shutil.copy(f, tmp_path)
+    db = [
+        {"directory": str(tmp_path), "file": f, "arguments": ["cc", "-c", f]}
+        for f in ("main.c", "dispatch.c")
+    ]
+    (tmp_path / "compile_commands.json").write_text(json.dumps(db))
+    rep = tmp_path / "r.json"
+    args = ["--mpicc", cc, "-p", str(tmp_path), "--report-format", "json"]
+    status = cli.main([*args, "--report-file", str(rep), str(tmp_path / "main.c")])
+    return status, json.loads(rep.read_text())
+
+
+def test_called_from_a_file_not_given(tmp_path: Path) -> None:
+    """Wrappers that a file of the program not given may call (their names are in
+    its text) are not proven called alike on every rank: their broadcasts are
+    converted alike (before: one by one, and the program hung)."""
+    status, report = _called_from_outside(tmp_path)
+    assert status == 0
+    assert _acts(report, "MPI_Bcast") == ["nonblocking", "nonblocking"]
+    assert "MPI_Bcast(" not in (tmp_path / "main.c").read_text()
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mpi", sorted(MPIS))
+def test_called_from_a_file_not_given_same_output(mpi: str, tmp_path: Path) -> None:
+    cc, launcher = MPIS[mpi]
+    if shutil.which(cc) is None or shutil.which(launcher[0]) is None:
+        pytest.skip(f"{mpi} not installed")
+    status, _report = _called_from_outside(tmp_path)
+    assert status == 0
+    src = M / "called_from_outside"
+    orig, new = tmp_path / "orig", tmp_path / "new"
+    _build(cc, src / "main.c", orig, str(src / "dispatch.c"))
+    _build(cc, tmp_path / "main.c", new, str(tmp_path / "dispatch.c"))
+    for n in (2, 4):
+        expected = _run(launcher, n, orig)
+        assert expected
+        got = _run(launcher, n, new)
+        assert sorted(got.splitlines()) == sorted(expected.splitlines()), n

@@ -20,6 +20,7 @@ from nbcx_transform.matching import (
     header_calls,
     keep_matching,
     matching_problems,
+    named_in,
     opaque_calls,
 )
 from nbcx_transform.program import db_sources, program_summaries, summarise
@@ -249,6 +250,7 @@ def _transform(
         db_files = db_sources(args.compile_commands, cxx=True)
         others += [p for p in db_files if p.resolve() not in given and p not in others]
     fixed: list[Fixed] = [fx for p in others for fx in fixed_calls(p)]
+    outside = named_in(others)  # what the files not given may call
     strict = args.strict_matching
     seen_fixed: set[tuple[str, str]] = set()
     for fam in fams:
@@ -278,7 +280,7 @@ def _transform(
         before = _decisions(fts)
         for fam in fams:
             family.unify(fam)
-        notes += keep_matching(fts, fixed, strict)
+        notes += keep_matching(fts, fixed, strict, outside)
         if _decisions(fts) == before:
             break
     for fam in fams:
@@ -297,7 +299,7 @@ def _transform(
         except FamilyConflictError as e:
             raise FamilyConflictError(str(fam.path)) from e
     outputs = [results[i] for i, fam in enumerate(fams) for _ in fam.fts]
-    problems = matching_problems(fts, outputs, fixed, strict)
+    problems = matching_problems(fts, outputs, fixed, strict, outside)
     if problems:
         print(
             "nbcx-transform: refusing to write: the result would break the matching of "

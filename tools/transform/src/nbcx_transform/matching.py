@@ -57,7 +57,7 @@ nothing when it finds something.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,6 +163,22 @@ def header_calls(ft: FileTransform) -> list[Fixed]:
     return out
 
 
+def named_in(paths: Sequence[Path]) -> set[str]:
+    """Every identifier in the text of the program's files that are not given
+    (comments left out): a function of the files given whose name is among them
+    may be called from there, on some ranks only."""
+    out: set[str] = set()
+    for path in paths:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+        text = re.sub(r"//[^\n]*", "", text)
+        out |= set(re.findall(r"\b[A-Za-z_]\w*\b", text))
+    return out
+
+
 def _where(ft: FileTransform, s: Site) -> str:
     return f"{ft.unit.path.rsplit('/', 1)[-1]}:{s.line}"
 
@@ -194,7 +210,9 @@ class Reach:
     function that is ``main`` or only called from such statements (in the files
     given, never through a pointer), with no jump that could skip them."""
 
-    def __init__(self, fts: Sequence[FileTransform]) -> None:
+    def __init__(self, fts: Sequence[FileTransform], outside: Collection[str] = ()) -> None:
+        # names of functions that the program's files not given may call
+        self.outside = set(outside)
         self.funcs: dict[str, Function] = {}
         self.calls: dict[str, list[tuple[Function, Node]]] = {}
         self.addr: set[str] = set()
@@ -264,7 +282,12 @@ class Reach:
         out: frozenset[Loop] | None = None
         if f is not None and f.name == "main":
             out = frozenset()
-        elif f is not None and key not in self.addr and self.calls.get(key):
+        elif (
+            f is not None
+            and key not in self.addr
+            and self.calls.get(key)
+            and (f.static or f.name not in self.outside)
+        ):
             out = frozenset()
             for g, c in self.calls[key]:
                 at = self.stmt(g, c)
@@ -285,7 +308,12 @@ class Reach:
         n = 2
         if f is not None and f.name == "main":
             n = 1
-        elif f is not None and key not in self.addr and key in self.calls:
+        elif (
+            f is not None
+            and key not in self.addr
+            and key in self.calls
+            and (f.static or f.name not in self.outside)
+        ):
             n = min(2, sum(self.paths(g.key) for g, _c in self.calls[key]))
         self.npaths[key] = n
         return n
@@ -414,12 +442,15 @@ def _is_var(n: Node, key: str) -> bool:
 
 
 def keep_matching(
-    fts: Sequence[FileTransform], fixed: Sequence[Fixed] = (), strict: bool = False
+    fts: Sequence[FileTransform],
+    fixed: Sequence[Fixed] = (),
+    strict: bool = False,
+    outside: Collection[str] = (),
 ) -> list[str]:
     """Converts or keeps blocking each group as a whole (after ``analyse``, before
     ``emit``); returns notes on what it changed."""
     notes: list[str] = []
-    reach = Reach(fts)
+    reach = Reach(fts, outside)
     fixed_by: dict[str, list[Fixed]] = {}
     for fx in fixed:
         fixed_by.setdefault(fx.name, []).append(fx)
@@ -503,11 +534,12 @@ def matching_problems(
     outputs: Sequence[bytes],
     fixed: Sequence[Fixed] = (),
     strict: bool = False,
+    outside: Collection[str] = (),
 ) -> list[str]:
     """What in the decisions or the text to be written would let a blocking
     collective meet a nonblocking or persistent one on another rank ([] if nothing)."""
     problems: list[str] = []
-    reach = Reach(fts)
+    reach = Reach(fts, outside)
     fixed_names = {fx.name for fx in fixed}
     fixed_by: dict[str, list[Fixed]] = {}
     for fx in fixed:
