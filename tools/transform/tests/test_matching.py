@@ -483,3 +483,18 @@ def test_called_from_a_file_not_given_same_output(mpi: str, tmp_path: Path) -> N
         assert expected
         got = _run(launcher, n, new)
         assert sorted(got.splitlines()) == sorted(expected.splitlines()), n
+
+
+def test_cxx_header_member_keeps_its_group(tmp_path: Path) -> None:
+    """A member function of a class in the program's C++ header broadcasts for the
+    non-root ranks; the header is not analysed, so its collective (read from its
+    text) keeps main.cpp's root broadcast blocking, with the reason. The MPI
+    library's own headers (Open MPI's C++ bindings) are not among them."""
+    src = M / "cxx_header" / "main.cpp"
+    res = run_transform(src, tmp_path)
+    assert res.status == 0
+    root = res.site(line_of(src, "/* root */"))
+    assert root["action"] == "blocking"
+    assert "comm.hpp" in root["reason"] and "not analysed" in root["reason"]
+    assert "MPI_Ibcast(" not in res.text
+    assert "mpi.h" not in json.dumps(res.report)

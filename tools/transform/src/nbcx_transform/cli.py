@@ -262,6 +262,15 @@ def _transform(
                     seen_fixed.add((fx.name, fx.where))
                     fixed.append(fx)
             if ft.unit.cxx:
+                # the program's C++ headers: their classes' members (and templates)
+                # are not analysed; their collectives, read from the text, stay
+                # blocking with the calls that can match them
+                for h in ft.unit.user_headers:
+                    why = f"in the header {Path(h).name} (C++ headers are not analysed)"
+                    for fx in fixed_calls(Path(h)):
+                        if (fx.name, fx.where) not in seen_fixed:
+                            seen_fixed.add((fx.name, fx.where))
+                            fixed.append(dataclasses.replace(fx, why=why))
                 for fx in opaque_calls(ft):
                     if (fx.name, fx.where) not in seen_fixed:
                         seen_fixed.add((fx.name, fx.where))
