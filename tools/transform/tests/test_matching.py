@@ -418,25 +418,6 @@ def test_two_programs_calls_told_apart(tmp_path: Path) -> None:
     assert "MPI_Bcast(" not in (tmp_path / "common.c").read_text()
 
 
-@pytest.mark.mpi
-@pytest.mark.parametrize("mpi", sorted(MPIS))
-def test_two_programs_same_output(mpi: str, tmp_path: Path) -> None:
-    cc, launcher = MPIS[mpi]
-    if shutil.which(cc) is None or shutil.which(launcher[0]) is None:
-        pytest.skip(f"{mpi} not installed")
-    status, _report, src = _two_programs(tmp_path)
-    assert status == 0
-    for prog in ("split",):  # (both.c's calls are alike on every rank anyway)
-        orig, new = tmp_path / f"{prog}.orig", tmp_path / f"{prog}.new"
-        _build(cc, src / f"{prog}.c", orig, str(src / "common.c"))
-        _build(cc, tmp_path / f"{prog}.c", new, str(tmp_path / "common.c"))
-        for n in (2, 4):
-            expected = _run(launcher, n, orig)
-            assert expected, f"{prog} printed nothing on {n} ranks"
-            got = _run(launcher, n, new)
-            assert sorted(got.splitlines()) == sorted(expected.splitlines()), (prog, n)
-
-
 def _called_from_outside(tmp_path: Path) -> tuple[int, dict]:
     """Transforms called_from_outside/main.c with -p (dispatch.c in the database,
     not given) into tmp_path."""
@@ -464,25 +445,6 @@ def test_called_from_a_file_not_given(tmp_path: Path) -> None:
     assert status == 0
     assert _acts(report, "MPI_Bcast") == ["nonblocking", "nonblocking"]
     assert "MPI_Bcast(" not in (tmp_path / "main.c").read_text()
-
-
-@pytest.mark.mpi
-@pytest.mark.parametrize("mpi", sorted(MPIS))
-def test_called_from_a_file_not_given_same_output(mpi: str, tmp_path: Path) -> None:
-    cc, launcher = MPIS[mpi]
-    if shutil.which(cc) is None or shutil.which(launcher[0]) is None:
-        pytest.skip(f"{mpi} not installed")
-    status, _report = _called_from_outside(tmp_path)
-    assert status == 0
-    src = M / "called_from_outside"
-    orig, new = tmp_path / "orig", tmp_path / "new"
-    _build(cc, src / "main.c", orig, str(src / "dispatch.c"))
-    _build(cc, tmp_path / "main.c", new, str(tmp_path / "dispatch.c"))
-    for n in (2, 4):
-        expected = _run(launcher, n, orig)
-        assert expected
-        got = _run(launcher, n, new)
-        assert sorted(got.splitlines()) == sorted(expected.splitlines()), n
 
 
 def test_cxx_header_member_keeps_its_group(tmp_path: Path) -> None:
