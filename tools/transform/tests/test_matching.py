@@ -36,6 +36,8 @@ PROGS = [
     ("loops_exits.c", ()),
     ("kept_blocking.c", ()),
     ("rank_trips.c", ()),
+    ("conditional_expr.c", ()),
+    ("header_wrapper.c", ()),
 ]
 
 
@@ -98,6 +100,48 @@ def test_loops_with_rank_dependent_trips(tmp_path: Path) -> None:
     res = run_transform(src, tmp_path)
     assert _acts(res.report, "MPI_Bcast") == ["nonblocking", "nonblocking"]
     assert "MPI_Bcast(" not in res.text and "_init(" not in res.text
+
+
+def test_conditional_expressions_are_conditions(tmp_path: Path) -> None:
+    """Wrappers called in operands of ``?:``, ``&&``, ``||`` and GNU ``?:`` run on
+    some ranks only: their calls are not issued alike on every rank, so each
+    collective's calls are converted alike (the others' start-then-wait).  Before,
+    only ``if``, ``switch`` and jumps counted as conditions: the root's call became
+    nonblocking, the others' stayed blocking, and the program hung on 2 ranks."""
+    src = M / "conditional_expr.c"
+    res = run_transform(src, tmp_path)
+    assert res.status == 0
+    for call in ("MPI_Bcast", "MPI_Reduce", "MPI_Gather"):
+        assert _acts(res.report, call) == ["nonblocking", "nonblocking"], call
+        assert f"{call}(" not in res.text
+    for line in [i for i, t in enumerate(src.read_text().splitlines(), 1) if "read at once" in t]:
+        assert any("start-then-wait" in n for n in res.site(line)["notes"])
+
+
+def test_header_wrapper_keeps_its_group(tmp_path: Path) -> None:
+    """A ``static inline`` wrapper in the program's own header broadcasts for the
+    non-root ranks; headers are not rewritten, so the root's broadcast in main
+    stays blocking too, with the reason (before: MPI_Ibcast, and a hang).  A
+    header function nothing calls does not hold its collective's group back."""
+    src = M / "header_wrapper.c"
+    res = run_transform(src, tmp_path)
+    assert res.status == 0
+    root = res.site(line_of(src, "/* root */"))
+    assert root["action"] == "blocking"
+    assert "kept blocking" in root["reason"] and "header_wrapper.h" in root["reason"]
+    assert "MPI_Ibcast(" not in res.text
+    assert _acts(res.report, "MPI_Allreduce") == ["nonblocking"]
+
+
+def test_headers_match_nothing(tmp_path: Path) -> None:
+    """--headers-match-nothing leaves the header's calls out of matching (the user
+    asserts that none meets a converted call; here it would, so the program is
+    only transformed, not run): the root's broadcast is converted on its own."""
+    src = M / "header_wrapper.c"
+    res = run_transform(src, tmp_path, "--headers-match-nothing")
+    assert res.status == 0
+    assert res.site(line_of(src, "/* root */"))["action"] == "nonblocking"
+    assert "header_wrapper.h" not in json.dumps(res.report)
 
 
 def test_strict_matching(tmp_path: Path) -> None:
@@ -231,13 +275,19 @@ def test_divergent_same_output(
         pytest.skip(f"{mpi} not installed")
     res = run_transform(M / program, tmp_path, *opts)
     assert res.status == 0
+    for h in M.glob("*.h"):  # the headers the transformed copy includes
+        shutil.copy(h, tmp_path)
     orig, new = tmp_path / "orig", tmp_path / "new"
     _build(cc, M / program, orig)
     _build(cc, tmp_path / program, new)
     for n in (2, 4):
         expected = _run(launcher, n, orig)
         assert expected, f"{program} printed nothing on {n} ranks"
-        assert _run(launcher, n, new) == expected, f"{program}: output differs on {n} ranks"
+        # (every rank prints its line: in any order)
+        got = _run(launcher, n, new)
+        assert sorted(got.splitlines()) == sorted(expected.splitlines()), (
+            f"{program}: output differs on {n} ranks"
+        )
 
 
 def test_cxx_constructor_keeps_its_group(tmp_path: Path) -> None:
@@ -339,3 +389,74 @@ def test_else_branches_every_configuration(mpi: str, tmp_path: Path) -> None:
             assert expected.count("rank") == n
             got = _run(launcher, n, new)
             assert sorted(got.splitlines()) == sorted(expected.splitlines()), (defs, n)
+
+
+def _two_programs(tmp_path: Path) -> tuple[int, dict, Path]:
+    """Transforms two_programs/ (common.c, both.c, split.c) in one run into tmp_path."""
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper to find mpi.h")
+    src = M / "two_programs"
+    for f in src.iterdir():
+        shutil.copy(f, tmp_path)
+    rep = tmp_path / "report.json"
+    files = [str(tmp_path / f) for f in ("common.c", "both.c", "split.c")]
+    args = ["--mpicc", cc, "--report-format", "json", "--report-file", str(rep), *files]
+    status = cli.main(args)
+    return status, json.loads(rep.read_text()), src
+
+
+def test_two_programs_calls_told_apart(tmp_path: Path) -> None:
+    """Two programs given to one run, their mains' calls at the same offsets:
+    split.c calls share_root() on rank 0 only and share_leaf() on the others, so
+    the two broadcasts are converted alike (share_leaf's start-then-wait).
+    Before, split.c's calls were taken for both.c's (same key, same offset):
+    share_leaf's broadcast stayed blocking and split hung."""
+    status, report, _src = _two_programs(tmp_path)
+    assert status == 0
+    assert _acts(report, "MPI_Bcast") == ["nonblocking", "nonblocking"]
+    assert "MPI_Bcast(" not in (tmp_path / "common.c").read_text()
+
+
+def _called_from_outside(tmp_path: Path) -> tuple[int, dict]:
+    """Transforms called_from_outside/main.c with -p (dispatch.c in the database,
+    not given) into tmp_path."""
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    for f in (M / "called_from_outside").iterdir():
+        shutil.copy(f, tmp_path)
+    db = [
+        {"directory": str(tmp_path), "file": f, "arguments": ["cc", "-c", f]}
+        for f in ("main.c", "dispatch.c")
+    ]
+    (tmp_path / "compile_commands.json").write_text(json.dumps(db))
+    rep = tmp_path / "r.json"
+    args = ["--mpicc", cc, "-p", str(tmp_path), "--report-format", "json"]
+    status = cli.main([*args, "--report-file", str(rep), str(tmp_path / "main.c")])
+    return status, json.loads(rep.read_text())
+
+
+def test_called_from_a_file_not_given(tmp_path: Path) -> None:
+    """Wrappers that a file of the program not given may call (their names are in
+    its text) are not proven called alike on every rank: their broadcasts are
+    converted alike (before: one by one, and the program hung)."""
+    status, report = _called_from_outside(tmp_path)
+    assert status == 0
+    assert _acts(report, "MPI_Bcast") == ["nonblocking", "nonblocking"]
+    assert "MPI_Bcast(" not in (tmp_path / "main.c").read_text()
+
+
+def test_cxx_header_member_keeps_its_group(tmp_path: Path) -> None:
+    """A member function of a class in the program's C++ header broadcasts for the
+    non-root ranks; the header is not analysed, so its collective (read from its
+    text) keeps main.cpp's root broadcast blocking, with the reason. The MPI
+    library's own headers (Open MPI's C++ bindings) are not among them."""
+    src = M / "cxx_header" / "main.cpp"
+    res = run_transform(src, tmp_path)
+    assert res.status == 0
+    root = res.site(line_of(src, "/* root */"))
+    assert root["action"] == "blocking"
+    assert "comm.hpp" in root["reason"] and "not analysed" in root["reason"]
+    assert "MPI_Ibcast(" not in res.text
+    assert "mpi.h" not in json.dumps(res.report)

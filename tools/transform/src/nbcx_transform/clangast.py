@@ -13,6 +13,7 @@ ranges and ``#include`` directives of the main file.
 from __future__ import annotations
 
 import ctypes
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -175,6 +176,7 @@ class Function:
     # member call is not analysed), "template" for a function template or a member
     # function of a class template (its primary template's body as written)
     cxx_kind: str = ""
+    file: str = ""  # the path of the file that defines it (a user header's, not in_main)
 
 
 @dataclass
@@ -201,6 +203,8 @@ class Unit:
     address_of_overloaded: bool = False
     # the main file's ranges that the preprocessor skipped (#if branches not compiled)
     skipped: list[tuple[int, int]] = field(default_factory=list)
+    # the program's own headers the file includes (not system ones), directly or not
+    user_headers: list[str] = field(default_factory=list)
 
 
 def decl_key(c: Cursor) -> str:
@@ -594,6 +598,7 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
             static=info.linkage_static and not cxx_kind,
             returns_void=void,
             cxx_kind=cxx_kind,
+            file=b.path,
         )
 
     def in_template(c: Cursor) -> bool:
@@ -693,7 +698,15 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
                         b.decls[pk].index = i
                         b.decls[pk].func = key
                     functions[key] = Function(
-                        key, c.spelling, node, body, params, False, info.linkage_static, False
+                        key,
+                        c.spelling,
+                        node,
+                        body,
+                        params,
+                        False,
+                        info.linkage_static,
+                        False,
+                        file=loc.file.name,
                     )
             continue
         visit_main(c)
@@ -858,7 +871,25 @@ def parse(path: str, args: list[str], contents: bytes | None = None) -> Unit:
     tu = index.parse(path, args=args, unsaved_files=unsaved, options=opts)
     unit = build_unit(tu, data, is_cxx_source(path, args))
     unit.skipped = skipped_ranges(tu)
+    unit.user_headers = user_headers(tu)
     return unit
+
+
+def user_headers(tu: cindex.TranslationUnit) -> list[str]:
+    """The paths of the headers ``tu`` includes that are not system headers, nor
+    the MPI library's (those under the directory of its ``mpi.h``, which the MPI
+    wrapper's ``-I`` does not mark as system headers)."""
+    found: list[str] = []
+    for inc in tu.get_includes():
+        try:
+            f = inc.include
+            loc = cindex.SourceLocation.from_position(tu, f, 1, 1)
+            if f is not None and not loc.is_in_system_header and f.name not in found:
+                found.append(f.name)
+        except Exception:  # pragma: no cover - libclang oddities
+            continue
+    mpi_dirs = [str(PurePath(h).parent) + os.sep for h in found if PurePath(h).name == "mpi.h"]
+    return [h for h in found if not any(h.startswith(d) for d in mpi_dirs)]
 
 
 CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".cp", ".C", ".hpp", ".hh", ".hxx", ".ii")

@@ -17,8 +17,10 @@ from nbcx_transform.flags import clang_args, from_make
 from nbcx_transform.matching import (
     Fixed,
     fixed_calls,
+    header_calls,
     keep_matching,
     matching_problems,
+    named_in,
     opaque_calls,
 )
 from nbcx_transform.program import db_sources, program_summaries, summarise
@@ -116,6 +118,14 @@ def _parser() -> argparse.ArgumentParser:
         "where nothing is gained) unless there is only one (by default, calls that every "
         "rank provably makes in the same order, e.g. straight-line code in main and one "
         "loop, are decided one by one)",
+    )
+    p.add_argument(
+        "--headers-match-nothing",
+        action="store_true",
+        help="leave the collectives of the program's own headers (static inline wrappers, "
+        "never rewritten) out of matching: only when none of them can meet a converted "
+        "call on another rank (by default such a call keeps every call of its collective "
+        "that it could meet blocking)",
     )
     p.add_argument(
         "--max-configurations",
@@ -240,13 +250,27 @@ def _transform(
         db_files = db_sources(args.compile_commands, cxx=True)
         others += [p for p in db_files if p.resolve() not in given and p not in others]
     fixed: list[Fixed] = [fx for p in others for fx in fixed_calls(p)]
+    outside = named_in(others)  # what the files not given may call
     strict = args.strict_matching
     seen_fixed: set[tuple[str, str]] = set()
     for fam in fams:
         notes += fam.notes
         fixed += fam.hidden
         for ft in fam.fts:
+            for fx in [] if args.headers_match_nothing else header_calls(ft):
+                if (fx.name, fx.where) not in seen_fixed:
+                    seen_fixed.add((fx.name, fx.where))
+                    fixed.append(fx)
             if ft.unit.cxx:
+                # the program's C++ headers: their classes' members (and templates)
+                # are not analysed; their collectives, read from the text, stay
+                # blocking with the calls that can match them
+                for h in ft.unit.user_headers:
+                    why = f"in the header {Path(h).name} (C++ headers are not analysed)"
+                    for fx in fixed_calls(Path(h)):
+                        if (fx.name, fx.where) not in seen_fixed:
+                            seen_fixed.add((fx.name, fx.where))
+                            fixed.append(dataclasses.replace(fx, why=why))
                 for fx in opaque_calls(ft):
                     if (fx.name, fx.where) not in seen_fixed:
                         seen_fixed.add((fx.name, fx.where))
@@ -265,7 +289,7 @@ def _transform(
         before = _decisions(fts)
         for fam in fams:
             family.unify(fam)
-        notes += keep_matching(fts, fixed, strict)
+        notes += keep_matching(fts, fixed, strict, outside)
         if _decisions(fts) == before:
             break
     for fam in fams:
@@ -284,7 +308,7 @@ def _transform(
         except FamilyConflictError as e:
             raise FamilyConflictError(str(fam.path)) from e
     outputs = [results[i] for i, fam in enumerate(fams) for _ in fam.fts]
-    problems = matching_problems(fts, outputs, fixed, strict)
+    problems = matching_problems(fts, outputs, fixed, strict, outside)
     if problems:
         print(
             "nbcx-transform: refusing to write: the result would break the matching of "

@@ -57,8 +57,8 @@ nothing when it finds something.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from clang.cindex import CursorKind as CK  # noqa: N817
@@ -77,6 +77,20 @@ class Fixed:
     name: str
     where: str  # file:line
     why: str = "in a file not given"
+    # a call in a function of the program's own headers: where it is, so that the
+    # group may still be proven issued alike on every rank (then it needs no
+    # converting alike); None for calls only read from a text
+    func: Function | None = field(default=None, compare=False)
+    call: Node | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class _At:
+    """A call site as :func:`uniform` sees it (a header's call, which is no Site)."""
+
+    func: Function
+    stmt: Node
+    call: Node
 
 
 def opaque_calls(ft: FileTransform) -> list[Fixed]:
@@ -116,6 +130,55 @@ def fixed_calls(path: Path) -> list[Fixed]:
     return out
 
 
+def header_calls(ft: FileTransform) -> list[Fixed]:
+    """The collectives of the functions of the program's own headers that the file
+    uses (a ``static inline`` wrapper in ``parallel.h``): headers are not
+    transformed, so these calls stay blocking, and so do the calls that can match
+    them (before, a broadcast in ``main`` became ``MPI_Ibcast`` while the other
+    ranks' broadcast through the header's wrapper stayed blocking: a hang)."""
+    funcs = ft.unit.functions
+    # the header functions the file's own code reaches (calls, or a function named
+    # without a call: a pointer to it, a table's initializer), through other header
+    # functions too
+    used: set[str] = set()
+    todo = [f.body for f in funcs.values() if f.in_main] + list(ft.unit.globals_init)
+    while todo:
+        for n in todo.pop().walk():
+            k = n.callee_key if n.kind == CK.CALL_EXPR else ""
+            if n.kind == CK.DECL_REF_EXPR:
+                k = n.ref
+            g = funcs.get(k) if k else None
+            if g is not None and not g.in_main and k not in used:
+                used.add(k)
+                todo.append(g.body)
+    out: list[Fixed] = []
+    for f in funcs.values():
+        if f.in_main or f.key not in used:
+            continue
+        where = Path(f.file).name if f.file else "a header"
+        for n in f.body.walk():
+            if n.kind == CK.CALL_EXPR and n.callee in mpi.COLLECTIVES:
+                why = f"in {f.name}() of the header {where}, which is not transformed"
+                out.append(Fixed(n.callee, f"{where}:{n.line}", why, f, n))
+    return out
+
+
+def named_in(paths: Sequence[Path]) -> set[str]:
+    """Every identifier in the text of the program's files that are not given
+    (comments left out): a function of the files given whose name is among them
+    may be called from there, on some ranks only."""
+    out: set[str] = set()
+    for path in paths:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+        text = re.sub(r"//[^\n]*", "", text)
+        out |= set(re.findall(r"\b[A-Za-z_]\w*\b", text))
+    return out
+
+
 def _where(ft: FileTransform, s: Site) -> str:
     return f"{ft.unit.path.rsplit('/', 1)[-1]}:{s.line}"
 
@@ -147,26 +210,29 @@ class Reach:
     function that is ``main`` or only called from such statements (in the files
     given, never through a pointer), with no jump that could skip them."""
 
-    def __init__(self, fts: Sequence[FileTransform]) -> None:
+    def __init__(self, fts: Sequence[FileTransform], outside: Collection[str] = ()) -> None:
+        # names of functions that the program's files not given may call
+        self.outside = set(outside)
         self.funcs: dict[str, Function] = {}
         self.calls: dict[str, list[tuple[Function, Node]]] = {}
         self.addr: set[str] = set()
         taken: set[str] = set()
-        seen: set[tuple[str, int]] = set()
+        seen: set[tuple[str, str, int]] = set()
         self.locals: set[str] = set()  # local variables, their address never taken
         for ft in fts:
             self.addr |= ft.unit.address_taken_functions
             self.locals |= {k for k, d in ft.unit.decls.items() if d.kind == "local"}
+            # (the functions of the program's headers too: a wrapper they call is
+            # called from there as well)
             for f in ft.unit.functions.values():
-                if not f.in_main:
-                    continue
                 self.funcs.setdefault(f.key, f)
                 for n in f.body.walk():
                     if n.kind == CK.CALL_EXPR and n.callee_key:
                         # (a call compiled in several configurations of its file's #if
-                        # groups is one call: the first configuration's is kept)
-                        if (f.key, n.start) not in seen:
-                            seen.add((f.key, n.start))
+                        # groups is one call: the first configuration's is kept; the
+                        # file counts, as several programs' mains share one key)
+                        if (f.file, f.key, n.start) not in seen:
+                            seen.add((f.file, f.key, n.start))
                             self.calls.setdefault(n.callee_key, []).append((f, n))
                     if n.kind == CK.UNARY_OPERATOR and n.op == "&" and n.exprs():
                         v = strip(n.exprs()[0])
@@ -187,6 +253,8 @@ class Reach:
         chain: list[Node] = []  # the loops around n in f, innermost first
         while node.parent is not None and node is not f.body:
             if node.parent.kind in _CONDS:
+                return None
+            if _conditional_operand(node.parent, node):
                 return None
             if node.parent.kind in LOOPS:
                 chain.append(node.parent)
@@ -214,7 +282,12 @@ class Reach:
         out: frozenset[Loop] | None = None
         if f is not None and f.name == "main":
             out = frozenset()
-        elif f is not None and key not in self.addr and self.calls.get(key):
+        elif (
+            f is not None
+            and key not in self.addr
+            and self.calls.get(key)
+            and (f.static or f.name not in self.outside)
+        ):
             out = frozenset()
             for g, c in self.calls[key]:
                 at = self.stmt(g, c)
@@ -235,13 +308,18 @@ class Reach:
         n = 2
         if f is not None and f.name == "main":
             n = 1
-        elif f is not None and key not in self.addr and key in self.calls:
+        elif (
+            f is not None
+            and key not in self.addr
+            and key in self.calls
+            and (f.static or f.name not in self.outside)
+        ):
             n = min(2, sum(self.paths(g.key) for g, _c in self.calls[key]))
         self.npaths[key] = n
         return n
 
 
-def uniform(sites: Sequence[Site], reach: Reach, strict: bool = False) -> bool:
+def uniform(sites: Sequence[Site | _At], reach: Reach, strict: bool = False) -> bool:
     """Whether every rank issues these calls from the same sites in the same order
     (``strict``: only when there is one).
 
@@ -251,7 +329,7 @@ def uniform(sites: Sequence[Site], reach: Reach, strict: bool = False) -> bool:
     before the loop, the loop body's calls repeated, the calls after it, and as
     all ranks make as many calls in all, they repeat the body as often."""
     # (a call site compiled in several configurations of its file's #if groups is one)
-    sites = list({(s.func.key, s.call.start): s for s in sites}.values())
+    sites = list({(s.func.file, s.func.key, s.call.start): s for s in sites}.values())
     if len(sites) <= 1:
         return True
     if strict:
@@ -269,6 +347,39 @@ def uniform(sites: Sequence[Site], reach: Reach, strict: bool = False) -> bool:
         return False
     lp = next(iter(loops))
     return not reach.loop_outer[lp] and reach.paths(reach.loop_func[lp]) == 1
+
+
+def _conditional_operand(parent: Node, n: Node) -> bool:
+    """Whether ``n`` is evaluated only on some condition in ``parent``: the second or
+    third operand of ``c ? a : b``, the second of ``&&`` and ``||``
+    (``r = rank == 0 ? root_side(p) : other_side(p);`` calls each wrapper on some
+    ranks only)."""
+    if parent.kind == CK.CONDITIONAL_OPERATOR or (
+        parent.kind == CK.BINARY_OPERATOR and parent.op in ("&&", "||")
+    ):
+        ops = parent.exprs()
+        return not ops or n is not ops[0]
+    # GNU "c ?: b" (libclang exposes it as an unexposed expression): any operand but
+    # the first may be skipped
+    if parent.kind == CK.UNEXPOSED_EXPR and parent.spelling == "" and len(parent.exprs()) >= 2:
+        return n is not parent.exprs()[0]
+    return False
+
+
+def _uniform_group(
+    members: Sequence[tuple[FileTransform, Site]],
+    fixed: Sequence[Fixed],
+    reach: Reach,
+    strict: bool,
+) -> bool:
+    """Whether a group's calls, with the blocking calls of the program's headers
+    that are of the same collective (``fixed``), are issued alike on every rank (see
+    :func:`uniform`); never when one of ``fixed`` is only known from a text."""
+    if any(fx.func is None or fx.call is None for fx in fixed):
+        return False
+    ats: list[Site | _At] = [s for _ft, s in members]
+    ats += [_At(fx.func, fx.call, fx.call) for fx in fixed if fx.func and fx.call]
+    return uniform(ats, reach, strict)
 
 
 def _fixed_trips(loop: Node, locals_: set[str]) -> bool:
@@ -331,18 +442,21 @@ def _is_var(n: Node, key: str) -> bool:
 
 
 def keep_matching(
-    fts: Sequence[FileTransform], fixed: Sequence[Fixed] = (), strict: bool = False
+    fts: Sequence[FileTransform],
+    fixed: Sequence[Fixed] = (),
+    strict: bool = False,
+    outside: Collection[str] = (),
 ) -> list[str]:
     """Converts or keeps blocking each group as a whole (after ``analyse``, before
     ``emit``); returns notes on what it changed."""
     notes: list[str] = []
-    reach = Reach(fts)
+    reach = Reach(fts, outside)
     fixed_by: dict[str, list[Fixed]] = {}
     for fx in fixed:
         fixed_by.setdefault(fx.name, []).append(fx)
     for name, members in _members(fts).items():
         gain = [(ft, s) for ft, s in members if s.action != "blocking"]
-        if not gain or (uniform([s for _ft, s in members], reach, strict) and name not in fixed_by):
+        if not gain or _uniform_group(members, fixed_by.get(name, []), reach, strict):
             continue
         hard = [(ft, s) for ft, s in members if s.action == "blocking" and not s.soft]
         if hard or name in fixed_by:
@@ -420,15 +534,23 @@ def matching_problems(
     outputs: Sequence[bytes],
     fixed: Sequence[Fixed] = (),
     strict: bool = False,
+    outside: Collection[str] = (),
 ) -> list[str]:
     """What in the decisions or the text to be written would let a blocking
     collective meet a nonblocking or persistent one on another rank ([] if nothing)."""
     problems: list[str] = []
-    reach = Reach(fts)
+    reach = Reach(fts, outside)
     fixed_names = {fx.name for fx in fixed}
-    checked: set[str] = set(fixed_names)  # the groups that must be of one kind
-    for name, members in _members(fts).items():
-        if name not in fixed_names and uniform([s for _ft, s in members], reach, strict):
+    fixed_by: dict[str, list[Fixed]] = {}
+    for fx in fixed:
+        fixed_by.setdefault(fx.name, []).append(fx)
+    groups = _members(fts)
+    # the groups that must be of one kind
+    checked: set[str] = {
+        n for n in fixed_names if not _uniform_group(groups.get(n, []), fixed_by[n], reach, strict)
+    }
+    for name, members in groups.items():
+        if _uniform_group(members, fixed_by.get(name, []), reach, strict):
             continue
         checked.add(name)
         kinds: dict[str, str] = {}
