@@ -50,6 +50,7 @@ static const struct nbcxi_algorithm algorithms[] = {
       NULL },
     { NBCXI_BCAST, "knomial", nbcxi_build_bcast_knomial, NULL },
     { NBCXI_BCAST, "double_tree", nbcxi_build_bcast_double_tree, NULL },
+    { NBCXI_BCAST, "hier", nbcxi_build_bcast_hier, NULL },
     { NBCXI_REDUCE, "binomial", nbcxi_build_reduce_binomial, NULL },
     { NBCXI_REDUCE, "chain", nbcxi_build_reduce_chain, commutative },
     { NBCXI_REDUCE, "knomial", nbcxi_build_reduce_knomial, NULL },
@@ -61,6 +62,7 @@ static const struct nbcxi_algorithm algorithms[] = {
       NULL },
     { NBCXI_ALLREDUCE, "rabenseifner", nbcxi_build_allreduce_rabenseifner,
       NULL },
+    { NBCXI_ALLREDUCE, "hier", nbcxi_build_allreduce_hier, NULL },
     { NBCXI_GATHER, "binomial", nbcxi_build_gather_binomial, NULL },
     { NBCXI_GATHER, "linear", nbcxi_build_gather_linear, NULL },
     { NBCXI_GATHER, "knomial", nbcxi_build_gather_knomial, NULL },
@@ -488,12 +490,16 @@ static double cost_rabenseifner(int p, double n)
  * first). */
 static const char *automatic(enum nbcxi_coll coll,
                              const struct nbcx_sched_s *s,
-                             const struct nbcxi_coll_args *a)
+                             const struct nbcxi_coll_args *a,
+                             enum nbcxi_place place)
 {
     int p = s->size;
     size_t rbytes = a->rtype ? (size_t)a->rcount * a->rtype->size : 0;
     size_t block = message_bytes(a);
-    const bool node = p <= ON_NODE;
+    const bool node = place == NBCXI_PLACE_ONE_NODE ||
+                      (place == NBCXI_PLACE_GUESS && p <= ON_NODE);
+    const bool one_node = place == NBCXI_PLACE_ONE_NODE ||
+                          s->comm->tp->one_node;
     const double n = (double)rbytes;
     switch (coll) {
     case NBCXI_BARRIER:
@@ -507,7 +513,7 @@ static const char *automatic(enum nbcxi_coll coll,
         /* the cheapest by the model: a k-nomial tree (binomial for
          * k = 2), the chain, scatter + allgather */
         double b, raw, c = cost_chain(p, n, nbcxi_chain_segsize(s, a, rbytes)),
-                       g = cost_scatter_allgather(p, n, s->comm->tp->one_node);
+                       g = cost_scatter_allgather(p, n, one_node);
         int k = best_radix(p, n, &b, &raw);
         return (b <= c && b <= g) ? tree_name(k) : c <= g ? "chain"
                                                           : "scatter_allgather";
@@ -624,6 +630,16 @@ static const char *automatic(enum nbcxi_coll coll,
     }
 }
 
+const struct nbcxi_algorithm *nbcxi_coll_flat(enum nbcxi_coll coll,
+                                              const struct nbcx_sched_s *s,
+                                              struct nbcxi_coll_args *a,
+                                              enum nbcxi_place place)
+{
+    const char *name = automatic(coll, s, a, place);
+    a->radix = nbcxi_knomial_radix(name);
+    return lookup(algorithms, coll, name);
+}
+
 void nbcxi_coll_selection(enum nbcxi_coll coll, struct nbcxi_selection *sel)
 {
     pthread_once(&env_once, read_env);
@@ -670,7 +686,7 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
                                                                 coll, name)
                                                        : NULL;
             if (!can_serve(tuned, s, a))
-                name = automatic(coll, s, a);
+                name = automatic(coll, s, a, NBCXI_PLACE_GUESS);
             else if (seg) {
                 a->segsize = seg;
                 a->segsize_auto = false;

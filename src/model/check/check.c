@@ -19,7 +19,7 @@
 int ck_null_comm(int rank, int size, struct nbcx_comm_s **out)
 {
     return nbcxi_silent_comm(NBCXI_SILENT_CHECK, rank, size, (1 << 20) - 1,
-                             false, out);
+                             false, 0, out);
 }
 
 /* ------------------------------------------------------------------ */
