@@ -30,7 +30,11 @@
  * phase's last nodes. That also keeps messages of two phases between the
  * same pair with the same tag apart: a phase's receives are posted, and
  * its sends leave, only after everything of the previous phase on that
- * rank is done. Receives of a rank's first phase are posted at start. Not
+ * rank is done. Where the next phase only sends on this rank (a leader
+ * broadcasting on its node) the join waits only for the previous phase's
+ * receives, copies and reductions: its own sends to other nodes still
+ * in flight read the same buffer, and go to other ranks. Receives of a
+ * rank's first phase are posted at start. Not
  * done: pipelining the phases (a leader forwarding the inter-node bcast's
  * fragments on its node as they arrive).
  */
@@ -109,14 +113,22 @@ static int noop(void *arg)
     return NBCX_SUCCESS;
 }
 
+/* What the next phase must wait for on this rank: everything of this
+ * one (its last nodes), or only what writes memory (receives, copies,
+ * reductions: not the sends) when the next phase only reads here (this
+ * rank is its bcast's root; its pairs are others than this phase's, so
+ * messages cannot mix either). */
+enum join { JOIN_ALL, JOIN_WRITES };
+
 /* Builds collective coll's phase on the n ranks of group (this rank is
  * group[me]) with the automatic choice's algorithm for them placed as
  * `place` says; its first nodes wait for `after` (-1: none). Returns the
- * node that joins its last nodes (after itself when the phase has none
- * here), -1 on error (s->err). */
+ * node that joins its nodes as `join` says (after itself when there are
+ * none here), -1 on error (s->err). */
 static nbcx_node phase(struct nbcx_sched_s *s, enum nbcxi_coll coll,
                        struct nbcxi_coll_args *a, const int *group, int n,
-                       int me, enum nbcxi_place place, nbcx_node after)
+                       int me, enum nbcxi_place place, nbcx_node after,
+                       enum join join)
 {
     if (s->err)
         return -1;
@@ -151,12 +163,23 @@ static nbcx_node phase(struct nbcx_sched_s *s, enum nbcxi_coll coll,
         if (nd->npred == 0)
             nbcxi_dep(s, after, i);
     }
-    nbcx_node join = nbcxi_call(s, noop, NULL);
-    for (int i = n0; i < n1; i++)
-        if (!has_succ[i - n0])
-            nbcxi_dep(s, i, join);
+    /* what the join waits for: the last nodes, or every writer */
+    int nwait = 0;
+    for (int i = n0; i < n1; i++) {
+        bool w = join == JOIN_ALL ? !has_succ[i - n0]
+                                  : s->nodes[i].kind != NBCXI_NODE_SEND;
+        has_succ[i - n0] = w; /* (now: waited for) */
+        nwait += w;
+    }
+    nbcx_node j = after;
+    if (nwait > 0) {
+        j = nbcxi_call(s, noop, NULL);
+        for (int i = n0; i < n1; i++)
+            if (has_succ[i - n0])
+                nbcxi_dep(s, i, j);
+    }
     free(has_succ);
-    return s->err ? -1 : join;
+    return s->err ? -1 : j;
 }
 
 /* The flat algorithm of the automatic choice on all ranks. */
@@ -198,14 +221,14 @@ int nbcxi_build_bcast_hier(struct nbcx_sched_s *s,
         struct nbcxi_coll_args b = *a;
         b.root = h.root_node;
         j = phase(s, NBCXI_BCAST, &b, h.leaders, h.nnodes, h.node,
-                  NBCXI_PLACE_NODES, -1);
+                  NBCXI_PLACE_NODES, -1, JOIN_WRITES);
     }
     struct nbcxi_coll_args c = *a;
     c.root = 0;
     while (h.local[c.root] != leader)
         c.root++;
     phase(s, NBCXI_BCAST, &c, h.local, h.nlocal, h.me, NBCXI_PLACE_ONE_NODE,
-          j);
+          j, JOIN_ALL);
     return done(s, &h);
 }
 
@@ -230,19 +253,19 @@ int nbcxi_build_allreduce_hier(struct nbcx_sched_s *s,
     r.root = 0;
     r.in_place = false;
     nbcx_node j = phase(s, NBCXI_REDUCE, &r, h.local, h.nlocal, h.me,
-                        NBCXI_PLACE_ONE_NODE, -1);
+                        NBCXI_PLACE_ONE_NODE, -1, JOIN_ALL);
     /* 2: the leaders' allreduce, in place in rbuf */
     if (h.me == 0) {
         struct nbcxi_coll_args x = *a;
         x.sbuf = x.rbuf;
         x.in_place = true;
         j = phase(s, NBCXI_ALLREDUCE, &x, h.leaders, h.nnodes, h.node,
-                  NBCXI_PLACE_NODES, j);
+                  NBCXI_PLACE_NODES, j, JOIN_WRITES);
     }
     /* 3: the result from the leader to its node */
     struct nbcxi_coll_args b = *a;
     b.root = 0;
     phase(s, NBCXI_BCAST, &b, h.local, h.nlocal, h.me, NBCXI_PLACE_ONE_NODE,
-          j);
+          j, JOIN_ALL);
     return done(s, &h);
 }

@@ -371,6 +371,9 @@ enum { GAP_BYTES = NBCXI_GAP_BYTES, MAX_LEVELS = 32 };
 struct tree_model {
     int k;
     double n, send;               /* bytes, bytes a send holds the link */
+    bool apart;                   /* no two ranks on a node (a node-aware
+                                     algorithm's leaders): distance 1
+                                     costs as much as any hop           */
     double full[MAX_LEVELS];      /* T of the full tree of k^j ranks    */
 };
 
@@ -390,7 +393,8 @@ static double children_time(const struct tree_model *t, long size)
     for (long m = top; m > 0; m /= t->k, j--)
         for (int d = 1; d < t->k && d * m < size; d++) {
             long c = size - d * m < m ? size - d * m : m;
-            double hop = d * m == 1 ? t->n / 64 : ALPHA_BYTES + t->n;
+            double hop = d * m == 1 && !t->apart ? t->n / 64
+                                                 : ALPHA_BYTES + t->n;
             double done = leave + hop +
                           (c == m ? t->full[j] : tree_time(t, c));
             worst = done > worst ? done : worst;
@@ -404,9 +408,9 @@ static double tree_time(const struct tree_model *t, long size)
     return size <= 1 ? 0 : children_time(t, size);
 }
 
-static double cost_knomial(int p, double n, int k)
+static double cost_knomial(int p, double n, int k, bool apart)
 {
-    struct tree_model t = { .k = k, .n = n,
+    struct tree_model t = { .k = k, .n = n, .apart = apart,
                             .send = n > GAP_BYTES ? n : GAP_BYTES };
     long m = 1;
     for (int j = 0; j < MAX_LEVELS; j++, m *= k) {
@@ -421,12 +425,13 @@ static double cost_knomial(int p, double n, int k)
  * and in *cost its time on the scale the chain and scatter + allgather
  * are weighed on (below): the binomial tree's L (A + n), times the
  * tree's predicted time over the binomial tree's. */
-static int best_radix(int p, double n, double *cost, double *raw)
+static int best_radix(int p, double n, bool apart, double *cost,
+                      double *raw)
 {
     int best = 2;
-    double t2 = cost_knomial(p, n, 2), tb = t2;
+    double t2 = cost_knomial(p, n, 2, apart), tb = t2;
     for (int k = 3; k <= NBCXI_KNOMIAL_MAX; k++) {
-        double c = cost_knomial(p, n, k);
+        double c = cost_knomial(p, n, k, apart);
         if (c < tb) {
             tb = c;
             best = k;
@@ -500,6 +505,7 @@ static const char *automatic(enum nbcxi_coll coll,
                       (place == NBCXI_PLACE_GUESS && p <= ON_NODE);
     const bool one_node = place == NBCXI_PLACE_ONE_NODE ||
                           s->comm->tp->one_node;
+    const bool apart = place == NBCXI_PLACE_NODES;
     const double n = (double)rbytes;
     switch (coll) {
     case NBCXI_BARRIER:
@@ -514,7 +520,7 @@ static const char *automatic(enum nbcxi_coll coll,
          * k = 2), the chain, scatter + allgather */
         double b, raw, c = cost_chain(p, n, nbcxi_chain_segsize(s, a, rbytes)),
                        g = cost_scatter_allgather(p, n, one_node);
-        int k = best_radix(p, n, &b, &raw);
+        int k = best_radix(p, n, apart, &b, &raw);
         return (b <= c && b <= g) ? tree_name(k) : c <= g ? "chain"
                                                           : "scatter_allgather";
     }
@@ -527,7 +533,7 @@ static const char *automatic(enum nbcxi_coll coll,
         /* the cheapest by the model: a k-nomial tree, the chain
          * (commutative), Rabenseifner (any operation) */
         double b, raw, r = cost_rabenseifner(p, n);
-        int k = best_radix(p, n, &b, &raw);
+        int k = best_radix(p, n, apart, &b, &raw);
         if (a->op->commutative) {
             double c = cost_chain(p, n, nbcxi_chain_segsize(s, a, rbytes));
             if (c < b && c <= r)
@@ -569,10 +575,10 @@ static const char *automatic(enum nbcxi_coll coll,
          * the messages near the root grow with their subtrees, which
          * favours few levels */
         double lat = nb < GAP_BYTES ? nb : GAP_BYTES;
-        int k = best_radix(p, lat, &b, &raw);
+        int k = best_radix(p, lat, apart, &b, &raw);
         if (k < 5) { /* and at least 5 (4 KiB on 12 to 32 ranks) */
             k = 5;
-            raw = cost_knomial(p, lat, k);
+            raw = cost_knomial(p, lat, k, apart);
         }
         double lin = ALPHA_BYTES + (p - 1) * (nb > GAP_BYTES ? nb : GAP_BYTES);
         return raw <= lin ? tree_name(k) : "linear";
