@@ -80,8 +80,9 @@ def main() -> None:
               encoding="utf-8") as f:
         json.dump(rows, f, indent=1)
         f.write("\n")
-    lines = ["| op | ranks/node | ranks | size | hier | best flat | "
-             "hier / best flat | auto (flat) |", "|---|---|---|---|---|---|---|---|"]
+    lines = [("| op | ranks/node | ranks | size | hier | best flat | "
+              "hier / best flat | auto (flat) |"),
+             "|---|---|---|---|---|---|---|---|"]
     for op in args.ops.split(","):
         for rpn in (int(c) for c in args.ranks_per_node.split(",")):
             for p in (int(r) for r in args.ranks.split(",")):
