@@ -195,6 +195,10 @@ struct nbcxi_transport {
      * from settings): the schedules may depend on it. Set by the
      * backend at creation; false where it does not know. */
     bool one_node;
+    /* How many nodes node_of names (ops node_of), set by the backend at
+     * creation with it; 0: not known. The automatic choice reads it
+     * (the ranks per node, on average), as a count costs no scan. */
+    int nnodes;
 };
 
 /* The node of rank r (the lowest rank on it), or -1: t does not know

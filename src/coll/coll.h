@@ -332,7 +332,7 @@ NBCX_HIDDEN void nbcxi_coll_selection(enum nbcxi_coll coll,
  * each on a node of its own (a node-aware algorithm's leaders). */
 enum nbcxi_place { NBCXI_PLACE_GUESS, NBCXI_PLACE_ONE_NODE,
                    NBCXI_PLACE_NODES };
-/* select.c: the automatic choice's flat (not node-aware) algorithm for
+/* select.c: the automatic choice's flat (never node-aware) algorithm for
  * coll on s's ranks (s->rank, s->size: a node-aware builder sets them to
  * one group's while it builds that group's phase) placed as `place`
  * says; sets a->radix for a k-nomial tree. Never NULL. */

@@ -496,7 +496,7 @@ static double cost_rabenseifner(int p, double n)
 static const char *automatic(enum nbcxi_coll coll,
                              const struct nbcx_sched_s *s,
                              const struct nbcxi_coll_args *a,
-                             enum nbcxi_place place)
+                             enum nbcxi_place place, bool node_aware)
 {
     int p = s->size;
     size_t rbytes = a->rtype ? (size_t)a->rcount * a->rtype->size : 0;
@@ -506,6 +506,12 @@ static const char *automatic(enum nbcxi_coll coll,
     const bool one_node = place == NBCXI_PLACE_ONE_NODE ||
                           s->comm->tp->one_node;
     const bool apart = place == NBCXI_PLACE_NODES;
+    /* The node-aware algorithms (hier.c) where the model puts them
+     * clearly ahead of the flat ones (docs/results/scale/hier.md): with
+     * nodes the transport knows, 4 ranks per node or more on average. */
+    const int nn = node_aware && s->comm->tp->ops->node_of
+                       ? s->comm->tp->nnodes : 0;
+    const bool crowded = nn > 1 && p >= 4 * nn;
     const double n = (double)rbytes;
     switch (coll) {
     case NBCXI_BARRIER:
@@ -516,6 +522,10 @@ static const char *automatic(enum nbcxi_coll coll,
     case NBCXI_BCAST: {
         if (node)
             return (rbytes < SMALL || p <= 2) ? "binomial" : "chain";
+        /* up to 4 KiB from 256 ranks, 256 KiB from 1,024 */
+        if (crowded && ((p >= 256 && rbytes <= 4096) ||
+                        (p >= 1024 && rbytes <= 262144)))
+            return "hier";
         /* the cheapest by the model: a k-nomial tree (binomial for
          * k = 2), the chain, scatter + allgather */
         double b, raw, c = cost_chain(p, n, nbcxi_chain_segsize(s, a, rbytes)),
@@ -552,6 +562,12 @@ static const char *automatic(enum nbcxi_coll coll,
          * extra transfers of the whole vector). When p is not a power of
          * two, those two transfers (2 n) cost more than the ring's
          * 2 (p - 1) A once n > (p - 1) A: the ring then (commutative). */
+        /* below 8 KiB (the leaders run recursive doubling: one vector
+         * per node crosses the network in each round, not one per rank;
+         * from 8 KiB Rabenseifner's pieces are small already, and the
+         * node's reduction and bcast cost more than they save) */
+        if (crowded && rbytes < 8192)
+            return "hier";
         if (rbytes < (pof2_floor(p) == p ? 8192u : 16384u))
             return "recursive_doubling";
         if (pof2_floor(p) != p && a->op->commutative && a->rcount >= p &&
@@ -641,7 +657,7 @@ const struct nbcxi_algorithm *nbcxi_coll_flat(enum nbcxi_coll coll,
                                               struct nbcxi_coll_args *a,
                                               enum nbcxi_place place)
 {
-    const char *name = automatic(coll, s, a, place);
+    const char *name = automatic(coll, s, a, place, false);
     a->radix = nbcxi_knomial_radix(name);
     return lookup(algorithms, coll, name);
 }
@@ -692,7 +708,7 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
                                                                 coll, name)
                                                        : NULL;
             if (!can_serve(tuned, s, a))
-                name = automatic(coll, s, a, NBCXI_PLACE_GUESS);
+                name = automatic(coll, s, a, NBCXI_PLACE_GUESS, true);
             else if (seg) {
                 a->segsize = seg;
                 a->segsize_auto = false;

@@ -73,5 +73,6 @@ int nbcxi_silent_comm(enum nbcxi_silent_kind kind, int rank, int size,
     tp->tag_ub = tag_ub;
     tp->state = (void *)(intptr_t)(ranks_per_node > 0 ? ranks_per_node : 0);
     tp->one_node = one_node;
+    tp->nnodes = ranks_per_node > 0 ? (size - 1) / ranks_per_node + 1 : 0;
     return nbcxi_comm_create(rank, size, tp, out);
 }

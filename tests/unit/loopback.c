@@ -596,6 +596,8 @@ int loopback_world_create_ex(int nranks, const struct loopback_options *opt,
         t->state = ep;
         t->medium = (enum nbcxi_medium)w->opt.medium;
         t->one_node = w->opt.one_node;
+        for (int q = 0; w->nodes && q < nranks; q++)
+            t->nnodes += w->nodes[q] == q;
         /* Takes ownership of t, and destroys it on failure. */
         err = nbcxi_comm_create(r, nranks, t, &comms[r]);
     }

@@ -1274,6 +1274,18 @@ static void test_hier(void)
      * (2 log2 4 rounds, 4 leaders) */
     posted_by("allreduce", "hier", 16, opt, 0, 262144);
     CHECK_INT(posted_cross, 16L);
+    /* The automatic choice takes hier for a small allreduce with 4
+     * ranks per node or more on average (select.c): 2 nodes of 8, one
+     * message each way between the leaders; with nodes of 2 the flat
+     * recursive doubling, whose distances 2, 4 and 8 cross nodes (48). */
+    for (int r = 0; r < 16; r++)
+        nodes[r] = r - r % 8;
+    posted_by("allreduce", "auto", 16, opt, 0, 1);
+    CHECK_INT(posted_cross, 2L);
+    for (int r = 0; r < 16; r++)
+        nodes[r] = r - r % 2;
+    posted_by("allreduce", "auto", 16, opt, 0, 1);
+    CHECK_INT(posted_cross, 48L);
     /* A transport that does not know the nodes: hier is the flat
      * automatic choice, message for message. */
     struct loopback_options none = { .seed = 9 };

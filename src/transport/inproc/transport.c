@@ -631,6 +631,9 @@ static int comm_new(struct ip_world *w, int rank, nbcx_comm *out)
     t->tag_ub = INT_MAX;
     t->medium = NBCXI_MEDIUM_MEMORY; /* threads of this process */
     t->one_node = true;
+    t->nnodes = w->node_ranks ? (int)(((size_t)w->nranks + w->node_ranks - 1) /
+                                      w->node_ranks)
+                              : 1;
     return nbcxi_comm_create(rank, w->nranks, t, out); /* owns t */
 }
 

@@ -440,6 +440,12 @@ int nbcxi_mpi_transport_create(MPI_Comm comm, nbcxi_transport **out)
     t->tag_ub = (flag && ub) ? *ub : 32767; /* the MPI minimum */
     t->one_node = false;
     t->medium = medium_of(comm, &t->one_node, &st->nodes);
+    if (st->nodes) {
+        int size = 0;
+        PMPI_Comm_size(comm, &size);
+        for (int r = 0; r < size; r++)
+            t->nnodes += st->nodes[r] == r;
+    }
     *out = t;
     return NBCX_SUCCESS;
 }
