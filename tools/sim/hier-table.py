@@ -10,6 +10,12 @@ automatic choice. The runs' JSON is kept beside it (hier.json).
     tools/sim/hier-table.py --build build/openmpi --ops bcast,allreduce \\
         --ranks 64,1024,16384 --ranks-per-node 2,8,32 --sizes 8,64k,1m \\
         --out docs/results/scale
+
+--against-auto FILE.json: instead, hier against the automatic choice as
+it is (the JSON of a run of "hier,auto", kept in FILE.json, or read from
+it when it exists with --reuse): one grid per collective and ranks per
+node, ranks down, sizes across, auto's time / hier's (above 1: hier
+ahead), in FILE.md.
 """
 
 import argparse
@@ -68,8 +74,13 @@ def main() -> None:
     ap.add_argument("--ranks-per-node", default="2,8,32")
     ap.add_argument("--sizes", default="8,64k,1m")
     ap.add_argument("--out", default="docs/results/scale")
+    ap.add_argument("--against-auto", metavar="FILE.json")
+    ap.add_argument("--reuse", action="store_true")
     args = ap.parse_args()
     sim = os.path.join(args.build, "tools/sim/nbcx-sim")
+    if args.against_auto:
+        against_auto(args, sim)
+        return
     rows: list[dict[str, Any]] = []
     for op in args.ops.split(","):
         for rpn in (int(c) for c in args.ranks_per_node.split(",")):
@@ -111,6 +122,48 @@ def main() -> None:
               encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def against_auto(args: argparse.Namespace, sim: str) -> None:
+    path = args.against_auto
+    if args.reuse and os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            rows = json.load(f)
+    else:
+        rows = []
+        for rpn in (int(c) for c in args.ranks_per_node.split(",")):
+            for op in args.ops.split(","):
+                rows += run(sim, op, ["hier", "auto"], args.ranks, rpn,
+                            args.sizes)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(rows, f, indent=1)
+            f.write("\n")
+    sizes = sorted({r["bytes"] for r in rows})
+    out = []
+    for op in args.ops.split(","):
+        for rpn in (int(c) for c in args.ranks_per_node.split(",")):
+            pts = {(r["ranks"], r["bytes"], r["alg_requested"]): r
+                   for r in rows if r["op"] == op and
+                   r["ranks_per_node"] == rpn and "t_max_us" in r}
+            if not pts:
+                continue
+            cols = [b for b in sizes if any(k[1] == b for k in pts)]
+            out.append(f"**{op}, {rpn} ranks per node** (auto / hier)\n")
+            out.append("| ranks | " + " | ".join(fmt_size(b) for b in cols)
+                       + " |")
+            out.append("|---" * (len(cols) + 1) + "|")
+            for p in sorted({k[0] for k in pts}):
+                cells = []
+                for b in cols:
+                    h, a = pts.get((p, b, "hier")), pts.get((p, b, "auto"))
+                    cells.append(f"{a['t_max_us'] / h['t_max_us']:.2f}"
+                                 if h and a else "-")
+                out.append(f"| {p} | " + " | ".join(cells) + " |")
+            out.append("")
+    md = os.path.splitext(path)[0] + ".md"
+    with open(md, "w", encoding="utf-8") as f:
+        f.write("\n".join(out))
+    print("\n".join(out))
 
 
 if __name__ == "__main__":
