@@ -251,7 +251,6 @@ int nbcxi_build_allreduce_hier(struct nbcx_sched_s *s,
      * the call is) */
     struct nbcxi_coll_args r = *a;
     r.root = 0;
-    r.in_place = false;
     nbcx_node j = phase(s, NBCXI_REDUCE, &r, h.local, h.nlocal, h.me,
                         NBCXI_PLACE_ONE_NODE, -1, JOIN_ALL);
     /* 2: the leaders' allreduce, in place in rbuf */
