@@ -74,6 +74,9 @@ typedef struct nbcx_check_options {
     /** Receives each error message (one line, no newline); NULL: stderr */
     void (*report)(const char *msg, void *ctx);
     void *ctx;             /**< passed to report                          */
+    int ranks_per_node;    /**< the nodes the transport says (node-aware
+                              algorithms): blocks of this many
+                              consecutive ranks; 0: not known            */
 } nbcx_check_options;
 
 /** What a check found and what it cost. */

@@ -138,6 +138,14 @@ struct nbcxi_transport_ops {
      * this transport's communicators cannot be split. */
     int (*split)(nbcxi_transport *t, struct nbcx_comm_s *c, int color,
                  int key, struct nbcx_comm_s **out);
+    /* Optional, the capability "knows the nodes": the node of rank r of
+     * t's group (0 <= r < size), named by the lowest rank on it (so
+     * node_of(r) <= r, and node_of(r) == r for the lowest rank of each
+     * node); the same answer on every rank, fixed at creation. -1: this
+     * transport does not know where its ranks are (NULL: never knows).
+     * The node-aware algorithms (coll/hier.c) read it through
+     * nbcxi_transport_node; where it is not known they run flat. */
+    int (*node_of)(const nbcxi_transport *t, int r);
 };
 
 /* The capabilities a backend declares (struct nbcxi_transport_ops.caps,
@@ -187,7 +195,18 @@ struct nbcxi_transport {
      * from settings): the schedules may depend on it. Set by the
      * backend at creation; false where it does not know. */
     bool one_node;
+    /* How many nodes node_of names (ops node_of), set by the backend at
+     * creation with it; 0: not known. The automatic choice reads it
+     * (the ranks per node, on average), as a count costs no scan. */
+    int nnodes;
 };
+
+/* The node of rank r (the lowest rank on it), or -1: t does not know
+ * (transport ops node_of). */
+static inline int nbcxi_transport_node(const nbcxi_transport *t, int r)
+{
+    return t->ops->node_of ? t->ops->node_of(t, r) : -1;
+}
 
 /* Whether t has capability cap (enum nbcxi_cap). */
 static inline bool nbcxi_transport_can(const nbcxi_transport *t,

@@ -272,6 +272,11 @@ NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_rabenseifner; /* reduce-scatter 
                       recursive halving + allgather by recursive doubling; any op */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_rabenseifner; /* the same reduce-scatter
                       + binomial gather to the root; any op (reduce) */
+/* hier.c: node-aware, on the nodes the transport knows (node_of), else
+ * flat (the automatic choice on all ranks) */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_hier;     /* leaders, then each node */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_hier; /* node reduce, leaders'
+                allreduce, node bcast; any op when nodes are rank blocks */
 /* gather.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_gather_binomial;
 NBCX_HIDDEN nbcxi_builder nbcxi_build_gather_knomial;
@@ -321,6 +326,19 @@ struct nbcxi_selection {
 };
 NBCX_HIDDEN void nbcxi_coll_selection(enum nbcxi_coll coll,
                                       struct nbcxi_selection *sel);
+
+/* Where the ranks of a schedule are, for the automatic choice: guessed
+ * from their number (up to NBCXI_ON_NODE: one node), all on one node, or
+ * each on a node of its own (a node-aware algorithm's leaders). */
+enum nbcxi_place { NBCXI_PLACE_GUESS, NBCXI_PLACE_ONE_NODE,
+                   NBCXI_PLACE_NODES };
+/* select.c: the automatic choice's flat (never node-aware) algorithm for
+ * coll on s's ranks (s->rank, s->size: a node-aware builder sets them to
+ * one group's while it builds that group's phase) placed as `place`
+ * says; sets a->radix for a k-nomial tree. Never NULL. */
+NBCX_HIDDEN const struct nbcxi_algorithm *
+nbcxi_coll_flat(enum nbcxi_coll coll, const struct nbcx_sched_s *s,
+                struct nbcxi_coll_args *a, enum nbcxi_place place);
 
 /* select.c: builds the schedule of collective `coll` with the forced
  * algorithm, else the one the progress mode prefers (`prefer`, NULL for

@@ -50,6 +50,7 @@ static const struct nbcxi_algorithm algorithms[] = {
       NULL },
     { NBCXI_BCAST, "knomial", nbcxi_build_bcast_knomial, NULL },
     { NBCXI_BCAST, "double_tree", nbcxi_build_bcast_double_tree, NULL },
+    { NBCXI_BCAST, "hier", nbcxi_build_bcast_hier, NULL },
     { NBCXI_REDUCE, "binomial", nbcxi_build_reduce_binomial, NULL },
     { NBCXI_REDUCE, "chain", nbcxi_build_reduce_chain, commutative },
     { NBCXI_REDUCE, "knomial", nbcxi_build_reduce_knomial, NULL },
@@ -61,6 +62,7 @@ static const struct nbcxi_algorithm algorithms[] = {
       NULL },
     { NBCXI_ALLREDUCE, "rabenseifner", nbcxi_build_allreduce_rabenseifner,
       NULL },
+    { NBCXI_ALLREDUCE, "hier", nbcxi_build_allreduce_hier, NULL },
     { NBCXI_GATHER, "binomial", nbcxi_build_gather_binomial, NULL },
     { NBCXI_GATHER, "linear", nbcxi_build_gather_linear, NULL },
     { NBCXI_GATHER, "knomial", nbcxi_build_gather_knomial, NULL },
@@ -369,6 +371,9 @@ enum { GAP_BYTES = NBCXI_GAP_BYTES, MAX_LEVELS = 32 };
 struct tree_model {
     int k;
     double n, send;               /* bytes, bytes a send holds the link */
+    bool apart;                   /* no two ranks on a node (a node-aware
+                                     algorithm's leaders): distance 1
+                                     costs as much as any hop           */
     double full[MAX_LEVELS];      /* T of the full tree of k^j ranks    */
 };
 
@@ -388,7 +393,8 @@ static double children_time(const struct tree_model *t, long size)
     for (long m = top; m > 0; m /= t->k, j--)
         for (int d = 1; d < t->k && d * m < size; d++) {
             long c = size - d * m < m ? size - d * m : m;
-            double hop = d * m == 1 ? t->n / 64 : ALPHA_BYTES + t->n;
+            double hop = d * m == 1 && !t->apart ? t->n / 64
+                                                 : ALPHA_BYTES + t->n;
             double done = leave + hop +
                           (c == m ? t->full[j] : tree_time(t, c));
             worst = done > worst ? done : worst;
@@ -402,9 +408,9 @@ static double tree_time(const struct tree_model *t, long size)
     return size <= 1 ? 0 : children_time(t, size);
 }
 
-static double cost_knomial(int p, double n, int k)
+static double cost_knomial(int p, double n, int k, bool apart)
 {
-    struct tree_model t = { .k = k, .n = n,
+    struct tree_model t = { .k = k, .n = n, .apart = apart,
                             .send = n > GAP_BYTES ? n : GAP_BYTES };
     long m = 1;
     for (int j = 0; j < MAX_LEVELS; j++, m *= k) {
@@ -419,12 +425,13 @@ static double cost_knomial(int p, double n, int k)
  * and in *cost its time on the scale the chain and scatter + allgather
  * are weighed on (below): the binomial tree's L (A + n), times the
  * tree's predicted time over the binomial tree's. */
-static int best_radix(int p, double n, double *cost, double *raw)
+static int best_radix(int p, double n, bool apart, double *cost,
+                      double *raw)
 {
     int best = 2;
-    double t2 = cost_knomial(p, n, 2), tb = t2;
+    double t2 = cost_knomial(p, n, 2, apart), tb = t2;
     for (int k = 3; k <= NBCXI_KNOMIAL_MAX; k++) {
-        double c = cost_knomial(p, n, k);
+        double c = cost_knomial(p, n, k, apart);
         if (c < tb) {
             tb = c;
             best = k;
@@ -488,12 +495,23 @@ static double cost_rabenseifner(int p, double n)
  * first). */
 static const char *automatic(enum nbcxi_coll coll,
                              const struct nbcx_sched_s *s,
-                             const struct nbcxi_coll_args *a)
+                             const struct nbcxi_coll_args *a,
+                             enum nbcxi_place place, bool node_aware)
 {
     int p = s->build.size;
     size_t rbytes = a->rtype ? (size_t)a->rcount * a->rtype->size : 0;
     size_t block = message_bytes(a);
-    const bool node = p <= ON_NODE;
+    const bool node = place == NBCXI_PLACE_ONE_NODE ||
+                      (place == NBCXI_PLACE_GUESS && p <= ON_NODE);
+    const bool one_node = place == NBCXI_PLACE_ONE_NODE ||
+                          s->build.comm->tp->one_node;
+    const bool apart = place == NBCXI_PLACE_NODES;
+    /* The node-aware algorithms (hier.c) where the model puts them
+     * clearly ahead of the flat ones (docs/results/scale/hier.md): with
+     * nodes the transport knows, 4 ranks per node or more on average. */
+    const int nn = node_aware && s->build.comm->tp->ops->node_of
+                       ? s->build.comm->tp->nnodes : 0;
+    const bool crowded = nn > 1 && p >= 4 * nn;
     const double n = (double)rbytes;
     switch (coll) {
     case NBCXI_BARRIER:
@@ -504,12 +522,15 @@ static const char *automatic(enum nbcxi_coll coll,
     case NBCXI_BCAST: {
         if (node)
             return (rbytes < SMALL || p <= 2) ? "binomial" : "chain";
+        /* up to 4 KiB from 256 ranks, 256 KiB from 1,024 */
+        if (crowded && ((p >= 256 && rbytes <= 4096) ||
+                        (p >= 1024 && rbytes <= 262144)))
+            return "hier";
         /* the cheapest by the model: a k-nomial tree (binomial for
          * k = 2), the chain, scatter + allgather */
         double b, raw, c = cost_chain(p, n, nbcxi_chain_segsize(s, a, rbytes)),
-                       g = cost_scatter_allgather(p, n,
-                                                  s->build.comm->tp->one_node);
-        int k = best_radix(p, n, &b, &raw);
+                       g = cost_scatter_allgather(p, n, one_node);
+        int k = best_radix(p, n, apart, &b, &raw);
         return (b <= c && b <= g) ? tree_name(k) : c <= g ? "chain"
                                                           : "scatter_allgather";
     }
@@ -522,7 +543,7 @@ static const char *automatic(enum nbcxi_coll coll,
         /* the cheapest by the model: a k-nomial tree, the chain
          * (commutative), Rabenseifner (any operation) */
         double b, raw, r = cost_rabenseifner(p, n);
-        int k = best_radix(p, n, &b, &raw);
+        int k = best_radix(p, n, apart, &b, &raw);
         if (a->op->commutative) {
             double c = cost_chain(p, n, nbcxi_chain_segsize(s, a, rbytes));
             if (c < b && c <= r)
@@ -541,6 +562,12 @@ static const char *automatic(enum nbcxi_coll coll,
          * extra transfers of the whole vector). When p is not a power of
          * two, those two transfers (2 n) cost more than the ring's
          * 2 (p - 1) A once n > (p - 1) A: the ring then (commutative). */
+        /* below 8 KiB (the leaders run recursive doubling: one vector
+         * per node crosses the network in each round, not one per rank;
+         * from 8 KiB Rabenseifner's pieces are small already, and the
+         * node's reduction and bcast cost more than they save) */
+        if (crowded && rbytes < 8192)
+            return "hier";
         if (rbytes < (pof2_floor(p) == p ? 8192u : 16384u))
             return "recursive_doubling";
         if (pof2_floor(p) != p && a->op->commutative && a->rcount >= p &&
@@ -564,10 +591,10 @@ static const char *automatic(enum nbcxi_coll coll,
          * the messages near the root grow with their subtrees, which
          * favours few levels */
         double lat = nb < GAP_BYTES ? nb : GAP_BYTES;
-        int k = best_radix(p, lat, &b, &raw);
+        int k = best_radix(p, lat, apart, &b, &raw);
         if (k < 5) { /* and at least 5 (4 KiB on 12 to 32 ranks) */
             k = 5;
-            raw = cost_knomial(p, lat, k);
+            raw = cost_knomial(p, lat, k, apart);
         }
         double lin = ALPHA_BYTES + (p - 1) * (nb > GAP_BYTES ? nb : GAP_BYTES);
         return raw <= lin ? tree_name(k) : "linear";
@@ -625,6 +652,16 @@ static const char *automatic(enum nbcxi_coll coll,
     }
 }
 
+const struct nbcxi_algorithm *nbcxi_coll_flat(enum nbcxi_coll coll,
+                                              const struct nbcx_sched_s *s,
+                                              struct nbcxi_coll_args *a,
+                                              enum nbcxi_place place)
+{
+    const char *name = automatic(coll, s, a, place, false);
+    a->radix = nbcxi_knomial_radix(name);
+    return lookup(algorithms, coll, name);
+}
+
 void nbcxi_coll_selection(enum nbcxi_coll coll, struct nbcxi_selection *sel)
 {
     pthread_once(&env_once, read_env);
@@ -671,7 +708,7 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
                                                                 coll, name)
                                                        : NULL;
             if (!can_serve(tuned, s, a))
-                name = automatic(coll, s, a);
+                name = automatic(coll, s, a, NBCXI_PLACE_GUESS, true);
             else if (seg) {
                 a->segsize = seg;
                 a->segsize_auto = false;

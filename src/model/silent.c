@@ -2,6 +2,7 @@
  * silent.c - the never-sending transport of the models (model.h): the
  * simulator and the checker build schedules on its communicators.
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "model.h"
@@ -40,12 +41,19 @@ static void silent_destroy(nbcxi_transport *t)
     free(t);
 }
 
+/* Blocks of ranks_per_node consecutive ranks (kept in state), if known. */
+static int silent_node_of(const nbcxi_transport *t, int r)
+{
+    int per = (int)(intptr_t)t->state;
+    return per > 0 ? r - r % per : -1;
+}
+
 #define SILENT_OPS(NAME)                                                   \
     {                                                                      \
         .name = NAME, .req_size = sizeof(int), .isend = silent_p2p,        \
         .irecv = silent_recv, .testsome = silent_testsome,                 \
         .cancel = silent_cancel, .destroy = silent_destroy,                \
-        .caps = NBCXI_CAP_PROGRESS_THREAD,                                 \
+        .caps = NBCXI_CAP_PROGRESS_THREAD, .node_of = silent_node_of,      \
     }
 
 static const struct nbcxi_transport_ops silent_ops[] = {
@@ -54,7 +62,8 @@ static const struct nbcxi_transport_ops silent_ops[] = {
 };
 
 int nbcxi_silent_comm(enum nbcxi_silent_kind kind, int rank, int size,
-                      int tag_ub, bool one_node, struct nbcx_comm_s **out)
+                      int tag_ub, bool one_node, int ranks_per_node,
+                      struct nbcx_comm_s **out)
 {
     *out = NULL;
     nbcxi_transport *tp = calloc(1, sizeof *tp);
@@ -62,7 +71,8 @@ int nbcxi_silent_comm(enum nbcxi_silent_kind kind, int rank, int size,
         return NBCX_ERR_NOMEM;
     tp->ops = &silent_ops[kind];
     tp->tag_ub = tag_ub;
-    tp->state = NULL;
+    tp->state = (void *)(intptr_t)(ranks_per_node > 0 ? ranks_per_node : 0);
     tp->one_node = one_node;
+    tp->nnodes = ranks_per_node > 0 ? (size - 1) / ranks_per_node + 1 : 0;
     return nbcxi_comm_create(rank, size, tp, out);
 }

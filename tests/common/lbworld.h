@@ -20,6 +20,8 @@ struct lb_world {
     enum loopback_mode mode;
     int tag_ub;         /* of the transport (loopback_options) */
     uint64_t seed;      /* of the next world made */
+    const int *nodes;   /* the transport's node of each rank (NULL: it
+                           does not know; loopback_options) */
     bool live;
     nbcx_comm c[LB_WORLD_MAXP];
 };
@@ -31,7 +33,7 @@ static inline bool lb_world_get(struct lb_world *w)
     if (w->live)
         return true;
     struct loopback_options opt = { .tag_ub = w->tag_ub, .mode = w->mode,
-                                    .seed = w->seed++ };
+                                    .seed = w->seed++, .nodes = w->nodes };
     int err = loopback_world_create_ex(w->p, &opt, w->c);
     CHECK(err == NBCX_SUCCESS, "world of %d: %s", w->p,
           nbcx_error_string(err));

@@ -636,8 +636,11 @@ static void run_barrier(const char *alg, int round, nbcx_comm comm)
 
 /* The algorithms of coll (mt_algorithms): "slots" needs the inproc
  * transport (tests/inproc); on MPI it falls back to "auto", which runs
- * anyway. "knomial" runs in its own tests (argv[2], below: CI time). */
-static const char *const skipped_algs[] = {"auto", "slots", "knomial", NULL};
+ * anyway. "knomial" runs in its own tests (argv[2], below: CI time), and
+ * so does "hier" (on one node it is the flat choice, which "auto" runs;
+ * its tests fake nodes with NBCX_NODE_RANKS). */
+static const char *const skipped_algs[] = {"auto", "slots", "knomial", "hier",
+                                           NULL};
 
 /* argv[2]: the one algorithm to run (e.g. knomial3, a radix the table's
  * "knomial" does not run), on the collectives that have it; NULL: all. */

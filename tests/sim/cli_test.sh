@@ -24,7 +24,7 @@ expect 2 "op is required" --ranks 4 --size 8
 expect 2 "ranks is required" --op bcast --size 8
 expect 2 "size is required" --op bcast --ranks 4
 expect 2 "no such collective" --op nosuch --ranks 4 --size 8
-expect 2 "has no such algorithm (have: auto binomial chain scatter_allgather knomial double_tree)" --op bcast --alg nosuch --ranks 4 --size 8
+expect 2 "has no such algorithm (have: auto binomial chain scatter_allgather knomial double_tree hier)" --op bcast --alg nosuch --ranks 4 --size 8
 expect 2 "not a size" --op bcast --ranks 4 --size 12q
 expect 2 "not a size" --op bcast --ranks 4 --size -5
 expect 2 "not a number of ranks" --op bcast --ranks 0 --size 8
@@ -134,7 +134,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["format"] == "nbcx-sim/1", d["format"]
 rs = d["results"]
-assert len(rs) == 8, len(rs)  # 4 algorithms x 2 sizes
+assert len(rs) == 10, len(rs)  # 5 algorithms x 2 sizes
 for r in rs:
     assert r["t_max_us"] >= r["t_median_us"] >= r["t_min_us"] > 0, r
     assert 0 <= r["overlap"] <= 1, r

@@ -59,12 +59,14 @@ struct lb_world {
     int nranks;
     int refs;                  /* the creator + one per endpoint */
     struct loopback_options opt;
+    int *nodes;                /* opt.nodes, copied (NULL: none) */
     uint64_t rng;
     struct lb_queue *recvs;    /* [r]: unmatched receives posted by r */
     struct lb_queue *sends;    /* [r]: unmatched sends addressed to r */
     struct lb_op **live_sends; /* [r]: sends posted by r, not released */
     struct lb_ranges *live_recvs; /* [r]: receives of r, not released */
     long posted, matched, live, unmatched;
+    long cross;                /* matched between two nodes (nodes set) */
     long pairs;                /* MATCHED pairs not yet delivered */
     long unreported;           /* DONE records not yet reported */
     long activity;             /* bumped by every change of state */
@@ -155,6 +157,7 @@ static void world_unref(struct lb_world *w)
     if (left || w->live != left)
         fprintf(stderr, "loopback: world freed with %ld operations never "
                 "released by nbcx (%ld unmatched)\n", w->live, left);
+    free(w->nodes);
     free(w->recvs);
     free(w->sends);
     for (int r = 0; r < w->nranks; r++)
@@ -309,6 +312,8 @@ static void match(struct lb_world *w, struct lb_op *s, struct lb_op *r)
     s->partner = r;
     r->partner = s;
     w->matched++;
+    if (w->nodes && w->nodes[s->rank] != w->nodes[r->rank])
+        w->cross++;
     w->pairs++;
     if (w->opt.mode == LOOPBACK_ORDERED)
         deliver(w, s, r);
@@ -494,6 +499,12 @@ static void lb_destroy(nbcxi_transport *t)
     free(t);
 }
 
+static int lb_node_of(const nbcxi_transport *t, int r)
+{
+    const struct lb_endpoint *ep = t->state;
+    return ep->w->nodes[r];
+}
+
 static size_t lb_lazy_max(const nbcxi_transport *t)
 {
     const struct lb_endpoint *ep = t->state;
@@ -557,7 +568,16 @@ int loopback_world_create_ex(int nranks, const struct loopback_options *opt,
     if (w->opt.lazy_max)
         w->ops.carries_max = lb_lazy_max;
     w->rng = w->opt.seed;
-    int err = (w->recvs && w->sends && w->live_sends && w->live_recvs)
+    if (w->opt.nodes) {
+        w->nodes = malloc(sizeof(int) * (size_t)nranks);
+        if (w->nodes) {
+            memcpy(w->nodes, w->opt.nodes, sizeof(int) * (size_t)nranks);
+            w->ops.node_of = lb_node_of;
+        }
+        w->opt.nodes = NULL;
+    }
+    int err = (w->recvs && w->sends && w->live_sends && w->live_recvs &&
+               (!opt || !opt->nodes || w->nodes))
                   ? NBCX_SUCCESS
                   : NBCX_ERR_NOMEM;
 
@@ -578,6 +598,8 @@ int loopback_world_create_ex(int nranks, const struct loopback_options *opt,
         t->state = ep;
         t->medium = (enum nbcxi_medium)w->opt.medium;
         t->one_node = w->opt.one_node;
+        for (int q = 0; w->nodes && q < nranks; q++)
+            t->nnodes += w->nodes[q] == q;
         /* Takes ownership of t, and destroys it on failure. */
         err = nbcxi_comm_create(r, nranks, t, &comms[r]);
     }
@@ -606,6 +628,7 @@ int loopback_stats(nbcx_comm comm, struct loopback_stats *st)
         return NBCX_ERR_ARG;
     st->posted = w->posted;
     st->matched = w->matched;
+    st->cross = w->cross;
     st->live = w->live;
     st->unmatched = w->unmatched;
     return NBCX_SUCCESS;

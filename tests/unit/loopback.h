@@ -62,12 +62,16 @@ struct loopback_options {
     int medium;           /* where it says its data moves (its
                              enum nbcxi_medium); 0: not known           */
     bool one_node;        /* it says every rank is on this node         */
+    const int *nodes;     /* its node_of: rank r's node is nodes[r] (the
+                             lowest rank on it; copied); NULL: it does
+                             not know                                   */
 };
 
 /* Counters of a world, for tests of the engine's behaviour. */
 struct loopback_stats {
     long posted;      /* sends and receives ever posted                 */
     long matched;     /* send/receive pairs matched                     */
+    long cross;       /* of them, between two nodes (options' nodes)    */
     long live;        /* operations posted and not yet released         */
     long unmatched;   /* operations posted and not matched yet          */
 };

@@ -666,6 +666,8 @@ static void run_coll(enum coll_id coll, enum loopback_mode mode)
             continue; /* inproc only: see the top of the file */
         if (strcmp(alg, "knomial") == 0 && mode != LOOPBACK_ORDERED)
             continue; /* the ordered runs cover it (CI time) */
+        if (strcmp(alg, "hier") == 0)
+            continue; /* no nodes here: the flat choice ("hier" test) */
         th_context = NULL;
         CHECK_OK(nbcx_algorithm_set(coll_names[coll], alg));
         struct ctx x = { .coll = coll, .alg = alg,
@@ -998,6 +1000,8 @@ static void test_algorithm_api(void)
  * with opt (its segsize: what it asks for, 0: none; one_node), the user
  * asks for user_seg (0: nbcx_segsize_set(0), the default); the result
  * must be the root's data or the sequential sum. */
+static long posted_cross; /* posted_by's messages between two nodes */
+
 static long posted_by(const char *coll, const char *alg, int p,
                       struct loopback_options opt, size_t user_seg, int n)
 {
@@ -1049,6 +1053,7 @@ static long posted_by(const char *coll, const char *alg, int p,
           coll, alg, p, opt.segsize, user_seg, bad);
     struct loopback_stats st;
     CHECK_OK(loopback_stats(c[0], &st));
+    posted_cross = st.cross;
     for (int r = 0; r < p; r++) {
         free(in[r]);
         free(out[r]);
@@ -1184,6 +1189,112 @@ static void test_chain_fragments(void)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* Node-aware algorithms (hier.c) on transports that know the nodes    */
+/* ------------------------------------------------------------------ */
+
+/* Node layouts: rank r's node, named by its lowest rank (transport.h,
+ * node_of). Uneven blocks: nodes of 1, 4, 2, 5, 3, 1, 4, ... ranks. */
+enum layout { L_BLOCKS2, L_BLOCKS3, L_ROUND3, L_UNEVEN, NLAYOUTS };
+static const char *const layout_names[NLAYOUTS] = {
+    "blocks2", "blocks3", "round_robin3", "uneven" };
+
+static void layout_fill(enum layout l, int p, int nodes[])
+{
+    static const int uneven[] = { 1, 4, 2, 5, 3 };
+    int start = 0, k = 0;
+    for (int r = 0; r < p; r++) {
+        switch (l) {
+        case L_BLOCKS2: nodes[r] = r - r % 2; break;
+        case L_BLOCKS3: nodes[r] = r - r % 3; break;
+        case L_ROUND3: nodes[r] = r % 3; break;
+        default:
+            if (r - start == uneven[k % 5]) {
+                start = r;
+                k++;
+            }
+            nodes[r] = start;
+        }
+    }
+}
+
+/* "hier" bcast and allreduce with every case of run_size (roots first,
+ * last and middle, so roots that are not their node's lowest rank; in
+ * place; every reduction, the non-commutative one too; 100-byte
+ * fragments) on 1-33 ranks placed on nodes four ways, contiguous and
+ * not, even and not. */
+static void test_hier(void)
+{
+    static const int hsizes[] = { 1, 2, 3, 4, 5, 7, 8, 12, 13, 24, 33 };
+    static const enum coll_id colls[] = { C_BCAST, C_ALLREDUCE };
+    int nodes[64];
+    nbcx_segsize_set(SEGSIZE);
+    create_user_ops();
+    for (int ci = 0; ci < 2; ci++) {
+        enum coll_id coll = colls[ci];
+        CHECK_OK(nbcx_algorithm_set(coll_names[coll], "hier"));
+        for (int l = 0; l < NLAYOUTS; l++) {
+            struct ctx x = { .coll = coll, .alg = layout_names[l],
+                             .w = { .mode = LOOPBACK_ORDERED,
+                                    .tag_ub = TAG_UB, .seed = 77,
+                                    .nodes = nodes } };
+            long f0 = th_failures, k0 = th_cases;
+            double t0 = th_now();
+            for (size_t si = 0; si < sizeof hsizes / sizeof hsizes[0];
+                 si++) {
+                x.w.p = hsizes[si];
+                layout_fill((enum layout)l, x.w.p, nodes);
+                run_size(&x);
+                ctx_drop_world(&x);
+            }
+            th_context = NULL;
+            printf("  %-9s hier %-15s %6ld cases %7.2f s%s\n",
+                   coll_names[coll], layout_names[l], th_cases - k0,
+                   th_now() - t0, th_failures > f0 ? "  FAILED" : "");
+        }
+        CHECK_OK(nbcx_algorithm_set(coll_names[coll], "auto"));
+    }
+    free_user_ops();
+    nbcx_segsize_set(0);
+    /* Only the leaders talk between nodes: on 16 ranks placed round
+     * robin on 4 nodes (not blocks: the flat trees cross nodes at every
+     * level), one message into each other node for a small bcast, and
+     * for a small allreduce the leaders' recursive doubling (4 ranks, 2
+     * rounds, 8 messages) against the flat one's 32. */
+    for (int r = 0; r < 16; r++)
+        nodes[r] = r % 4;
+    struct loopback_options opt = { .seed = 9, .nodes = nodes };
+    posted_by("bcast", "hier", 16, opt, 0, 1);
+    CHECK_INT(posted_cross, 3L);
+    posted_by("allreduce", "hier", 16, opt, 0, 1);
+    CHECK_INT(posted_cross, 8L);
+    posted_by("allreduce", "recursive_doubling", 16, opt, 0, 1);
+    CHECK_INT(posted_cross, 32L);
+    /* 1 MiB: the leaders' Rabenseifner, one message per round each way
+     * (2 log2 4 rounds, 4 leaders) */
+    posted_by("allreduce", "hier", 16, opt, 0, 262144);
+    CHECK_INT(posted_cross, 16L);
+    /* The automatic choice takes hier for a small allreduce with 4
+     * ranks per node or more on average (select.c): 2 nodes of 8, one
+     * message each way between the leaders; with nodes of 2 the flat
+     * recursive doubling, whose distances 2, 4 and 8 cross nodes (48). */
+    for (int r = 0; r < 16; r++)
+        nodes[r] = r - r % 8;
+    posted_by("allreduce", "auto", 16, opt, 0, 1);
+    CHECK_INT(posted_cross, 2L);
+    for (int r = 0; r < 16; r++)
+        nodes[r] = r - r % 2;
+    posted_by("allreduce", "auto", 16, opt, 0, 1);
+    CHECK_INT(posted_cross, 48L);
+    /* A transport that does not know the nodes: hier is the flat
+     * automatic choice, message for message. */
+    struct loopback_options none = { .seed = 9 };
+    CHECK_INT(posted_by("allreduce", "hier", 13, none, 0, 5),
+              posted_by("allreduce", "auto", 13, none, 0, 5));
+    CHECK_INT(posted_by("bcast", "hier", 13, none, 0, 5000),
+              posted_by("bcast", "auto", 13, none, 0, 5000));
+}
+
 static const struct th_test tests[] = {
     { "algorithm_api", test_algorithm_api },
     { "segsize_choice", test_segsize_choice },
@@ -1209,6 +1320,7 @@ static const struct th_test tests[] = {
     { "concurrent", test_concurrent },
     { "objects_freed", test_objects_freed },
     { "chain_fragments", test_chain_fragments },
+    { "hier", test_hier },
 };
 
 int main(int argc, char **argv)

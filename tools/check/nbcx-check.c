@@ -62,6 +62,9 @@ static void usage(FILE *f)
           "the engine's:\n"
           "                      65536, and at least 262144 in the ring "
           "allreduce)\n"
+          "  --ranks-per-node C  the transport says blocks of C consecutive\n"
+          "                      ranks are the nodes (node-aware algorithms;\n"
+          "                      default: it does not know)\n"
           "  --topology T        neighbourhood collectives: torus "
           "(default), grid, graph\n"
           "  --max-errors N      error messages shown per check (default: "
@@ -317,6 +320,10 @@ int main(int argc, char **argv)
             if (!parse_int(v, 1, INT_MAX, &s))
                 return bad("bad segsize", v);
             opt.segsize = (size_t)s;
+            i++;
+        } else if (!strcmp(a, "--ranks-per-node") && v) {
+            if (!parse_int(v, 1, INT_MAX, &opt.ranks_per_node))
+                return bad("bad ranks per node", v);
             i++;
         } else if (!strcmp(a, "--topology") && v) {
             if (!strcmp(v, "torus"))

@@ -16,10 +16,11 @@
 #include "check.h"
 
 /* A communicator whose transport cannot communicate (model/silent.c). */
-int ck_null_comm(int rank, int size, struct nbcx_comm_s **out)
+int ck_null_comm(int rank, int size, int ranks_per_node,
+                 struct nbcx_comm_s **out)
 {
     return nbcxi_silent_comm(NBCXI_SILENT_CHECK, rank, size, (1 << 20) - 1,
-                             false, out);
+                             false, ranks_per_node, out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -109,7 +110,7 @@ struct nbcx_sched_s *ck_get(struct ck_job *J, int r, struct ck_regions *reg)
     }
     struct nbcx_comm_s *comm;
     struct nbcx_sched_s *s = NULL;
-    int err = ck_null_comm(r, J->size, &comm);
+    int err = ck_null_comm(r, J->size, J->ranks_per_node, &comm);
     if (err == NBCX_SUCCESS)
         err = ck_setup_topology(J, r, comm);
     const struct nbcxi_topo *topo = NULL;
@@ -264,6 +265,8 @@ static int prepare_job(struct ck_job *J, const char *coll, const char *alg,
     J->in_place = opt && opt->in_place;
     J->segsize = opt && opt->segsize ? opt->segsize : 65536;
     J->segsize_auto = !(opt && opt->segsize); /* as coll/select.c */
+    J->ranks_per_node = opt && opt->ranks_per_node > 0 ? opt->ranks_per_node
+                                                       : 0;
     J->type_handle = opt && opt->type ? opt->type : NBCX_INT32;
     J->type = nbcxi_type(J->type_handle);
     if (!J->type)
@@ -474,7 +477,7 @@ int nbcx_check_comm_create(int rank, int size, nbcx_comm *comm)
         return NBCX_ERR_ARG;
     if (rank < 0 || rank >= size)
         return NBCX_ERR_RANK;
-    return ck_null_comm(rank, size, comm);
+    return ck_null_comm(rank, size, 0, comm);
 }
 
 int nbcx_check_schedules(int size, const nbcx_sched scheds[],

@@ -105,6 +105,7 @@ struct ck_job {
     struct nbcx_op_s *op;
     nbcx_op user_op; /* to free, or NBCX_OP_NULL */
     size_t segsize;
+    int ranks_per_node; /* nodes of that many consecutive ranks, 0: none */
     int radix;       /* of the k-nomial trees ("knomialK"), 0: default */
     bool segsize_auto; /* no --segsize: the engine's own floors apply */
     char *mem;       /* fake user memory (PROT_NONE), NULL: none */
@@ -146,7 +147,8 @@ NBCX_HIDDEN void ck_error(struct ck_job *J, const char *fmt, ...)
 NBCX_HIDDEN struct nbcx_sched_s *ck_get(struct ck_job *J, int r,
                                         struct ck_regions *reg);
 NBCX_HIDDEN void ck_put(struct ck_job *J, struct nbcx_sched_s *s);
-NBCX_HIDDEN int ck_null_comm(int rank, int size, struct nbcx_comm_s **out);
+NBCX_HIDDEN int ck_null_comm(int rank, int size, int ranks_per_node,
+                             struct nbcx_comm_s **out);
 
 /* setup.c */
 NBCX_HIDDEN int ck_setup_job(struct ck_job *J);

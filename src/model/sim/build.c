@@ -44,11 +44,13 @@
 
 /* A communicator of the sim transport: it never sends (the simulation
  * walks the schedules itself; model/silent.c). one_node: all size ranks
- * fit on one node of the simulated machine. */
-int sim_comm(int rank, int size, bool one_node, struct nbcx_comm_s **out)
+ * fit on one node of the simulated machine, whose nodes are blocks of
+ * ranks_per_node ranks (the transport's node_of). */
+int sim_comm(int rank, int size, bool one_node, int ranks_per_node,
+             struct nbcx_comm_s **out)
 {
     return nbcxi_silent_comm(NBCXI_SILENT_SIM, rank, size, (1 << 24) - 1,
-                             one_node, out);
+                             one_node, ranks_per_node, out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -420,7 +422,8 @@ static int build_rank(struct setup *S, int r, struct graph *g,
 {
     struct nbcx_comm_s *comm;
     struct nbcx_sched_s *s = NULL;
-    int e = sim_comm(r, S->P, S->cfg->ranks_per_node >= S->P, &comm);
+    int e = sim_comm(r, S->P, S->cfg->ranks_per_node >= S->P,
+                     S->cfg->ranks_per_node, &comm);
     if (e == NBCX_SUCCESS && neighbor(S->coll)) {
         int periods[2] = { 1, 1 };
         e = nbcx_comm_set_cart(comm, 2, S->dims, periods);

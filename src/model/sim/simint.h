@@ -66,7 +66,7 @@ NBCX_HIDDEN void sim_free_setup(struct setup *S);
 NBCX_HIDDEN const struct nbcxi_algorithm *sim_find_alg(int coll,
                                                        const char *name);
 /* A communicator of the sim transport (it never sends). */
-NBCX_HIDDEN int sim_comm(int rank, int size, bool one_node,
+NBCX_HIDDEN int sim_comm(int rank, int size, bool one_node, int ranks_per_node,
                          struct nbcx_comm_s **out);
 
 #endif /* NBCX_SIMINT_H */

@@ -91,6 +91,7 @@ struct ip_world {
     atomic_bool failed;    /* (a split's world uses its root's: shm.failed) */
     struct ip_world *root; /* a split's: the world of nbcx_inproc_run */
     size_t eager;          /* NBCX_INPROC_EAGER */
+    size_t node_ranks;     /* NBCX_NODE_RANKS (0: one node, the truth) */
     struct ip_rank *ranks;
     struct nbcxi_shm shm;
 };
@@ -524,6 +525,7 @@ static int world_new(int nranks, struct ip_world **out)
     if (!w)
         return NBCX_ERR_NOMEM;
     w->nranks = nranks;
+    w->node_ranks = nbcxi_env_size("NBCX_NODE_RANKS", 0);
     atomic_init(&w->refs, 1);
     atomic_init(&w->failed, false);
     w->eager = nbcxi_env_size("NBCX_INPROC_EAGER", 16384);
@@ -586,6 +588,15 @@ static size_t ip_native_max(const nbcxi_transport *t)
     return ep_of(t)->w->shm.slot_max;
 }
 
+/* The ranks are threads of one process: one node, unless NBCX_NODE_RANKS
+ * says blocks of that many ranks are (for tests of the node-aware
+ * algorithms). */
+static int ip_node_of(const nbcxi_transport *t, int r)
+{
+    size_t n = ((const struct ip_endpoint *)t->state)->w->node_ranks;
+    return n ? r - (int)((size_t)r % n) : 0;
+}
+
 const struct nbcxi_transport_ops nbcxi_inproc_ops = {
     .name = "inproc",
     .req_size = sizeof(void *),
@@ -599,6 +610,7 @@ const struct nbcxi_transport_ops nbcxi_inproc_ops = {
     .algorithms = nbcxi_inproc_algorithms,
     .native_max = ip_native_max,
     .split = ip_split,
+    .node_of = ip_node_of,
 };
 
 /* Rank `rank`'s communicator on w (which gains a reference). */
@@ -619,6 +631,9 @@ static int comm_new(struct ip_world *w, int rank, nbcx_comm *out)
     t->tag_ub = INT_MAX;
     t->medium = NBCXI_MEDIUM_MEMORY; /* threads of this process */
     t->one_node = true;
+    t->nnodes = w->node_ranks ? (int)(((size_t)w->nranks + w->node_ranks - 1) /
+                                      w->node_ranks)
+                              : 1;
     return nbcxi_comm_create(rank, w->nranks, t, out); /* owns t */
 }
 

@@ -22,6 +22,7 @@ _Static_assert(sizeof(MPI_Request) <= 16, "MPI_Request fits a slot");
 
 struct mpi_state {
     MPI_Comm comm;
+    int *nodes; /* node of each rank (its lowest rank), NULL: not known */
 };
 
 static MPI_Comm comm_of(nbcxi_transport *t)
@@ -240,8 +241,15 @@ static void mpi_destroy(nbcxi_transport *t)
         MPI_Comm comm = comm_of(t);
         PMPI_Comm_free(&comm);
     }
+    free(((struct mpi_state *)t->state)->nodes);
     free(t->state);
     free(t);
+}
+
+static int mpi_node_of(const nbcxi_transport *t, int r)
+{
+    const int *nodes = ((const struct mpi_state *)t->state)->nodes;
+    return nodes ? nodes[r] : -1;
 }
 
 static int mpi_split(nbcxi_transport *t, struct nbcx_comm_s *c, int color,
@@ -261,6 +269,7 @@ static const struct nbcxi_transport_ops mpi_ops = {
     .cancel_prepared = mpi_cancel_prepared,
     .free_prepared = mpi_free_prepared,
     .split = mpi_split,
+    .node_of = mpi_node_of,
     /* (without MPI_THREAD_MULTIPLE, the face refuses threads:
      * nbcxi_progress_threads_allowed) */
     .caps = NBCXI_CAP_PROGRESS_THREAD,
@@ -292,10 +301,52 @@ static bool list_admits(const char *list, const char *const names[])
  * leave shared memory out (OMPI_MCA_btl=tcp,self on the emulated
  * network; UCX_TLS=tcp): then, TCP through one host's kernel or an
  * emulated link, not known (the measured bandwidth decides). */
+/* The node of every rank of comm (node: this rank's part of
+ * MPI_COMM_TYPE_SHARED), named by its lowest rank (transport.h, node_of):
+ * the rank in comm of node's rank 0 (split_type with key 0 keeps comm's
+ * order), gathered from all. NBCX_NODE_RANKS=N (for tests on one real
+ * node) makes blocks of N consecutive ranks the nodes instead. NULL on
+ * every rank when one could not allocate or MPI failed: "not known". */
+static int *node_ranks(MPI_Comm comm, MPI_Comm node, int size)
+{
+    size_t fake = nbcxi_env_size("NBCX_NODE_RANKS", 0);
+    int *nodes = malloc(sizeof(int) * (size_t)size);
+    int ok = nodes != NULL, all = 0;
+    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS ||
+        !all) {
+        free(nodes);
+        return NULL;
+    }
+    if (fake > 0) {
+        for (int r = 0; r < size; r++)
+            nodes[r] = r - (int)((size_t)r % fake);
+        return nodes;
+    }
+    int zero = 0, mine = MPI_UNDEFINED;
+    MPI_Group g, gn;
+    PMPI_Comm_group(comm, &g);
+    PMPI_Comm_group(node, &gn);
+    PMPI_Group_translate_ranks(gn, 1, &zero, g, &mine);
+    PMPI_Group_free(&gn);
+    PMPI_Group_free(&g);
+    if (PMPI_Allgather(&mine, 1, MPI_INT, nodes, 1, MPI_INT, comm) !=
+        MPI_SUCCESS) {
+        free(nodes);
+        return NULL;
+    }
+    for (int r = 0; r < size; r++)
+        if (nodes[r] < 0 || nodes[r] > r || nodes[nodes[r]] != nodes[r]) {
+            free(nodes); /* (the same data, so the same answer, on all) */
+            return NULL;
+        }
+    return nodes;
+}
+
 /* Where comm's data moves; *one_node: every rank on this node (the same
  * answer on every rank: a node's group is the whole communicator on all
- * ranks, or on none). */
-static enum nbcxi_medium medium_of(MPI_Comm comm, bool *one_node)
+ * ranks, or on none); *nodes: node_ranks. */
+static enum nbcxi_medium medium_of(MPI_Comm comm, bool *one_node,
+                                   int **nodes)
 {
     static const char *const btl_shm[] = { "vader", "sm", "smcuda", NULL };
     static const char *const ucx_shm[] = { "sm", "shm", "posix", "sysv",
@@ -307,6 +358,7 @@ static enum nbcxi_medium medium_of(MPI_Comm comm, bool *one_node)
                              &node) != MPI_SUCCESS)
         return NBCXI_MEDIUM_UNKNOWN;
     PMPI_Comm_size(node, &local);
+    *nodes = node_ranks(comm, node, size);
     PMPI_Comm_free(&node);
     *one_node = local == size;
     if (local < size)
@@ -387,7 +439,13 @@ int nbcxi_mpi_transport_create(MPI_Comm comm, nbcxi_transport **out)
     t->state = st;
     t->tag_ub = (flag && ub) ? *ub : 32767; /* the MPI minimum */
     t->one_node = false;
-    t->medium = medium_of(comm, &t->one_node);
+    t->medium = medium_of(comm, &t->one_node, &st->nodes);
+    if (st->nodes) {
+        int size = 0;
+        PMPI_Comm_size(comm, &size);
+        for (int r = 0; r < size; r++)
+            t->nnodes += st->nodes[r] == r;
+    }
     *out = t;
     return NBCX_SUCCESS;
 }
