@@ -27,6 +27,7 @@
  * as long as the communicator (base/topo.c keeps the older ones).
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,7 +193,9 @@ static size_t side_bytes(unsigned has, int n)
     b += has & HAS_ADISPLS ? m * sizeof(ptrdiff_t) : 0;
     b += has & HAS_COUNTS ? m * sizeof(int) : 0;
     b += has & HAS_DISPLS ? m * sizeof(int) : 0;
-    return b;
+    /* the next side's pointers start aligned */
+    const size_t al = _Alignof(max_align_t);
+    return (b + al - 1) / al * al;
 }
 
 /* Whether key k's arrays hold the values of the call's (heads equal). */
@@ -248,6 +251,7 @@ static void side_copy(struct side_copy *c, const struct nbcxi_vside *v,
                       unsigned has, int n, unsigned char **mem)
 {
     size_t m = (size_t)n;
+    unsigned char *end = *mem + side_bytes(has, n);
     if (has & HAS_TYPES) {
         c->types = (struct nbcx_datatype_s **)(void *)*mem;
         *mem += m * sizeof *c->types;
@@ -269,8 +273,8 @@ static void side_copy(struct side_copy *c, const struct nbcxi_vside *v,
     if (has & HAS_DISPLS) {
         c->displs = (int *)(void *)*mem;
         memcpy(c->displs, v->displs, m * sizeof *c->displs);
-        *mem += m * sizeof *c->displs;
     }
+    *mem = end;
 }
 
 int nbcxi_cache_label(struct nbcx_sched_s *s, enum nbcxi_coll coll,
