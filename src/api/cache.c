@@ -145,10 +145,8 @@ static bool is_neighbor(enum nbcxi_coll coll)
     return coll >= NBCXI_NEIGHBOR_ALLGATHER && coll < NBCXI_NCOLL;
 }
 
-/* The arrays side v of the call reads, and how many blocks: the
- * communicator's size, or for a neighbourhood collective the topology's
- * out-degree (send) or in-degree (receive). api/ leaves the pointers of
- * a side that is not significant on this rank NULL. */
+/* The arrays side v of the call reads: api/ leaves the pointers of a
+ * side that is not significant on this rank NULL. */
 static unsigned side_has(const struct nbcxi_vside *v)
 {
     return (v->counts ? HAS_COUNTS : 0u) | (v->displs ? HAS_DISPLS : 0u) |
@@ -156,6 +154,9 @@ static unsigned side_has(const struct nbcxi_vside *v)
            (v->byte_displs ? HAS_BYTE_DISPLS : 0u);
 }
 
+/* The scalar part of the call's key; each side's number of blocks is
+ * the communicator's size, or for a neighbourhood collective the
+ * topology's out-degree (send) or in-degree (receive). */
 static void key_head(struct key_head *h, enum nbcxi_coll coll,
                      const struct nbcx_comm_s *comm,
                      const struct nbcxi_coll_args *a)
