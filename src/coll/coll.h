@@ -277,6 +277,11 @@ NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_rabenseifner; /* the same reduce-sc
 NBCX_HIDDEN nbcxi_builder nbcxi_build_bcast_hier;     /* leaders, then each node */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_allreduce_hier; /* node reduce, leaders'
                 allreduce, node bcast; any op when nodes are rank blocks */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_reduce_hier;    /* node reduce, leaders'
+                reduce; any op when nodes are rank blocks */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_barrier_hier;   /* node, leaders', node */
+NBCX_HIDDEN nbcxi_builder nbcxi_build_allgather_hier; /* node allgather,
+                leaders' allgatherv, node bcasts; consecutive nodes */
 /* gather.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_gather_binomial;
 NBCX_HIDDEN nbcxi_builder nbcxi_build_gather_knomial;

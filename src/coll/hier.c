@@ -22,6 +22,24 @@
  *   order); with other placements such an operation gets the flat
  *   algorithm.
  *
+ * reduce: as allreduce's first two phases, to the root: each node
+ *   reduces to its leader (the root on the root's node, the lowest rank
+ *   on the others; a scratch buffer holds a leader's partial result),
+ *   then the leaders reduce to the root. Non-commutative operations as
+ *   in allreduce.
+ * barrier: a barrier on each node, one among the leaders, and a second
+ *   on each node, which lets a node's ranks go only once its leader has
+ *   passed the leaders' barrier (every rank of every node has arrived).
+ * allgather: an allgather on each node into the node's run of blocks,
+ *   the leaders (lowest ranks) allgatherv the nodes' runs in place, each
+ *   leader broadcasts the other nodes' runs on its node (the run before
+ *   its node's, then the one after: not the node's own, where each
+ *   rank's own block may be its input). Only where every node's
+ *   ranks are consecutive (a node's blocks are then one run of rbuf) and
+ *   the whole buffer's bytes fit an int; elsewhere the flat algorithm.
+ *   (Every rank must decide alike: by bytes, which MPI makes equal on
+ *   all ranks, not by counts of types, which may differ.)
+ *
  * A phase is an ordinary builder run on a group (its ranks, this rank's
  * index in it): s->build.rank and s->build.size are the group's while it builds, and
  * its nodes' peers are then mapped to ranks of the communicator. Phases
@@ -38,6 +56,7 @@
  * done: pipelining the phases (a leader forwarding the inter-node bcast's
  * fragments on its node as they arrive).
  */
+#include <limits.h>
 #include <stdlib.h>
 
 #include "coll.h"
@@ -266,5 +285,146 @@ int nbcxi_build_allreduce_hier(struct nbcx_sched_s *s,
     b.root = 0;
     phase(s, NBCXI_BCAST, &b, h.local, h.nlocal, h.me, NBCXI_PLACE_ONE_NODE,
           j, JOIN_ALL);
+    return done(s, &h);
+}
+
+int nbcxi_build_reduce_hier(struct nbcx_sched_s *s,
+                            const struct nbcxi_coll_args *a)
+{
+    if (s->build.size == 1 || a->rcount == 0 || a->rtype->size == 0)
+        return flat(s, NBCXI_REDUCE, a);
+    struct hier h;
+    int known = hier_layout(s, a->root, &h);
+    if (known < 0)
+        return s->build.err;
+    if (!known || h.nnodes == 1 || h.nnodes == s->build.size ||
+        (!a->op->commutative && !h.blocks)) {
+        if (known)
+            hier_free(&h);
+        return flat(s, NBCXI_REDUCE, a);
+    }
+    int leader = h.leaders[h.node];
+    bool lead = s->build.rank == leader, root = s->build.rank == a->root;
+    /* a leader's partial result: rbuf at the root, else a scratch */
+    void *part = root ? a->rbuf
+                 : lead ? nbcxi_sched_tmp_typed(s, a->rcount, a->rtype)
+                        : NULL;
+    if (lead && !part) {
+        if (!s->build.err)
+            s->build.err = NBCX_ERR_NOMEM;
+        return done(s, &h);
+    }
+    /* 1: the node's reduction to its leader */
+    struct nbcxi_coll_args r = *a;
+    r.root = 0;
+    while (h.local[r.root] != leader)
+        r.root++;
+    if (lead)
+        r.rbuf = part;
+    nbcx_node j = phase(s, NBCXI_REDUCE, &r, h.local, h.nlocal, h.me,
+                        NBCXI_PLACE_ONE_NODE, -1, JOIN_ALL);
+    /* 2: the leaders' reduction to the root, from the partial results
+     * (in place at the root) */
+    if (lead) {
+        struct nbcxi_coll_args x = *a;
+        x.sbuf = part;
+        x.rbuf = part;
+        x.root = h.root_node;
+        phase(s, NBCXI_REDUCE, &x, h.leaders, h.nnodes, h.node,
+              NBCXI_PLACE_NODES, j, JOIN_ALL);
+    }
+    return done(s, &h);
+}
+
+int nbcxi_build_barrier_hier(struct nbcx_sched_s *s,
+                             const struct nbcxi_coll_args *a)
+{
+    if (s->build.size == 1)
+        return s->build.err;
+    struct hier h;
+    int known = hier_layout(s, -1, &h);
+    if (known < 0)
+        return s->build.err;
+    if (!known || h.nnodes == 1 || h.nnodes == s->build.size) {
+        if (known)
+            hier_free(&h);
+        return flat(s, NBCXI_BARRIER, a);
+    }
+    struct nbcxi_coll_args b = *a;
+    nbcx_node j = phase(s, NBCXI_BARRIER, &b, h.local, h.nlocal, h.me,
+                        NBCXI_PLACE_ONE_NODE, -1, JOIN_ALL);
+    if (h.me == 0)
+        j = phase(s, NBCXI_BARRIER, &b, h.leaders, h.nnodes, h.node,
+                  NBCXI_PLACE_NODES, j, JOIN_ALL);
+    phase(s, NBCXI_BARRIER, &b, h.local, h.nlocal, h.me, NBCXI_PLACE_ONE_NODE,
+          j, JOIN_ALL);
+    return done(s, &h);
+}
+
+int nbcxi_build_allgather_hier(struct nbcx_sched_s *s,
+                               const struct nbcxi_coll_args *a)
+{
+    int p = s->build.size;
+    if (p == 1 || a->rcount == 0 || a->rtype->size == 0)
+        return flat(s, NBCXI_ALLGATHER, a);
+    struct hier h;
+    int known = hier_layout(s, -1, &h);
+    if (known < 0)
+        return s->build.err;
+    /* (the same on every rank: a block's bytes, not its count of this
+     * rank's type, which may differ from another's) */
+    size_t block = (size_t)a->rcount * a->rtype->size;
+    if (!known || h.nnodes == 1 || h.nnodes == p || !h.blocks ||
+        (unsigned long long)p * block > INT_MAX) {
+        if (known)
+            hier_free(&h);
+        return flat(s, NBCXI_ALLGATHER, a);
+    }
+    int first = h.local[0], end = first + h.nlocal;
+    /* 1: the node's allgather, into the node's run of rbuf (in place
+     * when the call is: a rank's own block is then its sbuf) */
+    struct nbcxi_coll_args g = *a;
+    g.rbuf = nbcxi_rblock(a, first).buf;
+    nbcx_node j = phase(s, NBCXI_ALLGATHER, &g, h.local, h.nlocal, h.me,
+                        NBCXI_PLACE_ONE_NODE, -1, JOIN_ALL);
+    /* 2: the leaders exchange their nodes' runs, in place */
+    if (h.me == 0) {
+        int *counts = malloc(sizeof(int) * 2 * (size_t)h.nnodes);
+        if (!counts) {
+            s->build.err = NBCX_ERR_NOMEM;
+            return done(s, &h);
+        }
+        int *displs = counts + h.nnodes;
+        for (int k = 0; k < h.nnodes; k++) {
+            int next = k + 1 < h.nnodes ? h.leaders[k + 1] : p;
+            counts[k] = (next - h.leaders[k]) * a->rcount;
+            displs[k] = h.leaders[k] * a->rcount;
+        }
+        struct nbcxi_coll_args x = *a;
+        x.sbuf = g.rbuf;
+        x.scount = counts[h.node];
+        x.stype = a->rtype;
+        x.in_place = true;
+        x.rv = (struct nbcxi_vside){ .counts = counts, .displs = displs };
+        j = phase(s, NBCXI_ALLGATHERV, &x, h.leaders, h.nnodes, h.node,
+                  NBCXI_PLACE_NODES, j, JOIN_WRITES);
+        free(counts);
+    }
+    /* 3: the other nodes' runs, before and after this node's, from the
+     * leader to its node (not the node's own run: each rank's own block
+     * may be its input, which MPI does not let the call write) */
+    struct nbcxi_coll_args b = *a;
+    b.root = 0;
+    if (first > 0) {
+        b.rcount = first * a->rcount;
+        j = phase(s, NBCXI_BCAST, &b, h.local, h.nlocal, h.me,
+                  NBCXI_PLACE_ONE_NODE, j, JOIN_ALL);
+    }
+    if (end < p) {
+        b.rbuf = nbcxi_rblock(a, end).buf;
+        b.rcount = (p - end) * a->rcount;
+        phase(s, NBCXI_BCAST, &b, h.local, h.nlocal, h.me,
+              NBCXI_PLACE_ONE_NODE, j, JOIN_ALL);
+    }
     return done(s, &h);
 }

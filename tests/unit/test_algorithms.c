@@ -1218,7 +1218,8 @@ static void layout_fill(enum layout l, int p, int nodes[])
     }
 }
 
-/* "hier" bcast and allreduce with every case of run_size (roots first,
+/* Every "hier" algorithm (barrier, bcast, reduce, allreduce, allgather)
+ * with every case of run_size (roots first,
  * last and middle, so roots that are not their node's lowest rank; in
  * place; every reduction, the non-commutative one too; 100-byte
  * fragments) on 1-33 ranks placed on nodes four ways, contiguous and
@@ -1226,11 +1227,12 @@ static void layout_fill(enum layout l, int p, int nodes[])
 static void test_hier(void)
 {
     static const int hsizes[] = { 1, 2, 3, 4, 5, 7, 8, 12, 13, 24, 33 };
-    static const enum coll_id colls[] = { C_BCAST, C_ALLREDUCE };
+    static const enum coll_id colls[] = { C_BARRIER, C_BCAST, C_REDUCE,
+                                          C_ALLREDUCE, C_ALLGATHER };
     int nodes[64];
     nbcx_segsize_set(SEGSIZE);
     create_user_ops();
-    for (int ci = 0; ci < 2; ci++) {
+    for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
         enum coll_id coll = colls[ci];
         CHECK_OK(nbcx_algorithm_set(coll_names[coll], "hier"));
         for (int l = 0; l < NLAYOUTS; l++) {

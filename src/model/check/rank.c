@@ -466,15 +466,13 @@ static const struct ck_tmp *find_tmp(struct rank_ctx *c, uintptr_t lo,
     return t;
 }
 
-/* Records one access of node `node`, after checking where it goes. */
-static int add_access(struct rank_ctx *c, int node, const void *buf,
-                      int count, const struct nbcx_datatype_s *t, int mode)
+/* Records the access [lo, hi) of node `node`, after checking where it
+ * goes. */
+static int add_interval(struct rank_ctx *c, int node, uintptr_t lo,
+                        uintptr_t hi, int mode)
 {
     struct ck_job *J = c->J;
     struct ck_ws *w = c->w;
-    uintptr_t lo, hi;
-    if (!span(buf, count, t, &lo, &hi))
-        return NBCX_SUCCESS;
     char d[128];
     bool scratch = false;
     const char *what = mode & M_W ? "writes" : "reads";
@@ -519,6 +517,36 @@ static int add_access(struct rank_ctx *c, int node, const void *buf,
         return NBCX_ERR_NOMEM;
     w->acc[w->nacc++] = (struct ck_acc){ lo, hi, node, (uint8_t)mode,
                                          scratch };
+    return NBCX_SUCCESS;
+}
+
+/* A read of elements of a type with a gap between them (the padding of
+ * MPI_DOUBLE_INT, a resized type) is recorded element by element up to
+ * this many, so that a message spanning blocks of several ranks (a
+ * node's run of blocks in the node-aware allgather) reads only its
+ * elements, not the gaps between blocks, which hold nothing; above it,
+ * the span (an over-approximation: a read of such a gap may then be
+ * reported). Writes keep their span, as the result regions do (setup.c):
+ * a gap inside a block counts as written. */
+enum { CK_SPLIT_MAX = 4096 };
+
+/* Records node `node`'s access of count elements of t at buf. */
+static int add_access(struct rank_ctx *c, int node, const void *buf,
+                      int count, const struct nbcx_datatype_s *t, int mode)
+{
+    uintptr_t lo, hi;
+    if (!span(buf, count, t, &lo, &hi))
+        return NBCX_SUCCESS;
+    if (mode != M_R || count == 1 || count > CK_SPLIT_MAX ||
+        t->true_extent >= t->extent)
+        return add_interval(c, node, lo, hi, mode);
+    for (int i = 0; i < count; i++) {
+        uintptr_t e = lo + (uintptr_t)((ptrdiff_t)i * t->extent);
+        int err = add_interval(c, node, e, e + (uintptr_t)t->true_extent,
+                               mode);
+        if (err)
+            return err;
+    }
     return NBCX_SUCCESS;
 }
 
