@@ -31,12 +31,14 @@
  *   on each node, which lets a node's ranks go only once its leader has
  *   passed the leaders' barrier (every rank of every node has arrived).
  * allgather: an allgather on each node into the node's run of blocks,
- *   the leaders (lowest ranks) allgatherv the nodes' runs in place, each
- *   leader broadcasts the other nodes' runs on its node (the run before
- *   its node's, then the one after: not the node's own, where each
- *   rank's own block may be its input). Only where every node's
- *   ranks are consecutive (a node's blocks are then one run of rbuf) and
- *   the whole buffer's bytes fit an int; elsewhere the flat algorithm.
+ *   the leaders (lowest ranks) exchange the nodes' runs in place (an
+ *   allgather of runs when all nodes have as many ranks, else an
+ *   allgatherv), each leader broadcasts the other nodes' runs on its
+ *   node (the run before its node's, then the one after: not the node's
+ *   own, where each rank's own block may be its input). Only where every
+ *   node's ranks are consecutive (a node's blocks are then one run of
+ *   rbuf) and the whole buffer's bytes fit an int; elsewhere the flat
+ *   algorithm.
  *   (Every rank must decide alike: by bytes, which MPI makes equal on
  *   all ranks, not by counts of types, which may differ.)
  *
@@ -400,14 +402,24 @@ int nbcxi_build_allgather_hier(struct nbcx_sched_s *s,
             counts[k] = (next - h.leaders[k]) * a->rcount;
             displs[k] = h.leaders[k] * a->rcount;
         }
+        bool even = true;
+        for (int k = 1; k < h.nnodes; k++)
+            even = even && counts[k] == counts[0];
         struct nbcxi_coll_args x = *a;
         x.sbuf = g.rbuf;
         x.scount = counts[h.node];
         x.stype = a->rtype;
         x.in_place = true;
-        x.rv = (struct nbcxi_vside){ .counts = counts, .displs = displs };
-        j = phase(s, NBCXI_ALLGATHERV, &x, h.leaders, h.nnodes, h.node,
-                  NBCXI_PLACE_NODES, j, JOIN_WRITES);
+        if (even) { /* runs of one size: an allgather of runs (Bruck's
+                       for small ones) */
+            x.rcount = counts[0];
+            j = phase(s, NBCXI_ALLGATHER, &x, h.leaders, h.nnodes, h.node,
+                      NBCXI_PLACE_NODES, j, JOIN_WRITES);
+        } else {
+            x.rv = (struct nbcxi_vside){ .counts = counts, .displs = displs };
+            j = phase(s, NBCXI_ALLGATHERV, &x, h.leaders, h.nnodes, h.node,
+                      NBCXI_PLACE_NODES, j, JOIN_WRITES);
+        }
         free(counts);
     }
     /* 3: the other nodes' runs, before and after this node's, from the

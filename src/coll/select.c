@@ -515,9 +515,19 @@ static const char *automatic(enum nbcxi_coll coll,
     const int nn = node_aware && s->build.comm->tp->ops->node_of
                        ? s->build.comm->tp->nnodes : 0;
     const bool crowded = nn > 1 && p >= 4 * nn;
+    /* Ranks per node, where the transport knows several nodes (1: each
+     * rank of this phase on a node of its own), else 2 (the model's
+     * default placement, which the flat rules were fitted to). */
+    const int known = s->build.comm->tp->ops->node_of
+                          ? s->build.comm->tp->nnodes : 0;
+    const int rpn = apart ? 1 : known > 1 ? p / known : 2;
     const double n = (double)rbytes;
     switch (coll) {
     case NBCXI_BARRIER:
+        /* node-aware with 4 ranks per node or more: 0.75-0.96 of the best
+         * flat barrier in the simulation (docs/results/scale/hier.md) */
+        if (crowded)
+            return "hier";
         /* Dissemination's ceil(log2 p) rounds, but on 8 to 11 ranks the
          * k-nomial fan-in and fan-out of radix 6 (2 levels: 134 against
          * 153 us on 8 ranks in the simulation, docs/results/scale) */
@@ -542,6 +552,10 @@ static const char *automatic(enum nbcxi_coll coll,
             return (rbytes < SMALL || p <= 2 || !a->op->commutative)
                        ? "binomial"
                        : "chain";
+        /* up to 8 KiB, as allreduce's first two phases: 0.67-1.0 of the
+         * automatic flat choice in the simulation */
+        if (crowded && rbytes <= 8192)
+            return "hier";
     {
         /* the cheapest by the model: a k-nomial tree, the chain
          * (commutative), Rabenseifner (any operation) */
@@ -605,11 +619,21 @@ static const char *automatic(enum nbcxi_coll coll,
     case NBCXI_ALLGATHER:
         if (node)
             return block * (size_t)p < 65536 ? "bruck" : "ring";
+        /* node-aware where the leaders' exchange of a node's run of
+         * blocks stays within Bruck's range (1 KiB), and from 16 ranks per
+         * node at every size: 0.12-0.98 of the best flat algorithm in the
+         * simulation, 4 to 32 ranks per node */
+        if (crowded && (block * (size_t)rpn <= 1024 || rpn >= 16))
+            return "hier";
         /* Bruck: L A + about 2 (p - 1) m (every block crosses the network
-         * from both ranks of a node, and is rotated twice); the ring:
-         * (p - 1)(A + m), half its hops inside a node. The simulations put
-         * the crossing between 1 and 2 KiB blocks at every p. */
-        return block <= 1024 ? "bruck" : "ring";
+         * from every rank of a node, and is rotated twice); the ring:
+         * (p - 1)(A + m), all but one hop in nn inside a node. The
+         * simulations put the crossing between 1 and 2 KiB blocks at every
+         * p with 2 ranks per node, and about at 6 KiB / rpn^2 with more
+         * (400 B with 4, 100 B with 8, 30 B with 16). */
+        return block <= (rpn <= 2 ? 1024u : 6144u / (unsigned)(rpn * rpn))
+                   ? "bruck"
+                   : "ring";
     case NBCXI_ALLTOALL:
         if (node)
             return (block <= 256 && p >= 4) ? "bruck" : "linear";

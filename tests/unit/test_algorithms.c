@@ -1007,7 +1007,10 @@ static long posted_by(const char *coll, const char *alg, int p,
 {
     enum { PMAX = 16 };
     const bool bcast = strcmp(coll, "bcast") == 0,
-               reduce = strcmp(coll, "reduce") == 0;
+               reduce = strcmp(coll, "reduce") == 0,
+               barrier = strcmp(coll, "barrier") == 0,
+               allgather = strcmp(coll, "allgather") == 0;
+    const int nout = allgather ? n * p : n;
     nbcx_comm c[PMAX];
     if (!CHECK(p <= PMAX, "p %d", p))
         return -1;
@@ -1021,7 +1024,7 @@ static long posted_by(const char *coll, const char *alg, int p,
     nbcx_request req[PMAX];
     for (int r = 0; r < p; r++) {
         in[r] = malloc(sizeof(int32_t) * (size_t)n);
-        out[r] = calloc((size_t)n, sizeof(int32_t));
+        out[r] = calloc((size_t)nout, sizeof(int32_t));
         if (!in[r] || !out[r])
             abort(); /* (a test machine out of memory) */
         for (int i = 0; i < n; i++)
@@ -1035,13 +1038,21 @@ static long posted_by(const char *coll, const char *alg, int p,
         } else if (reduce)
             CHECK_OK(nbcx_ireduce(in[r], out[r], n, NBCX_INT32, NBCX_SUM, 0,
                                   c[r], &req[r]));
+        else if (barrier)
+            CHECK_OK(nbcx_ibarrier(c[r], &req[r]));
+        else if (allgather)
+            CHECK_OK(nbcx_iallgather(in[r], n, NBCX_INT32, out[r], n,
+                                     NBCX_INT32, c[r], &req[r]));
         else
             CHECK_OK(nbcx_iallreduce(in[r], out[r], n, NBCX_INT32, NBCX_SUM,
                                      c[r], &req[r]));
     }
     CHECK_OK(loopback_waitall(c[0], p, req));
     int bad = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; allgather && i < n * p; i++)
+        for (int r = 0; r < p; r++)
+            bad += out[r][i] != in[i / n][i % n];
+    for (int i = 0; !barrier && !allgather && i < n; i++) {
         int32_t want = in[0][i];
         if (!bcast)
             for (int r = 1; r < p; r++)
@@ -1288,6 +1299,25 @@ static void test_hier(void)
         nodes[r] = r - r % 2;
     posted_by("allreduce", "auto", 16, opt, 0, 1);
     CHECK_INT(posted_cross, 48L);
+    /* ... and for a small barrier, reduce and allgather: the same
+     * messages as hier, fewer of them between the nodes than the flat
+     * algorithm the choice took before (dissemination, a k-nomial tree,
+     * Bruck's). */
+    static const char *const small[][2] = { { "barrier", "dissemination" },
+                                            { "reduce", "knomial" },
+                                            { "allgather", "bruck" } };
+    for (int r = 0; r < 16; r++)
+        nodes[r] = r - r % 8;
+    for (int k = 0; k < 3; k++) {
+        long hier = posted_by(small[k][0], "hier", 16, opt, 0, 1),
+             hier_cross = posted_cross;
+        CHECK_INT(posted_by(small[k][0], "auto", 16, opt, 0, 1), hier);
+        CHECK_INT(posted_cross, hier_cross);
+        posted_by(small[k][0], small[k][1], 16, opt, 0, 1);
+        CHECK(hier_cross < posted_cross,
+              "%s: %ld messages between nodes of 8 by hier, %ld by %s",
+              small[k][0], hier_cross, posted_cross, small[k][1]);
+    }
     /* A transport that does not know the nodes: hier is the flat
      * automatic choice, message for message. */
     struct loopback_options none = { .seed = 9 };

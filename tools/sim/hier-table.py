@@ -30,6 +30,9 @@ FLAT = {
               "chain", "scatter_allgather", "double_tree"],
     "allreduce": ["recursive_doubling", "ring", "reduce_bcast",
                   "rabenseifner"],
+    "reduce": ["binomial", "knomial4", "chain", "rabenseifner"],
+    "barrier": ["dissemination", "knomial4", "knomial6"],
+    "allgather": ["bruck", "ring"],
 }
 
 
