@@ -31,7 +31,7 @@ public final class Buf {
     final long origin;
     // A direct buffer's address (GetDirectBufferAddress), looked up at its
     // first operation and kept: the buffer's memory never moves (0: not yet).
-    private long address;
+    private volatile long address; // (volatile: a long may not be written atomically otherwise)
     /** GetDirectBufferAddress calls made for Bufs (tests: one per buffer, not one per operation). */
     static final java.util.concurrent.atomic.AtomicLong ADDRESS_LOOKUPS = new java.util.concurrent.atomic.AtomicLong();
 
