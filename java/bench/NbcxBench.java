@@ -41,7 +41,7 @@ public class NbcxBench {
     static int[] ranksList = {2, 4};
     static String[] ops = {"bcast", "scatter"};
     static long[] sizes;
-    static int fixedReps = 0, warmup = 2, tests = 0, jitWarmup = 2000;
+    static int fixedReps = 0, warmup = 2, tests = 0, jitWarmup = 20000;
     static double budget = 0.2;
     static boolean arrays = false;
     static String json = null;
@@ -89,7 +89,9 @@ public class NbcxBench {
         Progress initial = Nbcx.progress();
         // The JIT compiles the binding's Java path before anything is timed
         // (the C benchmark has nothing to warm up): small operations of each
-        // kind in both progress modes.
+        // kind in both progress modes, enough for C2 (tier 4 compiles a
+        // method after some 5,000-15,000 calls; --jit-warmup 20000 makes
+        // 10,000 of each kind per mode and rank count)...
         for (int r : ranksList) {
             for (Progress m : new Progress[] {Progress.CALLER, Progress.THREAD}) {
                 Nbcx.progress(m);
@@ -101,6 +103,25 @@ public class NbcxBench {
                     }
                 });
             }
+        }
+        // ... and the benchmark's own path (measure: fill, check, the timed
+        // loops), per operation at the smallest size and the fifth, untimed. With
+        // 2,000 warm-up operations and no dry run (session 19) HotSpot's C2
+        // compiled the binding's scatter-only methods (Communicator.convert,
+        // atLeast, whole) and deoptimised and recompiled the benchmark's
+        // check and await during the first timed iscatter sizes (4-32 KiB:
+        // -XX:+PrintCompilation, docs/java.md): compiler threads took the
+        // cores from the ranks there. C has nothing to compile.
+        if (jitWarmup > 0 && sizes.length > 0) {
+            int savedReps = fixedReps;
+            fixedReps = 300; // (the timed loops and their barrier, to C2 too)
+            long second = sizes[Math.min(sizes.length - 1, 4)]; // (fill's and check's loops, longer)
+            for (int r : ranksList)
+                for (String op : ops) {
+                    measure(op, r, (int) sizes[0]);
+                    if (second != sizes[0]) measure(op, r, (int) second);
+                }
+            fixedReps = savedReps;
         }
         Nbcx.progress(initial);
         List<String> results = new ArrayList<>();

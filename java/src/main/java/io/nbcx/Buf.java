@@ -29,6 +29,11 @@ public final class Buf {
     final Layout layout;
     final int lcount, per;
     final long origin;
+    // A direct buffer's address (GetDirectBufferAddress), looked up at its
+    // first operation and kept: the buffer's memory never moves (0: not yet).
+    private volatile long address; // (volatile: a long may not be written atomically otherwise)
+    /** GetDirectBufferAddress calls made for Bufs (tests: one per buffer, not one per operation). */
+    static final java.util.concurrent.atomic.AtomicLong ADDRESS_LOOKUPS = new java.util.concurrent.atomic.AtomicLong();
 
     private Buf() {
         this(null, null, (Datatype) null, 0, 0);
@@ -182,6 +187,16 @@ public final class Buf {
             throw NbcxException.arg(NbcxException.ERR_COUNT, count + " " + type + " exceed a ByteBuffer's 2 GiB");
         ByteBuffer b = ByteBuffer.allocateDirect(count * type.size).order(ByteOrder.nativeOrder());
         return new Buf(null, b, type, 0, count);
+    }
+
+    /** The direct buffer's base address (one JNI call for the buffer's lifetime). */
+    long address() {
+        long a = address;
+        if (a == 0) {
+            ADDRESS_LOOKUPS.incrementAndGet();
+            address = a = Native.address(direct); // (a race only looks it up twice)
+        }
+        return a;
     }
 
     /** Elements of {@link #type()} (of a layout buffer: the values of all its elements, in order). */

@@ -24,18 +24,21 @@ public class Request {
     final String what;
     final boolean persistent;
 
-    // Staging: native copies of array windows.
-    final List<long[]> allocs = new ArrayList<>(2);   // {ptr}
-    final List<Copy> copyIns = new ArrayList<>(2);
-    final List<Copy> copyOuts = new ArrayList<>(2);
-    final List<Object> keep = new ArrayList<>(2);     // direct buffers, arrays
+    // Staging: native copies of array windows. Made when first needed: an
+    // operation on direct buffers allocates none of them (docs/java.md,
+    // "What each operation costs").
+    private long[] allocs;                            // staging blocks (ptr), nallocs of them
+    private int nallocs;
+    private List<Copy> copyIns, copyOuts;
+    private Object keep0, keep1;                      // direct buffers, arrays: reachable until done
+    private List<Object> keepMore;
     Op op;                                            // held while in use
     Communicator owner;                               // its inUse counts us until released
-    final List<Op> moreOps = new ArrayList<>(0);      // a schedule's reduce nodes' operations
+    private List<Op> moreOps;                         // a schedule's reduce nodes' operations
     private java.util.IdentityHashMap<Object, Long> whole; // a schedule's arrays, each staged once
     boolean released;
     /** A schedule's callback nodes (ids of Schedule's table), and the first exception one threw. */
-    final List<Long> calls = new ArrayList<>(0);
+    private List<Long> calls;
     volatile Throwable callFailure;
 
     // State of the current activation.
@@ -45,6 +48,56 @@ public class Request {
 
     /** Staging blocks allocated and not yet freed, over all requests (the leak test reads it). */
     static final java.util.concurrent.atomic.AtomicLong LIVE_STAGING = new java.util.concurrent.atomic.AtomicLong();
+    /**
+     * Bytes of staging memory allocated, over all requests (never
+     * decreases; tests read differences: an iscatter root stages its
+     * blocks, not the rest of its array).
+     */
+    static final java.util.concurrent.atomic.LongAdder STAGED_BYTES = new java.util.concurrent.atomic.LongAdder();
+
+    /** Keeps o (a buffer in use) reachable until the request releases its resources. */
+    void keep(Object o) {
+        if (keep0 == null) keep0 = o;
+        else if (keep1 == null) keep1 = o;
+        else {
+            if (keepMore == null) keepMore = new ArrayList<>(4);
+            keepMore.add(o);
+        }
+    }
+
+    /** A schedule's reduce node's operation, released with the request. */
+    void addOp(Op o) {
+        if (moreOps == null) moreOps = new ArrayList<>(2);
+        moreOps.add(o);
+    }
+
+    /** A schedule's callback node (its id in Schedule's table), dropped with the request. */
+    void addCall(long id) {
+        if (calls == null) calls = new ArrayList<>(2);
+        calls.add(id);
+    }
+
+    /** Native memory for staging (64-byte aligned), freed with the request. */
+    private long allocate(long bytes) {
+        long p = Native.malloc(bytes);
+        if (p == 0) throw NbcxException.arg(NbcxException.ERR_NOMEM, "no native memory for " + bytes + " bytes");
+        if (allocs == null) allocs = new long[2];
+        else if (nallocs == allocs.length) allocs = java.util.Arrays.copyOf(allocs, 2 * nallocs);
+        allocs[nallocs++] = p;
+        LIVE_STAGING.incrementAndGet();
+        STAGED_BYTES.add(bytes);
+        return p;
+    }
+
+    private void copyIn(Copy c) {
+        if (copyIns == null) copyIns = new ArrayList<>(2);
+        copyIns.add(c);
+    }
+
+    private void copyOut(Copy c) {
+        if (copyOuts == null) copyOuts = new ArrayList<>(2);
+        copyOuts.add(c);
+    }
 
     static final class Copy {
         final Object array;
@@ -120,18 +173,18 @@ public class Request {
         long size = b.type.size;
         if (b.layout != null) return stageLayout(b, elems, in, out);
         if (b.direct != null) {
-            keep.add(b.direct);
-            return Native.address(b.direct) + b.offset * size;
+            keep(b.direct);
+            return b.address() + b.offset * size;
         }
         long bytes = elems * size;
-        long p = Native.malloc(bytes);
-        if (p == 0) throw NbcxException.arg(NbcxException.ERR_NOMEM, "no native memory for " + bytes + " bytes");
-        allocs.add(new long[] {p});
-        LIVE_STAGING.incrementAndGet();
+        long p = allocate(bytes);
         long off = b.offset * size;
-        if (in) copyIns.add(new Copy(b.array, b.type, off, bytes, p));
-        if (out) copyOuts.add(new Copy(b.array, b.type, off, bytes, p));
-        keep.add(b.array);
+        if (in || out) {
+            Copy c = new Copy(b.array, b.type, off, bytes, p);
+            if (in) copyIn(c);
+            if (out) copyOut(c);
+        }
+        keep(b.array);
         return p;
     }
 
@@ -145,14 +198,11 @@ public class Request {
             throw NbcxException.arg(NbcxException.ERR_BUFFER, what + ": " + n + " elements of "
                     + b.layout + " needed, the buffer has " + b.lcount);
         long bytes = elems * b.type.size;
-        long p = Native.malloc(bytes);
-        if (p == 0) throw NbcxException.arg(NbcxException.ERR_NOMEM, "no native memory for " + bytes + " bytes");
-        allocs.add(new long[] {p});
-        LIVE_STAGING.incrementAndGet();
+        long p = allocate(bytes);
         Copy c = new Copy(b, n, p);
-        if (in) copyIns.add(c);
-        if (out) copyOuts.add(c);
-        keep.add(b.array != null ? b.array : b.direct);
+        if (in) copyIn(c);
+        if (out) copyOut(c);
+        keep(b.array != null ? b.array : b.direct);
         return p;
     }
 
@@ -165,20 +215,18 @@ public class Request {
     long stageWhole(Buf b) {
         long size = b.type.size;
         if (b.direct != null) {
-            keep.add(b.direct);
-            return Native.address(b.direct) + b.offset * size;
+            keep(b.direct);
+            return b.address() + b.offset * size;
         }
         if (whole == null) whole = new java.util.IdentityHashMap<>();
         Long base = whole.get(b.array);
         if (base == null) {
             long bytes = java.lang.reflect.Array.getLength(b.array) * size;
-            long p = Native.malloc(bytes);
-            if (p == 0) throw NbcxException.arg(NbcxException.ERR_NOMEM, "no native memory for " + bytes + " bytes");
-            allocs.add(new long[] {p});
-            LIVE_STAGING.incrementAndGet();
-            copyIns.add(new Copy(b.array, b.type, 0, bytes, p));
-            copyOuts.add(new Copy(b.array, b.type, 0, bytes, p));
-            keep.add(b.array);
+            long p = allocate(bytes);
+            Copy c = new Copy(b.array, b.type, 0, bytes, p);
+            copyIn(c);
+            copyOut(c);
+            keep(b.array);
             whole.put(b.array, p);
             base = p;
         }
@@ -186,28 +234,29 @@ public class Request {
     }
 
     void copyIn() {
-        for (Copy c : copyIns) c.run(true);
+        if (copyIns != null) for (Copy c : copyIns) c.run(true);
     }
 
     /** Frees what the request holds (on a failed post, completion or close). */
     void releaseResources() {
         if (released) return;
         released = true;
-        for (long[] a : allocs) {
-            Native.free(a[0]);
+        for (int i = 0; i < nallocs; i++) {
+            Native.free(allocs[i]);
             LIVE_STAGING.decrementAndGet();
         }
-        allocs.clear();
-        copyIns.clear();
-        copyOuts.clear();
-        keep.clear();
+        allocs = null;
+        nallocs = 0;
+        copyIns = copyOuts = null;
+        keep0 = keep1 = null;
+        keepMore = null;
         if (op != null) op.release();
         op = null;
-        for (Op o : moreOps) o.release();
-        moreOps.clear();
+        if (moreOps != null) for (Op o : moreOps) o.release();
+        moreOps = null;
         if (whole != null) whole.clear();
-        for (Long id : calls) Schedule.CALLS.remove(id);
-        calls.clear();
+        if (calls != null) for (Long id : calls) Schedule.CALLS.remove(id);
+        calls = null;
         if (owner != null) owner.inUse.decrementAndGet();
         owner = null;
     }
@@ -216,7 +265,7 @@ public class Request {
     void finish(int rc) {
         active = false;
         if (rc == NbcxException.SUCCESS) {
-            for (Copy c : copyOuts) c.run(false);
+            if (copyOuts != null) for (Copy c : copyOuts) c.run(false);
             error = null;
         } else {
             error = NbcxException.fromNative(rc, what);

@@ -116,7 +116,7 @@ public final class Schedule implements AutoCloseable {
             throw arg(ERR_COUNT, "counts differ: " + in.count + " and " + inout.count);
         long pi = req.stageWhole(in), po = req.stageWhole(inout);
         long oh = op.acquire();
-        req.moreOps.add(op);
+        req.addOp(op);
         return added(Native.schedReduce(s, pi, po, in.count, in.type.code, oh, node), "nbcx_sched_reduce");
     }
 
@@ -155,7 +155,7 @@ public final class Schedule implements AutoCloseable {
         if (fn == null) throw arg(ERR_ARG, "null callback");
         long id = NEXT_CALL.getAndIncrement();
         CALLS.put(id, new Call(req, fn));
-        req.calls.add(id);
+        req.addCall(id);
         return added(Native.schedCall(s, id, node), "nbcx_sched_call");
     }
 
@@ -192,7 +192,7 @@ public final class Schedule implements AutoCloseable {
     public Buf scratch(Datatype type, int count) {
         open();
         Buf b = Buf.allocateDirect(type, count);
-        req.keep.add(b.direct);
+        req.keep(b.direct);
         return b;
     }
 
