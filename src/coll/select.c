@@ -552,9 +552,10 @@ static const char *automatic(enum nbcxi_coll coll,
             return (rbytes < SMALL || p <= 2 || !a->op->commutative)
                        ? "binomial"
                        : "chain";
-        /* up to 8 KiB, as allreduce's first two phases: 0.67-1.0 of the
-         * automatic flat choice in the simulation */
-        if (crowded && rbytes <= 8192)
+        /* below 8 KiB, as allreduce's first two phases: 0.67-1.0 of the
+         * automatic flat choice in the simulation (at 8 KiB within 10 %
+         * of it either way) */
+        if (crowded && rbytes < 8192)
             return "hier";
     {
         /* the cheapest by the model: a k-nomial tree, the chain

@@ -26,10 +26,17 @@ import sys
 from typing import Any
 
 FLAT = {
-    "bcast": ["binomial", "knomial3", "knomial4", "knomial6", "knomial8",
-              "chain", "scatter_allgather", "double_tree"],
-    "allreduce": ["recursive_doubling", "ring", "reduce_bcast",
-                  "rabenseifner"],
+    "bcast": [
+        "binomial",
+        "knomial3",
+        "knomial4",
+        "knomial6",
+        "knomial8",
+        "chain",
+        "scatter_allgather",
+        "double_tree",
+    ],
+    "allreduce": ["recursive_doubling", "ring", "reduce_bcast", "rabenseifner"],
     "reduce": ["binomial", "knomial4", "chain", "rabenseifner"],
     "barrier": ["dissemination", "knomial4", "knomial6"],
     "allgather": ["bruck", "ring"],
@@ -58,10 +65,23 @@ def fmt_size(b: int) -> str:
     return f"{b} B"
 
 
-def run(sim: str, op: str, algs: list[str], ranks: str, rpn: int,
-        sizes: str) -> list[dict[str, Any]]:
-    cmd = [sim, "--op", op, "--alg", ",".join(algs), "--ranks", ranks,
-           "--ranks-per-node", str(rpn), "--sizes", sizes, "--json"]
+def run(
+    sim: str, op: str, algs: list[str], ranks: str, rpn: int, sizes: str
+) -> list[dict[str, Any]]:
+    cmd = [
+        sim,
+        "--op",
+        op,
+        "--alg",
+        ",".join(algs),
+        "--ranks",
+        ranks,
+        "--ranks-per-node",
+        str(rpn),
+        "--sizes",
+        sizes,
+        "--json",
+    ]
     print(" ".join(cmd), file=sys.stderr, flush=True)
     out = subprocess.run(cmd, check=False, capture_output=True, text=True)
     if out.returncode not in (0,):
@@ -87,28 +107,37 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     for op in args.ops.split(","):
         for rpn in (int(c) for c in args.ranks_per_node.split(",")):
-            rows += run(sim, op, ["hier"] + FLAT[op] + ["auto"], args.ranks,
-                        rpn, args.sizes)
+            rows += run(
+                sim, op, ["hier"] + FLAT[op] + ["auto"], args.ranks, rpn, args.sizes
+            )
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "hier.json"), "w",
-              encoding="utf-8") as f:
+    with open(os.path.join(args.out, "hier.json"), "w", encoding="utf-8") as f:
         json.dump(rows, f, indent=1)
         f.write("\n")
-    lines = [("| op | ranks/node | ranks | size | hier | best flat | "
-              "hier / best flat | auto (flat) |"),
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        (
+            "| op | ranks/node | ranks | size | hier | best flat | "
+            "hier / best flat | auto (flat) |"
+        ),
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for op in args.ops.split(","):
         for rpn in (int(c) for c in args.ranks_per_node.split(",")):
             for p in (int(r) for r in args.ranks.split(",")):
                 for b in (size_bytes(s) for s in args.sizes.split(",")):
-                    pts = [r for r in rows if r["op"] == op and
-                           r["ranks_per_node"] == rpn and r["ranks"] == p
-                           and r["bytes"] == b and "t_max_us" in r]
+                    pts = [
+                        r
+                        for r in rows
+                        if r["op"] == op
+                        and r["ranks_per_node"] == rpn
+                        and r["ranks"] == p
+                        and r["bytes"] == b
+                        and "t_max_us" in r
+                    ]
                     by = {r["alg_requested"]: r for r in pts}
                     if "hier" not in by:
                         continue
-                    flat = [r for r in pts
-                            if r["alg_requested"] in FLAT[op]]
+                    flat = [r for r in pts if r["alg_requested"] in FLAT[op]]
                     best = min(flat, key=lambda r: r["t_max_us"])
                     h = by["hier"]["t_max_us"]
                     ratio = best["t_max_us"] / h
@@ -119,10 +148,10 @@ def main() -> None:
                         f"{mark}{fmt_us(h)}{mark} | {best['alg']} "
                         f"{fmt_us(best['t_max_us'])} | "
                         f"{h / best['t_max_us']:.2f} | "
-                        + (f"{auto['alg']} {fmt_us(auto['t_max_us'])}"
-                           if auto else "-") + " |")
-    with open(os.path.join(args.out, "hier-table.md"), "w",
-              encoding="utf-8") as f:
+                        + (f"{auto['alg']} {fmt_us(auto['t_max_us'])}" if auto else "-")
+                        + " |"
+                    )
+    with open(os.path.join(args.out, "hier-table.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
@@ -136,8 +165,7 @@ def against_auto(args: argparse.Namespace, sim: str) -> None:
         rows = []
         for rpn in (int(c) for c in args.ranks_per_node.split(",")):
             for op in args.ops.split(","):
-                rows += run(sim, op, ["hier", "auto"], args.ranks, rpn,
-                            args.sizes)
+                rows += run(sim, op, ["hier", "auto"], args.ranks, rpn, args.sizes)
         with open(path, "w", encoding="utf-8") as f:
             json.dump(rows, f, indent=1)
             f.write("\n")
@@ -145,22 +173,24 @@ def against_auto(args: argparse.Namespace, sim: str) -> None:
     out = []
     for op in args.ops.split(","):
         for rpn in (int(c) for c in args.ranks_per_node.split(",")):
-            pts = {(r["ranks"], r["bytes"], r["alg_requested"]): r
-                   for r in rows if r["op"] == op and
-                   r["ranks_per_node"] == rpn and "t_max_us" in r}
+            pts = {
+                (r["ranks"], r["bytes"], r["alg_requested"]): r
+                for r in rows
+                if r["op"] == op and r["ranks_per_node"] == rpn and "t_max_us" in r
+            }
             if not pts:
                 continue
             cols = [b for b in sizes if any(k[1] == b for k in pts)]
             out.append(f"**{op}, {rpn} ranks per node** (auto / hier)\n")
-            out.append("| ranks | " + " | ".join(fmt_size(b) for b in cols)
-                       + " |")
+            out.append("| ranks | " + " | ".join(fmt_size(b) for b in cols) + " |")
             out.append("|---" * (len(cols) + 1) + "|")
             for p in sorted({k[0] for k in pts}):
                 cells = []
                 for b in cols:
                     h, a = pts.get((p, b, "hier")), pts.get((p, b, "auto"))
-                    cells.append(f"{a['t_max_us'] / h['t_max_us']:.2f}"
-                                 if h and a else "-")
+                    cells.append(
+                        f"{a['t_max_us'] / h['t_max_us']:.2f}" if h and a else "-"
+                    )
                 out.append(f"| {p} | " + " | ".join(cells) + " |")
             out.append("")
     md = os.path.splitext(path)[0] + ".md"
