@@ -17,6 +17,10 @@ to wrap_<name> and shim_begin: the call site of NBCX_PMPI_REPORT
 the report is on.
 """
 
+# The C templates keep printf-style formatting: their braces would all be
+# doubled in f-strings.
+# ruff: noqa: UP031
+
 SB = ("const void *", "sendbuf", "sbuf")
 RB = ("void *", "recvbuf", "rbuf")
 
@@ -46,16 +50,30 @@ def t(n):
 
 OPARG = ("MPI_Op ", "op", "op")
 V = [SB, c("sendcount"), t("sendtype"), RB, c("recvcount"), t("recvtype")]
-VV = [SB, c("sendcount"), t("sendtype"), RB, ia("recvcounts"), da("displs"),
-      t("recvtype")]
-AV = [SB, ia("sendcounts"), da("sdispls"), t("sendtype"), RB,
-      ia("recvcounts"), da("rdispls"), t("recvtype")]
+VV = [
+    SB,
+    c("sendcount"),
+    t("sendtype"),
+    RB,
+    ia("recvcounts"),
+    da("displs"),
+    t("recvtype"),
+]
+AV = [
+    SB,
+    ia("sendcounts"),
+    da("sdispls"),
+    t("sendtype"),
+    RB,
+    ia("recvcounts"),
+    da("rdispls"),
+    t("recvtype"),
+]
 RED = [SB, RB, c("count"), t("datatype"), OPARG]
 
 OPS = [
     ("barrier", []),
-    ("bcast", [("void *", "buffer", "buf"), c("count"), t("datatype"),
-               i("root")]),
+    ("bcast", [("void *", "buffer", "buf"), c("count"), t("datatype"), i("root")]),
     ("reduce", RED + [i("root")]),
     ("allreduce", RED),
     ("gather", V + [i("root")]),
@@ -63,14 +81,34 @@ OPS = [
     ("allgather", V),
     ("alltoall", V),
     ("gatherv", VV + [i("root")]),
-    ("scatterv", [SB, ia("sendcounts"), da("displs"), t("sendtype"), RB,
-                  c("recvcount"), t("recvtype"), i("root")]),
+    (
+        "scatterv",
+        [
+            SB,
+            ia("sendcounts"),
+            da("displs"),
+            t("sendtype"),
+            RB,
+            c("recvcount"),
+            t("recvtype"),
+            i("root"),
+        ],
+    ),
     ("allgatherv", VV),
     ("alltoallv", AV),
-    ("alltoallw", [SB, ia("sendcounts"), da("sdispls"),
-                   ("const MPI_Datatype ", "sendtypes[]", "stypes_size"), RB,
-                   ia("recvcounts"), da("rdispls"),
-                   ("const MPI_Datatype ", "recvtypes[]", "rtypes_size")]),
+    (
+        "alltoallw",
+        [
+            SB,
+            ia("sendcounts"),
+            da("sdispls"),
+            ("const MPI_Datatype ", "sendtypes[]", "stypes_size"),
+            RB,
+            ia("recvcounts"),
+            da("rdispls"),
+            ("const MPI_Datatype ", "recvtypes[]", "rtypes_size"),
+        ],
+    ),
     ("reduce_scatter", [SB, RB, ia("recvcounts"), t("datatype"), OPARG]),
     ("reduce_scatter_block", [SB, RB, c("recvcount"), t("datatype"), OPARG]),
     ("scan", RED),
@@ -79,11 +117,19 @@ OPS = [
     ("neighbor_allgatherv", VV),
     ("neighbor_alltoall", V),
     ("neighbor_alltoallv", AV),
-    ("neighbor_alltoallw", [
-        SB, ia("sendcounts"), ("const MPI_Aint ", "sdispls[]", "aint"),
-        ("const MPI_Datatype ", "sendtypes[]", "stypes_out"), RB,
-        ia("recvcounts"), ("const MPI_Aint ", "rdispls[]", "aint"),
-        ("const MPI_Datatype ", "recvtypes[]", "rtypes_in")]),
+    (
+        "neighbor_alltoallw",
+        [
+            SB,
+            ia("sendcounts"),
+            ("const MPI_Aint ", "sdispls[]", "aint"),
+            ("const MPI_Datatype ", "sendtypes[]", "stypes_out"),
+            RB,
+            ia("recvcounts"),
+            ("const MPI_Aint ", "rdispls[]", "aint"),
+            ("const MPI_Datatype ", "recvtypes[]", "rtypes_in"),
+        ],
+    ),
 ]
 
 # The bytes NBCX_PMPI_REPORT counts for a call (docs/shim.md): the data
@@ -103,22 +149,20 @@ BYTES = {
     "exscan": RED_BYTES,
     "reduce_scatter": "BV(S, recvcounts, x_datatype)",
     "reduce_scatter_block": "B(recvcount, x_datatype) * S",
-    "gather": "%s ? B(recvcount, x_recvtype) : B(sendcount, x_sendtype)"
-              % IN_PLACE,
-    "allgather": "%s ? B(recvcount, x_recvtype) : B(sendcount, x_sendtype)"
-                 % IN_PLACE,
+    "gather": "%s ? B(recvcount, x_recvtype) : B(sendcount, x_sendtype)" % IN_PLACE,
+    "allgather": "%s ? B(recvcount, x_recvtype) : B(sendcount, x_sendtype)" % IN_PLACE,
     "alltoall": "(%s ? B(recvcount, x_recvtype) : B(sendcount, x_sendtype))"
-                " * S" % IN_PLACE,
+    " * S" % IN_PLACE,
     "gatherv": "%s ? BV(1, recvcounts + R, x_recvtype) : "
-               "B(sendcount, x_sendtype)" % IN_PLACE,
+    "B(sendcount, x_sendtype)" % IN_PLACE,
     "allgatherv": "%s ? BV(1, recvcounts + R, x_recvtype) : "
-                  "B(sendcount, x_sendtype)" % IN_PLACE,
+    "B(sendcount, x_sendtype)" % IN_PLACE,
     "scatter": "R == root ? B(sendcount, x_sendtype) * S : 0",
     "scatterv": "R == root ? BV(S, sendcounts, x_sendtype) : 0",
     "alltoallv": "%s ? BV(S, recvcounts, x_recvtype) : "
-                 "BV(S, sendcounts, x_sendtype)" % IN_PLACE,
+    "BV(S, sendcounts, x_sendtype)" % IN_PLACE,
     "alltoallw": "%s ? BW(S, recvcounts, x_recvtypes) : "
-                 "BW(S, sendcounts, x_sendtypes)" % IN_PLACE,
+    "BW(S, sendcounts, x_sendtypes)" % IN_PLACE,
     "neighbor_allgather": "B(sendcount, x_sendtype)",
     "neighbor_allgatherv": "B(sendcount, x_sendtype)",
     "neighbor_alltoall": "B(sendcount, x_sendtype) * OUTDEG",
@@ -157,10 +201,12 @@ REFUSED = {
     "exscan": [neg("count"), BAD_OP],
     "reduce_scatter": [BAD_OP],
     "reduce_scatter_block": [neg("recvcount"), BAD_OP],
-    "gather": [BAD_ROOT, neg("sendcount", NOT_IN_PLACE),
-               neg("recvcount", AT_ROOT)],
-    "scatter": [BAD_ROOT, neg("recvcount", RECV_NOT_IN_PLACE),
-                neg("sendcount", AT_ROOT)],
+    "gather": [BAD_ROOT, neg("sendcount", NOT_IN_PLACE), neg("recvcount", AT_ROOT)],
+    "scatter": [
+        BAD_ROOT,
+        neg("recvcount", RECV_NOT_IN_PLACE),
+        neg("sendcount", AT_ROOT),
+    ],
     "gatherv": [BAD_ROOT, neg("sendcount", NOT_IN_PLACE)],
     "scatterv": [BAD_ROOT, neg("recvcount", RECV_NOT_IN_PLACE)],
     "allgather": [neg("sendcount", NOT_IN_PLACE), neg("recvcount")],
@@ -182,14 +228,19 @@ def refused_lines(name, enum):
     checks = REFUSED[name]
     if not checks:
         return []
-    expr = "".join("%s ? %s :\n                      " % (cond, cls)
-                   for cond, cls in checks) + "0"
-    return ["    if (shim_precheck(comm, %s)) {" % enum,
-            "        int refused = " + expr + ";",
-            "        if (refused)",
-            "            return shim_refuse(comm, refused, request, %s, site);"
-            % enum,
-            "    }"]
+    expr = (
+        "".join(
+            "%s ? %s :\n                      " % (cond, cls) for cond, cls in checks
+        )
+        + "0"
+    )
+    return [
+        "    if (shim_precheck(comm, %s)) {" % enum,
+        "        int refused = " + expr + ";",
+        "        if (refused)",
+        "            return shim_refuse(comm, refused, request, %s, site);" % enum,
+        "    }",
+    ]
 
 
 def bytes_expr(name):
@@ -197,8 +248,7 @@ def bytes_expr(name):
     e = e.replace("BV(", "shim_bytes_v(").replace("BW(", "shim_bytes_w(")
     e = e.replace("B(", "shim_bytes(")
     e = e.replace("OUTDEG", "shim_outdegree(&c)")
-    e = e.replace("S", "shim_comm_size(&c)").replace(
-        "R", "shim_comm_rank(&c)")
+    e = e.replace("S", "shim_comm_size(&c)").replace("R", "shim_comm_rank(&c)")
     return e
 
 
@@ -229,11 +279,17 @@ SIGNIFICANT = {
 # buffer equal to the receive buffer for in place). Not (all)reduce and
 # exscan, which Open MPI refuses or fails: the error is reported.
 ALIAS_IN_PLACE = {
-    "gather": "sendbuf", "gatherv": "sendbuf",
-    "scatter": "recvbuf", "scatterv": "recvbuf",
-    "allgather": "sendbuf", "allgatherv": "sendbuf",
-    "alltoall": "sendbuf", "alltoallv": "sendbuf", "alltoallw": "sendbuf",
-    "reduce_scatter": "sendbuf", "reduce_scatter_block": "sendbuf",
+    "gather": "sendbuf",
+    "gatherv": "sendbuf",
+    "scatter": "recvbuf",
+    "scatterv": "recvbuf",
+    "allgather": "sendbuf",
+    "allgatherv": "sendbuf",
+    "alltoall": "sendbuf",
+    "alltoallv": "sendbuf",
+    "alltoallw": "sendbuf",
+    "reduce_scatter": "sendbuf",
+    "reduce_scatter_block": "sendbuf",
     "scan": "sendbuf",
 }
 
@@ -242,12 +298,10 @@ def array_length(name, arg):
     """How many entries of a count or displacement array are significant
     on this rank (a C expression)."""
     if name.startswith("neighbor_"):
-        return "k.outdeg" if arg.startswith(("send", "sdispls")) \
-            else "k.indeg"
+        return "k.outdeg" if arg.startswith(("send", "sdispls")) else "k.indeg"
     if name == "gatherv" or name == "scatterv":
         return "(%s ? k.size : 0)" % AT_ROOT
-    if name in ("alltoallv", "alltoallw") and \
-            arg.startswith(("send", "sdispls")):
+    if name in ("alltoallv", "alltoallw") and arg.startswith(("send", "sdispls")):
         return "(sendbuf == MPI_IN_PLACE ? 0 : k.size)"
     return "k.size"
 
@@ -261,8 +315,7 @@ def bare(n):
 
 
 def wrapper(name, args, persistent):
-    enum = ("OP_" + name.upper() + "_INIT") if persistent else \
-        ("OP_I" + name.upper())
+    enum = ("OP_" + name.upper() + "_INIT") if persistent else ("OP_I" + name.upper())
     if persistent:
         fn = "PNAME(%s)" % cap(name)
         native = "PPNAME(%s)" % cap(name)
@@ -280,9 +333,13 @@ def wrapper(name, args, persistent):
         natargs.append("info")
     natargs.append("request")
     out = []
-    out.append("static int wrap_%s(%s)" % (name if not persistent
-                                           else name + "_init",
-                                           ", ".join(params + ["void *site"])))
+    out.append(
+        "static int wrap_%s(%s)"
+        % (
+            name if not persistent else name + "_init",
+            ", ".join(params + ["void *site"]),
+        )
+    )
     out.append("{")
     out.append("    struct shim_call c;")
     out += refused_lines(name, enum)
@@ -307,9 +364,12 @@ def wrapper(name, args, persistent):
             call.append("x_op")
         elif k.startswith(("stypes", "rtypes")):
             decl.append("nbcx_datatype *x_%s;" % n)
-            cnt = {"stypes_size": "shim_comm_size(&c)",
-                   "rtypes_size": "shim_comm_size(&c)",
-                   "stypes_out": "outdeg", "rtypes_in": "indeg"}[k]
+            cnt = {
+                "stypes_size": "shim_comm_size(&c)",
+                "rtypes_size": "shim_comm_size(&c)",
+                "stypes_out": "outdeg",
+                "rtypes_in": "indeg",
+            }[k]
             if k.startswith("stypes"):
                 # ignored with MPI_IN_PLACE
                 cnt = "sendbuf == MPI_IN_PLACE ? 0 : " + cnt
@@ -334,8 +394,7 @@ def wrapper(name, args, persistent):
     out.append(ind + "int e = %s(%s);" % (nbcx, ", ".join(call)))
     alias = ALIAS_IN_PLACE.get(name)
     if alias:
-        again = ["NBCX_IN_PLACE" if c == "SHIM_BUF(%s)" % alias else c
-                 for c in call]
+        again = ["NBCX_IN_PLACE" if c == "SHIM_BUF(%s)" % alias else c for c in call]
         out.append("#if SHIM_ALIAS_IN_PLACE")
         out.append(ind + "if (e == NBCX_ERR_ALIAS)")
         out.append(ind + "    e = %s(%s);" % (nbcx, ", ".join(again)))
@@ -355,17 +414,20 @@ def wrapper(name, args, persistent):
     out.append("")
     out.append("int %s(%s)" % (fn, ", ".join(params)))
     out.append("{")
-    out.append("    return wrap_%s(%s);" % (
-        name if not persistent else name + "_init",
-        ", ".join(natargs + ["__builtin_return_address(0)"])))
+    out.append(
+        "    return wrap_%s(%s);"
+        % (
+            name if not persistent else name + "_init",
+            ", ".join(natargs + ["__builtin_return_address(0)"]),
+        )
+    )
     out.append("}")
     return "\n".join(out) + "\n"
 
 
 def wrapper_c(name, args, persistent):
     """The large-count (MPI-4 _c) wrapper of a collective with counts."""
-    enum = ("OP_" + name.upper() + "_INIT") if persistent else \
-        ("OP_I" + name.upper())
+    enum = ("OP_" + name.upper() + "_INIT") if persistent else ("OP_I" + name.upper())
     if persistent:
         fn = "MPI_%s_init_c" % cap(name)
         native = "PMPI_%s_init_c" % cap(name)
@@ -391,12 +453,16 @@ def wrapper_c(name, args, persistent):
             ctype = "MPI_Count" if k == "counts" else "MPI_Aint"
             params.append("const %s %s" % (ctype, a[1]))
             decl.append("int *x_%s;" % n)
-            conv.append("shim_conv_%s(&k, %s, %s, &x_%s)" % (
-                "counts" if k == "counts" else "aints",
-                array_length(name, n), n, n))
+            conv.append(
+                "shim_conv_%s(&k, %s, %s, &x_%s)"
+                % ("counts" if k == "counts" else "aints", array_length(name, n), n, n)
+            )
             call.append("x_" + n)
-            info = "SHIM_CONV_NEIGHBORS" if name.startswith("neighbor_") \
+            info = (
+                "SHIM_CONV_NEIGHBORS"
+                if name.startswith("neighbor_")
                 else "SHIM_CONV_RANK"
+            )
         else:
             params.append(a[0] + a[1])
             call.append(n)
@@ -416,8 +482,7 @@ def wrapper_c(name, args, persistent):
     out.append("int %s(%s)" % (fn, ", ".join(params)))
     out.append("{")
     out.append("    struct shim_conv k;")
-    out.append("    int why = shim_conv_begin(&k, %s, comm, %s);" %
-               (enum, info))
+    out.append("    int why = shim_conv_begin(&k, %s, comm, %s);" % (enum, info))
     for d in decl:
         out.append("    " + d)
     out.append("    if (!why && " + " &&\n        ".join(conv) + ") {")
@@ -425,8 +490,7 @@ def wrapper_c(name, args, persistent):
     out.append("        shim_conv_end(&k);")
     out.append("        return rc;")
     out.append("    }")
-    out.append("    shim_conv_native(&k, %s, why, __builtin_return_address(0));"
-               % enum)
+    out.append("    shim_conv_native(&k, %s, why, __builtin_return_address(0));" % enum)
     out.append("    return %s(%s);" % (native, ", ".join(natargs)))
     out.append("}")
     return "\n".join(out) + "\n"
