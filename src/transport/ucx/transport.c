@@ -19,6 +19,8 @@
  * Created by name (ops->create, NBCX_TRANSPORT=ucx): the bootstrap
  * (transport.h) exchanges worker addresses with one allgather, after
  * which nothing but UCX is on the data path. No MPI in this folder.
+ * The first allgather also carries each rank's host, from which the
+ * transport knows the nodes (node_of: the node-aware algorithms). 
  *
  * Built as a module, libnbcx-ucx.so (MODULE in its nbcx_backend() line,
  * base/transport.h): libnbcx loads it the first time a communicator
@@ -38,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ucp/api/ucp.h>
 #include <ucs/config/parser.h>
@@ -359,6 +362,7 @@ struct ucx_comm {
     unsigned char *addrs;  /* every rank's worker address */
     size_t *lens;          /* and its length */
     ucp_ep_h *eps;         /* per rank, NULL until the first send */
+    int *nodes;            /* per rank, its node's lowest rank (node_of) */
 };
 
 static struct ucx_comm *comm_of(nbcxi_transport *t)
@@ -730,12 +734,18 @@ static void ucx_destroy(nbcxi_transport *t)
         free(c->addrs);
         free(c->lens);
         free(c->eps);
+        free(c->nodes);
         free(c);
     }
     free(t);
 }
 
 static int ucx_create(const struct nbcxi_bootstrap *b, nbcxi_transport **out);
+
+static int ucx_node_of(const nbcxi_transport *t, int r)
+{
+    return comm_of((nbcxi_transport *)t)->nodes[r];
+}
 
 const struct nbcxi_transport_ops nbcxi_ucx_ops = {
     .name = "ucx",
@@ -755,6 +765,7 @@ const struct nbcxi_transport_ops nbcxi_ucx_ops = {
     .arm = ucx_arm,
     .describe = ucx_describe,
     .caps = NBCXI_CAP_WAKES | NBCXI_CAP_PROGRESS_THREAD,
+    .node_of = ucx_node_of,
     .carries_max = ucx_lazy_max,
     /* 256 KiB fragments. Every UCX message costs the progress thread more
      * than an MPI one: a ring allreduce of 1-4 MiB in 64 KiB fragments
@@ -774,7 +785,70 @@ struct hello {
     uint32_t ctx;       /* the context id it proposes */
     uint32_t pad;
     uint64_t addrlen;
+    uint64_t host;      /* its host (host_id) */
 };
+
+/* This host, as a 64-bit FNV-1a hash of its name and its kernel's boot
+ * id (two machines with one name, containers of one kernel: the boot id
+ * tells the first apart and keeps the second together, which share
+ * memory). A collision of two hosts' hashes would put them on one node:
+ * the node-aware algorithms would be slower there, not wrong. */
+static uint64_t host_id(void)
+{
+    char buf[320] = { 0 };
+    if (gethostname(buf, 256) != 0)
+        buf[0] = '\0';
+    buf[255] = '\0';
+    size_t len = strlen(buf);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        len += fread(buf + len, 1, sizeof buf - len - 1, f);
+        fclose(f);
+    }
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
+    return h;
+}
+
+struct host_rank {
+    uint64_t host;
+    int rank;
+};
+
+static int by_host(const void *x, const void *y)
+{
+    const struct host_rank *a = x, *b = y;
+    if (a->host != b->host)
+        return a->host < b->host ? -1 : 1;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* Each rank's node, named by its lowest rank (transport.h, node_of), from
+ * the hosts of the hellos, or blocks of NBCX_NODE_RANKS ranks (tests on
+ * one host); by (host, rank) order in `order`, n entries. */
+static void nodes_of(const struct hello *all, int n, struct host_rank *order,
+                     int *nodes)
+{
+    const char *v = nbcxi_getenv("NBCX_NODE_RANKS");
+    char *end = NULL;
+    unsigned long fake = v && *v ? strtoul(v, &end, 10) : 0;
+    if (end && *end) /* (not a number: as unset; the same on all ranks) */
+        fake = 0;
+    if (fake > 0) {
+        for (int r = 0; r < n; r++)
+            nodes[r] = r - (int)((unsigned long)r % fake);
+        return;
+    }
+    for (int r = 0; r < n; r++)
+        order[r] = (struct host_rank){ all[r].host, r };
+    qsort(order, (size_t)n, sizeof *order, by_host);
+    for (int i = 0, lead = 0; i < n; i++) { /* a host's first: lowest */
+        if (i == 0 || order[i].host != order[i - 1].host)
+            lead = order[i].rank;
+        nodes[order[i].rank] = lead;
+    }
+}
 
 /* After a member's local step (ok: it succeeded; what: what failed
  * there), all go on or all stop (transport.h). Returns NBCX_SUCCESS to
@@ -801,7 +875,7 @@ static int ucx_create(const struct nbcxi_bootstrap *b, nbcxi_transport **out)
     *out = NULL;
     pthread_once(&ux.once, init_once);
     int n = b->size;
-    struct hello mine = { .addrlen = ux.addrlen };
+    struct hello mine = { .addrlen = ux.addrlen, .host = host_id() };
     pthread_mutex_lock(&ux.lock);
     mine.ctx = ux.next_ctx;
     pthread_mutex_unlock(&ux.lock);
@@ -838,12 +912,16 @@ static int ucx_create(const struct nbcxi_bootstrap *b, nbcxi_transport **out)
     struct ucx_comm *c = calloc(1, sizeof *c);
     size_t *lens = calloc((size_t)n, sizeof *lens);
     ucp_ep_h *eps = calloc((size_t)n, sizeof *eps);
-    err = all_ok(b, pad && addrs && t && c && lens && eps, NBCX_ERR_NOMEM,
-                 "");
+    int *nodes = malloc(sizeof(int) * (size_t)n);
+    struct host_rank *order = malloc(sizeof *order * (size_t)n);
+    err = all_ok(b, pad && addrs && t && c && lens && eps && nodes && order,
+                 NBCX_ERR_NOMEM, "");
     if (err == NBCX_SUCCESS) {
+        nodes_of(all, n, order, nodes);
         memcpy(pad, ux.addr, ux.addrlen);
         err = b->allgather(b->ctx, pad, maxlen, addrs);
     }
+    free(order);
     for (int i = 0; lens && i < n; i++)
         lens[i] = (size_t)all[i].addrlen;
     free(pad);
@@ -852,6 +930,7 @@ static int ucx_create(const struct nbcxi_bootstrap *b, nbcxi_transport **out)
         free(addrs);
         free(lens);
         free(eps);
+        free(nodes);
         free(c);
         free(t);
         return err;
@@ -863,6 +942,9 @@ static int ucx_create(const struct nbcxi_bootstrap *b, nbcxi_transport **out)
     c->addrs = addrs;
     c->lens = lens;
     c->eps = eps;
+    c->nodes = nodes;
+    for (int r = 0; r < n; r++)
+        t->nnodes += nodes[r] == r;
     c->rank = b->rank;
     c->size = n;
     c->addrlen = maxlen;
