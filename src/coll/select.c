@@ -535,9 +535,15 @@ static const char *automatic(enum nbcxi_coll coll,
     case NBCXI_BCAST: {
         if (node)
             return (rbytes < SMALL || p <= 2) ? "binomial" : "chain";
-        /* up to 4 KiB from 256 ranks, 256 KiB from 1,024 */
-        if (crowded && ((p >= 256 && rbytes <= 4096) ||
-                        (p >= 1024 && rbytes <= 262144)))
+        /* up to 4 KiB (1.06-2.45x the flat choice from 32 ranks in the
+         * simulation), 256 KiB from 1,024 ranks, and with more ranks per
+         * node further: 32 KiB with 16, 256 KiB with 32 (the flat trees
+         * then cross the nodes' links with every rank), every size on 256
+         * to 1,024 ranks with 16 or more (1.20-1.52x at 1 MiB) */
+        if (crowded && (rbytes <= 4096 || (p >= 1024 && rbytes <= 262144) ||
+                        (rpn >= 16 && rbytes <= 32768) ||
+                        (rpn >= 32 && rbytes <= 262144) ||
+                        (rpn >= 16 && p >= 256 && p <= 1024)))
             return "hier";
         /* the cheapest by the model: a k-nomial tree (binomial for
          * k = 2), the chain, scatter + allgather */
@@ -554,8 +560,12 @@ static const char *automatic(enum nbcxi_coll coll,
                        : "chain";
         /* below 8 KiB, as allreduce's first two phases: 0.67-1.0 of the
          * automatic flat choice in the simulation (at 8 KiB within 10 %
-         * of it either way) */
-        if (crowded && rbytes < 8192)
+         * of it either way); from 256 ranks with 16 ranks per node up to
+         * 32 KiB (0.83-0.91 of the best flat), with 32 up to 128 KiB
+         * (0.56-0.89, but for 16 KiB on 256 ranks: 1.24) */
+        if (crowded && (rbytes < 8192 ||
+                        (p >= 256 && rpn >= 16 && rbytes <= 32768) ||
+                        (p >= 256 && rpn >= 32 && rbytes <= 131072)))
             return "hier";
     {
         /* the cheapest by the model: a k-nomial tree, the chain
@@ -583,8 +593,13 @@ static const char *automatic(enum nbcxi_coll coll,
         /* below 8 KiB (the leaders run recursive doubling: one vector
          * per node crosses the network in each round, not one per rank;
          * from 8 KiB Rabenseifner's pieces are small already, and the
-         * node's reduction and bcast cost more than they save) */
-        if (crowded && rbytes < 8192)
+         * node's reduction and bcast cost more than they save), except
+         * on crowded nodes, where Rabenseifner's many ranks share a
+         * node's link: with 16 ranks per node up to 32 KiB (0.84-0.95 of
+         * the best flat algorithm in the simulation), with 32 up to
+         * 64 KiB (0.67-0.94) */
+        if (crowded && (rbytes < 8192 || (rpn >= 16 && rbytes <= 32768) ||
+                        (rpn >= 32 && rbytes <= 65536)))
             return "hier";
         if (rbytes < (pof2_floor(p) == p ? 8192u : 16384u))
             return "recursive_doubling";
