@@ -460,3 +460,49 @@ def test_cxx_header_member_keeps_its_group(tmp_path: Path) -> None:
     assert "comm.hpp" in root["reason"] and "not analysed" in root["reason"]
     assert "MPI_Ibcast(" not in res.text
     assert "mpi.h" not in json.dumps(res.report)
+
+
+# ------------------------------------------------------------ OpenMP constructs
+def _transform_openmp(src: Path, tmp: Path) -> tuple[int, dict]:
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    rep = tmp / "rep.json"
+    out = tmp / src.name
+    args = ["--mpicc", cc, "-o", str(out), "--report-format", "json", "--report-file", str(rep)]
+    status = cli.main([*args, str(src), "--", "-fopenmp"])
+    return status, json.loads(rep.read_text())
+
+
+def test_openmp_construct_keeps_its_group(tmp_path: Path) -> None:
+    """The root's broadcast in ``#pragma omp master`` (parsed with -fopenmp) is
+    read from the construct's text: the others' broadcast, and the one after
+    (a group with it), stay blocking. Before, libclang's captured statement hid
+    it, the others' became MPI_Ibcast and the program hung on 2 ranks."""
+    src = M / "openmp_hidden.c"
+    status, rep = _transform_openmp(src, tmp_path)
+    assert status == 0
+    acts = {r["line"]: r["action"] for r in rep["collectives"]}
+    assert acts == {
+        line_of(src, "q = 2;") - 1: "blocking",  # the others' (the root's is not seen)
+        line_of(src, "MPI_Bcast(&q"): "blocking",
+    }
+    assert any("in an OpenMP construct" in n for n in rep["notes"])
+    assert "MPI_Ibcast(" not in (tmp_path / src.name).read_text()
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mpi", sorted(MPIS))
+def test_openmp_construct_same_output(mpi: str, tmp_path: Path) -> None:
+    cc, launcher = MPIS[mpi]
+    if shutil.which(cc) is None or shutil.which(launcher[0]) is None:
+        pytest.skip(f"{mpi} not installed")
+    src = M / "openmp_hidden.c"
+    status, _rep = _transform_openmp(src, tmp_path)
+    assert status == 0
+    orig, new = tmp_path / "orig", tmp_path / "new"
+    _build(cc, src, orig, "-fopenmp")
+    _build(cc, tmp_path / src.name, new, "-fopenmp")
+    expected = _run(launcher, 2, orig)
+    assert expected
+    assert sorted(_run(launcher, 2, new).splitlines()) == sorted(expected.splitlines())

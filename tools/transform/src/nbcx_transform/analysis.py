@@ -954,6 +954,10 @@ class Analysis:
             return
         if k == CK.INDIRECT_GOTO_STMT:
             eff.flag("unknown", f"computed goto at line {n.line}")
+        if k.name.startswith("OMP_"):
+            # (with -fopenmp) its code is a captured statement libclang does not show
+            eff.flag("unknown", f"OpenMP directive at line {n.line} (not analysed)")
+            return
         if k == CK.UNEXPOSED_STMT:
             eff.flag("unknown", f"statement the analysis does not model at line {n.line}")
         for c in n.children:

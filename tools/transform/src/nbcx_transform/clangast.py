@@ -508,6 +508,29 @@ def _qualified(c: Cursor | None) -> str:
     return "::".join(reversed(names))
 
 
+OPENMP = "an OpenMP construct"
+
+
+def _openmp_constructs(functions: dict[str, Function]) -> list[tuple[int, int, str]]:
+    """The OpenMP directives of the main file's functions (parsed with -fopenmp):
+    libclang shows their statement only as a captured statement, without its code,
+    so a collective in ``#pragma omp single`` or ``master`` is no call the
+    analysis sees.  Their text is read instead (``Unit.opaque``)."""
+    out: list[tuple[int, int, str]] = []
+    for f in functions.values():
+        if not f.in_main:
+            continue
+        stack = [f.body]
+        while stack:
+            n = stack.pop()
+            if n.kind.name.startswith("OMP_"):
+                # the directive's extent is its pragma line; its statement's, its child's
+                out.append((n.start, max(x.end for x in n.walk()), OPENMP))
+                continue
+            stack.extend(n.children)
+    return out
+
+
 # Top-level C++ declarations whose code is not analysed: what the report calls them
 _OPAQUE = {
     CursorKind.CXX_METHOD: "a member function",
@@ -712,6 +735,7 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
         visit_main(c)
     if cxx:
         opaque += _unresolved_collectives(functions, data)
+    opaque += _openmp_constructs(functions)
     addr: set[str] = set()
     for f in functions.values():
         _mark_address_taken(set(functions), f.body, addr)
