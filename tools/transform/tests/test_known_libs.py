@@ -4,10 +4,14 @@
 and long double forms of <math.h>'s, and FFTW's new-array execute functions and
 fftw_destroy_plan (only when fftw3.h declares them) no longer stop a wait as
 "not in this file". Before, apps/fft3d's in-loop allreduce of the spectrum's
-energy stopped at the first creal() (2 statements overlap)."""
+energy stopped at the first creal() (2 statements overlap).  OpenMP's timer and
+queries (omp.h) too; and a file that includes GCC's <omp.h> parses (the tool's
+include/omp.h drops the argument of GCC's __malloc__ attribute, which clang
+rejects: before, such a file was not transformed at all)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -51,6 +55,9 @@ def test_lookup_complex_and_fftw() -> None:
     assert mpi.lookup("fftw_plan_dft_1d", "fftw3.h") is None
     # lgamma writes the global signgam: not among the pure ones
     assert mpi.lookup("lgamma") is None
+    assert mpi.lookup("omp_get_wtime") is None
+    spec = mpi.lookup("omp_get_wtime", "omp.h")
+    assert spec is not None and spec.clock
 
 
 @pytest.mark.skipif(not _has_fftw(mpicc_for_parsing()), reason="FFTW 3 not installed")
@@ -104,3 +111,45 @@ def test_same_output(cc: str, launcher: list[str], tmp_path: Path) -> None:
     assert res.status == 0 and outs["orig"]
     assert outs["new"] == outs["orig"]
     assert outs["late"] != outs["orig"]
+
+
+OMP_SRC = PROGRAMS / "extlib_omp_timer.c"
+
+
+@pytest.mark.parametrize("openmp", [True, False])
+def test_omp_h_parses_and_timer_known(openmp: bool, tmp_path: Path) -> None:
+    """With or without -fopenmp: the file parses, and the wait goes past
+    omp_get_wtime() and omp_get_max_threads() to the printf reading the sum."""
+    from nbcx_transform import cli
+
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    out = tmp_path / OMP_SRC.name
+    rep = tmp_path / "rep.json"
+    args = ["--mpicc", cc, "-o", str(out), "--report-format", "json", "--report-file", str(rep)]
+    status = cli.main([*args, str(OMP_SRC), *(["--", "-fopenmp"] if openmp else [])])
+    assert status == 0
+    (site,) = json.loads(rep.read_text())["collectives"]
+    assert site["action"] == "nonblocking", site
+    (wait,) = site["waits"]
+    assert int(wait["line"]) == line_of(OMP_SRC, "printf(")
+    assert wait["overlap"] == 5
+
+
+@pytest.mark.mpi
+def test_omp_timer_same_output(tmp_path: Path) -> None:
+    cc = "mpicc.openmpi"
+    launcher = ["mpiexec.openmpi", "--allow-run-as-root", "--oversubscribe"]
+    if shutil.which(cc) is None or shutil.which(launcher[0]) is None:
+        pytest.skip("Open MPI not installed")
+    from nbcx_transform import cli
+    from test_matching import _build, _run
+
+    new = tmp_path / OMP_SRC.name
+    assert cli.main(["--mpicc", cc, "-o", str(new), str(OMP_SRC), "--", "-fopenmp"]) == 0
+    assert "MPI_Iallreduce(" in new.read_text()
+    _build(cc, OMP_SRC, tmp_path / "orig", "-fopenmp")
+    _build(cc, new, tmp_path / "new", "-fopenmp")
+    expected = sorted(_run(launcher, 2, tmp_path / "orig").splitlines())
+    assert expected and sorted(_run(launcher, 2, tmp_path / "new").splitlines()) == expected

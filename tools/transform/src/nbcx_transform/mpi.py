@@ -261,6 +261,9 @@ LIBC.update(
         "scanf": FuncSpec(("R",), rest="W", io=True),
         "vfprintf": FuncSpec(("RW", "R", "R"), io=True),
         "vprintf": FuncSpec(("R", "R"), io=True),
+        "vsprintf": FuncSpec(("W", "R", "RW")),
+        "vsnprintf": FuncSpec(("W", "-", "R", "RW")),
+        "putc": FuncSpec(("-", "RW"), io=True),
         "perror": FuncSpec(("R",), io=True),
         "feof": FuncSpec(("R",)),
         "ferror": FuncSpec(("R",)),
@@ -405,7 +408,17 @@ for _p in ("fftw_", "fftwf_", "fftwl_"):
             _p + "free": FuncSpec(("W",)),
         }
     )
-LIBRARIES: dict[str, dict[str, FuncSpec]] = {"zlib.h": ZLIB, "fftw3.h": FFTW}
+# OpenMP's timers and queries (omp.h): they touch no memory of the program.
+OMP: dict[str, FuncSpec] = {
+    "omp_get_wtime": FuncSpec((), clock=True),
+    "omp_get_wtick": _PURE,
+    "omp_get_thread_num": _PURE,
+    "omp_get_num_threads": _PURE,
+    "omp_get_max_threads": _PURE,
+    "omp_get_num_procs": _PURE,
+    "omp_in_parallel": _PURE,
+}
+LIBRARIES: dict[str, dict[str, FuncSpec]] = {"zlib.h": ZLIB, "fftw3.h": FFTW, "omp.h": OMP}
 
 
 def library_names() -> set[str]:
