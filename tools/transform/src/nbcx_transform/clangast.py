@@ -111,6 +111,8 @@ class Node:
     # qualified by its namespaces ("std::vector"); "" for ordinary calls
     method: str = ""
     method_class: str = ""
+    method_key: str = ""  # a call of a member function of the program: its declaration
+    method_virtual: bool = False
     # C++: calls whose result is a reference (an lvalue), member references to a
     # reference field; VAR_DECLs of a class type with a constructor or destructor
     # that may do anything (not a standard container, not plain data)
@@ -341,6 +343,12 @@ class _Builder:
             elif ref is not None and ref.kind in _METHODS:
                 node.method = ref.spelling or "?"
                 node.method_class = _qualified(ref.semantic_parent)
+                if ref.kind == CursorKind.CXX_METHOD and not ref.location.is_in_system_header:
+                    # a member function of the program: its summary may apply (not a
+                    # virtual one, which an override in a derived class may replace)
+                    node.method_key = decl_key(ref)
+                    node.method_virtual = bool(ref.is_virtual_method())
+                    node.callee_params = _param_types(ref)
             if ref is None:
                 self.dependent_callee(node, c)
             if ref is not None:
