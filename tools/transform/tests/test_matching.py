@@ -506,3 +506,36 @@ def test_openmp_construct_same_output(mpi: str, tmp_path: Path) -> None:
     expected = _run(launcher, 2, orig)
     assert expected
     assert sorted(_run(launcher, 2, new).splitlines()) == sorted(expected.splitlines())
+
+
+def test_openmp_region_wait_not_inside(tmp_path: Path) -> None:
+    """Transformed without -fopenmp (the pragmas not parsed): a wait never goes
+    into the statement of an ``#pragma omp`` line, where every thread would wait
+    for the one request. Before, the first allreduce's wait went into the
+    parallel region, before the read of y."""
+    src = PROGRAMS / "openmp_region.c"
+    res = run_transform(src, tmp_path)
+    assert res.status == 0
+    lines = res.text.splitlines()
+    w0 = next(i for i, t in enumerate(lines) if "MPI_Wait(&nbcx_req[0]" in t)
+    w1 = next(i for i, t in enumerate(lines) if "MPI_Wait(&nbcx_req[1]" in t)
+    region = next(i for i, t in enumerate(lines) if t == "#pragma omp parallel")
+    assert lines[w0 - 1].strip() == "z = x * 2;" and w0 == region - 1
+    # the second allreduce's buffers are not in the parallel loop: stepped over
+    assert lines[w1 - 1].strip() == "b[i] = a[i] + 1;"
+    assert res.site(line_of(src, "MPI_Allreduce(&z"))["waits"][0]["overlap"] == 2
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mpi", sorted(MPIS))
+def test_openmp_region_same_output(mpi: str, tmp_path: Path) -> None:
+    cc, launcher = MPIS[mpi]
+    if shutil.which(cc) is None or shutil.which(launcher[0]) is None:
+        pytest.skip(f"{mpi} not installed")
+    src = PROGRAMS / "openmp_region.c"
+    assert run_transform(src, tmp_path).status == 0
+    _build(cc, src, tmp_path / "orig", "-fopenmp")
+    _build(cc, tmp_path / src.name, tmp_path / "new", "-fopenmp")
+    expected = _run(launcher, 2, tmp_path / "orig")
+    assert expected
+    assert sorted(_run(launcher, 2, tmp_path / "new").splitlines()) == sorted(expected.splitlines())

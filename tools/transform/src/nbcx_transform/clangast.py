@@ -519,12 +519,26 @@ def _qualified(c: Cursor | None) -> str:
 OPENMP = "an OpenMP construct"
 
 
-def _openmp_constructs(functions: dict[str, Function]) -> list[tuple[int, int, str]]:
-    """The OpenMP directives of the main file's functions (parsed with -fopenmp):
-    libclang shows their statement only as a captured statement, without its code,
-    so a collective in ``#pragma omp single`` or ``master`` is no call the
-    analysis sees.  Their text is read instead (``Unit.opaque``)."""
+_PRAGMA_TEXT = re.compile(
+    rb"^[ \t]*#[ \t]*pragma[ \t]+(?:omp|acc)\b(?:[^\n]*\\\n)*[^\n]*"
+    rb"|_Pragma[ \t]*\([ \t]*\"[ \t]*(?:omp|acc)\b[^)]*\)",
+    re.M,
+)
+
+
+def _openmp_constructs(functions: dict[str, Function], data: bytes) -> list[tuple[int, int, str]]:
+    """The OpenMP (and OpenACC) constructs of the main file's functions.
+
+    Parsed with -fopenmp, libclang shows a directive's statement only as a
+    captured statement, without its code, so a collective in ``#pragma omp
+    single`` or ``master`` is no call the analysis sees: the construct's text is
+    read instead (``Unit.opaque``).  Parsed without it, the pragma is ignored and
+    its statement analysed as sequential code, but a wait must not go into it
+    (every thread would wait for the one request) and its collectives are made by
+    threads: the statement after each ``#pragma omp``/``acc`` line (or
+    ``_Pragma("omp ...")``) is such a range too."""
     out: list[tuple[int, int, str]] = []
+    positions: list[Node] = []  # nodes in statement position
     for f in functions.values():
         if not f.in_main:
             continue
@@ -535,7 +549,18 @@ def _openmp_constructs(functions: dict[str, Function]) -> list[tuple[int, int, s
                 # the directive's extent is its pragma line; its statement's, its child's
                 out.append((n.start, max(x.end for x in n.walk()), OPENMP))
                 continue
+            if n.kind.is_statement():
+                positions.extend(n.children)
             stack.extend(n.children)
+    for m in _PRAGMA_TEXT.finditer(data):
+        if any(a <= m.start() < b for a, b, _ in out):
+            continue
+        after = [n for n in positions if n.start >= m.end()]
+        if not after:
+            continue
+        first = min(n.start for n in after)
+        end = max(n.end for n in after if n.start == first)
+        out.append((m.start(), end, OPENMP))
     return out
 
 
@@ -743,7 +768,7 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
         visit_main(c)
     if cxx:
         opaque += _unresolved_collectives(functions, data)
-    opaque += _openmp_constructs(functions)
+    opaque += _openmp_constructs(functions, data)
     addr: set[str] = set()
     for f in functions.values():
         _mark_address_taken(set(functions), f.body, addr)
