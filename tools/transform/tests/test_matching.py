@@ -460,3 +460,82 @@ def test_cxx_header_member_keeps_its_group(tmp_path: Path) -> None:
     assert "comm.hpp" in root["reason"] and "not analysed" in root["reason"]
     assert "MPI_Ibcast(" not in res.text
     assert "mpi.h" not in json.dumps(res.report)
+
+
+# ------------------------------------------------------------ OpenMP constructs
+def _transform_openmp(src: Path, tmp: Path) -> tuple[int, dict]:
+    cc = mpicc_for_parsing()
+    if cc is None:
+        pytest.skip("no MPI compiler wrapper")
+    rep = tmp / "rep.json"
+    out = tmp / src.name
+    args = ["--mpicc", cc, "-o", str(out), "--report-format", "json", "--report-file", str(rep)]
+    status = cli.main([*args, str(src), "--", "-fopenmp"])
+    return status, json.loads(rep.read_text())
+
+
+def test_openmp_construct_keeps_its_group(tmp_path: Path) -> None:
+    """The root's broadcast in ``#pragma omp master`` (parsed with -fopenmp) is
+    read from the construct's text: the others' broadcast, and the one after
+    (a group with it), stay blocking. Before, libclang's captured statement hid
+    it, the others' became MPI_Ibcast and the program hung on 2 ranks."""
+    src = M / "openmp_hidden.c"
+    status, rep = _transform_openmp(src, tmp_path)
+    assert status == 0
+    acts = {r["line"]: r["action"] for r in rep["collectives"]}
+    assert acts == {
+        line_of(src, "q = 2;") - 1: "blocking",  # the others' (the root's is not seen)
+        line_of(src, "MPI_Bcast(&q"): "blocking",
+    }
+    assert any("in an OpenMP construct" in n for n in rep["notes"])
+    assert "MPI_Ibcast(" not in (tmp_path / src.name).read_text()
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mpi", sorted(MPIS))
+def test_openmp_construct_same_output(mpi: str, tmp_path: Path) -> None:
+    cc, launcher = MPIS[mpi]
+    if shutil.which(cc) is None or shutil.which(launcher[0]) is None:
+        pytest.skip(f"{mpi} not installed")
+    src = M / "openmp_hidden.c"
+    status, _rep = _transform_openmp(src, tmp_path)
+    assert status == 0
+    orig, new = tmp_path / "orig", tmp_path / "new"
+    _build(cc, src, orig, "-fopenmp")
+    _build(cc, tmp_path / src.name, new, "-fopenmp")
+    expected = _run(launcher, 2, orig)
+    assert expected
+    assert sorted(_run(launcher, 2, new).splitlines()) == sorted(expected.splitlines())
+
+
+def test_openmp_region_wait_not_inside(tmp_path: Path) -> None:
+    """Transformed without -fopenmp (the pragmas not parsed): a wait never goes
+    into the statement of an ``#pragma omp`` line, where every thread would wait
+    for the one request. Before, the first allreduce's wait went into the
+    parallel region, before the read of y."""
+    src = PROGRAMS / "openmp_region.c"
+    res = run_transform(src, tmp_path)
+    assert res.status == 0
+    lines = res.text.splitlines()
+    w0 = next(i for i, t in enumerate(lines) if "MPI_Wait(&nbcx_req[0]" in t)
+    w1 = next(i for i, t in enumerate(lines) if "MPI_Wait(&nbcx_req[1]" in t)
+    region = next(i for i, t in enumerate(lines) if t == "#pragma omp parallel")
+    assert lines[w0 - 1].strip() == "z = x * 2;" and w0 == region - 1
+    # the second allreduce's buffers are not in the parallel loop: stepped over
+    assert lines[w1 - 1].strip() == "b[i] = a[i] + 1;"
+    assert res.site(line_of(src, "MPI_Allreduce(&z"))["waits"][0]["overlap"] == 2
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mpi", sorted(MPIS))
+def test_openmp_region_same_output(mpi: str, tmp_path: Path) -> None:
+    cc, launcher = MPIS[mpi]
+    if shutil.which(cc) is None or shutil.which(launcher[0]) is None:
+        pytest.skip(f"{mpi} not installed")
+    src = PROGRAMS / "openmp_region.c"
+    assert run_transform(src, tmp_path).status == 0
+    _build(cc, src, tmp_path / "orig", "-fopenmp")
+    _build(cc, tmp_path / src.name, tmp_path / "new", "-fopenmp")
+    expected = _run(launcher, 2, tmp_path / "orig")
+    assert expected
+    assert sorted(_run(launcher, 2, tmp_path / "new").splitlines()) == sorted(expected.splitlines())

@@ -954,6 +954,10 @@ class Analysis:
             return
         if k == CK.INDIRECT_GOTO_STMT:
             eff.flag("unknown", f"computed goto at line {n.line}")
+        if k.name.startswith("OMP_"):
+            # (with -fopenmp) its code is a captured statement libclang does not show
+            eff.flag("unknown", f"OpenMP directive at line {n.line} (not analysed)")
+            return
         if k == CK.UNEXPOSED_STMT:
             eff.flag("unknown", f"statement the analysis does not model at line {n.line}")
         for c in n.children:
@@ -980,6 +984,18 @@ class Analysis:
             for a in args:
                 if is_lvalue(strip(a)):
                     self._access(self._reach(self.lv(a)), None, "rw", eff)
+            return
+        kids = n.exprs()
+        g = self.funcs.get(n.method_key) if n.method_key and not n.method_virtual else None
+        if g is not None and kids and kids[0].kind == CK.MEMBER_REF_EXPR:
+            # a member function of this file, called by name (``o.f()``, ``p->f()``,
+            # ``f()`` in a member): its summary, in which its ``this`` is memory outside
+            # it (EXT); the object of every member call escapes (``_flow``), so EXT
+            # covers it.  Arguments bound to reference parameters: read and written.
+            self._ref_args(n, args, eff)
+            s = self.summaries.get(g.key)
+            if s is not None:
+                self._apply_summary(n, g, s, args, eff)
             return
         cls = n.method_class or "a class"
         if cls.startswith("(lambda"):
@@ -1046,26 +1062,36 @@ class Analysis:
             s = self.summaries.get(g.key)
             if s is None:
                 return
-            eff.reads |= s.reads
-            eff.sreads |= s.reads
-            eff.writes |= s.writes
-            eff.swrites |= s.writes
-            for i in s.preads:
-                if i < len(args):
-                    self._arg_access(args[i], "r", eff)
-            for i in s.pwrites:
-                if i < len(args):
-                    self._arg_access(args[i], "w", eff)
-            for a in args[len(g.params) :]:
-                objs = self._reach(self.val(a))
-                self._access(objs, None, "rw", eff)
-            for fl in s.flags:
-                eff.flags.add(fl)
-            for w in s.why:
-                text = f"{w} (in {g.name}(), called at line {n.line})" if "(in " not in w else w
-                if text not in eff.why:
-                    eff.why.append(text)
+            self._apply_summary(n, g, s, args, eff)
             return
+        self._call_outside(n, name, args, eff)
+
+    def _apply_summary(
+        self, n: Node, g: Function, s: Summary, args: list[Node], eff: Effects
+    ) -> None:
+        """The effects of a call of ``g``, a function of this unit, from its summary."""
+        eff.reads |= s.reads
+        eff.sreads |= s.reads
+        eff.writes |= s.writes
+        eff.swrites |= s.writes
+        for i in s.preads:
+            if i < len(args):
+                self._arg_access(args[i], "r", eff)
+        for i in s.pwrites:
+            if i < len(args):
+                self._arg_access(args[i], "w", eff)
+        for a in args[len(g.params) :]:
+            objs = self._reach(self.val(a))
+            self._access(objs, None, "rw", eff)
+        for fl in s.flags:
+            eff.flags.add(fl)
+        for w in s.why:
+            text = f"{w} (in {g.name}(), called at line {n.line})" if "(in " not in w else w
+            if text not in eff.why:
+                eff.why.append(text)
+
+    def _call_outside(self, n: Node, name: str, args: list[Node], eff: Effects) -> None:
+        """A call of a function not defined in this unit."""
         ext = self.external.get(name) if not name.startswith(("MPI_", "PMPI_")) else None
         if n.method_class:
             ext = None  # summaries are of file-scope functions, by name

@@ -111,6 +111,8 @@ class Node:
     # qualified by its namespaces ("std::vector"); "" for ordinary calls
     method: str = ""
     method_class: str = ""
+    method_key: str = ""  # a call of a member function of the program: its declaration
+    method_virtual: bool = False
     # C++: calls whose result is a reference (an lvalue), member references to a
     # reference field; VAR_DECLs of a class type with a constructor or destructor
     # that may do anything (not a standard container, not plain data)
@@ -341,6 +343,12 @@ class _Builder:
             elif ref is not None and ref.kind in _METHODS:
                 node.method = ref.spelling or "?"
                 node.method_class = _qualified(ref.semantic_parent)
+                if ref.kind == CursorKind.CXX_METHOD and not ref.location.is_in_system_header:
+                    # a member function of the program: its summary may apply (not a
+                    # virtual one, which an override in a derived class may replace)
+                    node.method_key = decl_key(ref)
+                    node.method_virtual = bool(ref.is_virtual_method())
+                    node.callee_params = _param_types(ref)
             if ref is None:
                 self.dependent_callee(node, c)
             if ref is not None:
@@ -506,6 +514,54 @@ def _qualified(c: Cursor | None) -> str:
             names.append(c.spelling)
         c = c.semantic_parent
     return "::".join(reversed(names))
+
+
+OPENMP = "an OpenMP construct"
+
+
+_PRAGMA_TEXT = re.compile(
+    rb"^[ \t]*#[ \t]*pragma[ \t]+(?:omp|acc)\b(?:[^\n]*\\\n)*[^\n]*"
+    rb"|_Pragma[ \t]*\([ \t]*\"[ \t]*(?:omp|acc)\b[^)]*\)",
+    re.M,
+)
+
+
+def _openmp_constructs(functions: dict[str, Function], data: bytes) -> list[tuple[int, int, str]]:
+    """The OpenMP (and OpenACC) constructs of the main file's functions.
+
+    Parsed with -fopenmp, libclang shows a directive's statement only as a
+    captured statement, without its code, so a collective in ``#pragma omp
+    single`` or ``master`` is no call the analysis sees: the construct's text is
+    read instead (``Unit.opaque``).  Parsed without it, the pragma is ignored and
+    its statement analysed as sequential code, but a wait must not go into it
+    (every thread would wait for the one request) and its collectives are made by
+    threads: the statement after each ``#pragma omp``/``acc`` line (or
+    ``_Pragma("omp ...")``) is such a range too."""
+    out: list[tuple[int, int, str]] = []
+    positions: list[Node] = []  # nodes in statement position
+    for f in functions.values():
+        if not f.in_main:
+            continue
+        stack = [f.body]
+        while stack:
+            n = stack.pop()
+            if n.kind.name.startswith("OMP_"):
+                # the directive's extent is its pragma line; its statement's, its child's
+                out.append((n.start, max(x.end for x in n.walk()), OPENMP))
+                continue
+            if n.kind.is_statement():
+                positions.extend(n.children)
+            stack.extend(n.children)
+    for m in _PRAGMA_TEXT.finditer(data):
+        if any(a <= m.start() < b for a, b, _ in out):
+            continue
+        after = [n for n in positions if n.start >= m.end()]
+        if not after:
+            continue
+        first = min(n.start for n in after)
+        end = max(n.end for n in after if n.start == first)
+        out.append((m.start(), end, OPENMP))
+    return out
 
 
 # Top-level C++ declarations whose code is not analysed: what the report calls them
@@ -712,6 +768,7 @@ def build_unit(tu: cindex.TranslationUnit, data: bytes, cxx: bool | None = None)
         visit_main(c)
     if cxx:
         opaque += _unresolved_collectives(functions, data)
+    opaque += _openmp_constructs(functions, data)
     addr: set[str] = set()
     for f in functions.values():
         _mark_address_taken(set(functions), f.body, addr)

@@ -271,12 +271,14 @@ def _transform(
                         if (fx.name, fx.where) not in seen_fixed:
                             seen_fixed.add((fx.name, fx.where))
                             fixed.append(dataclasses.replace(fx, why=why))
-                for fx in opaque_calls(ft):
-                    if (fx.name, fx.where) not in seen_fixed:
-                        seen_fixed.add((fx.name, fx.where))
-                        fixed.append(fx)
-                # calls from code that is not analysed (constructors, lambdas) are not
-                # seen: only a group of one call is taken as issued alike on every rank
+            for fx in opaque_calls(ft):
+                if (fx.name, fx.where) not in seen_fixed:
+                    seen_fixed.add((fx.name, fx.where))
+                    fixed.append(fx)
+            if ft.unit.cxx or ft.unit.opaque:
+                # calls from code that is not analysed (constructors, lambdas, OpenMP
+                # constructs) are not seen: only a group of one call is taken as
+                # issued alike on every rank
                 strict = True
     for fx in fixed:
         if fx.why != Fixed.why:

@@ -65,7 +65,7 @@ from clang.cindex import CursorKind as CK  # noqa: N817
 
 from nbcx_transform import mpi
 from nbcx_transform.analysis import LOOPS, strip
-from nbcx_transform.clangast import Function, Node
+from nbcx_transform.clangast import OPENMP, Function, Node
 from nbcx_transform.transform import FileTransform, Site
 
 
@@ -94,8 +94,9 @@ class _At:
 
 
 def opaque_calls(ft: FileTransform) -> list[Fixed]:
-    """The collectives of the C++ code of a file that is not analysed
-    (constructors, destructors, explicit specializations, ...: ``Unit.opaque``),
+    """The collectives of the code of a file that is not analysed (C++
+    constructors, destructors, explicit specializations, ..., and OpenMP
+    constructs: ``Unit.opaque``),
     read from its text: they stay blocking, and so do the calls that can match
     them."""
     out: list[Fixed] = []
@@ -109,7 +110,7 @@ def opaque_calls(ft: FileTransform) -> list[Fixed]:
         for m in re.finditer(r"\b(MPI_[A-Z][a-z_]*)\s*\(", text):
             if m.group(1) in mpi.COLLECTIVES:
                 line = first + text.count("\n", 0, m.start())
-                why = f"in {what}, which is not analysed (C++)"
+                why = f"in {what}, which is not analysed" + ("" if what == OPENMP else " (C++)")
                 out.append(Fixed(m.group(1), f"{name}:{line}", why))
     return out
 

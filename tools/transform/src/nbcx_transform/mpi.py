@@ -162,6 +162,25 @@ _MATH = [
     "srandom",
 ]
 
+# The float and long double forms of <math.h>'s functions above (C99 reserves every
+# one of these names), and <complex.h>'s functions (arguments by value: they touch no
+# memory of the program).
+_MATH_FL = [
+    "sqrt", "cbrt", "pow", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
+    "asinh", "acosh", "atanh", "fabs", "floor", "ceil", "round", "trunc", "fmod",
+    "fmin", "fmax", "hypot", "erf", "erfc", "lround", "llround", "lrint", "llrint",
+    "rint", "nearbyint", "copysign", "ldexp", "fma", "fdim", "remainder", "scalbn",
+    "logb", "ilogb", "nextafter", "tgamma",
+]  # fmt: skip
+_COMPLEX = [
+    "creal", "cimag", "cabs", "carg", "conj", "cproj", "cexp", "clog", "cpow", "csqrt",
+    "csin", "ccos", "ctan", "casin", "cacos", "catan", "csinh", "ccosh", "ctanh",
+    "casinh", "cacosh", "catanh",
+]  # fmt: skip
+_MATH += [n + suffix for n in _MATH_FL for suffix in ("", "f", "l")]
+_MATH += [n + suffix for n in _COMPLEX for suffix in ("", "f", "l")]
+
 LIBC: dict[str, FuncSpec] = {name: _PURE for name in _MATH}
 LIBC.update(
     {
@@ -242,6 +261,9 @@ LIBC.update(
         "scanf": FuncSpec(("R",), rest="W", io=True),
         "vfprintf": FuncSpec(("RW", "R", "R"), io=True),
         "vprintf": FuncSpec(("R", "R"), io=True),
+        "vsprintf": FuncSpec(("W", "R", "RW")),
+        "vsnprintf": FuncSpec(("W", "-", "R", "RW")),
+        "putc": FuncSpec(("-", "RW"), io=True),
         "perror": FuncSpec(("R",), io=True),
         "feof": FuncSpec(("R",)),
         "ferror": FuncSpec(("R",)),
@@ -361,7 +383,42 @@ ZLIB: dict[str, FuncSpec] = {
     "uncompress": FuncSpec(("W", "RW", "R", "-")),
     "uncompress2": FuncSpec(("W", "RW", "R", "RW")),
 }
-LIBRARIES: dict[str, dict[str, FuncSpec]] = {"zlib.h": ZLIB}
+# FFTW 3 (fftw3.h), double, float and long double: executing a plan on the arrays
+# given (the new-array execute functions) reads and may overwrite its input (c2r and
+# FFTW_DESTROY_INPUT plans do) and writes its output, and touches no other memory of
+# the program (the plan is FFTW's own); destroying a plan touches none.  Not known,
+# so still stopping waits: fftw_execute() (it works on the arrays the planner was
+# given, which the analysis does not tie to the plan) and the planners (FFTW_MEASURE
+# overwrites the arrays).
+FFTW: dict[str, FuncSpec] = {}
+for _p in ("fftw_", "fftwf_", "fftwl_"):
+    FFTW.update(
+        {
+            _p + "execute_dft": FuncSpec(("-", "RW", "RW")),
+            _p + "execute_split_dft": FuncSpec(("-", "RW", "RW", "RW", "RW")),
+            _p + "execute_dft_r2c": FuncSpec(("-", "RW", "RW")),
+            _p + "execute_dft_c2r": FuncSpec(("-", "RW", "RW")),
+            _p + "execute_split_dft_r2c": FuncSpec(("-", "RW", "RW", "RW")),
+            _p + "execute_split_dft_c2r": FuncSpec(("-", "RW", "RW", "RW")),
+            _p + "execute_r2r": FuncSpec(("-", "RW", "RW")),
+            _p + "destroy_plan": FuncSpec(("-",)),
+            _p + "malloc": FuncSpec(("-",), ret="alloc"),
+            _p + "alloc_real": FuncSpec(("-",), ret="alloc"),
+            _p + "alloc_complex": FuncSpec(("-",), ret="alloc"),
+            _p + "free": FuncSpec(("W",)),
+        }
+    )
+# OpenMP's timers and queries (omp.h): they touch no memory of the program.
+OMP: dict[str, FuncSpec] = {
+    "omp_get_wtime": FuncSpec((), clock=True),
+    "omp_get_wtick": _PURE,
+    "omp_get_thread_num": _PURE,
+    "omp_get_num_threads": _PURE,
+    "omp_get_max_threads": _PURE,
+    "omp_get_num_procs": _PURE,
+    "omp_in_parallel": _PURE,
+}
+LIBRARIES: dict[str, dict[str, FuncSpec]] = {"zlib.h": ZLIB, "fftw3.h": FFTW, "omp.h": OMP}
 
 
 def library_names() -> set[str]:

@@ -56,7 +56,7 @@ from nbcx_transform.analysis import (
 from nbcx_transform.analysis import (
     CONTAINER_ELEMENT as CE,
 )
-from nbcx_transform.clangast import Function, Node, Unit
+from nbcx_transform.clangast import OPENMP, Function, Node, Unit
 
 DEF = "def"  # the operation is pending on every path that gets here
 MAYBE = "maybe"  # pending on some paths only: the wait needs the flag
@@ -416,6 +416,10 @@ class FileTransform:
 
     def in_macro(self, off: int) -> bool:
         return any(s <= off < e for s, e in self.unit.macro_ranges)
+
+    def in_openmp(self, start: int, end: int) -> bool:
+        """Whether [start, end) is in an OpenMP construct (its pragma and statement)."""
+        return any(a <= start and end <= b for a, b, w in self.unit.opaque if w == OPENMP)
 
     def full_end(self, n: Node) -> int:
         """End of a statement including its semicolon."""
@@ -874,6 +878,8 @@ class FileTransform:
         u = StmtUnit([s], s.start, self.full_end(s))
         if self.control_problem(u, allow_jumps=True):
             return None
+        if self.in_openmp(s.start, s.end):
+            return None  # an OpenMP construct's threads would all wait: not into it
         if s.kind == CK.IF_STMT:
             cond = s.children[0]
             if self.conflict(self.an.effects(cond, site.func), site, role):
@@ -1228,6 +1234,9 @@ class FileTransform:
                     site.reason = (
                         "a preprocessor directive comes between its statement's head and it"
                     )
+                    continue
+                if self.in_openmp(n.start, n.end):
+                    site.reason = "in an OpenMP construct (made by its threads)"
                     continue
                 callee = n.children[0] if n.children else None
                 name_ok = (
