@@ -185,10 +185,6 @@ static inline char *nbcxi_contig_bytes(const void *buf,
 static inline unsigned char *nbcxi_bruck_scratch(struct nbcx_sched_s *s,
                                                  size_t B, int *err)
 {
-    if ((size_t)s->build.size * B > INT_MAX) {
-        *err = NBCX_ERR_COUNT; /* messages of bytes must fit an int */
-        return NULL;
-    }
     unsigned char *tmp = nbcxi_sched_tmp(s, (size_t)s->build.size * B);
     *err = tmp ? NBCX_SUCCESS : s->build.err;
     return tmp;
