@@ -211,6 +211,11 @@ NBCX_HIDDEN void *nbcxi_sched_tmp(struct nbcx_sched_s *s, size_t bytes);
  * the same tag, posted in order (they match in order, as MPI's
  * non-overtaking rule has it). */
 #define NBCXI_CHUNK_BYTES ((ptrdiff_t)3 << 28) /* 768 MiB, a multiple of 48 */
+/* The counts above `limit` that are cut, into chunks of `bytes`: INT_MAX
+ * and NBCXI_CHUNK_BYTES, lowered only by the unit tests (test_algorithms'
+ * "chunked" case) to cut messages of a few hundred elements. */
+struct nbcxi_sched_chunking { ptrdiff_t limit, bytes; };
+NBCX_HIDDEN extern struct nbcxi_sched_chunking nbcxi_sched_chunking;
 NBCX_HIDDEN nbcx_node nbcxi_send(struct nbcx_sched_s *s, const void *buf,
                                  ptrdiff_t count,
                                  struct nbcx_datatype_s *type, int peer,

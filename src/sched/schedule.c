@@ -171,9 +171,12 @@ static nbcx_node add_node(struct nbcx_sched_s *s, struct nbcxi_node nd)
 
 /* Elements of a chunk of a type of size sz bytes: NBCXI_CHUNK_BYTES of
  * data, at least one element and at most INT_MAX. */
+struct nbcxi_sched_chunking nbcxi_sched_chunking = { INT_MAX,
+                                                     NBCXI_CHUNK_BYTES };
+
 static ptrdiff_t chunk_elems(size_t sz)
 {
-    ptrdiff_t per = sz ? NBCXI_CHUNK_BYTES / (ptrdiff_t)sz : INT_MAX;
+    ptrdiff_t per = sz ? nbcxi_sched_chunking.bytes / (ptrdiff_t)sz : INT_MAX;
     return NBCXI_MIN(NBCXI_MAX(per, (ptrdiff_t)1), (ptrdiff_t)INT_MAX);
 }
 
@@ -206,7 +209,7 @@ static nbcx_node p2p(struct nbcx_sched_s *s, int kind, const void *buf,
 {
     if (count < 0)
         return fail(s, NBCX_ERR_COUNT);
-    if (count <= INT_MAX)
+    if (count <= nbcxi_sched_chunking.limit)
         return p2p_one(s, kind, buf, (int)count, type, peer, tag);
     const ptrdiff_t per = chunk_elems(type->size);
     nbcx_node first = -1, id = -1;
@@ -254,7 +257,7 @@ nbcx_node nbcxi_reduce_node(struct nbcx_sched_s *s, const void *in,
 {
     if (count < 0)
         return fail(s, NBCX_ERR_COUNT);
-    if (count <= INT_MAX)
+    if (count <= nbcxi_sched_chunking.limit)
         return reduce_one(s, in, inout, (int)count, type, op);
     const ptrdiff_t per = chunk_elems(type->size);
     nbcx_node first = -1, id = -1;
@@ -301,14 +304,16 @@ nbcx_node nbcxi_copy(struct nbcx_sched_s *s, const void *src,
     if (scount < 0 || dcount < 0)
         return fail(s, NBCX_ERR_COUNT);
     const size_t ss = stype->size, ds = dtype->size;
-    if ((scount <= INT_MAX && dcount <= INT_MAX) || !ss || !ds)
+    const ptrdiff_t lim = nbcxi_sched_chunking.limit;
+    if ((scount <= lim && dcount <= lim) || !ss || !ds)
         return copy_one(s, src, (int)NBCXI_MIN(scount, (ptrdiff_t)INT_MAX),
                         stype, dst,
                         (int)NBCXI_MIN(dcount, (ptrdiff_t)INT_MAX), dtype);
     /* Cut at multiples of lcm(ss, ds) bytes: whole elements both sides. */
     const ptrdiff_t unit = (ptrdiff_t)(ss / gcd(ss, ds) * ds);
-    const ptrdiff_t per = NBCXI_MAX(NBCXI_CHUNK_BYTES / unit, (ptrdiff_t)1) *
-                          unit; /* bytes of a chunk */
+    const ptrdiff_t per =
+        NBCXI_MAX(nbcxi_sched_chunking.bytes / unit, (ptrdiff_t)1) *
+        unit; /* bytes of a chunk */
     if (per / (ptrdiff_t)ss > INT_MAX || per / (ptrdiff_t)ds > INT_MAX)
         return fail(s, NBCX_ERR_COUNT);
     const ptrdiff_t sbytes = scount * (ptrdiff_t)ss,
