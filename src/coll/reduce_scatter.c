@@ -223,8 +223,8 @@ int nbcxi_build_reduce_scatter_reduce_scatterv(struct nbcx_sched_s *s,
     } else if (count_of(a, me) > 0) {
         nbcx_node rv = nbcxi_recv(s, a->rbuf, count_of(a, me), t, 0,
                                   TAG_SCATTER);
-        if (!in_place)
-            first = rv + 1; /* posted at start: nothing waits */
+        if (!in_place && rv >= 0) /* posted at start: nothing waits */
+            first = rv + NBCXI_MAX(s->build.nodes[rv].span, 1); /* chunks */
     }
     for (nbcx_node b = first; b < s->build.nnodes && !s->build.err; b++)
         for (nbcx_node n = 0; n < mid; n++)
