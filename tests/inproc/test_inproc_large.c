@@ -14,8 +14,8 @@
  *   alltoall_pairwise  in place: the whole receive buffer (more than
  *                      INT_MAX elements) is first copied to scratch, a
  *                      copy cut into chunks.
- * Before the cut (nbcx 0.x up to issue 38) the first runs and the others
- * are refused with NBCX_ERR_COUNT. Every byte's value is a hash of its
+ * Before the cut (commit f0bfd65, before branch s22-wide) the first ran;
+ * the others were refused with NBCX_ERR_COUNT. Every byte's value is a hash of its
  * origin (source rank, block, offset); the test reads the bytes on both
  * sides of the 768 MiB chunk boundaries, of the 2^31 boundary, of each
  * block's start and end and of the buffer's end, one byte every 1 MiB or
@@ -24,7 +24,7 @@
  * Peak memory: 2 ranks x (2 blocks + 2 blocks of scratch) = 8 GiB (Bruck
  * and alltoall), 4 GiB for the ring. The test skips (exit 77) when less
  * than 9 GiB are available (MemAvailable of /proc/meminfo). It takes
- * about a minute on 2 cores, so it carries the labels "large" and
+ * 27-57 s on this shared 2-core machine, so it carries the labels "large" and
  * "timing", which scripts/test leaves out (ctest -LE timing); run it
  * with
  *   ctest -L large --output-on-failure
