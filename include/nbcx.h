@@ -47,7 +47,7 @@ extern "C" {
 enum nbcx_error {
     NBCX_SUCCESS = 0, /**< the call succeeded                             */
     NBCX_ERR_ARG,       /**< invalid argument (null pointer, bad value)   */
-    NBCX_ERR_COUNT,     /**< negative count                               */
+    NBCX_ERR_COUNT,     /**< negative count, or one nbcx cannot serve     */
     NBCX_ERR_BUFFER,    /**< null buffer with nonzero count               */
     NBCX_ERR_ROOT,      /**< root outside [0, size)                       */
     NBCX_ERR_RANK,      /**< peer rank outside [0, size)                  */

@@ -804,8 +804,7 @@ static int reduce_scatter(bool plan, const void *sendbuf, void *recvbuf,
             return NBCX_ERR_COUNT;
         total += n;
     }
-    if (total > INT_MAX)
-        return NBCX_ERR_COUNT; /* the whole vector is counted in ints */
+    /* total may exceed INT_MAX: the schedules count it in 64 bits */
     if (!(a.rtype = nbcxi_type(type)))
         return NBCX_ERR_TYPE;
     TRY(check_op(op, a.rtype, &a.op));
@@ -814,10 +813,10 @@ static int reduce_scatter(bool plan, const void *sendbuf, void *recvbuf,
         return NBCX_ERR_IN_PLACE;
     int mine = block ? recvcount : recvcounts[c->rank];
     if (sendbuf == NBCX_IN_PLACE) { /* the vector is in recvbuf */
-        TRY(nbcxi_check_buf(recvbuf, (int)total, type, &a.rtype));
+        TRY(nbcxi_check_buf(recvbuf, total > 0, type, &a.rtype));
         sendbuf = recvbuf;
     } else {
-        TRY(nbcxi_check_buf(sendbuf, (int)total, type, &a.rtype));
+        TRY(nbcxi_check_buf(sendbuf, total > 0, type, &a.rtype));
         TRY(nbcxi_check_buf(recvbuf, mine, type, &a.rtype));
         TRY(aliased(sendbuf, total > 0, (uintptr_t)recvbuf, mine > 0));
     }

@@ -139,7 +139,7 @@ static inline bool nbcxi_type_absolute(const struct nbcx_datatype_s *t)
 /* Bytes to allocate for count elements laid out as the type, and the
  * offset to add to the allocation to get the buffer pointer. */
 NBCX_HIDDEN size_t nbcxi_type_span(const struct nbcx_datatype_s *t,
-                                   int count, ptrdiff_t *shift);
+                                   ptrdiff_t count, ptrdiff_t *shift);
 /* Copies count elements between two buffers of the same type. */
 NBCX_HIDDEN int nbcxi_type_copy(const void *src, void *dst, int count,
                                 struct nbcx_datatype_s *t);

@@ -108,7 +108,7 @@ void nbcxi_type_release(struct nbcx_datatype_s *t)
     }
 }
 
-size_t nbcxi_type_span(const struct nbcx_datatype_s *t, int count,
+size_t nbcxi_type_span(const struct nbcx_datatype_s *t, ptrdiff_t count,
                        ptrdiff_t *shift)
 {
     *shift = -t->true_lb;

@@ -9,7 +9,7 @@
 static const char *const messages[NBCX_ERR_LASTCODE] = {
     [NBCX_SUCCESS] = "success",
     [NBCX_ERR_ARG] = "invalid argument",
-    [NBCX_ERR_COUNT] = "invalid count (negative)",
+    [NBCX_ERR_COUNT] = "invalid count (negative, or too large)",
     [NBCX_ERR_BUFFER] = "invalid buffer (NULL with a nonzero count)",
     [NBCX_ERR_ROOT] = "invalid root (outside [0, size))",
     [NBCX_ERR_RANK] = "invalid peer rank (outside [0, size))",

@@ -57,9 +57,10 @@ static void bruck_unrotate(struct nbcx_sched_s *s,
         /* rbuf block of i0 */
         int j = mod((long)s->build.rank + i0, s->build.size);
         int m = NBCXI_MIN(n, s->build.size - j);        /* up to rbuf's end */
-        nbcx_node cp = nbcxi_copy(s, tmp + (size_t)i0 * B, m * (int)B, byte,
+        nbcx_node cp = nbcxi_copy(s, tmp + (size_t)i0 * B,
+                                  (ptrdiff_t)m * (ptrdiff_t)B, byte,
                                   nbcxi_at(a->rbuf, j, a->rcount, a->rtype),
-                                  m * a->rcount, a->rtype);
+                                  (ptrdiff_t)m * a->rcount, a->rtype);
         nbcxi_dep(s, after, cp);
         i0 += m;
         n -= m;
@@ -98,15 +99,15 @@ int nbcxi_build_allgather_bruck(struct nbcx_sched_s *s,
         return err;
     nbcx_node packed = in_place
                            ? nbcxi_copy(s, own, a->rcount, a->rtype, tmp,
-                                        (int)B, byte)
+                                        (ptrdiff_t)B, byte)
                            : nbcxi_copy(s, a->sbuf, a->scount, a->stype, tmp,
-                                        (int)B, byte);
+                                        (ptrdiff_t)B, byte);
 
     nbcx_node got[32]; /* receive of each step */
     int k = 0;
     for (long dist = 1; dist < p; dist <<= 1, k++) {
         int n = (int)NBCXI_MIN(dist, p - dist);
-        int bytes = n * (int)B;
+        ptrdiff_t bytes = (ptrdiff_t)n * (ptrdiff_t)B; /* may pass INT_MAX */
         got[k] = nbcxi_recv(s, tmp + (size_t)dist * B, bytes, byte,
                             mod(rank + dist, p), k);
         nbcx_node sn = nbcxi_send(s, tmp, bytes, byte, mod(rank - dist, p), k);

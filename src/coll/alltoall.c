@@ -70,9 +70,7 @@ static int source_init(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
                    a->rtype);
         return s->build.err;
     }
-    if ((size_t)p * (size_t)a->rcount > INT_MAX)
-        return NBCX_ERR_COUNT; /* the copy's element count must fit */
-    int n = p * a->rcount;
+    ptrdiff_t n = (ptrdiff_t)p * a->rcount; /* may pass INT_MAX */
     void *tmp = nbcxi_sched_tmp_typed(s, n, a->rtype);
     nbcx_node cp = nbcxi_copy(s, a->rbuf, n, a->rtype, tmp, n, a->rtype);
     *src = (struct source){ tmp, a->rcount, a->rtype, cp };
@@ -157,14 +155,14 @@ static void bruck_emit(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
 {
     const int p = s->build.size, rank = s->build.rank;
     struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
-    const int nb = (int)B;
+    const ptrdiff_t nb = (ptrdiff_t)B;
 
     int k = 0;
     for (long dist = 1; dist < p; dist <<= 1, k++) {
         /* The blocks with bit k set: runs [i, i + dist) for odd i/dist. */
-        int nblocks = 0;
+        ptrdiff_t nblocks = 0;
         for (long i = dist; i < p; i += 2 * dist)
-            nblocks += (int)NBCXI_MIN(dist, p - i);
+            nblocks += NBCXI_MIN(dist, p - i);
         unsigned char *sbuf = nbcxi_sched_tmp(s, (size_t)nblocks * B);
         unsigned char *rbuf = nbcxi_sched_tmp(s, (size_t)nblocks * B);
         if (!sbuf || !rbuf)
@@ -237,12 +235,12 @@ int nbcxi_build_alltoall_bruck(struct nbcx_sched_s *s,
      * 0 .. p - rank - 1, blocks 0 .. rank - 1 the rest. */
     nbcx_node rot[2] = { -1, -1 };
     rot[0] = nbcxi_copy(s, nbcxi_at(sdata, rank, scount, stype),
-                        (p - rank) * scount, stype, tmp,
-                        (p - rank) * (int)B, byte);
+                        (ptrdiff_t)(p - rank) * scount, stype, tmp,
+                        (ptrdiff_t)(p - rank) * (ptrdiff_t)B, byte);
     if (rank > 0)
-        rot[1] = nbcxi_copy(s, sdata, rank * scount, stype,
-                            tmp + (size_t)(p - rank) * B, rank * (int)B,
-                            byte);
+        rot[1] = nbcxi_copy(s, sdata, (ptrdiff_t)rank * scount, stype,
+                            tmp + (size_t)(p - rank) * B,
+                            (ptrdiff_t)rank * (ptrdiff_t)B, byte);
     for (int i = 0; i < p; i++)
         writer[i] = i < p - rank ? rot[0] : rot[1];
 

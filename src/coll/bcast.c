@@ -257,7 +257,8 @@ int nbcxi_build_bcast_chain(struct nbcx_sched_s *s,
  *   waits for the receives that brought its data (the scatter's, the
  *   allgather's earlier rounds). Bytes are the buffer's own when its type
  *   is contiguous, else packed at the root and unpacked at the others
- *   (as the chain). Buffers over INT_MAX bytes take the binomial tree.
+ *   (as the chain). Messages of more than INT_MAX bytes are cut into
+ *   chunks (sched.h).
  *   The large-message broadcast of MPICH (src/mpi/coll/bcast/
  *   bcast_intra_scatter_recursive_doubling_allgather.c, pmodels/mpich
  *   050b668, read only) is the same idea with the rounds the other way
@@ -297,8 +298,6 @@ int nbcxi_build_bcast_scatter_allgather(struct nbcx_sched_s *s,
     if (p == 1 || a->rcount == 0 || t->size == 0)
         return s->build.err;
     size_t nbytes = (size_t)a->rcount * t->size;
-    if (nbytes > INT_MAX)
-        return nbcxi_build_bcast_binomial(s, a);
 
     struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
     const int vr = nbcxi_rel_rank(s->build.rank, a->root, p);
@@ -318,7 +317,7 @@ int nbcxi_build_bcast_scatter_allgather(struct nbcx_sched_s *s,
     /* The fold: odd relative ranks below 2 rem take no part and get the
      * whole buffer from their even neighbour at the end. */
     if (vr < 2 * rem && vr % 2 == 1) {
-        nbcx_node rv = nbcxi_recv(s, base, (int)nbytes, byte,
+        nbcx_node rv = nbcxi_recv(s, base, (ptrdiff_t)nbytes, byte,
                                   nbcxi_abs_rank(vr - 1, a->root, p),
                                   HV_UNFOLD);
         nbcxi_dep(s, rv, pack_first);
@@ -341,7 +340,7 @@ int nbcxi_build_bcast_scatter_allgather(struct nbcx_sched_s *s,
         hv_range(nr, top, pof2, &lo, &hi);
         size_t b0 = HV_OFF(lo), b1 = HV_OFF(hi);
         if (b1 > b0) {
-            have = nbcxi_recv(s, base + b0, (int)(b1 - b0), byte,
+            have = nbcxi_recv(s, base + b0, (ptrdiff_t)(b1 - b0), byte,
                               HV_PEER(nr - (1 << top)), HV_SCATTER);
             nbcxi_dep(s, have, pack_first);
         }
@@ -350,7 +349,7 @@ int nbcxi_build_bcast_scatter_allgather(struct nbcx_sched_s *s,
         hv_range(nr | (1 << k), k, pof2, &lo, &hi);
         size_t b0 = HV_OFF(lo), b1 = HV_OFF(hi);
         if (b1 > b0) {
-            nbcx_node sn = nbcxi_send(s, base + b0, (int)(b1 - b0), byte,
+            nbcx_node sn = nbcxi_send(s, base + b0, (ptrdiff_t)(b1 - b0), byte,
                                       HV_PEER(nr | (1 << k)), HV_SCATTER);
             nbcxi_dep(s, have, sn);
         }
@@ -368,7 +367,7 @@ int nbcxi_build_bcast_scatter_allgather(struct nbcx_sched_s *s,
             hv_range(nr, k, pof2, &lo, &hi);
             size_t b0 = HV_OFF(lo), b1 = HV_OFF(hi);
             if (b1 > b0) {
-                nbcx_node sn = nbcxi_send(s, base + b0, (int)(b1 - b0), byte,
+                nbcx_node sn = nbcxi_send(s, base + b0, (ptrdiff_t)(b1 - b0), byte,
                                           HV_PEER(q), HV_AG + k);
                 nbcxi_dep(s, have, sn);
                 for (int j = 0; j < ngot; j++)
@@ -379,7 +378,7 @@ int nbcxi_build_bcast_scatter_allgather(struct nbcx_sched_s *s,
             hv_range(q, k, pof2, &lo, &hi);
             size_t b0 = HV_OFF(lo), b1 = HV_OFF(hi);
             if (b1 > b0) {
-                nbcx_node rv = nbcxi_recv(s, base + b0, (int)(b1 - b0), byte,
+                nbcx_node rv = nbcxi_recv(s, base + b0, (ptrdiff_t)(b1 - b0), byte,
                                           HV_PEER(q), HV_AG + k);
                 nbcxi_dep(s, rv, pack_first);
                 got[ngot++] = rv;
@@ -387,7 +386,7 @@ int nbcxi_build_bcast_scatter_allgather(struct nbcx_sched_s *s,
         }
     }
     if (vr < 2 * rem) { /* the whole buffer to the odd neighbour */
-        nbcx_node sn = nbcxi_send(s, base, (int)nbytes, byte,
+        nbcx_node sn = nbcxi_send(s, base, (ptrdiff_t)nbytes, byte,
                                   nbcxi_abs_rank(vr + 1, a->root, p),
                                   HV_UNFOLD);
         nbcxi_dep(s, have, sn);

@@ -138,7 +138,7 @@ static inline int nbcxi_pof2_floor(int p, int *rounds)
 /* Block i of a side: where it is, how many elements, which type. */
 struct nbcxi_block {
     void *buf;
-    int count;
+    ptrdiff_t count; /* 64-bit: packed runs of blocks may exceed INT_MAX */
     struct nbcx_datatype_s *type;
 };
 

@@ -47,11 +47,12 @@ static int count_of(const struct nbcxi_coll_args *a, int i)
 }
 
 /* Offsets of the blocks (p + 1 entries: the last is the total), or NULL
- * when out of memory. The API checked that the total fits an int. */
-static int *block_offsets(const struct nbcx_sched_s *s,
-                          const struct nbcxi_coll_args *a)
+ * when out of memory. 64-bit: the total may exceed INT_MAX (p blocks of
+ * up to INT_MAX elements each). */
+static ptrdiff_t *block_offsets(const struct nbcx_sched_s *s,
+                                const struct nbcxi_coll_args *a)
 {
-    int *off = malloc(sizeof(int) * ((size_t)s->build.size + 1));
+    ptrdiff_t *off = malloc(sizeof(ptrdiff_t) * ((size_t)s->build.size + 1));
     if (!off)
         return NULL;
     off[0] = 0;
@@ -77,7 +78,7 @@ int nbcxi_build_reduce_scatter_pairwise(struct nbcx_sched_s *s,
     struct nbcx_datatype_s *t = a->rtype;
     const bool in_place = a->sbuf == a->rbuf;
     const int n = count_of(a, me);
-    int *off = block_offsets(s, a);
+    ptrdiff_t *off = block_offsets(s, a);
     if (!off)
         return NBCX_ERR_NOMEM;
     const void *own = nbcxi_at(a->sbuf, off[me], 1, t);
@@ -172,20 +173,26 @@ int nbcxi_build_reduce_scatter_reduce_scatterv(struct nbcx_sched_s *s,
     const int p = s->build.size, me = s->build.rank;
     struct nbcx_datatype_s *t = a->rtype;
     const bool in_place = a->sbuf == a->rbuf;
-    int *off = block_offsets(s, a);
+    ptrdiff_t *off = block_offsets(s, a);
     if (!off)
         return NBCX_ERR_NOMEM;
-    const int total = off[p];
+    const ptrdiff_t total = off[p];
     if (total == 0 || p == 1) {
         free(off);
         return nbcxi_build_reduce_scatter_pairwise(s, a);
+    }
+    if (total > INT_MAX) {
+        /* the binomial reduction takes the whole vector as one int count
+         * (reduce.c): the other algorithms serve such vectors */
+        free(off);
+        return NBCX_ERR_COUNT;
     }
 
     /* The reduction: every rank's vector (sbuf, or rbuf in place) to a
      * scratch vector at rank 0. */
     struct nbcxi_coll_args r = *a;
     r.root = 0;
-    r.rcount = total;
+    r.rcount = (int)total;
     r.rv = (struct nbcxi_vside){ 0 };
     r.rbuf = me == 0 ? nbcxi_sched_tmp_typed(s, total, t) : NULL;
     if (s->build.err) {
@@ -216,8 +223,8 @@ int nbcxi_build_reduce_scatter_reduce_scatterv(struct nbcx_sched_s *s,
     } else if (count_of(a, me) > 0) {
         nbcx_node rv = nbcxi_recv(s, a->rbuf, count_of(a, me), t, 0,
                                   TAG_SCATTER);
-        if (!in_place)
-            first = rv + 1; /* posted at start: nothing waits */
+        if (!in_place && rv >= 0) /* posted at start: nothing waits */
+            first = rv + NBCXI_MAX(s->build.nodes[rv].span, 1); /* chunks */
     }
     for (nbcx_node b = first; b < s->build.nnodes && !s->build.err; b++)
         for (nbcx_node n = 0; n < mid; n++)
@@ -271,7 +278,7 @@ int nbcxi_build_reduce_scatter_recursive_halving(
     if (!a->op->commutative)
         return NBCX_ERR_INTERN; /* select.c never picks it then */
     const int n = count_of(a, me);
-    int *off = block_offsets(s, a);
+    ptrdiff_t *off = block_offsets(s, a);
     if (!off)
         return NBCX_ERR_NOMEM;
     if (p == 1 || off[p] == 0) {
@@ -281,14 +288,14 @@ int nbcxi_build_reduce_scatter_recursive_halving(
         free(off);
         return s->build.err;
     }
-    const int total = off[p];
+    const ptrdiff_t total = off[p];
     int rounds;
     const int pof2 = nbcxi_pof2_floor(p, &rounds);
     const int rem = p - pof2;
 
     /* readers of the input vector (in place: rbuf) */
     nbcx_node readers[3] = { -1, -1, -1 };
-    struct { char *base; int first; nbcx_node ready; } acc = {
+    struct { char *base; ptrdiff_t first; nbcx_node ready; } acc = {
         (char *)(uintptr_t)a->sbuf, 0, -1 };
     int nr;
     if (me < 2 * rem) {
@@ -322,7 +329,7 @@ int nbcxi_build_reduce_scatter_recursive_halving(
 #define RH_OFF(v) off[rh_first((v), rem)]
 
     /* Round buffers: one scratch, each round its own part. */
-    long need = 0;
+    ptrdiff_t need = 0;
     for (int k = 0, lo = 0, hi = pof2; k < rounds; k++) {
         int d = pof2 >> (k + 1), mid = lo + d;
         if (nr & d)
@@ -331,20 +338,21 @@ int nbcxi_build_reduce_scatter_recursive_halving(
             hi = mid;
         need += RH_OFF(hi) - RH_OFF(lo);
     }
-    char *tmp = nbcxi_sched_tmp_typed(s, (int)NBCXI_MAX(need, 1L), t);
+    char *tmp = nbcxi_sched_tmp_typed(s, NBCXI_MAX(need, (ptrdiff_t)1), t);
     if (!tmp) {
         free(off);
         return s->build.err;
     }
-    int toff = 0, lo = 0, hi = pof2;
+    ptrdiff_t toff = 0;
+    int lo = 0, hi = pof2;
     for (int k = 0; k < rounds; k++) {
         int d = pof2 >> (k + 1), mid = lo + d;
         int q = nr ^ d, peer = q < rem ? 2 * q + 1 : q + rem;
         bool low = !(nr & d);
         int klo = low ? lo : mid, khi = low ? mid : hi;
         int slo = low ? mid : lo, shi = low ? hi : mid;
-        int es = RH_OFF(slo), ns = RH_OFF(shi) - es;
-        int ek = RH_OFF(klo), nk = RH_OFF(khi) - ek;
+        ptrdiff_t es = RH_OFF(slo), ns = RH_OFF(shi) - es;
+        ptrdiff_t ek = RH_OFF(klo), nk = RH_OFF(khi) - ek;
         const bool reads_input = acc.base == (const char *)a->sbuf;
         if (ns > 0) {
             nbcx_node sn = nbcxi_send(s, nbcxi_at(acc.base, es - acc.first, 1,

@@ -48,11 +48,11 @@ static inline size_t nbcxi_rooted_block_bytes(const struct nbcx_sched_s *s,
                                                 : nbcxi_rooted_one(a, up));
 }
 
-/* Bytes of n blocks of nb bytes as an int count (the binomial builder
- * checks first that size blocks fit). */
-static inline int nbcxi_rooted_bytes(int n, size_t nb)
+/* Bytes of n blocks of nb bytes as a count (64-bit: more than INT_MAX
+ * is cut into chunks, sched.h). */
+static inline ptrdiff_t nbcxi_rooted_bytes(int n, size_t nb)
 {
-    return (int)((size_t)n * nb);
+    return (ptrdiff_t)((size_t)n * nb);
 }
 
 /* n blocks of nb bytes at buf, as bytes. */
@@ -148,13 +148,15 @@ static inline nbcx_node nbcxi_rooted_range(struct nbcx_sched_s *s,
     char *tmp = nbcxi_sched_tmp(s, (size_t)n * nb);
     nbcx_node msg = nbcxi_rooted_msg(s, !up, nbcxi_rooted_packed(tmp, n, nb),
                                      child);
-    struct nbcxi_block head = { nbcxi_at(all.buf, child, all.count, all.type),
+    struct nbcxi_block head = { nbcxi_at(all.buf, child, (int)all.count,
+                                         all.type),
                                 n1 * all.count, all.type };
     nbcx_node c1 = nbcxi_rooted_copy(s, up, nbcxi_rooted_packed(tmp, n1, nb),
                                      head);
     nbcxi_rooted_dep(s, up, msg, c1);
     if (n1 < n) { /* the rest wrapped around to rank 0 */
-        struct nbcxi_block rest = { all.buf, (n - n1) * all.count, all.type };
+        struct nbcxi_block rest = { all.buf, (n - n1) * all.count,
+                                    all.type };
         nbcx_node c2 = nbcxi_rooted_copy(
             s, up, nbcxi_rooted_packed(tmp + (size_t)n1 * nb, n - n1, nb),
             rest);
@@ -173,9 +175,7 @@ static inline int nbcxi_rooted_tree(struct nbcx_sched_s *s,
     size_t nb = nbcxi_rooted_block_bytes(s, a, up);
     if (nb == 0)
         return s->build.err;
-    /* Packed subtrees are sent with an int byte count. */
-    if (nb > (size_t)INT_MAX / (size_t)size)
-        return nbcxi_rooted_linear(s, a, up);
+    /* (packed subtrees of more than INT_MAX bytes are cut, sched.h) */
 
     nbcxi_sched_tree(s, nbcxi_knomial_height(size, k));
     int vr = nbcxi_rel_rank(s->build.rank, a->root, size);
@@ -203,7 +203,7 @@ static inline int nbcxi_rooted_tree(struct nbcx_sched_s *s,
         nbcxi_level(s,
                     nbcxi_rooted_msg(s, up,
                                      (struct nbcxi_block){
-                                         direct, (int)nb,
+                                         direct, (ptrdiff_t)nb,
                                          nbcxi_type(NBCX_BYTE) },
                                      parent),
                     parent_level, dir);
@@ -215,7 +215,7 @@ static inline int nbcxi_rooted_tree(struct nbcx_sched_s *s,
      * (and after the children's messages) when scattering; nbcxi_dep
      * ignores the -1 of "no node". Child c's blocks are at c - vr. */
     char *tmp = nbcxi_sched_tmp(s, (size_t)sub * nb);
-    struct nbcxi_block own = { tmp, (int)nb, nbcxi_type(NBCX_BYTE) };
+    struct nbcxi_block own = { tmp, (ptrdiff_t)nb, nbcxi_type(NBCX_BYTE) };
     nbcx_node pack = up ? nbcxi_rooted_copy(s, up, one, own) : -1;
     nbcx_node to_parent = nbcxi_rooted_msg(
         s, up, nbcxi_rooted_packed(tmp, sub, nb), parent);

@@ -27,6 +27,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <limits.h>
+
 #include "coll.h"
 
 static bool commutative(const struct nbcx_sched_s *s,
@@ -34,6 +36,17 @@ static bool commutative(const struct nbcx_sched_s *s,
 {
     (void)s;
     return a->op->commutative;
+}
+
+/* reduce_scatterv reduces the whole vector with one int count (reduce.c's
+ * binomial tree): not for vectors of more than INT_MAX elements. */
+static bool vector_fits_int(const struct nbcx_sched_s *s,
+                            const struct nbcxi_coll_args *a)
+{
+    long long n = 0;
+    for (int i = 0; i < s->build.size; i++)
+        n += a->rv.counts ? a->rv.counts[i] : a->rcount;
+    return n <= INT_MAX;
 }
 
 /* Every algorithm of every collective: one line each, in the order
@@ -88,13 +101,13 @@ static const struct nbcxi_algorithm algorithms[] = {
     { NBCXI_REDUCE_SCATTER, "pairwise", nbcxi_build_reduce_scatter_pairwise,
       NULL },
     { NBCXI_REDUCE_SCATTER, "reduce_scatterv",
-      nbcxi_build_reduce_scatter_reduce_scatterv, NULL },
+      nbcxi_build_reduce_scatter_reduce_scatterv, vector_fits_int },
     { NBCXI_REDUCE_SCATTER, "recursive_halving",
       nbcxi_build_reduce_scatter_recursive_halving, commutative },
     { NBCXI_REDUCE_SCATTER_BLOCK, "pairwise",
       nbcxi_build_reduce_scatter_pairwise, NULL },
     { NBCXI_REDUCE_SCATTER_BLOCK, "reduce_scatterv",
-      nbcxi_build_reduce_scatter_reduce_scatterv, NULL },
+      nbcxi_build_reduce_scatter_reduce_scatterv, vector_fits_int },
     { NBCXI_REDUCE_SCATTER_BLOCK, "recursive_halving",
       nbcxi_build_reduce_scatter_recursive_halving, commutative },
     { NBCXI_SCAN, "recursive_doubling", nbcxi_build_scan_recursive_doubling,

@@ -179,16 +179,11 @@ static inline char *nbcxi_contig_bytes(const void *buf,
 
 /* Bruck's algorithms (allgather.c, alltoall.c) move blocks of B bytes
  * through a byte scratch of s->build.size blocks, up to all of them in one
- * message with an int count. The scratch, or NULL with the error in *err:
- * NBCX_ERR_COUNT when s->build.size blocks do not fit an int count (nothing is
- * allocated then), else the schedule's error (no memory). */
+ * message (more than INT_MAX bytes are cut into chunks, sched.h). The
+ * scratch, or NULL with the error in *err (no memory). */
 static inline unsigned char *nbcxi_bruck_scratch(struct nbcx_sched_s *s,
                                                  size_t B, int *err)
 {
-    if ((size_t)s->build.size * B > INT_MAX) {
-        *err = NBCX_ERR_COUNT; /* messages of bytes must fit an int */
-        return NULL;
-    }
     unsigned char *tmp = nbcxi_sched_tmp(s, (size_t)s->build.size * B);
     *err = tmp ? NBCX_SUCCESS : s->build.err;
     return tmp;

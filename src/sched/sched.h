@@ -38,6 +38,11 @@ struct nbcxi_node {
     int pending;   /* predecessors not yet done (run time) */
     int succ;      /* first successor in sched->exec.succ (CSR) */
     int nsucc;
+    /* Nodes this node stands for, itself first (0 or 1: itself only): a
+     * builder's send, receive, reduction or copy of more elements than an
+     * int holds is made of several consecutive nodes of at most INT_MAX
+     * elements each (the chunks), to which nbcxi_dep adds every edge. */
+    int span;
     union {
         struct { void *buf; int count; struct nbcx_datatype_s *type;
                  int peer, tag; } p2p;
@@ -191,23 +196,47 @@ NBCX_HIDDEN long nbcxi_sched_live(void);
  * one, else destroyed. */
 NBCX_HIDDEN void nbcxi_sched_retire(struct nbcx_sched_s *s, int err);
 /* Scratch buffer able to hold count elements of type (typed layout). */
-NBCX_HIDDEN void *nbcxi_sched_tmp_typed(struct nbcx_sched_s *s, int count,
+NBCX_HIDDEN void *nbcxi_sched_tmp_typed(struct nbcx_sched_s *s,
+                                        ptrdiff_t count,
                                         struct nbcx_datatype_s *type);
 NBCX_HIDDEN void *nbcxi_sched_tmp(struct nbcx_sched_s *s, size_t bytes);
+/* Counts are 64-bit (ptrdiff_t): a count above INT_MAX makes one node of
+ * several chunks (struct nbcxi_node's span), each of at most
+ * NBCXI_CHUNK_BYTES bytes of data, cut at the same byte offsets of the
+ * data on both sides. A message's chunks match the peer's when both sides
+ * cut at the same offsets: when both have the same type and count, or
+ * when each side's type size divides NBCXI_CHUNK_BYTES (every built-in
+ * type's does). Builders send a message of more than INT_MAX elements
+ * only in such a pair. The chunks of one message go to the same peer with
+ * the same tag, posted in order (they match in order, as MPI's
+ * non-overtaking rule has it). */
+#define NBCXI_CHUNK_BYTES ((ptrdiff_t)3 << 28) /* 768 MiB, a multiple of 48 */
+/* The counts above `limit` that are cut, into chunks of `bytes`: INT_MAX
+ * and NBCXI_CHUNK_BYTES, lowered only by the unit tests (test_algorithms'
+ * "chunked" case) to cut messages of a few hundred elements. */
+struct nbcxi_sched_chunking { ptrdiff_t limit, bytes; };
+NBCX_HIDDEN extern struct nbcxi_sched_chunking nbcxi_sched_chunking;
 NBCX_HIDDEN nbcx_node nbcxi_send(struct nbcx_sched_s *s, const void *buf,
-                                 int count, struct nbcx_datatype_s *type,
-                                 int peer, int tag);
+                                 ptrdiff_t count,
+                                 struct nbcx_datatype_s *type, int peer,
+                                 int tag);
 NBCX_HIDDEN nbcx_node nbcxi_recv(struct nbcx_sched_s *s, void *buf,
-                                 int count, struct nbcx_datatype_s *type,
-                                 int peer, int tag);
+                                 ptrdiff_t count,
+                                 struct nbcx_datatype_s *type, int peer,
+                                 int tag);
 NBCX_HIDDEN nbcx_node nbcxi_reduce_node(struct nbcx_sched_s *s,
                                         const void *in, void *inout,
-                                        int count,
+                                        ptrdiff_t count,
                                         struct nbcx_datatype_s *type,
                                         struct nbcx_op_s *op);
+/* A copy's two sides are cut where both are at a whole element: at
+ * multiples of the least common multiple of the two type sizes (its
+ * packed data then match, whatever the types). NBCX_ERR_COUNT when a
+ * chunk still holds more than INT_MAX elements of one side. */
 NBCX_HIDDEN nbcx_node nbcxi_copy(struct nbcx_sched_s *s, const void *src,
-                                 int scount, struct nbcx_datatype_s *stype,
-                                 void *dst, int dcount,
+                                 ptrdiff_t scount,
+                                 struct nbcx_datatype_s *stype, void *dst,
+                                 ptrdiff_t dcount,
                                  struct nbcx_datatype_s *dtype);
 NBCX_HIDDEN nbcx_node nbcxi_call(struct nbcx_sched_s *s, nbcx_sched_fn *fn,
                                  void *arg);

@@ -7,6 +7,7 @@
  * into no-ops returning -1, so builders can check once at the end. Nodes
  * retain the datatypes and operations they use until the schedule dies.
  */
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +142,7 @@ void *nbcxi_sched_tmp(struct nbcx_sched_s *s, size_t bytes)
     return p;
 }
 
-void *nbcxi_sched_tmp_typed(struct nbcx_sched_s *s, int count,
+void *nbcxi_sched_tmp_typed(struct nbcx_sched_s *s, ptrdiff_t count,
                             struct nbcx_datatype_s *type)
 {
     ptrdiff_t shift;
@@ -168,9 +169,30 @@ static nbcx_node add_node(struct nbcx_sched_s *s, struct nbcxi_node nd)
     return s->build.nnodes++;
 }
 
-static nbcx_node p2p(struct nbcx_sched_s *s, int kind, const void *buf,
-                     int count, struct nbcx_datatype_s *type, int peer,
-                     int tag)
+/* Elements of a chunk of a type of size sz bytes: NBCXI_CHUNK_BYTES of
+ * data, at least one element and at most INT_MAX. */
+struct nbcxi_sched_chunking nbcxi_sched_chunking = { INT_MAX,
+                                                     NBCXI_CHUNK_BYTES };
+
+static ptrdiff_t chunk_elems(size_t sz)
+{
+    ptrdiff_t per = sz ? nbcxi_sched_chunking.bytes / (ptrdiff_t)sz : INT_MAX;
+    return NBCXI_MIN(NBCXI_MAX(per, (ptrdiff_t)1), (ptrdiff_t)INT_MAX);
+}
+
+/* Marks first .. last (the chunks of one builder's node) as one node. */
+static nbcx_node spanned(struct nbcx_sched_s *s, nbcx_node first,
+                         nbcx_node last)
+{
+    if (first < 0 || last < 0)
+        return -1;
+    s->build.nodes[first].span = last - first + 1;
+    return first;
+}
+
+static nbcx_node p2p_one(struct nbcx_sched_s *s, int kind, const void *buf,
+                         int count, struct nbcx_datatype_s *type, int peer,
+                         int tag)
 {
     nbcx_node id = add_node(s, (struct nbcxi_node){
         .kind = (uint8_t)kind,
@@ -181,19 +203,38 @@ static nbcx_node p2p(struct nbcx_sched_s *s, int kind, const void *buf,
     return id;
 }
 
-nbcx_node nbcxi_send(struct nbcx_sched_s *s, const void *buf, int count,
-                     struct nbcx_datatype_s *type, int peer, int tag)
+static nbcx_node p2p(struct nbcx_sched_s *s, int kind, const void *buf,
+                     ptrdiff_t count, struct nbcx_datatype_s *type, int peer,
+                     int tag)
+{
+    if (count < 0)
+        return fail(s, NBCX_ERR_COUNT);
+    if (count <= nbcxi_sched_chunking.limit)
+        return p2p_one(s, kind, buf, (int)count, type, peer, tag);
+    const ptrdiff_t per = chunk_elems(type->size);
+    nbcx_node first = -1, id = -1;
+    for (ptrdiff_t done = 0; done < count && !s->build.err; done += per) {
+        id = p2p_one(s, kind, nbcxi_at(buf, done, 1, type),
+                     (int)NBCXI_MIN(per, count - done), type, peer, tag);
+        first = first < 0 ? id : first;
+    }
+    return spanned(s, first, id);
+}
+
+nbcx_node nbcxi_send(struct nbcx_sched_s *s, const void *buf,
+                     ptrdiff_t count, struct nbcx_datatype_s *type, int peer,
+                     int tag)
 {
     return p2p(s, NBCXI_NODE_SEND, buf, count, type, peer, tag);
 }
 
-nbcx_node nbcxi_recv(struct nbcx_sched_s *s, void *buf, int count,
+nbcx_node nbcxi_recv(struct nbcx_sched_s *s, void *buf, ptrdiff_t count,
                      struct nbcx_datatype_s *type, int peer, int tag)
 {
     return p2p(s, NBCXI_NODE_RECV, buf, count, type, peer, tag);
 }
 
-nbcx_node nbcxi_reduce_node(struct nbcx_sched_s *s, const void *in,
+static nbcx_node reduce_one(struct nbcx_sched_s *s, const void *in,
                             void *inout, int count,
                             struct nbcx_datatype_s *type,
                             struct nbcx_op_s *op)
@@ -209,9 +250,30 @@ nbcx_node nbcxi_reduce_node(struct nbcx_sched_s *s, const void *in,
     return id;
 }
 
-nbcx_node nbcxi_copy(struct nbcx_sched_s *s, const void *src, int scount,
-                     struct nbcx_datatype_s *stype, void *dst, int dcount,
-                     struct nbcx_datatype_s *dtype)
+nbcx_node nbcxi_reduce_node(struct nbcx_sched_s *s, const void *in,
+                            void *inout, ptrdiff_t count,
+                            struct nbcx_datatype_s *type,
+                            struct nbcx_op_s *op)
+{
+    if (count < 0)
+        return fail(s, NBCX_ERR_COUNT);
+    if (count <= nbcxi_sched_chunking.limit)
+        return reduce_one(s, in, inout, (int)count, type, op);
+    const ptrdiff_t per = chunk_elems(type->size);
+    nbcx_node first = -1, id = -1;
+    for (ptrdiff_t done = 0; done < count && !s->build.err; done += per) {
+        id = reduce_one(s, nbcxi_at(in, done, 1, type),
+                        nbcxi_at(inout, done, 1, type),
+                        (int)NBCXI_MIN(per, count - done), type, op);
+        first = first < 0 ? id : first;
+    }
+    return spanned(s, first, id);
+}
+
+static nbcx_node copy_one(struct nbcx_sched_s *s, const void *src,
+                          int scount, struct nbcx_datatype_s *stype,
+                          void *dst, int dcount,
+                          struct nbcx_datatype_s *dtype)
 {
     nbcx_node id = add_node(s, (struct nbcxi_node){
         .kind = NBCXI_NODE_COPY,
@@ -222,6 +284,52 @@ nbcx_node nbcxi_copy(struct nbcx_sched_s *s, const void *src, int scount,
         nbcxi_type_retain(dtype);
     }
     return id;
+}
+
+static size_t gcd(size_t a, size_t b)
+{
+    while (b) {
+        size_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+nbcx_node nbcxi_copy(struct nbcx_sched_s *s, const void *src,
+                     ptrdiff_t scount, struct nbcx_datatype_s *stype,
+                     void *dst, ptrdiff_t dcount,
+                     struct nbcx_datatype_s *dtype)
+{
+    if (scount < 0 || dcount < 0)
+        return fail(s, NBCX_ERR_COUNT);
+    const size_t ss = stype->size, ds = dtype->size;
+    const ptrdiff_t lim = nbcxi_sched_chunking.limit;
+    if ((scount <= lim && dcount <= lim) || !ss || !ds)
+        return copy_one(s, src, (int)NBCXI_MIN(scount, (ptrdiff_t)INT_MAX),
+                        stype, dst,
+                        (int)NBCXI_MIN(dcount, (ptrdiff_t)INT_MAX), dtype);
+    /* Cut at multiples of lcm(ss, ds) bytes: whole elements both sides. */
+    const ptrdiff_t unit = (ptrdiff_t)(ss / gcd(ss, ds) * ds);
+    const ptrdiff_t per =
+        NBCXI_MAX(nbcxi_sched_chunking.bytes / unit, (ptrdiff_t)1) *
+        unit; /* bytes of a chunk */
+    if (per / (ptrdiff_t)ss > INT_MAX || per / (ptrdiff_t)ds > INT_MAX)
+        return fail(s, NBCX_ERR_COUNT);
+    const ptrdiff_t sbytes = scount * (ptrdiff_t)ss,
+                    dbytes = dcount * (ptrdiff_t)ds;
+    nbcx_node first = -1, id = -1;
+    for (ptrdiff_t done = 0; done < sbytes && !s->build.err; done += per) {
+        ptrdiff_t n = NBCXI_MIN(per, sbytes - done);
+        ptrdiff_t dn = NBCXI_MIN(n, dbytes - done);
+        id = copy_one(s, nbcxi_at(src, done / (ptrdiff_t)ss, 1, stype),
+                      (int)(n / (ptrdiff_t)ss), stype,
+                      nbcxi_at(dst, done / (ptrdiff_t)ds, 1, dtype),
+                      (int)(NBCXI_MAX(dn, (ptrdiff_t)0) / (ptrdiff_t)ds),
+                      dtype);
+        first = first < 0 ? id : first;
+    }
+    return spanned(s, first, id);
 }
 
 nbcx_node nbcxi_call(struct nbcx_sched_s *s, nbcx_sched_fn *fn, void *arg)
@@ -249,6 +357,12 @@ nbcx_node nbcxi_poll(struct nbcx_sched_s *s, nbcxi_poll_fn *fn, void *arg,
     return id;
 }
 
+/* Nodes a builder's node n stands for (its chunks). */
+static int span_of(const struct nbcx_sched_s *s, nbcx_node n)
+{
+    return NBCXI_MAX(s->build.nodes[n].span, 1);
+}
+
 void nbcxi_dep(struct nbcx_sched_s *s, nbcx_node before, nbcx_node after)
 {
     if (s->build.err || before < 0 || after < 0)
@@ -258,13 +372,18 @@ void nbcxi_dep(struct nbcx_sched_s *s, nbcx_node before, nbcx_node after)
         fail(s, NBCX_ERR_NODE);
         return;
     }
+    const int nb = span_of(s, before), na = span_of(s, after);
     if (!grow((void **)&s->build.edges, &s->build.edges_cap,
-              s->build.nedges + 1, sizeof *s->build.edges)) {
+              s->build.nedges + nb * na, sizeof *s->build.edges)) {
         fail(s, NBCX_ERR_NOMEM);
         return;
     }
-    s->build.edges[s->build.nedges++] = (struct nbcxi_edge){ before, after };
-    s->build.nodes[after].npred++;
+    for (int i = 0; i < nb; i++)
+        for (int j = 0; j < na; j++) {
+            s->build.edges[s->build.nedges++] =
+                (struct nbcxi_edge){ before + i, after + j };
+            s->build.nodes[after + j].npred++;
+        }
 }
 
 void nbcxi_sched_tree(struct nbcx_sched_s *s, int height)
@@ -276,6 +395,7 @@ void nbcxi_level(struct nbcx_sched_s *s, nbcx_node n, int level,
                  enum nbcxi_tree_dir dir)
 {
     if (n >= 0 && n < s->build.nnodes && level > 0 && level <= 127)
-        s->build.nodes[n].level =
-            (int8_t)(dir == NBCXI_TREE_UP ? level : -level);
+        for (int i = 0; i < span_of(s, n); i++)
+            s->build.nodes[n + i].level =
+                (int8_t)(dir == NBCXI_TREE_UP ? level : -level);
 }

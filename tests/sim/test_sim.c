@@ -115,6 +115,48 @@ static void test_allgather_ring(void)
         }
 }
 
+/* Buffers of more than INT_MAX elements (issue 38), once refused ("the
+ * buffers exceed nbcx's int displacements"): 1 MiB per rank of
+ * allgather, alltoall and reduce_scatter(_block) on 16,384 ranks, 16 GiB
+ * per buffer (bytes; int32 for the reductions, 4 Gi elements). The ring
+ * allgather on one rank per node takes its formula, (P - 1)(L + 2o +
+ * (m-1)G); the others complete, each after at least the P - 2 blocks a
+ * rank receives from other nodes have crossed its link; Bruck's
+ * allgather sends up to 8 GiB in one message (chunks, sched.h). Only the
+ * v collectives' int displacements still refuse such a buffer. */
+static void test_large_counts(void)
+{
+    struct nbcxi_sim_params p = params();
+    const int P = 16384;
+    const size_t m = (size_t)1 << 20;
+    struct out a = sim("allgather", "ring", P, 1, m, NBCXI_SIM_FOLD_AUTO, &p,
+                       0, 0);
+    CHECK(a.rc == 0, "allgather ring: %s", a.err);
+    CHECK_TIME(a.res.t_max,
+               (P - 1) * (p.inter.L + 2 * p.inter.o + (double)(m - 1) *
+                                                          p.inter.G));
+    static const char *const runs[][2] = {
+        { "allgather", NULL },         { "allgather", "bruck" },
+        { "alltoall", NULL },          { "alltoall", "pairwise" },
+        { "reduce_scatter", NULL },    { "reduce_scatter_block", NULL },
+        { "reduce_scatter", "pairwise" },
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        struct out o = sim(runs[i][0], runs[i][1], P, 2, m,
+                           NBCXI_SIM_FOLD_AUTO, &p, 0, 0);
+        CHECK(o.rc == 0, "%s %s: %s", runs[i][0],
+              runs[i][1] ? runs[i][1] : "auto", o.err);
+        CHECK(o.rc != 0 || o.res.t_max >= (P - 2) * (double)(m - 1) *
+                                               p.inter.G,
+              "%s %s: %.9g us", runs[i][0], runs[i][1] ? runs[i][1] : "auto",
+              o.res.t_max);
+    }
+    struct out v = sim("allgatherv", "ring", P, 2, m, NBCXI_SIM_FOLD_AUTO,
+                       &p, 0, 0);
+    CHECK(v.rc == NBCXI_SIM_EARG && strstr(v.err, "int displacements"),
+          "allgatherv: rc %d %s", v.rc, v.err);
+}
+
 /* "inter_link": "shared" (tools/emunet: one loopback for both ways):
  * the 2 ranks of a ring allgather send at once; on a duplex link each
  * takes L + 2o + (m-1)G, on a shared one the second message waits for
@@ -832,8 +874,12 @@ static void test_bad_config(void)
     a = sim("bcast", "binomial", 8, 2, 8, NBCXI_SIM_FOLD_ON, &p, 0, 0);
     CHECK(a.rc == NBCXI_SIM_EARG && strstr(a.err, "does not fold"), "%s",
           a.err);
-    a = sim("alltoall", "linear", 100000, 1, (size_t)1 << 20, 0, &p, 0, 0);
-    CHECK(a.rc == NBCXI_SIM_EARG && strstr(a.err, "int"), "%s", a.err);
+    /* beyond the v collectives' int displacements, and an int count */
+    a = sim("alltoallv", "linear", 100000, 1, (size_t)1 << 20, 0, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG && strstr(a.err, "int displacements"), "%s",
+          a.err);
+    a = sim("bcast", "binomial", 4, 1, (size_t)3 << 30, 0, &p, 0, 0);
+    CHECK(a.rc == NBCXI_SIM_EARG && strstr(a.err, "int counts"), "%s", a.err);
     struct nbcxi_sim_config cfg = { .coll = NBCXI_ALLTOALL, .alg = "bruck",
                                     .ranks = 4000, .ranks_per_node = 1,
                                     .bytes = 8, .max_nodes = 100000 };
@@ -1120,6 +1166,7 @@ static const struct th_test tests[] = {
     { "fold_equals_full", test_fold_equals_full },
     { "params_file", test_params_file },
     { "shared_link", test_shared_link },
+    { "large_counts", test_large_counts },
     { "bad_config", test_bad_config },
     { "scale", test_scale },
 };

@@ -45,6 +45,7 @@
 #include "gaptype.h"
 #include "coll/coll.h"
 #include "progress/request.h"
+#include "sched/sched.h"
 #include "harness.h"
 #include "lbworld.h"
 #include "redops.h"
@@ -1327,6 +1328,40 @@ static void test_hier(void)
               posted_by("bcast", "auto", 13, none, 0, 5000));
 }
 
+/* ------------------------------------------------------------------ */
+/* Counts above INT_MAX, cut into chunks (sched.h)                     */
+/* ------------------------------------------------------------------ */
+
+/* A send, receive, copy or reduction of more than INT_MAX elements is cut
+ * into chunks (nbcxi_sched_chunking). Buffers that large do not fit a
+ * unit test, so this lowers the limit to 406 elements, the largest count
+ * a message from one rank's own block has in run_size (203 x 2 int32),
+ * and the chunks to 4,800 bytes (a multiple of 48, as the real 768 MiB
+ * are): every message and copy that merges several
+ * blocks (Bruck's, recursive doubling's and halving's, the packed
+ * subtrees, alltoall's in-place copy) is cut, as a merged message of more
+ * than INT_MAX elements is, while a block's own message (whose two sides
+ * may have different types) is not, as it never is. Every algorithm of
+ * the collectives of run_size then runs all its cases (ordered loopback)
+ * and must give the reference results. */
+static void test_chunked(void)
+{
+    const struct nbcxi_sched_chunking saved = nbcxi_sched_chunking;
+    /* chunks do happen: Rabenseifner's halves of 10,000 int32 on 16 ranks
+     * (5,000 elements and less, all above 406) are more messages cut */
+    struct loopback_options opt = { .seed = 5 };
+    long whole = posted_by("allreduce", "rabenseifner", 16, opt, 0, 10000);
+    nbcxi_sched_chunking = (struct nbcxi_sched_chunking){ 406, 4800 };
+    long cut = posted_by("allreduce", "rabenseifner", 16, opt, 0, 10000);
+    CHECK(cut > whole, "chunked: %ld messages, whole: %ld", cut, whole);
+    static const enum coll_id colls[] = { C_BCAST, C_REDUCE, C_ALLREDUCE,
+                                          C_GATHER, C_SCATTER, C_ALLGATHER,
+                                          C_ALLTOALL };
+    for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++)
+        run_coll(colls[i], LOOPBACK_ORDERED);
+    nbcxi_sched_chunking = saved;
+}
+
 static const struct th_test tests[] = {
     { "algorithm_api", test_algorithm_api },
     { "segsize_choice", test_segsize_choice },
@@ -1353,6 +1388,7 @@ static const struct th_test tests[] = {
     { "objects_freed", test_objects_freed },
     { "chain_fragments", test_chain_fragments },
     { "hier", test_hier },
+    { "chunked", test_chunked },
 };
 
 int main(int argc, char **argv)

@@ -135,6 +135,24 @@ static long long span_elems(const struct setup *S)
     }
 }
 
+/* The largest displacement a v or w collective's int displacements must
+ * hold (elements; bytes for the w ones), 0 for the other collectives. */
+static long long displaced_max(const struct setup *S)
+{
+    long long last = (neighbor(S->coll) ? 4 : S->P) - 1;
+    long long esz = (long long)S->type->size;
+    switch (S->coll) {
+    case NBCXI_GATHERV: case NBCXI_SCATTERV: case NBCXI_ALLGATHERV:
+    case NBCXI_ALLTOALLV: case NBCXI_NEIGHBOR_ALLGATHERV:
+    case NBCXI_NEIGHBOR_ALLTOALLV:
+        return last * S->count;
+    case NBCXI_ALLTOALLW: case NBCXI_NEIGHBOR_ALLTOALLW:
+        return last * S->count * esz;
+    default:
+        return 0;
+    }
+}
+
 int sim_setup_job(struct setup *S, char *err, size_t errlen)
 {
     const struct nbcxi_sim_config *cfg = S->cfg;
@@ -152,10 +170,15 @@ int sim_setup_job(struct setup *S, char *err, size_t errlen)
     }
     S->count = (int)count;
     long long elems = span_elems(S);
-    if (elems > INT_MAX && S->coll != NBCXI_BARRIER) {
-        snprintf(err, errlen, "%d ranks x %zu bytes: the buffers (%lld "
-                 "elements) exceed nbcx's int displacements", S->P,
-                 cfg->bytes, elems);
+    /* Buffers above INT_MAX elements are served (the schedules count and
+     * displace in 64 bits); only the v and w collectives' displacements
+     * are the caller's ints, which cannot address a block beyond them. */
+    long long far = displaced_max(S);
+    if (far > INT_MAX) {
+        snprintf(err, errlen, "%d ranks x %zu bytes: the last block's "
+                 "displacement (%lld) exceeds the int displacements of "
+                 "%s's interface", S->P, cfg->bytes, far,
+                 nbcxi_coll_name(S->coll));
         return NBCXI_SIM_EARG;
     }
     size_t one = (size_t)(elems > 0 ? elems : 1) * esz + 4096;
@@ -182,8 +205,8 @@ int sim_setup_job(struct setup *S, char *err, size_t errlen)
     }
     for (int i = 0; i < n; i++) {
         S->counts[i] = S->count;
-        /* (only the v and w collectives read them, whose buffers were
-         * checked to fit an int above) */
+        /* (only the v and w collectives read them, whose displacements
+         * were checked to fit an int above) */
         long long d = (long long)i * S->count;
         S->displs[i] = d <= INT_MAX ? (int)d : 0;
         S->types[i] = red ? NBCX_INT32 : NBCX_BYTE;
