@@ -212,6 +212,28 @@ static int flat(struct nbcx_sched_s *s, enum nbcxi_coll coll,
     return err ? err : s->build.err;
 }
 
+/* Where the node-aware algorithm applies (the transport knows the nodes,
+ * there are several, not one rank each, and, where need_blocks, every
+ * node's ranks are consecutive): fills h and returns true. Elsewhere
+ * builds the flat algorithm, *err its outcome, and returns false. */
+static bool nodes_or_flat(struct nbcx_sched_s *s, enum nbcxi_coll coll,
+                          const struct nbcxi_coll_args *a, int root,
+                          bool need_blocks, struct hier *h, int *err)
+{
+    int known = s->build.size > 1 ? hier_layout(s, root, h) : 0;
+    if (known < 0) {
+        *err = s->build.err;
+        return false;
+    }
+    if (known && h->nnodes > 1 && h->nnodes < s->build.size &&
+        (h->blocks || !need_blocks))
+        return true;
+    if (known)
+        hier_free(h);
+    *err = flat(s, coll, a);
+    return false;
+}
+
 /* Ends a node-aware build: the split-tree annotations of the phases'
  * builders do not describe the whole (split mode runs it on the progress
  * thread, as any schedule without them). */
@@ -228,14 +250,9 @@ int nbcxi_build_bcast_hier(struct nbcx_sched_s *s,
     if (s->build.size == 1 || a->rcount == 0 || a->rtype->size == 0)
         return s->build.err;
     struct hier h;
-    int known = hier_layout(s, a->root, &h);
-    if (known < 0)
-        return s->build.err;
-    if (!known || h.nnodes == 1 || h.nnodes == s->build.size) {
-        if (known)
-            hier_free(&h);
-        return flat(s, NBCXI_BCAST, a);
-    }
+    int err;
+    if (!nodes_or_flat(s, NBCXI_BCAST, a, a->root, false, &h, &err))
+        return err;
     nbcx_node j = -1;
     int leader = h.leaders[h.node];
     if (s->build.rank == leader) {
@@ -259,15 +276,10 @@ int nbcxi_build_allreduce_hier(struct nbcx_sched_s *s,
     if (a->rcount == 0 || a->rtype->size == 0)
         return s->build.err;
     struct hier h;
-    int known = s->build.size > 1 ? hier_layout(s, -1, &h) : 0;
-    if (known < 0)
-        return s->build.err;
-    if (!known || h.nnodes == 1 || h.nnodes == s->build.size ||
-        (!a->op->commutative && !h.blocks)) {
-        if (known)
-            hier_free(&h);
-        return flat(s, NBCXI_ALLREDUCE, a);
-    }
+    int err;
+    if (!nodes_or_flat(s, NBCXI_ALLREDUCE, a, -1, !a->op->commutative, &h,
+                       &err))
+        return err;
     /* 1: the node's reduction to its lowest rank (in place there when
      * the call is) */
     struct nbcxi_coll_args r = *a;
@@ -296,15 +308,10 @@ int nbcxi_build_reduce_hier(struct nbcx_sched_s *s,
     if (s->build.size == 1 || a->rcount == 0 || a->rtype->size == 0)
         return flat(s, NBCXI_REDUCE, a);
     struct hier h;
-    int known = hier_layout(s, a->root, &h);
-    if (known < 0)
-        return s->build.err;
-    if (!known || h.nnodes == 1 || h.nnodes == s->build.size ||
-        (!a->op->commutative && !h.blocks)) {
-        if (known)
-            hier_free(&h);
-        return flat(s, NBCXI_REDUCE, a);
-    }
+    int err;
+    if (!nodes_or_flat(s, NBCXI_REDUCE, a, a->root, !a->op->commutative, &h,
+                       &err))
+        return err;
     int leader = h.leaders[h.node];
     bool lead = s->build.rank == leader, root = s->build.rank == a->root;
     /* a leader's partial result: rbuf at the root, else a scratch */
@@ -344,14 +351,9 @@ int nbcxi_build_barrier_hier(struct nbcx_sched_s *s,
     if (s->build.size == 1)
         return s->build.err;
     struct hier h;
-    int known = hier_layout(s, -1, &h);
-    if (known < 0)
-        return s->build.err;
-    if (!known || h.nnodes == 1 || h.nnodes == s->build.size) {
-        if (known)
-            hier_free(&h);
-        return flat(s, NBCXI_BARRIER, a);
-    }
+    int err;
+    if (!nodes_or_flat(s, NBCXI_BARRIER, a, -1, false, &h, &err))
+        return err;
     struct nbcxi_coll_args b = *a;
     nbcx_node j = phase(s, NBCXI_BARRIER, &b, h.local, h.nlocal, h.me,
                         NBCXI_PLACE_ONE_NODE, -1, JOIN_ALL);
@@ -367,21 +369,15 @@ int nbcxi_build_allgather_hier(struct nbcx_sched_s *s,
                                const struct nbcxi_coll_args *a)
 {
     int p = s->build.size;
-    if (p == 1 || a->rcount == 0 || a->rtype->size == 0)
+    /* (decided alike on every rank: by a block's bytes, not by its count
+     * of this rank's type, which may differ from another's) */
+    size_t block = (size_t)a->rcount * a->rtype->size;
+    if (block == 0 || (unsigned long long)p * block > INT_MAX)
         return flat(s, NBCXI_ALLGATHER, a);
     struct hier h;
-    int known = hier_layout(s, -1, &h);
-    if (known < 0)
-        return s->build.err;
-    /* (the same on every rank: a block's bytes, not its count of this
-     * rank's type, which may differ from another's) */
-    size_t block = (size_t)a->rcount * a->rtype->size;
-    if (!known || h.nnodes == 1 || h.nnodes == p || !h.blocks ||
-        (unsigned long long)p * block > INT_MAX) {
-        if (known)
-            hier_free(&h);
-        return flat(s, NBCXI_ALLGATHER, a);
-    }
+    int err;
+    if (!nodes_or_flat(s, NBCXI_ALLGATHER, a, -1, true, &h, &err))
+        return err;
     int first = h.local[0], end = first + h.nlocal;
     /* 1: the node's allgather, into the node's run of rbuf (in place
      * when the call is: a rank's own block is then its sbuf) */

@@ -1,5 +1,8 @@
-import re, statistics, sys
-runs = [open(f"docs/results/java/s19/compare-{s}.txt").read() for s in range(1, 6)]
+import os, re, statistics, sys
+# The sittings' compare-1.txt .. compare-5.txt: in the directory given, else
+# beside this script (s19).
+d = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+runs = [open(os.path.join(d, f"compare-{s}.txt")).read() for s in range(1, 6)]
 def parse(t):
     out = {}
     sec = None
