@@ -1066,6 +1066,16 @@ class Analysis:
             return
         self._call_outside(n, name, args, eff)
 
+    @staticmethod
+    def _take_flags_why(s: Summary, callee: str, line: int, eff: Effects) -> None:
+        """A called function's flags and reasons, each reason once, naming the call."""
+        for fl in s.flags:
+            eff.flags.add(fl)
+        for w in s.why:
+            text = f"{w} (in {callee}(), called at line {line})" if "(in " not in w else w
+            if text not in eff.why:
+                eff.why.append(text)
+
     def _apply_summary(
         self, n: Node, g: Function, s: Summary, args: list[Node], eff: Effects
     ) -> None:
@@ -1083,12 +1093,7 @@ class Analysis:
         for a in args[len(g.params) :]:
             objs = self._reach(self.val(a))
             self._access(objs, None, "rw", eff)
-        for fl in s.flags:
-            eff.flags.add(fl)
-        for w in s.why:
-            text = f"{w} (in {g.name}(), called at line {n.line})" if "(in " not in w else w
-            if text not in eff.why:
-                eff.why.append(text)
+        self._take_flags_why(s, g.name, n.line, eff)
 
     def _call_outside(self, n: Node, name: str, args: list[Node], eff: Effects) -> None:
         """A call of a function not defined in this unit."""
@@ -1142,12 +1147,7 @@ class Analysis:
                 self._arg_access(a, "w", eff)
             if i >= s.nparams:
                 self._access(self._reach(self.val(a)), None, "rw", eff)
-        for fl in s.flags:
-            eff.flags.add(fl)
-        for w in s.why:
-            text = f"{w} (in {n.callee}(), called at line {n.line})" if "(in " not in w else w
-            if text not in eff.why:
-                eff.why.append(text)
+        self._take_flags_why(s, n.callee, n.line, eff)
 
     def export(self) -> dict[str, Summary]:
         """Summaries of this file's functions with external linkage, for other files."""
