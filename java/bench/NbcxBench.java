@@ -12,7 +12,9 @@
  *                and await (the communication time the paper plots)
  *
  * Each figure is the maximum over ranks of one repetition; the table shows
- * the median over repetitions. Results are checked before timing. Every
+ * the median over repetitions; block and nbc alternate within each
+ * repetition (the mode switched around each block run), as in nbcx-bench.
+ * Results are checked before timing. Every
  * timed run starts after a barrier that, like the C benchmark's
  * pthread_barrier, wakes all the waiting ranks at once (Barrier below).
  *
@@ -236,17 +238,24 @@ public class NbcxBench {
             await(barrier);
             int n = reps[0];
 
-            setMode(barrier, rank, Progress.CALLER);
+            // block and nbc alternate within every repetition, as in
+            // nbcx-bench (harness.c series_pure, driver_inproc.c): the mode
+            // switches to caller around each block run, and after switching
+            // back one discarded run brings the progress thread up again.
+            boolean switching = nbcMode != Progress.CALLER;
+            if (!switching) setMode(barrier, rank, Progress.CALLER);
             for (int k = 0; k < n; k++) {
+                if (switching) setMode(barrier, rank, Progress.CALLER);
                 await(barrier);
                 long t0 = System.nanoTime();
                 start.go().await();
                 tBlock[rank][k] = (System.nanoTime() - t0) * 1e-9;
-            }
-            setMode(barrier, rank, nbcMode);
-            for (int k = 0; k < n; k++) {
+                if (switching) {
+                    setMode(barrier, rank, nbcMode);
+                    start.go().await(); // discarded
+                }
                 await(barrier);
-                long t0 = System.nanoTime();
+                t0 = System.nanoTime();
                 start.go().await();
                 tNbc[rank][k] = (System.nanoTime() - t0) * 1e-9;
             }
