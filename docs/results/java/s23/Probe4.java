@@ -13,7 +13,7 @@ public class Probe4 {
                 for (int k = 0; k < 10000; k++) { comm.ibcast(b, 0).await(); comm.iscatter(s, b, 0).await(); } }); }
         Nbcx.progress(m.startsWith("c") ? Progress.CALLER : m.startsWith("t") ? Progress.THREAD : Progress.AUTO);
         long[][] T0 = new long[R][N], T1 = new long[R][N];
-        CyclicBarrier cb = new CyclicBarrier(R); AllBar ab = barKind.equals("all") ? new AllBar(R) : null;
+        CyclicBarrier cb = new CyclicBarrier(R); NbcxBench.Barrier ab = barKind.equals("all") ? new NbcxBench.Barrier(R) : null;
         Nbcx.threads(R, comm -> {
             int rank = comm.rank(), p = comm.size();
             Buf s = Buf.allocateDirect(Datatype.BYTE, SZ * p), r = Buf.allocateDirect(Datatype.BYTE, SZ);

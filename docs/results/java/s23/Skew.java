@@ -10,7 +10,7 @@ public class Skew {
         for (String kind : a[2].split(",")) {
             Bar b;
             if (kind.equals("cyclic")) { CyclicBarrier c = new CyclicBarrier(n); b = c::await; }
-            else if (kind.equals("all")) { AllBar x = new AllBar(n); b = x::await; }
+            else if (kind.equals("all")) { NbcxBench.Barrier x = new NbcxBench.Barrier(n); b = x::await; }
             else { Phaser p = new Phaser(n); b = p::arriveAndAwaitAdvance; }
             long[][] t = new long[n][R];
             Thread[] th = new Thread[n];
