@@ -5,13 +5,18 @@
  *
  *   block        start + await at once, caller progress (the calling thread
  *                runs the collective inside await: nbcx's blocking-style use)
- *   nbc          start + await at once, thread progress
+ *   nbc          start + await at once, in the run's progress mode (NBCX_PROGRESS,
+ *                default auto: the mode nbcx-bench's nbc runs in)
  *   nbc+overlap  start, a computation as long as nbc (with --tests K test
  *                calls in it), await; comm = the time inside start, test
  *                and await (the communication time the paper plots)
  *
  * Each figure is the maximum over ranks of one repetition; the table shows
- * the median over repetitions. Results are checked before timing.
+ * the median over repetitions; block and nbc alternate within each
+ * repetition (the mode switched around each block run), as in nbcx-bench.
+ * Results are checked before timing. Every
+ * timed run starts after a barrier that, like the C benchmark's
+ * pthread_barrier, wakes all the waiting ranks at once (Barrier below).
  *
  *   java -cp java/target/nbcx-0.1.0.jar -Dnbcx.jni=build/nompi/java/libnbcxjni.so \
  *        java/bench/NbcxBench.java [--ranks 2,4] [--op bcast,scatter]
@@ -35,7 +40,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
 
 public class NbcxBench {
     static int[] ranksList = {2, 4};
@@ -45,6 +52,7 @@ public class NbcxBench {
     static double budget = 0.2;
     static boolean arrays = false;
     static String json = null;
+    static Progress nbcMode = Progress.AUTO;
 
     public static void main(String[] args) throws Exception {
         long min = 4096, max = 16L << 20;
@@ -87,13 +95,17 @@ public class NbcxBench {
                 throw new IllegalArgumentException("--op: bcast and scatter only (paper 000), not " + op);
 
         Progress initial = Nbcx.progress();
+        // nbc runs in the run's own mode, as nbcx-bench's does (NBCX_PROGRESS;
+        // unset: auto); block in caller progress, as nbcx-bench's default
+        // --block-progress caller.
+        nbcMode = initial;
         // The JIT compiles the binding's Java path before anything is timed
         // (the C benchmark has nothing to warm up): small operations of each
         // kind in both progress modes, enough for C2 (tier 4 compiles a
         // method after some 5,000-15,000 calls; --jit-warmup 20000 makes
         // 10,000 of each kind per mode and rank count)...
         for (int r : ranksList) {
-            for (Progress m : new Progress[] {Progress.CALLER, Progress.THREAD}) {
+            for (Progress m : new Progress[] {Progress.CALLER, nbcMode}) {
                 Nbcx.progress(m);
                 Nbcx.threads(r, comm -> {
                     Buf b = buffer(64), s = comm.rank() == 0 ? buffer(64 * comm.size()) : null;
@@ -130,7 +142,8 @@ public class NbcxBench {
                     Runtime.getRuntime().availableProcessors(), arrays ? "byte[] (staged)" : "direct ByteBuffer",
                     fixedReps > 0 ? fixedReps + " repetitions" : "automatic repetitions (budget " + budget + " s)",
                     tests);
-            System.out.println("# block: start + await in caller progress; nbc: start + await in thread progress; "
+            System.out.println("# block: start + await in caller progress; nbc: start + await in "
+                    + nbcMode.name().toLowerCase(Locale.ROOT) + " progress; "
                     + "nbc+overlap: start, computation, await; comm: time in start + test + await of nbc+overlap");
             for (String op : ops) {
                 System.out.printf("# op i%s%n%-10s %12s %12s %10s %12s %12s %10s%n", op, "size", "t_block(us)",
@@ -173,7 +186,7 @@ public class NbcxBench {
 
     /** One operation at one size on r thread ranks. */
     static Result measure(String op, int r, int size) {
-        CyclicBarrier barrier = new CyclicBarrier(r);
+        Barrier barrier = new Barrier(r);
         int maxReps = fixedReps > 0 ? fixedReps : 100;
         double[][] tBlock = new double[r][maxReps], tNbc = new double[r][maxReps];
         double[][] tOvrl = new double[r][maxReps], tComm = new double[r][maxReps];
@@ -197,7 +210,7 @@ public class NbcxBench {
             double rate = calibrate();
 
             // Check the result once, in each mode.
-            for (Progress m : new Progress[] {Progress.CALLER, Progress.THREAD}) {
+            for (Progress m : new Progress[] {Progress.CALLER, nbcMode}) {
                 setMode(barrier, rank, m);
                 fill(send, recv, root, p, size, scatter, 1);
                 start.go().await();
@@ -206,7 +219,7 @@ public class NbcxBench {
 
             // Warm-up in both modes; the slowest run sets the repetitions.
             double slowest = 0;
-            for (Progress m : new Progress[] {Progress.CALLER, Progress.THREAD}) {
+            for (Progress m : new Progress[] {Progress.CALLER, nbcMode}) {
                 setMode(barrier, rank, m);
                 for (int w = 0; w < warmup; w++) {
                     await(barrier);
@@ -225,17 +238,24 @@ public class NbcxBench {
             await(barrier);
             int n = reps[0];
 
-            setMode(barrier, rank, Progress.CALLER);
+            // block and nbc alternate within every repetition, as in
+            // nbcx-bench (harness.c series_pure, driver_inproc.c): the mode
+            // switches to caller around each block run, and after switching
+            // back one discarded run brings the progress thread up again.
+            boolean switching = nbcMode != Progress.CALLER;
+            if (!switching) setMode(barrier, rank, Progress.CALLER);
             for (int k = 0; k < n; k++) {
+                if (switching) setMode(barrier, rank, Progress.CALLER);
                 await(barrier);
                 long t0 = System.nanoTime();
                 start.go().await();
                 tBlock[rank][k] = (System.nanoTime() - t0) * 1e-9;
-            }
-            setMode(barrier, rank, Progress.THREAD);
-            for (int k = 0; k < n; k++) {
+                if (switching) {
+                    setMode(barrier, rank, nbcMode);
+                    start.go().await(); // discarded
+                }
                 await(barrier);
-                long t0 = System.nanoTime();
+                t0 = System.nanoTime();
                 start.go().await();
                 tNbc[rank][k] = (System.nanoTime() - t0) * 1e-9;
             }
@@ -318,7 +338,7 @@ public class NbcxBench {
     }
 
     /** The progress mode is process-wide: rank 0 switches it while no operation is outstanding. */
-    static void setMode(CyclicBarrier barrier, int rank, Progress m) {
+    static void setMode(Barrier barrier, int rank, Progress m) {
         await(barrier);
         if (rank == 0) {
             for (int tries = 0;; tries++) {
@@ -338,11 +358,53 @@ public class NbcxBench {
         await(barrier);
     }
 
-    static void await(CyclicBarrier b) {
-        try {
-            b.await();
-        } catch (Exception e) {
-            throw new RuntimeException(e);
+    static void await(Barrier b) {
+        b.await();
+    }
+
+    /**
+     * A barrier of n threads that wakes every waiter at once: the last to
+     * arrive unparks each of the others itself, as glibc's pthread_barrier
+     * (nbcx-bench's) wakes them all with one FUTEX_WAKE. Not
+     * java.util.concurrent.CyclicBarrier: its waiters leave one after the
+     * other, each woken by the one released before it (signalAll moves them
+     * to its lock's queue; each unparks the next as it unlocks), so the last
+     * rank starts n-1 thread wake-ups after the first, and the others' times
+     * (each measured from its own start) include them: on an idle 2-core
+     * VM, where a wake-up costs some 15-20 us, Java's 4-rank times at
+     * 4-16 KiB were 2-2.8x C's (docs/results/java/s23). No spinning, as
+     * pthread_barrier_wait does not spin either.
+     */
+    static final class Barrier {
+        private final int n;
+        private final AtomicInteger arrived = new AtomicInteger();
+        private final AtomicReferenceArray<Thread> waiting;
+        private volatile int generation;
+
+        Barrier(int n) {
+            this.n = n;
+            this.waiting = new AtomicReferenceArray<>(Math.max(1, n));
+        }
+
+        void await() {
+            int g = generation;
+            int i = arrived.getAndIncrement();
+            if (i == n - 1) {
+                // Collect every waiter before releasing any: a released one
+                // may come back to the next round and take a slot again.
+                Thread[] ws = new Thread[n - 1];
+                for (int k = 0; k < n - 1; k++) {
+                    Thread t;
+                    while ((t = waiting.getAndSet(k, null)) == null) Thread.onSpinWait();
+                    ws[k] = t;
+                }
+                arrived.set(0);
+                generation = g + 1;
+                for (Thread t : ws) LockSupport.unpark(t);
+                return;
+            }
+            waiting.set(i, Thread.currentThread());
+            while (generation == g) LockSupport.park(this);
         }
     }
 

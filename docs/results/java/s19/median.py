@@ -2,7 +2,10 @@ import os, re, statistics, sys
 # The sittings' compare-1.txt .. compare-5.txt: in the directory given, else
 # beside this script (s19).
 d = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
-runs = [open(os.path.join(d, f"compare-{s}.txt")).read() for s in range(1, 6)]
+# Every compare-N.txt there (s19 and s22 have five, s23 three).
+names = sorted((f for f in os.listdir(d) if re.fullmatch(r"compare-\d+\.txt", f)),
+               key=lambda f: int(re.findall(r"\d+", f)[0]))
+runs = [open(os.path.join(d, f)).read() for f in names]
 def parse(t):
     out = {}
     sec = None
