@@ -27,6 +27,14 @@
  *   waits for the send with the same tag before it (the receives are
  *   posted in step order already).
  *
+ * Linear (one step; for few ranks and small blocks, libnbc's allgather).
+ *   Every rank sends its own block to every other rank and receives
+ *   each other rank's straight into its place in rbuf: p - 1 messages
+ *   each way, all posted at start, no dependencies (the own block is
+ *   sent from sbuf, or from rbuf in place). Rank r sends to r + i
+ *   and receives from r - i in the order i = 1 .. p - 1, so the
+ *   messages of the first steps meet first. Tag 0.
+ *
  * Types: messages from user buffers use the user's types; Bruck forwards
  * the data of other ranks as packed bytes. The ring forwards them from
  * rbuf with rtype, which matches the sender's type signature.
@@ -157,5 +165,29 @@ int nbcxi_build_allgather_ring(struct nbcx_sched_s *s,
         prev = rv;
     }
     free(sent);
+    return s->build.err;
+}
+
+int nbcxi_build_allgather_linear(struct nbcx_sched_s *s,
+                                 const struct nbcxi_coll_args *a)
+{
+    const int p = s->build.size, rank = s->build.rank;
+    if (own_block_only(s, a))
+        return s->build.err;
+    /* in place, sbuf is the own block of rbuf, described by rtype */
+    const bool in_place =
+        a->sbuf == nbcxi_at(a->rbuf, rank, a->rcount, a->rtype);
+    for (int i = 1; i < p; i++) {
+        int from = mod((long)rank - i, p);
+        nbcxi_recv(s, nbcxi_at(a->rbuf, from, a->rcount, a->rtype),
+                   a->rcount, a->rtype, from, 0);
+    }
+    for (int i = 1; i < p; i++) {
+        int to = mod((long)rank + i, p);
+        if (in_place)
+            nbcxi_send(s, a->sbuf, a->rcount, a->rtype, to, 0);
+        else
+            nbcxi_send(s, a->sbuf, a->scount, a->stype, to, 0);
+    }
     return s->build.err;
 }

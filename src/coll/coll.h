@@ -238,13 +238,16 @@ NBCX_HIDDEN int nbcxi_knomial_radix(const char *name);
 /* "knomialK" as a string that lives forever (K = 2..8), else NULL. */
 NBCX_HIDDEN const char *nbcxi_knomial_name(int k);
 
-/* tuning.c: the selection table of NBCX_TUNING (read once, by select.c) */
+/* tuning.c: the selection table of NBCX_TUNING and the built-in one
+ * (each read once, by select.c) */
 NBCX_HIDDEN int nbcxi_tuning_load(const char *path);
-/* The algorithm the table names for coll on p ranks and `bytes` (the
- * size the automatic choice looks at), or NULL; sets *segsize when the
- * rule gives one. */
-NBCX_HIDDEN const char *nbcxi_tuning_choose(int coll, int p, size_t bytes,
-                                            size_t *segsize);
+NBCX_HIDDEN int nbcxi_tuning_load_builtin(void);
+/* The algorithm the tables (NBCX_TUNING's, then the built-in one) name
+ * for coll on p ranks, rpn ranks per node (0: not known) and `bytes`
+ * (the size the automatic choice looks at), or NULL; sets *segsize when
+ * the rule gives one. */
+NBCX_HIDDEN const char *nbcxi_tuning_choose(int coll, int p, int rpn,
+                                            size_t bytes, size_t *segsize);
 NBCX_HIDDEN int nbcxi_tuning_describe(char *buf, size_t len);
 /* The S of the first split rule for coll on p ranks and `bytes`, or -1. */
 NBCX_HIDDEN int nbcxi_tuning_split(int coll, int p, size_t bytes);
@@ -293,6 +296,7 @@ NBCX_HIDDEN nbcxi_builder nbcxi_build_scatter_linear;
 /* allgather.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_allgather_bruck;
 NBCX_HIDDEN nbcxi_builder nbcxi_build_allgather_ring;
+NBCX_HIDDEN nbcxi_builder nbcxi_build_allgather_linear; /* all at start */
 /* alltoall.c */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_alltoall_linear;   /* everything posted at once */
 NBCX_HIDDEN nbcxi_builder nbcxi_build_alltoall_pairwise; /* sends in pairwise order */

@@ -87,6 +87,7 @@ static const struct nbcxi_algorithm algorithms[] = {
     { NBCXI_ALLGATHER, "bruck", nbcxi_build_allgather_bruck, NULL },
     { NBCXI_ALLGATHER, "ring", nbcxi_build_allgather_ring, NULL },
     { NBCXI_ALLGATHER, "hier", nbcxi_build_allgather_hier, NULL },
+    { NBCXI_ALLGATHER, "linear", nbcxi_build_allgather_linear, NULL },
     { NBCXI_ALLTOALL, "linear", nbcxi_build_alltoall_linear, NULL },
     { NBCXI_ALLTOALL, "pairwise", nbcxi_build_alltoall_pairwise, NULL },
     { NBCXI_ALLTOALL, "bruck", nbcxi_build_alltoall_bruck, NULL },
@@ -287,6 +288,12 @@ static void read_env(void)
     const char *tuning = nbcxi_getenv("NBCX_TUNING");
     if (tuning && *tuning) {
         int err = nbcxi_tuning_load(tuning);
+        if (err && !env_error)
+            env_error = err;
+    }
+    const char *builtin = nbcxi_getenv("NBCX_TUNING_BUILTIN");
+    if (!builtin || strcmp(builtin, "0") != 0) {
+        int err = nbcxi_tuning_load_builtin();
         if (err && !env_error)
             env_error = err;
     }
@@ -507,6 +514,15 @@ static double cost_rabenseifner(int p, double n)
            (q != p ? n / 64 : 0);
 }
 
+/* The ranks per node of the call's communicator, ceil(ranks / nodes),
+ * where its transport knows the nodes, else 0 (the tuning tables' rpn). */
+static int ranks_per_node(const struct nbcx_sched_s *s)
+{
+    const nbcxi_transport *tp = s->build.comm->tp;
+    int nodes = tp->ops->node_of ? tp->nnodes : 0;
+    return nodes > 0 ? (s->build.size + nodes - 1) / nodes : 0;
+}
+
 /* The automatic choice's algorithm for a call (NULL: the collective's
  * first). */
 static const char *automatic(enum nbcxi_coll coll,
@@ -654,6 +670,14 @@ static const char *automatic(enum nbcxi_coll coll,
          * simulation, 4 to 32 ranks per node */
         if (crowded && (block * (size_t)rpn <= 1024 || rpn >= 16))
             return "hier";
+        /* linear (all p - 1 messages at once, one latency) on few ranks
+         * and small blocks: 0.63-0.99 of Bruck's time up to 2 KiB on 4
+         * ranks, 1 KiB on 8 to 12, 256 B on 16, 64 B on 24 (2 ranks per
+         * node in the simulation; not measured on one node, where the
+         * thresholds below were) */
+        if (!one_node && block <= (p <= 4 ? 2048u : p <= 12 ? 1024u : p <= 16 ? 256u
+                                     : p <= 24 ? 64u : 0u))
+            return "linear";
         /* Bruck: L A + about 2 (p - 1) m (every block crosses the network
          * from every rank of a node, and is rotated twice); the ring:
          * (p - 1)(A + m), all but one hop in nn inside a node. The
@@ -759,7 +783,8 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
         if (!name) { /* a rule of NBCX_TUNING, else the built-in choice */
             size_t seg = 0; /* the rule's, if it gives one */
             name = nbcxi_tuning_choose((int)coll, s->build.size,
-                                       message_bytes(a), &seg);
+                                       ranks_per_node(s), message_bytes(a),
+                                       &seg);
             const struct nbcxi_algorithm *tuned = name ? lookup(algorithms,
                                                                 coll, name)
                                                        : NULL;

@@ -10,7 +10,16 @@
  *     allreduce    9-*     65536-*         ring        0
  *     alltoall     *       *               pairwise    0
  *
- * ranks and bytes are an inclusive range "lo-hi", a single value, or "*"
+ * A rule may carry a column more, the ranks per node, after the ranks
+ * (nbcx-tune/2 writes it when it tunes several node sizes):
+ *
+ *     # nbcx-tune/2
+ *     # coll       ranks   rpn     bytes           algorithm   segsize
+ *     reduce       32-127  6-23    0-11585         hier        0
+ *
+ * rpn is the communicator's ranks per node, ceil(ranks / nodes), where
+ * its transport knows the nodes; where it does not, only "*" matches.
+ * ranks, rpn and bytes are an inclusive range "lo-hi", a single value, or "*"
  * (any; "lo-*": lo and up). bytes is the size the automatic choice looks
  * at: the whole buffer for bcast and the reductions, one block for the
  * gathers, scatters and alltoalls (message_bytes in select.c). segsize
@@ -37,7 +46,15 @@
  * line number, and every collective call then fails with
  * NBCX_ERR_ALGORITHM: a tuning the user asked for is never silently
  * ignored.
+ *
+ * Behind the user's table stands the built-in one, tuning_builtin.inc:
+ * the same format, written by tools/sim/gen-builtin-tuning (nbcx-tune on
+ * the reference machine of tools/sim/params/default.json, several node
+ * sizes) and committed. Its rules start at 16 ranks and name ranks per
+ * node, so calls on fewer ranks or on a transport that does not know the
+ * nodes keep select.c's thresholds. NBCX_TUNING_BUILTIN=0 turns it off.
  */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -50,15 +67,26 @@
 struct rule {
     int coll;
     int plo, phi;
+    int rlo, rhi;    /* ranks per node; 0-INT_MAX: any, known or not */
     size_t blo, bhi;
     const char *alg; /* the registered entry's name; NULL: a split rule */
     size_t segsize;
     int split;       /* a split rule's S */
 };
 
-static struct rule *rules;
-static int nrules;
+struct table {
+    struct rule *rules;
+    int n;
+};
+
+static struct table user;     /* NBCX_TUNING's */
+static struct table builtin;  /* tuning_builtin.inc's */
 static char source[256];
+
+static const char *const builtin_lines[] = {
+#include "tuning_builtin.inc"
+    NULL
+};
 
 /* "lo-hi", "v", "*", "lo-*" into [lo, hi]; false: not a range. */
 static bool parse_range(const char *s, unsigned long long max,
@@ -112,19 +140,30 @@ static const char *find_alg(int coll, const char *name)
 /* One line into r; NULL, or what is wrong with it. */
 static const char *parse_line(char *line, struct rule *r)
 {
-    char *f[5];
+    char *f[6], *save = NULL;
     int n = 0;
-    for (char *tok = strtok(line, " \t\r\n"); tok;
-         tok = strtok(NULL, " \t\r\n")) {
-        if (n == 5)
-            return "more than 5 fields";
+    for (char *tok = strtok_r(line, " \t\r\n", &save); tok;
+         tok = strtok_r(NULL, " \t\r\n", &save)) {
+        if (n == 6)
+            return "more than 6 fields";
         f[n++] = tok;
     }
-    if (n != 5)
-        return "expected 5 fields: coll ranks bytes algorithm segsize "
-               "(or split coll ranks bytes S)";
     unsigned long long lo, hi, seg;
-    bool split = strcasecmp(f[0], "split") == 0;
+    bool split = n > 0 && strcasecmp(f[0], "split") == 0;
+    r->rlo = 0;
+    r->rhi = INT_MAX;
+    if (n == 6 && !split) { /* coll ranks rpn bytes algorithm segsize */
+        if (!parse_range(f[2], INT_MAX, &lo, &hi) || hi < 1)
+            return "bad ranks-per-node range (lo-hi, a number, or *)";
+        r->rlo = (int)lo;
+        r->rhi = (int)hi;
+        for (int i = 2; i < 5; i++)
+            f[i] = f[i + 1];
+        n = 5;
+    }
+    if (n != 5)
+        return "expected 5 or 6 fields: coll ranks [rpn] bytes algorithm "
+               "segsize (or split coll ranks bytes S)";
     if (split) { /* split COLL RANKS BYTES S: f[0..3] as a rule's */
         if (!parse_range(f[4], 127, &seg, &hi) || seg != hi)
             return "bad split levels S (a number from 0 to 127)";
@@ -155,6 +194,33 @@ static const char *parse_line(char *line, struct rule *r)
     return NULL;
 }
 
+/* Parses one line (comments and blanks skipped) onto t: NULL, or what
+ * is wrong with it (*nomem: out of memory). */
+static const char *add_line(struct table *t, int *cap, char *line,
+                            bool *nomem)
+{
+    char *hash = strchr(line, '#');
+    if (hash)
+        *hash = '\0';
+    if (strspn(line, " \t\r\n") == strlen(line))
+        return NULL;
+    if (t->n == *cap) {
+        int more_cap = *cap ? 2 * *cap : 32;
+        struct rule *more = realloc(t->rules,
+                                    (size_t)more_cap * sizeof *more);
+        if (!more) {
+            *nomem = true;
+            return "out of memory";
+        }
+        t->rules = more;
+        *cap = more_cap;
+    }
+    const char *why = parse_line(line, &t->rules[t->n]);
+    if (!why)
+        t->n++;
+    return why;
+}
+
 int nbcxi_tuning_load(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -162,8 +228,8 @@ int nbcxi_tuning_load(const char *path)
         fprintf(stderr, "nbcx: NBCX_TUNING=%s: %s\n", path, strerror(errno));
         return NBCX_ERR_ALGORITHM;
     }
-    struct rule *list = NULL;
-    int n = 0, cap = 0, lineno = 0, err = NBCX_SUCCESS;
+    struct table t = { 0 };
+    int cap = 0, lineno = 0, err = NBCX_SUCCESS;
     char line[512];
     while (fgets(line, sizeof line, f)) {
         lineno++;
@@ -173,28 +239,14 @@ int nbcxi_tuning_load(const char *path)
             err = NBCX_ERR_ALGORITHM;
             break;
         }
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        if (strspn(line, " \t\r\n") == strlen(line))
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 32;
-            struct rule *more = realloc(list, (size_t)cap * sizeof *list);
-            if (!more) {
-                err = NBCX_ERR_NOMEM;
-                break;
-            }
-            list = more;
-        }
-        const char *why = parse_line(line, &list[n]);
+        bool nomem = false;
+        const char *why = add_line(&t, &cap, line, &nomem);
         if (why) {
             fprintf(stderr, "nbcx: NBCX_TUNING=%s:%d: %s\n", path, lineno,
                     why);
-            err = NBCX_ERR_ALGORITHM;
+            err = nomem ? NBCX_ERR_NOMEM : NBCX_ERR_ALGORITHM;
             break;
         }
-        n++;
     }
     if (!err && ferror(f)) {
         fprintf(stderr, "nbcx: NBCX_TUNING=%s: read error\n", path);
@@ -202,44 +254,71 @@ int nbcxi_tuning_load(const char *path)
     }
     fclose(f);
     if (err) {
-        free(list);
+        free(t.rules);
         return err;
     }
-    rules = list;
-    nrules = n;
+    user = t;
     snprintf(source, sizeof source, "%s", path);
     return NBCX_SUCCESS;
 }
 
-const char *nbcxi_tuning_choose(int coll, int p, size_t bytes,
-                                size_t *segsize)
+int nbcxi_tuning_load_builtin(void)
 {
-    for (int i = 0; i < nrules; i++) {
-        const struct rule *r = &rules[i];
-        if (r->alg && r->coll == coll && p >= r->plo && p <= r->phi &&
-            bytes >= r->blo && bytes <= r->bhi) {
-            if (r->segsize)
-                *segsize = r->segsize;
-            return r->alg;
+    struct table t = { 0 };
+    int cap = 0;
+    for (size_t i = 0; builtin_lines[i]; i++) {
+        char line[512];
+        bool nomem = false;
+        snprintf(line, sizeof line, "%s", builtin_lines[i]);
+        const char *why = add_line(&t, &cap, line, &nomem);
+        if (why) { /* a bug of the generated table: tests catch it */
+            fprintf(stderr, "nbcx: built-in tuning table, line %zu: %s\n",
+                    i + 1, why);
+            free(t.rules);
+            return nomem ? NBCX_ERR_NOMEM : NBCX_ERR_INTERN;
         }
+    }
+    builtin = t;
+    return NBCX_SUCCESS;
+}
+
+static const struct rule *match(const struct table *t, bool split, int coll,
+                                int p, int rpn, size_t bytes)
+{
+    for (int i = 0; i < t->n; i++) {
+        const struct rule *r = &t->rules[i];
+        if ((r->alg == NULL) == split && r->coll == coll && p >= r->plo &&
+            p <= r->phi && rpn >= r->rlo && rpn <= r->rhi &&
+            bytes >= r->blo && bytes <= r->bhi)
+            return r;
     }
     return NULL;
 }
 
+const char *nbcxi_tuning_choose(int coll, int p, int rpn, size_t bytes,
+                                size_t *segsize)
+{
+    const struct rule *r = match(&user, false, coll, p, rpn, bytes);
+    if (!r)
+        r = match(&builtin, false, coll, p, rpn, bytes);
+    if (r && r->segsize)
+        *segsize = r->segsize;
+    return r ? r->alg : NULL;
+}
+
 int nbcxi_tuning_split(int coll, int p, size_t bytes)
 {
-    for (int i = 0; i < nrules; i++) {
-        const struct rule *r = &rules[i];
-        if (!r->alg && r->coll == coll && p >= r->plo && p <= r->phi &&
-            bytes >= r->blo && bytes <= r->bhi)
-            return r->split;
-    }
-    return -1;
+    const struct rule *r = match(&user, true, coll, p, 0, bytes);
+    return r ? r->split : -1;
 }
 
 int nbcxi_tuning_describe(char *buf, size_t len)
 {
-    if (!source[0])
-        return 0;
-    return snprintf(buf, len, " tuning=%s(%d rules)", source, nrules);
+    int n = 0;
+    if (source[0])
+        n = snprintf(buf, len, " tuning=%s(%d rules)", source, user.n);
+    if (n >= 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, " tuning_builtin=%d rules",
+                      builtin.n);
+    return n;
 }

@@ -93,6 +93,37 @@ done <"$tmp/report"
 [ "$n" = 8 ] || say "split report has $n grid points, want 8"
 grep -q "^split bcast " "$tmp/split.txt" || say "no split bcast rule"
 
+# 2c. several ranks per node: an rpn column (nbcx-tune/2), each grid
+#     point's choice nbcx-tune's at that one rpn; --ranks-from
+"$tune" --params "$params" --ops reduce,allgather --ranks 16,64 --sizes 8,1m \
+    --ranks-per-node 2,16 --ranks-from 16 --out "$tmp/rpn.txt" ||
+    say "nbcx-tune --ranks-per-node 2,16 exited with $?"
+grep -q "^# nbcx-tune/2 " "$tmp/rpn.txt" || say "rpn table: not nbcx-tune/2"
+grep -q "^# coll ranks rpn bytes algorithm segsize" "$tmp/rpn.txt" ||
+    say "rpn table: no column header"
+for op in reduce allgather; do
+    for node in 2 16; do
+        case $node in 2) nr=1-5 ;; 16) nr='6-\*' ;; esac
+        "$tune" --params "$params" --ops $op --ranks 16,64 --sizes 8,1m \
+            --ranks-per-node $node --ranks-from 16 --out "$tmp/one.txt" ||
+            say "nbcx-tune --ranks-per-node $node exited with $?"
+        # the same rules, with the rpn range inserted
+        want=$(awk '!/^#/ { print $1, $2, "NR", $3, $4, $5 }' "$tmp/one.txt" |
+               sed "s/ NR / $nr /" | sed 's/\\//g')
+        got=$(awk -v r="$(echo $nr | sed 's/\\//g')" \
+              '!/^#/ && $3 == r { print $1, $2, $3, $4, $5, $6 }' "$tmp/rpn.txt" |
+              grep "^$op ")
+        [ "$got" = "$want" ] ||
+            say "$op at $node ranks per node: rpn table has '$got', one-rpn table '$want'"
+    done
+done
+awk '!/^#/ && $2 !~ /^(16-|[0-9]+-\*$|[0-9]+-[0-9]+$)/ { bad = 1 } END { exit bad }' \
+    "$tmp/rpn.txt" || say "rpn table: a ranks range below --ranks-from 16"
+awk '!/^#/ { split($2, r, "-"); if (r[1] + 0 < 16) bad = 1 } END { exit bad }' \
+    "$tmp/rpn.txt" || say "rpn table: a rule below 16 ranks"
+expect 2 "above the grid" --params "$params" --ranks 8,16 --ranks-from 16
+expect 2 "split" --params "$params" --split --ranks-per-node 2,16
+
 # 3. the table in use
 NBCX_TUNING="$tmp/table.txt" "$bench" --transport inproc --ranks 4 \
     --op ibcast,ireduce,iallreduce,iallgather,ialltoall --sizes 1k,64k,1m \

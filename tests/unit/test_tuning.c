@@ -15,6 +15,15 @@
  *             NBCX_ERR_ALGORITHM and stderr names the file
  *   bad_line  a line naming an unknown algorithm: the same, and stderr
  *             names the line
+ *   rpn       rules with a ranks-per-node column (nbcx-tune/2) match
+ *             the communicator's ranks per node, ceil(ranks / nodes);
+ *             where the transport does not know the nodes only "*" does
+ *   builtin   the built-in table (coll/tuning_builtin.inc) parses, is
+ *             named by nbcx_info, and steers the choice: every one of its
+ *             rules for 16 ranks, on a 16-rank world with that rule's
+ *             ranks per node, gives the rule's algorithm; on fewer ranks
+ *             no rule applies (NBCX_TUNING_BUILTIN=0 changes nothing),
+ *             (NBCX_TUNING's rules come first: rpn)
  *   split     split rules (nbcx-tune --split) give split mode's S per
  *             collective, ranks and bytes; NBCX_SPLIT_LEVELS still wins;
  *             calls no split rule covers keep the model; split rules do
@@ -32,9 +41,9 @@
 #include "progress/progress.h"
 #include "progress/request.h"
 
-enum { P = 4, MAXC = 1 << 18 };
+enum { P = 4, BIG = 16, MAXC = 1 << 18 };
 
-static nbcx_comm comms[P];
+static nbcx_comm comms[BIG];
 static char path[64];
 
 static void write_table(const char *text)
@@ -193,6 +202,119 @@ static void expect_refused(const char *what)
     free(said);
 }
 
+/* A world of n ranks whose nodes are blocks of rpn consecutive ranks
+ * (rpn 0: a transport that does not know the nodes). */
+static void world_nodes(int n, int rpn)
+{
+    int nodes[BIG];
+    for (int r = 0; r < n; r++)
+        nodes[r] = rpn ? r / rpn * rpn : 0;
+    struct loopback_options opt = { .nodes = rpn ? nodes : NULL };
+    REQUIRE_OK(loopback_world_create_ex(n, &opt, comms));
+}
+
+static void test_rpn(void)
+{
+    /* 5 fields and 6 in one file: the 5-field rule is any rpn */
+    write_table("# nbcx-tune/2 (test)\n"
+                "allreduce 4 1   *    ring 0\n"
+                "allreduce 4 2-3 *    rabenseifner 0\n"
+                "allreduce 4 4-* 0-15 reduce_bcast 0\n"
+                "allreduce 4     *    recursive_doubling 0\n"
+                "allreduce 16 16 0-8  reduce_bcast 0\n");
+    static const struct { int rpn; const char *alg; } cases[] = {
+        { 1, "ring" }, { 2, "rabenseifner" }, { 4, "reduce_bcast" },
+        { 0, "recursive_doubling" } };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        world_nodes(P, cases[i].rpn);
+        expect_alg(NBCXI_ALLREDUCE, 2, NBCX_SUM, cases[i].alg, 0);
+        loopback_world_destroy(P, comms);
+    }
+    /* 3 ranks on nodes of 2: ceil(3 / 2) = 2 ranks per node, but no
+     * rule for 3 ranks: the built-in choice */
+    world_nodes(3, 2);
+    expect_alg(NBCXI_ALLREDUCE, 1 << 18, NBCX_SUM, "ring", 0);
+    loopback_world_destroy(3, comms);
+    /* NBCX_TUNING's rules come before the built-in table's */
+    world_nodes(BIG, 16);
+    expect_alg(NBCXI_ALLREDUCE, 2, NBCX_SUM, "reduce_bcast", 0);
+    loopback_world_destroy(BIG, comms);
+    /* 4 ranks on nodes of 4, 64 bytes: past the 4-* rule's bytes */
+    world_nodes(P, 4);
+    expect_alg(NBCXI_ALLREDUCE, 16, NBCX_SUM, "recursive_doubling", 0);
+    loopback_world_destroy(P, comms);
+    unlink(path);
+}
+
+/* The built-in table, as the library has it. */
+static const char *const builtin_rules[] = {
+#include "coll/tuning_builtin.inc"
+    NULL
+};
+
+static void test_builtin(void)
+{
+    unsetenv("NBCX_TUNING");
+    unsetenv("NBCX_TUNING_BUILTIN");
+    world_nodes(P, 2);
+    char info[2048];
+    REQUIRE_OK(nbcx_info(info, sizeof info));
+    int n = 0;
+    const char *at = strstr(info, "tuning_builtin=");
+    CHECK(at && sscanf(at, "tuning_builtin=%d", &n) == 1 && n > 100,
+          "nbcx_info: no built-in table of more than 100 rules: %s", info);
+    /* below 16 ranks: the thresholds of select.c, which a table would
+     * have changed here (gather_16 in the table's first lines is not
+     * what 4 ranks get) */
+    static const struct { enum nbcxi_coll c; int count; const char *alg; }
+        few[] = { { NBCXI_ALLREDUCE, 2, "recursive_doubling" },
+                  { NBCXI_ALLREDUCE, 1 << 18, "ring" },
+                  { NBCXI_BCAST, 1 << 18, "chain" },
+                  { NBCXI_GATHER, 4096, "linear" } };
+    for (size_t i = 0; i < sizeof few / sizeof *few; i++)
+        expect_alg(few[i].c, few[i].count, NBCX_SUM, few[i].alg, 0);
+    loopback_world_destroy(P, comms);
+    /* every rule for 16 ranks (first in their collective's list: the
+     * generator writes the grid's first rank count first), at the low
+     * end of its bytes on a world with its low ranks per node */
+    int checked = 0;
+    for (int i = 0; builtin_rules[i]; i++) {
+        char coll[64], ranks[32], rpn[32], bytes[64], alg[64];
+        unsigned long long seg;
+        if (!CHECK(sscanf(builtin_rules[i], "%63s %31s %31s %63s %63s %llu",
+                          coll, ranks, rpn, bytes, alg, &seg) == 6,
+                   "built-in rule %d: %s", i, builtin_rules[i]))
+            return;
+        int rlo = atoi(rpn);
+        unsigned long blo = strtoul(bytes, NULL, 10);
+        if (strncmp(ranks, "16-", 3) != 0 || rlo > BIG || BIG % rlo)
+            continue;
+        int c = 0;
+        while (c < NBCXI_NCOLL && strcmp(nbcxi_coll_name(c), coll) != 0)
+            c++;
+        /* int32 elements: bcast and the reductions count the buffer,
+         * the others a block (message_bytes) */
+        int count = (int)((blo + 3) / 4);
+        if (c == NBCXI_NCOLL || count > MAXC / BIG ||
+            (c != NBCXI_BCAST && c != NBCXI_REDUCE && c != NBCXI_ALLREDUCE &&
+             c != NBCXI_SCAN && c != NBCXI_BARRIER && c != NBCXI_GATHER &&
+             c != NBCXI_SCATTER && c != NBCXI_ALLGATHER))
+            continue;
+        if (c == NBCXI_BARRIER)
+            count = 0;
+        world_nodes(BIG, rlo);
+        size_t segsize = 0;
+        int err = 0;
+        const char *got = chosen(c, count, NBCX_SUM, &segsize, &err);
+        CHECK(!err && got && strcmp(got, alg) == 0,
+              "rule \"%s\": %s x%d on 16 ranks, %d per node: got %s",
+              builtin_rules[i], coll, count, rlo, got ? got : "(none)");
+        loopback_world_destroy(BIG, comms);
+        checked++;
+    }
+    CHECK(checked >= 20, "only %d built-in rules checked", checked);
+}
+
 static void test_missing(void)
 {
     setenv("NBCX_TUNING", "/nonexistent/tuning.txt", 1);
@@ -271,6 +393,8 @@ static void test_split(void)
 static const struct th_test tests[] = {
     { "choose", test_choose },
     { "split", test_split },
+    { "rpn", test_rpn },
+    { "builtin", test_builtin },
     { "results", test_results },
     { "missing", test_missing },
     { "bad_line", test_bad_line },

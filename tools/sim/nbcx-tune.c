@@ -69,8 +69,8 @@ enum { MAXLIST = 64 };
 
 static const char usage[] =
 "usage: nbcx-tune --params FILE [--ops LIST|all] [--ranks LIST]\n"
-"                 [--sizes LIST] [--segsizes LIST] [--ranks-per-node C]\n"
-"                 [--out FILE] [--report]\n"
+"                 [--sizes LIST] [--segsizes LIST] [--ranks-per-node LIST]\n"
+"                 [--ranks-from N] [--out FILE] [--report]\n"
 "Picks the fastest algorithm of each collective by simulation (the LogGP\n"
 "model of nbcx-sim) and writes a selection table for NBCX_TUNING.\n"
 "  --params FILE        parameter file, format nbcx-loggp/1 (default:\n"
@@ -86,7 +86,11 @@ static const char usage[] =
 "                       suffixes (default 8,1k,16k,256k,4m)\n"
 "  --segsizes LIST      fragment sizes tried for pipelined algorithms\n"
 "                       (default 16k,64k,256k)\n"
-"  --ranks-per-node C   default: the file's cores_per_node\n"
+"  --ranks-per-node LIST  ranks per node (default: the file's\n"
+"                       cores_per_node); several values: the rules get a\n"
+"                       ranks-per-node column (format nbcx-tune/2), each\n"
+"                       value's choice holding halfway to its neighbours\n"
+"  --ranks-from N       the rules cover N ranks and more (default 1)\n"
 "  --min-gain R         keep the built-in choice unless the fastest is\n"
 "                       predicted R times faster (default 1.05: the\n"
 "                       model's error; 1: always the fastest)\n"
@@ -376,7 +380,7 @@ static void bytes_range(char *buf, size_t len, const long long *sizes,
  * algorithm rules are. */
 static int tune_split(FILE *out, const int *colls, int ncolls,
                       const long long *ranks, int nranks,
-                      const long long *sizes, int nsizes, int rpn, int cores,
+                      long long ranks_from, const long long *sizes, int nsizes, int rpn, int cores,
                       double compute, const struct nbcxi_sim_params *par,
                       FILE *rep)
 {
@@ -405,7 +409,7 @@ static int tune_split(FILE *out, const int *colls, int ncolls,
                             nbcxi_coll_name(coll), p, sizes[si], S[si], t);
             }
             char pr[48];
-            grid_range(pr, sizeof pr, ranks, nranks, ri, 1);
+            grid_range(pr, sizeof pr, ranks, nranks, ri, ranks_from);
             for (int si = 0; si < nsizes;) {
                 int sj = si;
                 while (sj + 1 < nsizes && S[sj + 1] == S[si])
@@ -434,7 +438,9 @@ int main(int argc, char **argv)
     int nsizes = parse_list("--sizes", "8,1k,16k,256k,4m", sizes, 0,
                             1ll << 40);
     int nsegs = parse_list("--segsizes", "16k,64k,256k", segs, 1, 1ll << 40);
-    int rpn = 0, cores = 0;
+    long long rpns[MAXLIST];
+    int nrpn = 0, cores = 0;
+    long long ranks_from = 1;
     double compute = -1;
     bool report = false, split = false;
     double min_gain = 1.05;
@@ -455,7 +461,7 @@ int main(int argc, char **argv)
         static const char *const with_value[] = {
             "--params", "--ops", "--ranks", "--sizes", "--segsizes",
             "--ranks-per-node", "--out", "--progress-cores",
-            "--compute-us", "--min-gain" };
+            "--compute-us", "--min-gain", "--ranks-from" };
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known = known || strcmp(a, with_value[k]) == 0;
@@ -474,11 +480,12 @@ int main(int argc, char **argv)
             nsizes = parse_list(a, v, sizes, 0, 1ll << 40);
         else if (strcmp(a, "--segsizes") == 0)
             nsegs = parse_list(a, v, segs, 1, 1ll << 40);
-        else if (strcmp(a, "--ranks-per-node") == 0) {
-            long long r = parse_size(v);
-            if (r < 1 || r > INT_MAX)
-                die("--ranks-per-node: '%s' is not a positive number", v);
-            rpn = (int)r;
+        else if (strcmp(a, "--ranks-per-node") == 0)
+            nrpn = parse_list(a, v, rpns, 1, INT_MAX);
+        else if (strcmp(a, "--ranks-from") == 0) {
+            ranks_from = parse_size(v);
+            if (ranks_from < 1 || ranks_from > INT_MAX)
+                die("--ranks-from: '%s' is not a positive number", v);
         } else if (strcmp(a, "--progress-cores") == 0) {
             long long k = parse_size(v);
             if (k < 0 || k > 1 << 20)
@@ -532,8 +539,15 @@ int main(int argc, char **argv)
     char err[512];
     if (nbcxi_sim_params_load(params, &par, err, sizeof err) != 0)
         die("%s", err);
-    if (rpn == 0)
-        rpn = par.cores_per_node > 0 ? par.cores_per_node : 1;
+    if (nrpn == 0)
+        rpns[nrpn++] = par.cores_per_node > 0 ? par.cores_per_node : 1;
+    if (nrpn > 1 && split)
+        die("--split tunes one number of ranks per node");
+    if (ranks_from > ranks[0])
+        die("--ranks-from %lld: above the grid's first rank count %lld",
+            ranks_from, ranks[0]);
+    const int rpn = (int)rpns[0]; /* (one value: the nbcx-tune/1 format) */
+    const bool rpn_column = nrpn > 1;
 
     FILE *out = stdout;
     if (out_path && strcmp(out_path, "-") != 0) {
@@ -547,17 +561,19 @@ int main(int argc, char **argv)
     time_t now = time(NULL);
     char date[32];
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    fprintf(out, "# nbcx-tune/1 %s\n# params: %s\n# source: %s\n", date,
-            params, par.source);
+    fprintf(out, "# nbcx-tune/%d %s\n# params: %s\n# source: %s\n",
+            rpn_column ? 2 : 1, date, params, par.source);
     fprintf(out, "# grid: ranks");
     for (int i = 0; i < nranks; i++)
         fprintf(out, "%s%lld", i ? "," : " ", ranks[i]);
     fprintf(out, ", bytes");
     for (int i = 0; i < nsizes; i++)
         fprintf(out, "%s%lld", i ? "," : " ", sizes[i]);
-    fprintf(out, ", %d ranks per node; each choice holds halfway "
-                 "(geometrically) to its neighbours\n",
-            rpn);
+    fprintf(out, ", ranks per node");
+    for (int i = 0; i < nrpn; i++)
+        fprintf(out, "%s%lld", i ? "," : " ", rpns[i]);
+    fprintf(out, "; each choice holds halfway (geometrically) to its "
+                 "neighbours\n");
     if (split) {
         fprintf(out, "# split rules: %d progress core(s) per node%s, "
                      "computation %s\n",
@@ -566,9 +582,9 @@ int main(int argc, char **argv)
         if (compute >= 0)
             fprintf(out, "# computation %g us\n", compute);
         fprintf(out, "# split coll ranks bytes S\n");
-        int status = tune_split(out, colls, ncolls, ranks, nranks, sizes,
-                                nsizes, rpn, cores, compute, &par,
-                                report ? rep : NULL);
+        int status = tune_split(out, colls, ncolls, ranks, nranks,
+                                ranks_from, sizes, nsizes, rpn, cores,
+                                compute, &par, report ? rep : NULL);
         if (out != stdout && fclose(out) != 0) {
             fprintf(stderr, "nbcx-tune: --out %s: %s\n", out_path,
                     strerror(errno));
@@ -576,34 +592,45 @@ int main(int argc, char **argv)
         }
         return status;
     }
-    fprintf(out, "# coll ranks bytes algorithm segsize\n");
-    if (report)
-        fprintf(rep, "# %-20s %7s %10s  %-24s %12s  %-24s %12s %6s\n", "coll",
-                "ranks", "bytes", "choice", "t_us", "built-in", "t_us",
-                "gain");
+    fprintf(out, "# coll ranks%s bytes algorithm segsize\n",
+            rpn_column ? " rpn" : "");
+    if (report) /* (the rpn column only where the table has one) */
+        fprintf(rep, "# %-20s %7s%s %10s  %-24s %12s  %-24s %12s %6s\n",
+                "coll", "ranks", rpn_column ? "   rpn" : "", "bytes",
+                "choice", "t_us", "built-in", "t_us", "gain");
 
     struct choice *row = calloc((size_t)nsizes, sizeof *row);
     if (!row)
         die("out of memory");
     for (int ci = 0; ci < ncolls; ci++) {
         int coll = colls[ci];
-        for (int ri = 0; ri < nranks; ri++) {
+        for (int ri = 0; ri < nranks; ri++)
+        for (int ni = 0; ni < nrpn; ni++) {
             int p = (int)ranks[ri];
+            int node = (int)rpns[ni];
             for (int si = 0; si < nsizes; si++) {
-                row[si] = best_at(coll, p, rpn, (size_t)sizes[si], segs,
+                row[si] = best_at(coll, p, node, (size_t)sizes[si], segs,
                                   nsegs, &par, min_gain, &status);
+                char rc[16] = "";
+                if (rpn_column)
+                    snprintf(rc, sizeof rc, " %5d", node);
                 if (report && row[si].alg)
                     fprintf(rep,
-                            "  %-20s %7d %10lld  %-17s %6zu %12.2f  %-24s "
-                            "%12.2f %5.2fx\n",
-                            nbcxi_coll_name(coll), p, sizes[si], row[si].alg,
-                            row[si].segsize, row[si].t, row[si].builtin,
-                            row[si].t_builtin,
+                            "  %-20s %7d%s %10lld  %-17s %6zu %12.2f  "
+                            "%-24s %12.2f %5.2fx\n",
+                            nbcxi_coll_name(coll), p, rc, sizes[si],
+                            row[si].alg, row[si].segsize, row[si].t,
+                            row[si].builtin, row[si].t_builtin,
                             row[si].t > 0 ? row[si].t_builtin / row[si].t
                                           : 1.0);
             }
-            char pr[48];
-            grid_range(pr, sizeof pr, ranks, nranks, ri, 1);
+            char pr[48], nr[48] = "";
+            grid_range(pr, sizeof pr, ranks, nranks, ri, ranks_from);
+            if (rpn_column) {
+                char r[40];
+                grid_range(r, sizeof r, rpns, nrpn, ni, 1);
+                snprintf(nr, sizeof nr, " %-8s", r);
+            }
             /* runs of equal choices, merged */
             for (int si = 0; si < nsizes;) {
                 int sj = si;
@@ -613,8 +640,8 @@ int main(int argc, char **argv)
                 if (row[si].alg) {
                     char br[64];
                     bytes_range(br, sizeof br, sizes, nsizes, si, sj);
-                    fprintf(out, "%-20s %-12s %-22s %-20s %zu\n",
-                            nbcxi_coll_name(coll), pr, br, row[si].alg,
+                    fprintf(out, "%-20s %-12s%s %-22s %-20s %zu\n",
+                            nbcxi_coll_name(coll), pr, nr, br, row[si].alg,
                             row[si].segsize);
                 }
                 si = sj + 1;

@@ -218,6 +218,12 @@ def main() -> None:
     ap.add_argument("--tag", default="", help="suffix of the file names")
     ap.add_argument("--reuse", action="store_true", help="read OP.json when it exists")
     ap.add_argument(
+        "--rerun-auto",
+        action="store_true",
+        help="with --reuse: simulate the automatic choice again (after a change "
+        "of the choice; every algorithm's times are read from OP.json)",
+    )
+    ap.add_argument(
         "--extra-algs",
         default="",
         help="more algorithm names simulated beside --alg all, e.g. the "
@@ -230,7 +236,7 @@ def main() -> None:
         help="compare auto with these peers' choices instead: mpich,openmpi-libnbc",
     )
     args = ap.parse_args()
-    args.argv = [a for a in sys.argv[1:] if a != "--reuse"]
+    args.argv = [a for a in sys.argv[1:] if a not in ("--reuse", "--rerun-auto")]
 
     sim = os.path.join(args.build, "tools/sim/nbcx-sim")
     os.makedirs(args.out, exist_ok=True)
@@ -258,7 +264,7 @@ def main() -> None:
                 both = json.load(f)
             every, auto = both["all"], both["auto"]
             have = {r["ranks"] for r in auto["results"]}
-            if have != {int(x) for x in args.ranks.split(",")}:
+            if args.rerun_auto or have != {int(x) for x in args.ranks.split(",")}:
                 auto = None
         if every is None:
             every = run_json(base + ["--alg", "all"])
