@@ -45,7 +45,7 @@ static bool vector_fits_int(const struct nbcx_sched_s *s,
 {
     long long n = 0;
     for (int i = 0; i < s->build.size; i++)
-        n += a->rv.counts ? a->rv.counts[i] : a->rcount;
+        n += nbcxi_vcount(&a->rv, a->rcount, i);
     return n <= INT_MAX;
 }
 
@@ -328,7 +328,7 @@ static size_t vector_bytes(const struct nbcx_sched_s *s,
 {
     size_t n = 0;
     for (int i = 0; i < s->build.size; i++)
-        n += (size_t)(a->rv.counts ? a->rv.counts[i] : a->rcount);
+        n += (size_t)nbcxi_vcount(&a->rv, a->rcount, i);
     return n * a->rtype->size;
 }
 
