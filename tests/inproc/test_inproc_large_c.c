@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memavail.h"
 #include "nbcx.h"
 
 enum { P = 2 };
@@ -86,19 +87,6 @@ static int body(nbcx_comm comm, void *arg)
     free(sbuf);
     free(rbuf);
     return job->failures[rank] ? 1 : 0;
-}
-
-static long long available_bytes(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long long kb = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb < 0 ? -1 : kb * 1024;
 }
 
 int main(void)
