@@ -661,12 +661,15 @@ typedef int64_t nbcx_count;
  * to these; a call and its _c form with equal values share the
  * schedule cache). Displacements and buffers beyond 2 GiB are served:
  * blocks are addressed with 64-bit offsets, and messages over 768 MiB
- * are cut into fragments. nbcx's algorithms take up to INT_MAX elements
- * per count (per block of the v and w variants): a larger count is
- * refused with NBCX_ERR_COUNT (nbcx_error_detail names the count), on
- * every rank that passes it, before anything is posted; pass a larger
- * datatype (a contiguous type of k elements) to move more. A negative
- * count is NBCX_ERR_COUNT as in the int calls.
+ * are cut into fragments. Bcast, reduce, allreduce, scan and exscan take
+ * any count: above INT_MAX they run as pieces of 2^30 elements, one
+ * after the other, each with the algorithm its size chooses. The others
+ * take up to INT_MAX elements per count (per block of the v and w
+ * variants): a larger count is refused with NBCX_ERR_COUNT
+ * (nbcx_error_detail names the count), on every rank that passes it,
+ * before anything is posted; pass a larger datatype (a contiguous type
+ * of k elements) to move more. A negative count is NBCX_ERR_COUNT as in
+ * the int calls.
  */
 NBCX_API int nbcx_ibcast_c(void *buf, nbcx_count count, nbcx_datatype type,
                            int root, nbcx_comm comm, nbcx_request *req);

@@ -33,19 +33,31 @@ static inline int nbcxi_check_count(nbcx_count count)
     return NBCX_SUCCESS;
 }
 
-/* A (buffer, count, type) triple: NBCX_ERR_COUNT (nbcxi_check_count),
- * NBCX_ERR_TYPE (*t is then NULL) or NBCX_ERR_BUFFER (no buffer for
- * count > 0), in that order. IN_PLACE is not a NULL buffer: callers
- * decide where it is allowed. */
-static inline int nbcxi_check_buf(const void *buf, nbcx_count count,
-                                  nbcx_datatype h, struct nbcx_datatype_s **t)
+/* A (buffer, count, type) triple: NBCX_ERR_COUNT (nbcxi_check_count;
+ * any_count: only a negative count, for the element-wise collectives,
+ * built in pieces above INT_MAX), NBCX_ERR_TYPE (*t is then NULL) or
+ * NBCX_ERR_BUFFER (no buffer for count > 0), in that order. IN_PLACE is
+ * not a NULL buffer: callers decide where it is allowed. */
+static inline int nbcxi_check_buf_of(const void *buf, nbcx_count count,
+                                     nbcx_datatype h,
+                                     struct nbcx_datatype_s **t,
+                                     bool any_count)
 {
-    TRY(nbcxi_check_count(count));
+    if (count < 0)
+        return NBCX_ERR_COUNT;
+    if (!any_count)
+        TRY(nbcxi_check_count(count));
     if (!(*t = nbcxi_type(h)))
         return NBCX_ERR_TYPE;
     if (count > 0 && !buf && !nbcxi_type_absolute(*t))
         return NBCX_ERR_BUFFER;
     return NBCX_SUCCESS;
+}
+
+static inline int nbcxi_check_buf(const void *buf, nbcx_count count,
+                                  nbcx_datatype h, struct nbcx_datatype_s **t)
+{
+    return nbcxi_check_buf_of(buf, count, h, t, false);
 }
 
 #endif /* NBCX_API_ARGS_H */

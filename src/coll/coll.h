@@ -119,8 +119,10 @@ static inline nbcx_count nbcxi_vdispl(const struct nbcxi_vside *v, int i)
 struct nbcxi_coll_args {
     const void *sbuf;
     void *rbuf;
-    /* 64-bit (the large-count calls), but at most INT_MAX: api/ refuses
-     * larger counts (NBCX_ERR_COUNT), as the builders take int counts. */
+    /* 64-bit (the large-count calls). A builder sees at most INT_MAX
+     * (its counts are int): api/ refuses larger counts (NBCX_ERR_COUNT),
+     * but for bcast, reduce, allreduce, scan and exscan, which
+     * nbcxi_coll_build builds in pieces of NBCXI_PIECE elements. */
     nbcx_count scount, rcount;
     struct nbcx_datatype_s *stype, *rtype;
     struct nbcx_op_s *op;
@@ -137,6 +139,10 @@ struct nbcxi_coll_args {
     struct nbcxi_vside sv, rv;      /* v, w and neighbourhood variants */
     const struct nbcxi_topo *topo;  /* neighbourhood collectives */
 };
+
+/* The elements of one piece of an element-wise collective of more than
+ * INT_MAX elements (nbcxi_coll_build). */
+#define NBCXI_PIECE ((nbcx_count)1 << 30)
 
 /* The k-nomial trees (bcast, reduce, gather, scatter, barrier) have one
  * table line each, "knomial", and take their radix from the call's

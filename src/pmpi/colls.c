@@ -1559,12 +1559,7 @@ static int wrap_bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, in
 
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IBCAST, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(count, 1))
-        return wrap_bcast_c(buffer, count, datatype, root, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_IBCAST, why, __builtin_return_address(0));
-    return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+    return wrap_bcast_c(buffer, count, datatype, root, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request, void *site)
@@ -1599,12 +1594,7 @@ static int wrap_reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MP
 
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IREDUCE, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(count, 1))
-        return wrap_reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_IREDUCE, why, __builtin_return_address(0));
-    return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    return wrap_reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
@@ -1638,12 +1628,7 @@ static int wrap_allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
 
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IALLREDUCE, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(count, 1))
-        return wrap_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_IALLREDUCE, why, __builtin_return_address(0));
-    return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    return wrap_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
@@ -2149,12 +2134,7 @@ static int wrap_scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_ISCAN, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(count, 1))
-        return wrap_scan_c(sendbuf, recvbuf, count, datatype, op, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_ISCAN, why, __builtin_return_address(0));
-    return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    return wrap_scan_c(sendbuf, recvbuf, count, datatype, op, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
@@ -2188,12 +2168,7 @@ static int wrap_exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MP
 
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IEXSCAN, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(count, 1))
-        return wrap_exscan_c(sendbuf, recvbuf, count, datatype, op, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_IEXSCAN, why, __builtin_return_address(0));
-    return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    return wrap_exscan_c(sendbuf, recvbuf, count, datatype, op, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
@@ -2412,12 +2387,7 @@ static int wrap_bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatyp
 
 int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_BCAST_INIT, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(count, 1))
-        return wrap_bcast_init_c(buffer, count, datatype, root, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_BCAST_INIT, why, __builtin_return_address(0));
-    return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
+    return wrap_bcast_init_c(buffer, count, datatype, root, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -2452,12 +2422,7 @@ static int wrap_reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 
 int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_REDUCE_INIT, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(count, 1))
-        return wrap_reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_REDUCE_INIT, why, __builtin_return_address(0));
-    return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+    return wrap_reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -2491,12 +2456,7 @@ static int wrap_allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count c
 
 int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_ALLREDUCE_INIT, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(count, 1))
-        return wrap_allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_ALLREDUCE_INIT, why, __builtin_return_address(0));
-    return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    return wrap_allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -3002,12 +2962,7 @@ static int wrap_scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
 
 int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_SCAN_INIT, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(count, 1))
-        return wrap_scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_SCAN_INIT, why, __builtin_return_address(0));
-    return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    return wrap_scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -3041,12 +2996,7 @@ static int wrap_exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 
 int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_EXSCAN_INIT, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(count, 1))
-        return wrap_exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_EXSCAN_INIT, why, __builtin_return_address(0));
-    return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    return wrap_exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)

@@ -11,7 +11,9 @@ they are to nbcx's large-count API (nbcx_i<op>_c, nbcx_<op>_init_c) by
 wrap_<name>_c, the same wrapper with the wider arguments. It goes native
 for the reasons the int wrapper does, and for one of size only: a count
 that matters on this rank above INT_MAX, which nbcx's algorithms do not
-take. Displacements and buffers of any size are served by nbcx.
+take, except in bcast, reduce, allreduce, scan and exscan (ANY_COUNT),
+which nbcx builds in pieces. Displacements and buffers of any size are
+served by nbcx.
 
 Each public function passes its return address (__builtin_return_address)
 to wrap_<name> and shim_begin: the call site of NBCX_PMPI_REPORT
@@ -490,7 +492,7 @@ def wrapper_c(name, args, persistent):
         k = a[2]
         params.append(large_param(name, a))
         natargs.append(n)
-        if k == "count":
+        if k == "count" and name not in ANY_COUNT:
             sig = SIGNIFICANT.get((name, n), "1")
             if sig != "1":
                 info = "SHIM_CONV_RANK"
@@ -526,6 +528,11 @@ def wrapper_c(name, args, persistent):
     out.append("    return %s(%s);" % (native, ", ".join(natargs)))
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+# The collectives nbcx serves with any count (nbcx_i<op>_c builds those
+# above INT_MAX in pieces): their _c wrappers do not look at the count.
+ANY_COUNT = ("bcast", "reduce", "allreduce", "scan", "exscan")
 
 
 def has_counts(args):

@@ -11,8 +11,10 @@
  * counts and displacements in reverse order with gaps; the neighbourhood
  * collectives run on a periodic ring (a 1-D Cartesian grid).
  *
- * Then the refusals: a count above INT_MAX (bcast_c, allgatherv_c's
- * array) is NBCX_ERR_COUNT with a message naming INT_MAX, a negative one
+ * Then the refusals: a count above INT_MAX (allgather_c, allgatherv_c's
+ * array; bcast, reduce, allreduce, scan and exscan take any count, built
+ * in pieces: test_inproc_large_c.c) is NBCX_ERR_COUNT with a message
+ * naming INT_MAX, a negative one
  * NBCX_ERR_COUNT, both with *req NBCX_REQUEST_NULL and nothing started
  * (the next collective runs normally).
  *
@@ -231,13 +233,13 @@ static int refusals(nbcx_comm comm, int rank)
     int bad = 0;
     char buf[8] = { 0 };
     nbcx_request r = NBCX_REQUEST_NULL;
-    int e = nbcx_ibcast_c(buf, (nbcx_count)INT_MAX + 1, NBCX_BYTE, 0, comm,
-                          &r);
+    int e = nbcx_iallgather_c(buf, 1, NBCX_BYTE, buf,
+                              (nbcx_count)INT_MAX + 1, NBCX_BYTE, comm, &r);
     const char *d = nbcx_error_detail(NBCX_ERR_COUNT);
     if (e != NBCX_ERR_COUNT || r != NBCX_REQUEST_NULL || !d ||
         !strstr(d, "INT_MAX")) {
-        fprintf(stderr, "rank %d: bcast_c of INT_MAX + 1: %d (%s)\n", rank,
-                e, d ? d : "no detail");
+        fprintf(stderr, "rank %d: allgather_c of INT_MAX + 1: %d (%s)\n",
+                rank, e, d ? d : "no detail");
         bad++;
     }
     nbcx_count counts[P] = { 1, 1, 1 }, displs[P] = { 0, 1, 2 };

@@ -11,10 +11,12 @@
  * native whenever a count or displacement did not fit; the second half
  * uses displacements above INT_MAX (2^31 + 4 KiB bytes into a buffer of
  * 2^31 + 12 KiB, mapped with MAP_NORESERVE: only the pages touched are
- * memory), which nbcx now serves.
+ * memory), which nbcx now serves, and a bcast of more than INT_MAX
+ * elements (of an empty type: nbcx builds it in pieces).
  *
  * Run: mpiexec -n 2 pmpi_large_c (ctest: pmpi.pmpi_large_c.<mode>.np2).
  */
+#include <limits.h>
 #include <stdint.h>
 #include <sys/mman.h>
 
@@ -213,6 +215,17 @@ static void big_displacements(void)
     same("iscatterv_c (displacement 2^31 + 4 KiB)", re, rg, LEN);
     t_step = "big displacements";
     counts_end(3);
+    /* A count above INT_MAX of an empty type (nothing moves): bcast is
+     * one of the collectives nbcx builds in pieces, so nbcx serves it. */
+    MPI_Datatype empty;
+    MPI_OK(MPI_Type_contiguous(0, MPI_INT, &empty));
+    MPI_OK(MPI_Type_commit(&empty));
+    counts_begin();
+    MPI_OK(MPI_Ibcast_c(got, (MPI_Count)INT_MAX + 5, empty, 0, w, &rq));
+    MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Type_free(&empty));
+    t_step = "ibcast_c(count > INT_MAX)";
+    counts_end(1);
     munmap(exp, SPAN);
     munmap(got, SPAN);
 }
