@@ -83,7 +83,7 @@ static int aliased(const void *s, bool s_any, uintptr_t r, bool r_any)
 
 /* Block i of count elements of t from buf, as an integer (buf may be
  * NULL). */
-static uintptr_t block_at(const void *buf, int i, int count,
+static uintptr_t block_at(const void *buf, int i, nbcx_count count,
                           const struct nbcx_datatype_s *t)
 {
     return (uintptr_t)buf + (uintptr_t)((ptrdiff_t)i * count * t->extent);
