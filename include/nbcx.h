@@ -645,6 +645,259 @@ NBCX_API int nbcx_neighbor_alltoallw_init(const void *sendbuf,
                                           const nbcx_datatype recvtypes[],
                                           nbcx_comm comm, nbcx_request *req);
 /**@}*/
+/* ------------------------------------------------------------------ */
+/* Large counts (MPI-4 _c calls)                                       */
+/* ------------------------------------------------------------------ */
+/** A count or element displacement of the large-count calls, as MPI 4.0's
+ * MPI_Count (64 bits). */
+typedef int64_t nbcx_count;
+/**@{*/
+/**
+ * nbcx_i<op>_c and nbcx_<op>_init_c are nbcx_i<op> and nbcx_<op>_init
+ * with 64-bit counts: every count, count array and element displacement
+ * array is nbcx_count; the byte displacements of the w variants are
+ * ptrdiff_t (MPI_Aint). Semantics, checks and error codes are those of
+ * the int calls, which are the same operations (the int calls convert
+ * to these; a call and its _c form with equal values share the
+ * schedule cache). Displacements and buffers beyond 2 GiB are served:
+ * blocks are addressed with 64-bit offsets, and messages over 768 MiB
+ * are cut into fragments. Bcast, reduce, allreduce, scan and exscan take
+ * any count: above INT_MAX they run as pieces of 2^30 elements, one
+ * after the other, each with the algorithm its size chooses. The others
+ * take up to INT_MAX elements per count (per block of the v and w
+ * variants): a larger count is refused with NBCX_ERR_COUNT
+ * (nbcx_error_detail names the count), on every rank that passes it,
+ * before anything is posted; pass a larger datatype (a contiguous type
+ * of k elements) to move more. A negative count is NBCX_ERR_COUNT as in
+ * the int calls.
+ */
+NBCX_API int nbcx_ibcast_c(void *buf, nbcx_count count, nbcx_datatype type,
+                           int root, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_ireduce_c(const void *sendbuf, void *recvbuf,
+                            nbcx_count count, nbcx_datatype type, nbcx_op op,
+                            int root, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_iallreduce_c(const void *sendbuf, void *recvbuf,
+                               nbcx_count count, nbcx_datatype type,
+                               nbcx_op op, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_igather_c(const void *sendbuf, nbcx_count sendcount,
+                            nbcx_datatype sendtype, void *recvbuf,
+                            nbcx_count recvcount, nbcx_datatype recvtype,
+                            int root, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_iscatter_c(const void *sendbuf, nbcx_count sendcount,
+                             nbcx_datatype sendtype, void *recvbuf,
+                             nbcx_count recvcount, nbcx_datatype recvtype,
+                             int root, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_iallgather_c(const void *sendbuf, nbcx_count sendcount,
+                               nbcx_datatype sendtype, void *recvbuf,
+                               nbcx_count recvcount, nbcx_datatype recvtype,
+                               nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_ialltoall_c(const void *sendbuf, nbcx_count sendcount,
+                              nbcx_datatype sendtype, void *recvbuf,
+                              nbcx_count recvcount, nbcx_datatype recvtype,
+                              nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_igatherv_c(const void *sendbuf, nbcx_count sendcount,
+                             nbcx_datatype sendtype, void *recvbuf,
+                             const nbcx_count recvcounts[],
+                             const nbcx_count displs[], nbcx_datatype recvtype,
+                             int root, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_iscatterv_c(const void *sendbuf,
+                              const nbcx_count sendcounts[],
+                              const nbcx_count displs[],
+                              nbcx_datatype sendtype, void *recvbuf,
+                              nbcx_count recvcount, nbcx_datatype recvtype,
+                              int root, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_iallgatherv_c(const void *sendbuf, nbcx_count sendcount,
+                                nbcx_datatype sendtype, void *recvbuf,
+                                const nbcx_count recvcounts[],
+                                const nbcx_count displs[],
+                                nbcx_datatype recvtype, nbcx_comm comm,
+                                nbcx_request *req);
+NBCX_API int nbcx_ialltoallv_c(const void *sendbuf,
+                               const nbcx_count sendcounts[],
+                               const nbcx_count sdispls[],
+                               nbcx_datatype sendtype, void *recvbuf,
+                               const nbcx_count recvcounts[],
+                               const nbcx_count rdispls[],
+                               nbcx_datatype recvtype, nbcx_comm comm,
+                               nbcx_request *req);
+NBCX_API int nbcx_ialltoallw_c(const void *sendbuf,
+                               const nbcx_count sendcounts[],
+                               const ptrdiff_t sdispls[],
+                               const nbcx_datatype sendtypes[], void *recvbuf,
+                               const nbcx_count recvcounts[],
+                               const ptrdiff_t rdispls[],
+                               const nbcx_datatype recvtypes[], nbcx_comm comm,
+                               nbcx_request *req);
+NBCX_API int nbcx_ireduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                    const nbcx_count recvcounts[],
+                                    nbcx_datatype type, nbcx_op op,
+                                    nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                          nbcx_count recvcount,
+                                          nbcx_datatype type, nbcx_op op,
+                                          nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_iscan_c(const void *sendbuf, void *recvbuf, nbcx_count count,
+                          nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                          nbcx_request *req);
+NBCX_API int nbcx_iexscan_c(const void *sendbuf, void *recvbuf,
+                            nbcx_count count, nbcx_datatype type, nbcx_op op,
+                            nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_ineighbor_allgather_c(const void *sendbuf,
+                                        nbcx_count sendcount,
+                                        nbcx_datatype sendtype, void *recvbuf,
+                                        nbcx_count recvcount,
+                                        nbcx_datatype recvtype, nbcx_comm comm,
+                                        nbcx_request *req);
+NBCX_API int nbcx_ineighbor_allgatherv_c(const void *sendbuf,
+                                         nbcx_count sendcount,
+                                         nbcx_datatype sendtype, void *recvbuf,
+                                         const nbcx_count recvcounts[],
+                                         const nbcx_count displs[],
+                                         nbcx_datatype recvtype,
+                                         nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_ineighbor_alltoall_c(const void *sendbuf,
+                                       nbcx_count sendcount,
+                                       nbcx_datatype sendtype, void *recvbuf,
+                                       nbcx_count recvcount,
+                                       nbcx_datatype recvtype, nbcx_comm comm,
+                                       nbcx_request *req);
+NBCX_API int nbcx_ineighbor_alltoallv_c(const void *sendbuf,
+                                        const nbcx_count sendcounts[],
+                                        const nbcx_count sdispls[],
+                                        nbcx_datatype sendtype, void *recvbuf,
+                                        const nbcx_count recvcounts[],
+                                        const nbcx_count rdispls[],
+                                        nbcx_datatype recvtype, nbcx_comm comm,
+                                        nbcx_request *req);
+NBCX_API int nbcx_ineighbor_alltoallw_c(const void *sendbuf,
+                                        const nbcx_count sendcounts[],
+                                        const ptrdiff_t sdispls[],
+                                        const nbcx_datatype sendtypes[],
+                                        void *recvbuf,
+                                        const nbcx_count recvcounts[],
+                                        const ptrdiff_t rdispls[],
+                                        const nbcx_datatype recvtypes[],
+                                        nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_bcast_init_c(void *buf, nbcx_count count, nbcx_datatype type,
+                               int root, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_reduce_init_c(const void *sendbuf, void *recvbuf,
+                                nbcx_count count, nbcx_datatype type,
+                                nbcx_op op, int root, nbcx_comm comm,
+                                nbcx_request *req);
+NBCX_API int nbcx_allreduce_init_c(const void *sendbuf, void *recvbuf,
+                                   nbcx_count count, nbcx_datatype type,
+                                   nbcx_op op, nbcx_comm comm,
+                                   nbcx_request *req);
+NBCX_API int nbcx_gather_init_c(const void *sendbuf, nbcx_count sendcount,
+                                nbcx_datatype sendtype, void *recvbuf,
+                                nbcx_count recvcount, nbcx_datatype recvtype,
+                                int root, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_scatter_init_c(const void *sendbuf, nbcx_count sendcount,
+                                 nbcx_datatype sendtype, void *recvbuf,
+                                 nbcx_count recvcount, nbcx_datatype recvtype,
+                                 int root, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_allgather_init_c(const void *sendbuf, nbcx_count sendcount,
+                                   nbcx_datatype sendtype, void *recvbuf,
+                                   nbcx_count recvcount,
+                                   nbcx_datatype recvtype, nbcx_comm comm,
+                                   nbcx_request *req);
+NBCX_API int nbcx_alltoall_init_c(const void *sendbuf, nbcx_count sendcount,
+                                  nbcx_datatype sendtype, void *recvbuf,
+                                  nbcx_count recvcount, nbcx_datatype recvtype,
+                                  nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_gatherv_init_c(const void *sendbuf, nbcx_count sendcount,
+                                 nbcx_datatype sendtype, void *recvbuf,
+                                 const nbcx_count recvcounts[],
+                                 const nbcx_count displs[],
+                                 nbcx_datatype recvtype, int root,
+                                 nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_scatterv_init_c(const void *sendbuf,
+                                  const nbcx_count sendcounts[],
+                                  const nbcx_count displs[],
+                                  nbcx_datatype sendtype, void *recvbuf,
+                                  nbcx_count recvcount, nbcx_datatype recvtype,
+                                  int root, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_allgatherv_init_c(const void *sendbuf, nbcx_count sendcount,
+                                    nbcx_datatype sendtype, void *recvbuf,
+                                    const nbcx_count recvcounts[],
+                                    const nbcx_count displs[],
+                                    nbcx_datatype recvtype, nbcx_comm comm,
+                                    nbcx_request *req);
+NBCX_API int nbcx_alltoallv_init_c(const void *sendbuf,
+                                   const nbcx_count sendcounts[],
+                                   const nbcx_count sdispls[],
+                                   nbcx_datatype sendtype, void *recvbuf,
+                                   const nbcx_count recvcounts[],
+                                   const nbcx_count rdispls[],
+                                   nbcx_datatype recvtype, nbcx_comm comm,
+                                   nbcx_request *req);
+NBCX_API int nbcx_alltoallw_init_c(const void *sendbuf,
+                                   const nbcx_count sendcounts[],
+                                   const ptrdiff_t sdispls[],
+                                   const nbcx_datatype sendtypes[],
+                                   void *recvbuf,
+                                   const nbcx_count recvcounts[],
+                                   const ptrdiff_t rdispls[],
+                                   const nbcx_datatype recvtypes[],
+                                   nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
+                                        const nbcx_count recvcounts[],
+                                        nbcx_datatype type, nbcx_op op,
+                                        nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_reduce_scatter_block_init_c(const void *sendbuf,
+                                              void *recvbuf,
+                                              nbcx_count recvcount,
+                                              nbcx_datatype type, nbcx_op op,
+                                              nbcx_comm comm,
+                                              nbcx_request *req);
+NBCX_API int nbcx_scan_init_c(const void *sendbuf, void *recvbuf,
+                              nbcx_count count, nbcx_datatype type, nbcx_op op,
+                              nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_exscan_init_c(const void *sendbuf, void *recvbuf,
+                                nbcx_count count, nbcx_datatype type,
+                                nbcx_op op, nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_neighbor_allgather_init_c(const void *sendbuf,
+                                            nbcx_count sendcount,
+                                            nbcx_datatype sendtype,
+                                            void *recvbuf,
+                                            nbcx_count recvcount,
+                                            nbcx_datatype recvtype,
+                                            nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_neighbor_allgatherv_init_c(const void *sendbuf,
+                                             nbcx_count sendcount,
+                                             nbcx_datatype sendtype,
+                                             void *recvbuf,
+                                             const nbcx_count recvcounts[],
+                                             const nbcx_count displs[],
+                                             nbcx_datatype recvtype,
+                                             nbcx_comm comm,
+                                             nbcx_request *req);
+NBCX_API int nbcx_neighbor_alltoall_init_c(const void *sendbuf,
+                                           nbcx_count sendcount,
+                                           nbcx_datatype sendtype,
+                                           void *recvbuf, nbcx_count recvcount,
+                                           nbcx_datatype recvtype,
+                                           nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_neighbor_alltoallv_init_c(const void *sendbuf,
+                                            const nbcx_count sendcounts[],
+                                            const nbcx_count sdispls[],
+                                            nbcx_datatype sendtype,
+                                            void *recvbuf,
+                                            const nbcx_count recvcounts[],
+                                            const nbcx_count rdispls[],
+                                            nbcx_datatype recvtype,
+                                            nbcx_comm comm, nbcx_request *req);
+NBCX_API int nbcx_neighbor_alltoallw_init_c(const void *sendbuf,
+                                            const nbcx_count sendcounts[],
+                                            const ptrdiff_t sdispls[],
+                                            const nbcx_datatype sendtypes[],
+                                            void *recvbuf,
+                                            const nbcx_count recvcounts[],
+                                            const ptrdiff_t rdispls[],
+                                            const nbcx_datatype recvtypes[],
+                                            nbcx_comm comm, nbcx_request *req);
+/**@}*/
+
 /**@{*/
 /** NBCX_ERR_REQUEST if a request is not persistent, already active or
  * freed (nbcx_error_detail says which); NBCX_ERR_EXHAUSTED when its

@@ -40,7 +40,8 @@ struct key_head {
     enum nbcxi_coll coll;
     const void *sbuf;
     void *rbuf;
-    int scount, rcount, root;
+    nbcx_count scount, rcount;
+    int root;
     bool in_place;
     struct nbcx_datatype_s *stype, *rtype;
     struct nbcx_op_s *op;
@@ -53,9 +54,12 @@ struct key_head {
     unsigned has[2];
 };
 
-/* A copy of one side's arrays (struct nbcxi_vside), types resolved. */
+/* A copy of one side's arrays (struct nbcxi_vside), types resolved;
+ * counts and displacements widened to nbcx_count whatever the call's
+ * width, so that an int call and its _c form with the same values share
+ * an entry. */
 struct side_copy {
-    int *counts, *displs;
+    nbcx_count *counts, *displs;
     ptrdiff_t *adispls;
     struct nbcx_datatype_s **types;
 };
@@ -192,11 +196,23 @@ static size_t side_bytes(unsigned has, int n)
     size_t b = 0, m = (size_t)n;
     b += has & HAS_TYPES ? m * sizeof(struct nbcx_datatype_s *) : 0;
     b += has & HAS_ADISPLS ? m * sizeof(ptrdiff_t) : 0;
-    b += has & HAS_COUNTS ? m * sizeof(int) : 0;
-    b += has & HAS_DISPLS ? m * sizeof(int) : 0;
+    b += has & HAS_COUNTS ? m * sizeof(nbcx_count) : 0;
+    b += has & HAS_DISPLS ? m * sizeof(nbcx_count) : 0;
     /* the next side's pointers start aligned */
     const size_t al = _Alignof(max_align_t);
     return (b + al - 1) / al * al;
+}
+
+/* Whether the n entries of copy hold the values of arr (int or wide). */
+static bool values_equal(const nbcx_count *copy, const void *arr, bool wide,
+                         size_t n)
+{
+    if (wide)
+        return memcmp(copy, arr, n * sizeof *copy) == 0;
+    for (size_t j = 0; j < n; j++)
+        if (copy[j] != ((const int *)arr)[j])
+            return false;
+    return true;
 }
 
 /* Whether key k's arrays hold the values of the call's (heads equal). */
@@ -207,9 +223,9 @@ static bool sides_equal(const struct nbcxi_cache_key *k,
     for (int i = 0; i < 2; i++) {
         const struct side_copy *c = &k->side[i];
         size_t m = (size_t)k->h.n[i];
-        if (c->counts && memcmp(c->counts, v[i]->counts, m * sizeof(int)))
+        if (c->counts && !values_equal(c->counts, v[i]->counts, v[i]->wide, m))
             return false;
-        if (c->displs && memcmp(c->displs, v[i]->displs, m * sizeof(int)))
+        if (c->displs && !values_equal(c->displs, v[i]->displs, v[i]->wide, m))
             return false;
         if (c->adispls &&
             memcmp(c->adispls, v[i]->adispls, m * sizeof(ptrdiff_t)))
@@ -267,13 +283,15 @@ static void side_copy(struct side_copy *c, const struct nbcxi_vside *v,
         *mem += m * sizeof *c->adispls;
     }
     if (has & HAS_COUNTS) {
-        c->counts = (int *)(void *)*mem;
-        memcpy(c->counts, v->counts, m * sizeof *c->counts);
+        c->counts = (nbcx_count *)(void *)*mem;
+        for (size_t j = 0; j < m; j++)
+            c->counts[j] = nbcxi_varr(v->counts, v->wide, (int)j);
         *mem += m * sizeof *c->counts;
     }
     if (has & HAS_DISPLS) {
-        c->displs = (int *)(void *)*mem;
-        memcpy(c->displs, v->displs, m * sizeof *c->displs);
+        c->displs = (nbcx_count *)(void *)*mem;
+        for (size_t j = 0; j < m; j++)
+            c->displs[j] = nbcxi_varr(v->displs, v->wide, (int)j);
     }
     *mem = end;
 }

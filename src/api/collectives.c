@@ -12,6 +12,22 @@
 #include "args.h"
 #include "cache.h"
 
+/* What a public function asks of op_<op>(): start or plan, and the
+ * width of its count and displacement arrays (the _c calls: nbcx_count;
+ * the others: int). Both widths share every check and the one path to
+ * the builders; struct nbcxi_vside carries the width (wide). */
+enum { HOW_START = 0, HOW_PLAN = 1, HOW_WIDE = 2 };
+
+_Static_assert(sizeof(nbcx_count) == sizeof(ptrdiff_t),
+               "the _c w variants' ptrdiff_t byte displacements are read "
+               "as nbcx_count");
+
+/* Entry i of a count or displacement array of a call made with how. */
+static nbcx_count at(const void *arr, unsigned how, int i)
+{
+    return nbcxi_varr(arr, how & HOW_WIDE, i);
+}
+
 static int check_op(nbcx_op h, const struct nbcx_datatype_s *t,
                     struct nbcx_op_s **op)
 {
@@ -67,17 +83,17 @@ static int aliased(const void *s, bool s_any, uintptr_t r, bool r_any)
 
 /* Block i of count elements of t from buf, as an integer (buf may be
  * NULL). */
-static uintptr_t block_at(const void *buf, int i, int count,
+static uintptr_t block_at(const void *buf, int i, nbcx_count count,
                           const struct nbcx_datatype_s *t)
 {
     return (uintptr_t)buf + (uintptr_t)((ptrdiff_t)i * count * t->extent);
 }
 
 /* Whether one of n counts is positive. */
-static bool any_count(int n, const int *counts)
+static bool any_count(int n, const void *counts, unsigned how)
 {
     for (int i = 0; counts && i < n; i++)
-        if (counts[i] > 0)
+        if (at(counts, how, i) > 0)
             return true;
     return false;
 }
@@ -85,15 +101,17 @@ static bool any_count(int n, const int *counts)
 /* Whether the send and receive sides of an alltoallv/w lay out the same
  * blocks (counts, displacements, types): with one base address they are
  * then one buffer, which MPI forbids (in place: NBCX_IN_PLACE). */
-static bool same_blocks(int n, const int *scounts, const int *sdispls,
+static bool same_blocks(int n, const void *scounts, const void *sdispls,
                         nbcx_datatype stype, const nbcx_datatype *stypes,
-                        const int *rcounts, const int *rdispls,
-                        nbcx_datatype rtype, const nbcx_datatype *rtypes)
+                        const void *rcounts, const void *rdispls,
+                        nbcx_datatype rtype, const nbcx_datatype *rtypes,
+                        unsigned how)
 {
     if (!scounts || !sdispls || !rcounts || !rdispls)
         return false;
     for (int i = 0; i < n; i++) {
-        if (scounts[i] != rcounts[i] || sdispls[i] != rdispls[i])
+        if (at(scounts, how, i) != at(rcounts, how, i) ||
+            at(sdispls, how, i) != at(rdispls, how, i))
             return false;
         if (stypes && rtypes ? stypes[i] != rtypes[i]
                              : stypes || rtypes || stype != rtype)
@@ -123,13 +141,14 @@ static int rooted_begin(nbcx_request *req, nbcx_comm h, int root,
     return NBCX_SUCCESS;
 }
 
-/* Starts the checked operation (nbcx_i<op>), or, with plan, plans it
- * as an inactive persistent request (nbcx_<op>_init): the two share
- * their argument checks, op_<op>() below, which takes `plan` from its
+/* Starts the checked operation (nbcx_i<op>), or, with HOW_PLAN, plans
+ * it as an inactive persistent request (nbcx_<op>_init): the two share
+ * their argument checks, op_<op>() below, which takes `how` from its
  * public function. */
-static int run(bool plan, enum nbcxi_coll coll, struct nbcx_comm_s *c,
+static int run(unsigned how, enum nbcxi_coll coll, struct nbcx_comm_s *c,
                struct nbcxi_coll_args *a, nbcx_request *req)
 {
+    bool plan = how & HOW_PLAN;
     NBCXI_TRACE(nbcxi_trace_enter());
     struct nbcx_sched_s *s = plan ? NULL : nbcxi_cache_take(c, coll, a);
     if (s)
@@ -149,43 +168,44 @@ static int run(bool plan, enum nbcxi_coll coll, struct nbcx_comm_s *c,
     return plan ? nbcxi_plan(s, req) : nbcxi_start(s, req);
 }
 
-static int op_barrier(bool plan, nbcx_comm comm, nbcx_request *req)
+static int op_barrier(unsigned how, nbcx_comm comm, nbcx_request *req)
 {
     struct nbcx_comm_s *c;
     TRY(begin(req, comm, &c));
     struct nbcxi_coll_args a = { 0 };
-    return run(plan, NBCXI_BARRIER, c, &a, req);
+    return run(how, NBCXI_BARRIER, c, &a, req);
 }
 
 int nbcx_ibarrier(nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_barrier(false, comm, req);
+    return op_barrier(HOW_START, comm, req);
 }
 
-static int op_bcast(bool plan, void *buf, int count, nbcx_datatype type,
-                    int root, nbcx_comm comm, nbcx_request *req)
+static int op_bcast(unsigned how, void *buf, nbcx_count count,
+                    nbcx_datatype type, int root, nbcx_comm comm,
+                    nbcx_request *req)
 {
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { .rbuf = buf, .rcount = count, .root = root };
     TRY(begin(req, comm, &c));
-    TRY(nbcxi_check_buf(buf, count, type, &a.rtype));
+    TRY(nbcxi_check_buf_of(buf, count, type, &a.rtype, true));
     if (buf == NBCX_IN_PLACE)
         return NBCX_ERR_IN_PLACE;
     if (root < 0 || root >= c->size)
         return NBCX_ERR_ROOT;
-    return run(plan, NBCXI_BCAST, c, &a, req);
+    return run(how, NBCXI_BCAST, c, &a, req);
 }
 
 int nbcx_ibcast(void *buf, int count, nbcx_datatype type, int root,
                 nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_bcast(false, buf, count, type, root, comm, req);
+    return op_bcast(HOW_START, buf, count, type, root, comm, req);
 }
 
 /* reduce and allreduce share their checks; root < 0 means allreduce. */
-static int reduce_args(const void *sendbuf, void *recvbuf, int count,
+static int reduce_args(const void *sendbuf, void *recvbuf, nbcx_count count,
                        nbcx_datatype type, nbcx_op op, int root,
                        struct nbcx_comm_s *c, struct nbcxi_coll_args *a)
 {
@@ -195,11 +215,11 @@ static int reduce_args(const void *sendbuf, void *recvbuf, int count,
     a->root = all ? 0 : root;
     if (!all && root >= c->size)
         return NBCX_ERR_ROOT;
-    TRY(nbcxi_check_buf(sendbuf, count, type, &a->rtype));
+    TRY(nbcxi_check_buf_of(sendbuf, count, type, &a->rtype, true));
     TRY(check_op(op, a->rtype, &a->op));
     TRY(check_scratch(count, a->rtype));
     if (at_root) {
-        TRY(nbcxi_check_buf(recvbuf, count, type, &a->rtype));
+        TRY(nbcxi_check_buf_of(recvbuf, count, type, &a->rtype, true));
         if (recvbuf == NBCX_IN_PLACE)
             return NBCX_ERR_IN_PLACE;
     }
@@ -215,9 +235,9 @@ static int reduce_args(const void *sendbuf, void *recvbuf, int count,
     return NBCX_SUCCESS;
 }
 
-static int op_reduce(bool plan, const void *sendbuf, void *recvbuf, int count,
-                     nbcx_datatype type, nbcx_op op, int root, nbcx_comm comm,
-                     nbcx_request *req)
+static int op_reduce(unsigned how, const void *sendbuf, void *recvbuf,
+                     nbcx_count count, nbcx_datatype type, nbcx_op op,
+                     int root, nbcx_comm comm, nbcx_request *req)
 {
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
@@ -225,7 +245,7 @@ static int op_reduce(bool plan, const void *sendbuf, void *recvbuf, int count,
     if (root < 0)
         return NBCX_ERR_ROOT;
     TRY(reduce_args(sendbuf, recvbuf, count, type, op, root, c, &a));
-    return run(plan, NBCXI_REDUCE, c, &a, req);
+    return run(how, NBCXI_REDUCE, c, &a, req);
 }
 
 int nbcx_ireduce(const void *sendbuf, void *recvbuf, int count,
@@ -233,27 +253,27 @@ int nbcx_ireduce(const void *sendbuf, void *recvbuf, int count,
                  nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_reduce(false, sendbuf, recvbuf, count, type, op, root, comm,
+    return op_reduce(HOW_START, sendbuf, recvbuf, count, type, op, root, comm,
                      req);
 }
 
 /* allreduce, scan and exscan: the same checks on every rank. */
-static int reduce_all(bool plan, enum nbcxi_coll coll, const void *sendbuf,
-                      void *recvbuf, int count, nbcx_datatype type, nbcx_op op,
-                      nbcx_comm comm, nbcx_request *req)
+static int reduce_all(unsigned how, enum nbcxi_coll coll, const void *sendbuf,
+                      void *recvbuf, nbcx_count count, nbcx_datatype type,
+                      nbcx_op op, nbcx_comm comm, nbcx_request *req)
 {
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(begin(req, comm, &c));
     TRY(reduce_args(sendbuf, recvbuf, count, type, op, -1, c, &a));
-    return run(plan, coll, c, &a, req);
+    return run(how, coll, c, &a, req);
 }
 
-static int op_allreduce(bool plan, const void *sendbuf, void *recvbuf,
-                        int count, nbcx_datatype type, nbcx_op op,
+static int op_allreduce(unsigned how, const void *sendbuf, void *recvbuf,
+                        nbcx_count count, nbcx_datatype type, nbcx_op op,
                         nbcx_comm comm, nbcx_request *req)
 {
-    return reduce_all(plan, NBCXI_ALLREDUCE, sendbuf, recvbuf, count, type, op,
+    return reduce_all(how, NBCXI_ALLREDUCE, sendbuf, recvbuf, count, type, op,
                       comm, req);
 }
 
@@ -262,7 +282,8 @@ int nbcx_iallreduce(const void *sendbuf, void *recvbuf, int count,
                     nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_allreduce(false, sendbuf, recvbuf, count, type, op, comm, req);
+    return op_allreduce(HOW_START, sendbuf, recvbuf, count, type, op, comm,
+                        req);
 }
 
 /* The "send side" and "receive side" of gather/scatter/allgather/alltoall:
@@ -270,10 +291,11 @@ int nbcx_iallreduce(const void *sendbuf, void *recvbuf, int count,
  * side is left empty (NULL, 0). */
 enum side { IGNORED, REQUIRED, IN_PLACE_OK };
 
-static int vector_args(const void *sendbuf, int sendcount,
-                       nbcx_datatype sendtype, void *recvbuf, int recvcount,
-                       nbcx_datatype recvtype, enum side send,
-                       enum side recv, struct nbcxi_coll_args *a)
+static int vector_args(const void *sendbuf, nbcx_count sendcount,
+                       nbcx_datatype sendtype, void *recvbuf,
+                       nbcx_count recvcount, nbcx_datatype recvtype,
+                       enum side send, enum side recv,
+                       struct nbcxi_coll_args *a)
 {
     a->sbuf = send == IGNORED ? NULL : sendbuf;
     a->scount = send == IGNORED ? 0 : sendcount;
@@ -321,9 +343,9 @@ static void recv_into_sblock(struct nbcxi_coll_args *a, int i)
  * a gather, the send side of a scatter), ignored off the root, and every
  * rank's own block (the other side), which at the root may be IN_PLACE:
  * the root's own block among its size blocks. */
-static int rooted(bool plan, enum nbcxi_coll coll, const void *sendbuf,
-                  int sendcount, nbcx_datatype sendtype, void *recvbuf,
-                  int recvcount, nbcx_datatype recvtype, int root,
+static int rooted(unsigned how, enum nbcxi_coll coll, const void *sendbuf,
+                  nbcx_count sendcount, nbcx_datatype sendtype, void *recvbuf,
+                  nbcx_count recvcount, nbcx_datatype recvtype, int root,
                   nbcx_comm comm, nbcx_request *req)
 {
     bool gather = coll == NBCXI_GATHER;
@@ -347,15 +369,15 @@ static int rooted(bool plan, enum nbcxi_coll coll, const void *sendbuf,
         send_from_rblock(&a, root); /* the root's block is in place */
     if (!gather && recvbuf == NBCX_IN_PLACE)
         recv_into_sblock(&a, root); /* the root keeps its block in place */
-    return run(plan, coll, c, &a, req);
+    return run(how, coll, c, &a, req);
 }
 
-static int op_gather(bool plan, const void *sendbuf, int sendcount,
-                     nbcx_datatype sendtype, void *recvbuf, int recvcount,
-                     nbcx_datatype recvtype, int root, nbcx_comm comm,
-                     nbcx_request *req)
+static int op_gather(unsigned how, const void *sendbuf, nbcx_count sendcount,
+                     nbcx_datatype sendtype, void *recvbuf,
+                     nbcx_count recvcount, nbcx_datatype recvtype, int root,
+                     nbcx_comm comm, nbcx_request *req)
 {
-    return rooted(plan, NBCXI_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+    return rooted(how, NBCXI_GATHER, sendbuf, sendcount, sendtype, recvbuf,
                   recvcount, recvtype, root, comm, req);
 }
 
@@ -364,16 +386,16 @@ int nbcx_igather(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                  int root, nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_gather(false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                     recvtype, root, comm, req);
+    return op_gather(HOW_START, sendbuf, sendcount, sendtype, recvbuf,
+                     recvcount, recvtype, root, comm, req);
 }
 
-static int op_scatter(bool plan, const void *sendbuf, int sendcount,
-                      nbcx_datatype sendtype, void *recvbuf, int recvcount,
-                      nbcx_datatype recvtype, int root, nbcx_comm comm,
-                      nbcx_request *req)
+static int op_scatter(unsigned how, const void *sendbuf, nbcx_count sendcount,
+                      nbcx_datatype sendtype, void *recvbuf,
+                      nbcx_count recvcount, nbcx_datatype recvtype, int root,
+                      nbcx_comm comm, nbcx_request *req)
 {
-    return rooted(plan, NBCXI_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
+    return rooted(how, NBCXI_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
                   recvcount, recvtype, root, comm, req);
 }
 
@@ -382,12 +404,13 @@ int nbcx_iscatter(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                   int root, nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_scatter(false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                      recvtype, root, comm, req);
+    return op_scatter(HOW_START, sendbuf, sendcount, sendtype, recvbuf,
+                      recvcount, recvtype, root, comm, req);
 }
 
-static int op_allgather(bool plan, const void *sendbuf, int sendcount,
-                        nbcx_datatype sendtype, void *recvbuf, int recvcount,
+static int op_allgather(unsigned how, const void *sendbuf,
+                        nbcx_count sendcount, nbcx_datatype sendtype,
+                        void *recvbuf, nbcx_count recvcount,
                         nbcx_datatype recvtype, nbcx_comm comm,
                         nbcx_request *req)
 {
@@ -401,7 +424,7 @@ static int op_allgather(bool plan, const void *sendbuf, int sendcount,
                 recvcount > 0));
     if (sendbuf == NBCX_IN_PLACE)
         send_from_rblock(&a, c->rank);
-    return run(plan, NBCXI_ALLGATHER, c, &a, req);
+    return run(how, NBCXI_ALLGATHER, c, &a, req);
 }
 
 int nbcx_iallgather(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
@@ -409,14 +432,14 @@ int nbcx_iallgather(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                     nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_allgather(false, sendbuf, sendcount, sendtype, recvbuf,
+    return op_allgather(HOW_START, sendbuf, sendcount, sendtype, recvbuf,
                         recvcount, recvtype, comm, req);
 }
 
-static int op_alltoall(bool plan, const void *sendbuf, int sendcount,
-                       nbcx_datatype sendtype, void *recvbuf, int recvcount,
-                       nbcx_datatype recvtype, nbcx_comm comm,
-                       nbcx_request *req)
+static int op_alltoall(unsigned how, const void *sendbuf, nbcx_count sendcount,
+                       nbcx_datatype sendtype, void *recvbuf,
+                       nbcx_count recvcount, nbcx_datatype recvtype,
+                       nbcx_comm comm, nbcx_request *req)
 {
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
@@ -430,7 +453,7 @@ static int op_alltoall(bool plan, const void *sendbuf, int sendcount,
         a.scount = recvcount;
         a.stype = a.rtype;
     }
-    return run(plan, NBCXI_ALLTOALL, c, &a, req);
+    return run(how, NBCXI_ALLTOALL, c, &a, req);
 }
 
 int nbcx_ialltoall(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
@@ -438,8 +461,8 @@ int nbcx_ialltoall(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                    nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_alltoall(false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                       recvtype, comm, req);
+    return op_alltoall(HOW_START, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, comm, req);
 }
 
 /* ------------------------------------------------------------------ */
@@ -449,14 +472,14 @@ int nbcx_ialltoall(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
 int nbcx_barrier_init(nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_barrier(true, comm, req);
+    return op_barrier(HOW_PLAN, comm, req);
 }
 
 int nbcx_bcast_init(void *buf, int count, nbcx_datatype type, int root,
                     nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_bcast(true, buf, count, type, root, comm, req);
+    return op_bcast(HOW_PLAN, buf, count, type, root, comm, req);
 }
 
 int nbcx_reduce_init(const void *sendbuf, void *recvbuf, int count,
@@ -464,7 +487,8 @@ int nbcx_reduce_init(const void *sendbuf, void *recvbuf, int count,
                      nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_reduce(true, sendbuf, recvbuf, count, type, op, root, comm, req);
+    return op_reduce(HOW_PLAN, sendbuf, recvbuf, count, type, op, root, comm,
+                     req);
 }
 
 int nbcx_allreduce_init(const void *sendbuf, void *recvbuf, int count,
@@ -472,7 +496,8 @@ int nbcx_allreduce_init(const void *sendbuf, void *recvbuf, int count,
                         nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_allreduce(true, sendbuf, recvbuf, count, type, op, comm, req);
+    return op_allreduce(HOW_PLAN, sendbuf, recvbuf, count, type, op, comm,
+                        req);
 }
 
 int nbcx_gather_init(const void *sendbuf, int sendcount,
@@ -481,8 +506,8 @@ int nbcx_gather_init(const void *sendbuf, int sendcount,
                      nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_gather(true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                     recvtype, root, comm, req);
+    return op_gather(HOW_PLAN, sendbuf, sendcount, sendtype, recvbuf,
+                     recvcount, recvtype, root, comm, req);
 }
 
 int nbcx_scatter_init(const void *sendbuf, int sendcount,
@@ -491,8 +516,8 @@ int nbcx_scatter_init(const void *sendbuf, int sendcount,
                       nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_scatter(true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                      recvtype, root, comm, req);
+    return op_scatter(HOW_PLAN, sendbuf, sendcount, sendtype, recvbuf,
+                      recvcount, recvtype, root, comm, req);
 }
 
 int nbcx_allgather_init(const void *sendbuf, int sendcount,
@@ -501,8 +526,8 @@ int nbcx_allgather_init(const void *sendbuf, int sendcount,
                         nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_allgather(true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                        recvtype, comm, req);
+    return op_allgather(HOW_PLAN, sendbuf, sendcount, sendtype, recvbuf,
+                        recvcount, recvtype, comm, req);
 }
 
 int nbcx_alltoall_init(const void *sendbuf, int sendcount,
@@ -511,8 +536,8 @@ int nbcx_alltoall_init(const void *sendbuf, int sendcount,
                        nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_alltoall(true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                       recvtype, comm, req);
+    return op_alltoall(HOW_PLAN, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, comm, req);
 }
 
 /* ------------------------------------------------------------------ */
@@ -520,18 +545,18 @@ int nbcx_alltoall_init(const void *sendbuf, int sendcount,
 /* ------------------------------------------------------------------ */
 
 /* Counts of n blocks: the arrays present when there are blocks (else
- * NBCX_ERR_ARG), every count >= 0 (else NBCX_ERR_COUNT). *any: some block
- * is not empty. */
-static int check_counts(int n, const int *counts, const void *displs,
-                        bool *any)
+ * NBCX_ERR_ARG), every count >= 0 and one nbcx serves (else
+ * NBCX_ERR_COUNT, nbcxi_check_count). *any: some block is not empty. */
+static int check_counts(int n, const void *counts, const void *displs,
+                        unsigned how, bool *any)
 {
     *any = false;
     if (n > 0 && (!counts || !displs))
         return NBCX_ERR_ARG;
     for (int i = 0; i < n; i++) {
-        if (counts[i] < 0)
-            return NBCX_ERR_COUNT;
-        *any = *any || counts[i] > 0;
+        nbcx_count ci = at(counts, how, i);
+        TRY(nbcxi_check_count(ci));
+        *any = *any || ci > 0;
     }
     return NBCX_SUCCESS;
 }
@@ -539,12 +564,12 @@ static int check_counts(int n, const int *counts, const void *displs,
 /* One side of n blocks of one type: counts, then the type, then a buffer
  * when any block is non-empty (NBCX_ERR_BUFFER). IN_PLACE is not NULL:
  * callers decide where it is allowed. */
-static int check_vside(const void *buf, int n, const int *counts,
-                       const void *displs, nbcx_datatype type,
+static int check_vside(const void *buf, int n, const void *counts,
+                       const void *displs, unsigned how, nbcx_datatype type,
                        struct nbcx_datatype_s **t)
 {
     bool any;
-    TRY(check_counts(n, counts, displs, &any));
+    TRY(check_counts(n, counts, displs, how, &any));
     if (!(*t = nbcxi_type(type)))
         return NBCX_ERR_TYPE;
     return any && !buf && !nbcxi_type_absolute(*t) ? NBCX_ERR_BUFFER
@@ -555,14 +580,15 @@ static int check_vside(const void *buf, int n, const int *counts,
  * in bytes, so a NULL buffer (MPI_BOTTOM) is valid with any type: the
  * displacements are then absolute addresses. The
  * blocks' addresses are computed as integers (nbcxi_vblock). */
-static int check_wside(const void *buf, int n, const int *counts,
-                       const void *displs, const nbcx_datatype *types)
+static int check_wside(const void *buf, int n, const void *counts,
+                       const void *displs, unsigned how,
+                       const nbcx_datatype *types)
 {
     bool any;
     (void)buf;
     if (n > 0 && !types)
         return NBCX_ERR_ARG;
-    TRY(check_counts(n, counts, displs, &any));
+    TRY(check_counts(n, counts, displs, how, &any));
     for (int i = 0; i < n; i++)
         if (!nbcxi_type(types[i]))
             return NBCX_ERR_TYPE;
@@ -573,10 +599,11 @@ static int check_wside(const void *buf, int n, const int *counts,
  * side of a gatherv, the send side of a scatterv; never IN_PLACE) and
  * every rank's own block (the other side), which may be IN_PLACE at the
  * root only: its count and type are then ignored. */
-static int rooted_v(bool plan, enum nbcxi_coll coll, const void *vbuf,
-                    const int *counts, const int *displs, nbcx_datatype vtype,
-                    const void *buf, int count, nbcx_datatype type, int root,
-                    nbcx_comm comm, nbcx_request *req)
+static int rooted_v(unsigned how, enum nbcxi_coll coll, const void *vbuf,
+                    const void *counts, const void *displs,
+                    nbcx_datatype vtype, const void *buf, nbcx_count count,
+                    nbcx_datatype type, int root, nbcx_comm comm,
+                    nbcx_request *req)
 {
     bool gather = coll == NBCXI_GATHERV;
     struct nbcx_comm_s *c;
@@ -584,17 +611,18 @@ static int rooted_v(bool plan, enum nbcxi_coll coll, const void *vbuf,
     struct nbcxi_vside *v = gather ? &a.rv : &a.sv; /* the root's side */
     struct nbcx_datatype_s **vt = gather ? &a.rtype : &a.stype;
     struct nbcx_datatype_s **t = gather ? &a.stype : &a.rtype; /* own */
-    int *n = gather ? &a.scount : &a.rcount;
+    nbcx_count *n = gather ? &a.scount : &a.rcount;
     const void *all = NULL, *own = NULL; /* the buffers, when significant */
     TRY(rooted_begin(req, comm, root, &c));
     bool at_root = c->rank == root;
     if (at_root) {
         if (vbuf == NBCX_IN_PLACE)
             return NBCX_ERR_IN_PLACE;
-        TRY(check_vside(vbuf, c->size, counts, displs, vtype, vt));
+        TRY(check_vside(vbuf, c->size, counts, displs, how, vtype, vt));
         all = vbuf;
         v->counts = counts;
         v->displs = displs;
+        v->wide = how & HOW_WIDE;
     }
     if (buf == NBCX_IN_PLACE) {
         if (!at_root)
@@ -611,17 +639,17 @@ static int rooted_v(bool plan, enum nbcxi_coll coll, const void *vbuf,
         TRY(aliased(own, *n > 0,
                     (uintptr_t)(gather ? nbcxi_rblock(&a, root)
                                        : nbcxi_sblock(&a, root)).buf,
-                    counts[root] > 0));
-    return run(plan, coll, c, &a, req);
+                    at(counts, how, root) > 0));
+    return run(how, coll, c, &a, req);
 }
 
-static int op_gatherv(bool plan, const void *sendbuf, int sendcount,
+static int op_gatherv(unsigned how, const void *sendbuf, nbcx_count sendcount,
                       nbcx_datatype sendtype, void *recvbuf,
-                      const int recvcounts[], const int displs[],
+                      const void *recvcounts, const void *displs,
                       nbcx_datatype recvtype, int root, nbcx_comm comm,
                       nbcx_request *req)
 {
-    return rooted_v(plan, NBCXI_GATHERV, recvbuf, recvcounts, displs, recvtype,
+    return rooted_v(how, NBCXI_GATHERV, recvbuf, recvcounts, displs, recvtype,
                     sendbuf, sendcount, sendtype, root, comm, req);
 }
 
@@ -631,16 +659,17 @@ int nbcx_igatherv(const void *sendbuf, int sendcount, nbcx_datatype sendtype,
                   nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_gatherv(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                      displs, recvtype, root, comm, req);
+    return op_gatherv(HOW_START, sendbuf, sendcount, sendtype, recvbuf,
+                      recvcounts, displs, recvtype, root, comm, req);
 }
 
-static int op_scatterv(bool plan, const void *sendbuf, const int sendcounts[],
-                       const int displs[], nbcx_datatype sendtype,
-                       void *recvbuf, int recvcount, nbcx_datatype recvtype,
-                       int root, nbcx_comm comm, nbcx_request *req)
+static int op_scatterv(unsigned how, const void *sendbuf,
+                       const void *sendcounts, const void *displs,
+                       nbcx_datatype sendtype, void *recvbuf,
+                       nbcx_count recvcount, nbcx_datatype recvtype, int root,
+                       nbcx_comm comm, nbcx_request *req)
 {
-    return rooted_v(plan, NBCXI_SCATTERV, sendbuf, sendcounts, displs,
+    return rooted_v(how, NBCXI_SCATTERV, sendbuf, sendcounts, displs,
                     sendtype, recvbuf, recvcount, recvtype, root, comm, req);
 }
 
@@ -650,26 +679,27 @@ int nbcx_iscatterv(const void *sendbuf, const int sendcounts[],
                    nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_scatterv(false, sendbuf, sendcounts, displs, sendtype, recvbuf,
-                       recvcount, recvtype, root, comm, req);
+    return op_scatterv(HOW_START, sendbuf, sendcounts, displs, sendtype,
+                       recvbuf, recvcount, recvtype, root, comm, req);
 }
 
-static int op_allgatherv(bool plan, const void *sendbuf, int sendcount,
-                         nbcx_datatype sendtype, void *recvbuf,
-                         const int recvcounts[], const int displs[],
-                         nbcx_datatype recvtype, nbcx_comm comm,
-                         nbcx_request *req)
+static int op_allgatherv(unsigned how, const void *sendbuf,
+                         nbcx_count sendcount, nbcx_datatype sendtype,
+                         void *recvbuf, const void *recvcounts,
+                         const void *displs, nbcx_datatype recvtype,
+                         nbcx_comm comm, nbcx_request *req)
 {
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(begin(req, comm, &c));
     if (recvbuf == NBCX_IN_PLACE)
         return NBCX_ERR_IN_PLACE;
-    TRY(check_vside(recvbuf, c->size, recvcounts, displs, recvtype,
+    TRY(check_vside(recvbuf, c->size, recvcounts, displs, how, recvtype,
                     &a.rtype));
     a.rbuf = recvbuf;
     a.rv.counts = recvcounts;
     a.rv.displs = displs;
+    a.rv.wide = how & HOW_WIDE;
     if (sendbuf == NBCX_IN_PLACE) { /* the own block is in rbuf */
         struct nbcxi_block own = nbcxi_rblock(&a, c->rank);
         a.in_place = true;
@@ -680,11 +710,11 @@ static int op_allgatherv(bool plan, const void *sendbuf, int sendcount,
         TRY(nbcxi_check_buf(sendbuf, sendcount, sendtype, &a.stype));
         TRY(aliased(sendbuf, sendcount > 0,
                     (uintptr_t)nbcxi_rblock(&a, c->rank).buf,
-                    recvcounts[c->rank] > 0));
+                    at(recvcounts, how, c->rank) > 0));
         a.sbuf = sendbuf;
         a.scount = sendcount;
     }
-    return run(plan, NBCXI_ALLGATHERV, c, &a, req);
+    return run(how, NBCXI_ALLGATHERV, c, &a, req);
 }
 
 int nbcx_iallgatherv(const void *sendbuf, int sendcount,
@@ -693,17 +723,18 @@ int nbcx_iallgatherv(const void *sendbuf, int sendcount,
                      nbcx_datatype recvtype, nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_allgatherv(false, sendbuf, sendcount, sendtype, recvbuf,
+    return op_allgatherv(HOW_START, sendbuf, sendcount, sendtype, recvbuf,
                          recvcounts, displs, recvtype, comm, req);
 }
 
 /* alltoallv (types NULL) and alltoallw (types per rank, byte displs). */
-static int alltoallvw(bool plan, const void *sendbuf, const int *sendcounts,
-                      const int *sdispls, nbcx_datatype sendtype,
-                      const nbcx_datatype *sendtypes, void *recvbuf,
-                      const int *recvcounts, const int *rdispls,
-                      nbcx_datatype recvtype, const nbcx_datatype *recvtypes,
-                      bool w, nbcx_comm comm, nbcx_request *req)
+static int alltoallvw(unsigned how, const void *sendbuf,
+                      const void *sendcounts, const void *sdispls,
+                      nbcx_datatype sendtype, const nbcx_datatype *sendtypes,
+                      void *recvbuf, const void *recvcounts,
+                      const void *rdispls, nbcx_datatype recvtype,
+                      const nbcx_datatype *recvtypes, bool w, nbcx_comm comm,
+                      nbcx_request *req)
 {
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
@@ -711,41 +742,45 @@ static int alltoallvw(bool plan, const void *sendbuf, const int *sendcounts,
     if (recvbuf == NBCX_IN_PLACE)
         return NBCX_ERR_IN_PLACE;
     if (w)
-        TRY(check_wside(recvbuf, c->size, recvcounts, rdispls, recvtypes));
+        TRY(check_wside(recvbuf, c->size, recvcounts, rdispls, how,
+                        recvtypes));
     else
-        TRY(check_vside(recvbuf, c->size, recvcounts, rdispls, recvtype,
+        TRY(check_vside(recvbuf, c->size, recvcounts, rdispls, how, recvtype,
                         &a.rtype));
     a.rbuf = recvbuf;
-    a.rv = (struct nbcxi_vside){ recvcounts, rdispls, NULL, w, recvtypes };
+    bool wide = how & HOW_WIDE;
+    a.rv = (struct nbcxi_vside){ recvcounts, rdispls, NULL, w, recvtypes,
+                                 wide };
     if (sendbuf == NBCX_IN_PLACE) {
         a.in_place = true; /* the send side is ignored */
     } else {
         if (w)
-            TRY(check_wside(sendbuf, c->size, sendcounts, sdispls,
+            TRY(check_wside(sendbuf, c->size, sendcounts, sdispls, how,
                             sendtypes));
         else
-            TRY(check_vside(sendbuf, c->size, sendcounts, sdispls, sendtype,
-                            &a.stype));
+            TRY(check_vside(sendbuf, c->size, sendcounts, sdispls, how,
+                            sendtype, &a.stype));
         /* (one base address with different blocks on each side is valid:
          * the two sides may lie apart in one array) */
         if (same_blocks(c->size, sendcounts, sdispls, sendtype, sendtypes,
-                        recvcounts, rdispls, recvtype, recvtypes))
-            TRY(aliased(sendbuf, any_count(c->size, sendcounts),
+                        recvcounts, rdispls, recvtype, recvtypes, how))
+            TRY(aliased(sendbuf, any_count(c->size, sendcounts, how),
                         (uintptr_t)recvbuf, true));
         a.sbuf = sendbuf;
         a.sv = (struct nbcxi_vside){ sendcounts, sdispls, NULL, w,
-                                     sendtypes };
+                                     sendtypes, wide };
     }
-    return run(plan, w ? NBCXI_ALLTOALLW : NBCXI_ALLTOALLV, c, &a, req);
+    return run(how, w ? NBCXI_ALLTOALLW : NBCXI_ALLTOALLV, c, &a, req);
 }
 
-static int op_alltoallv(bool plan, const void *sendbuf, const int sendcounts[],
-                        const int sdispls[], nbcx_datatype sendtype,
-                        void *recvbuf, const int recvcounts[],
-                        const int rdispls[], nbcx_datatype recvtype,
-                        nbcx_comm comm, nbcx_request *req)
+static int op_alltoallv(unsigned how, const void *sendbuf,
+                        const void *sendcounts, const void *sdispls,
+                        nbcx_datatype sendtype, void *recvbuf,
+                        const void *recvcounts, const void *rdispls,
+                        nbcx_datatype recvtype, nbcx_comm comm,
+                        nbcx_request *req)
 {
-    return alltoallvw(plan, sendbuf, sendcounts, sdispls, sendtype, NULL,
+    return alltoallvw(how, sendbuf, sendcounts, sdispls, sendtype, NULL,
                       recvbuf, recvcounts, rdispls, recvtype, NULL, false,
                       comm, req);
 }
@@ -756,17 +791,18 @@ int nbcx_ialltoallv(const void *sendbuf, const int sendcounts[],
                     nbcx_datatype recvtype, nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_alltoallv(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                        recvcounts, rdispls, recvtype, comm, req);
+    return op_alltoallv(HOW_START, sendbuf, sendcounts, sdispls, sendtype,
+                        recvbuf, recvcounts, rdispls, recvtype, comm, req);
 }
 
-static int op_alltoallw(bool plan, const void *sendbuf, const int sendcounts[],
-                        const int sdispls[], const nbcx_datatype sendtypes[],
-                        void *recvbuf, const int recvcounts[],
-                        const int rdispls[], const nbcx_datatype recvtypes[],
-                        nbcx_comm comm, nbcx_request *req)
+static int op_alltoallw(unsigned how, const void *sendbuf,
+                        const void *sendcounts, const void *sdispls,
+                        const nbcx_datatype sendtypes[], void *recvbuf,
+                        const void *recvcounts, const void *rdispls,
+                        const nbcx_datatype recvtypes[], nbcx_comm comm,
+                        nbcx_request *req)
 {
-    return alltoallvw(plan, sendbuf, sendcounts, sdispls, NBCX_DATATYPE_NULL,
+    return alltoallvw(how, sendbuf, sendcounts, sdispls, NBCX_DATATYPE_NULL,
                       sendtypes, recvbuf, recvcounts, rdispls,
                       NBCX_DATATYPE_NULL, recvtypes, true, comm, req);
 }
@@ -778,7 +814,7 @@ int nbcx_ialltoallw(const void *sendbuf, const int sendcounts[],
                     nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_alltoallw(false, sendbuf, sendcounts, sdispls, sendtypes,
+    return op_alltoallw(HOW_START, sendbuf, sendcounts, sdispls, sendtypes,
                         recvbuf, recvcounts, rdispls, recvtypes, comm, req);
 }
 
@@ -787,8 +823,8 @@ int nbcx_ialltoallw(const void *sendbuf, const int sendcounts[],
 /* ------------------------------------------------------------------ */
 
 /* recvcounts NULL: every block recvcount elements (_block). */
-static int reduce_scatter(bool plan, const void *sendbuf, void *recvbuf,
-                          const int *recvcounts, int recvcount,
+static int reduce_scatter(unsigned how, const void *sendbuf, void *recvbuf,
+                          const void *recvcounts, nbcx_count recvcount,
                           nbcx_datatype type, nbcx_op op, bool block,
                           nbcx_comm comm, nbcx_request *req)
 {
@@ -799,9 +835,8 @@ static int reduce_scatter(bool plan, const void *sendbuf, void *recvbuf,
         return NBCX_ERR_ARG;
     long long total = 0;
     for (int i = 0; i < c->size; i++) {
-        int n = block ? recvcount : recvcounts[i];
-        if (n < 0)
-            return NBCX_ERR_COUNT;
+        nbcx_count n = block ? recvcount : at(recvcounts, how, i);
+        TRY(nbcxi_check_count(n));
         total += n;
     }
     /* total may exceed INT_MAX: the schedules count it in 64 bits */
@@ -811,7 +846,7 @@ static int reduce_scatter(bool plan, const void *sendbuf, void *recvbuf,
     TRY(check_scratch(total, a.rtype));
     if (recvbuf == NBCX_IN_PLACE)
         return NBCX_ERR_IN_PLACE;
-    int mine = block ? recvcount : recvcounts[c->rank];
+    nbcx_count mine = block ? recvcount : at(recvcounts, how, c->rank);
     if (sendbuf == NBCX_IN_PLACE) { /* the vector is in recvbuf */
         TRY(nbcxi_check_buf(recvbuf, total > 0, type, &a.rtype));
         sendbuf = recvbuf;
@@ -824,15 +859,16 @@ static int reduce_scatter(bool plan, const void *sendbuf, void *recvbuf,
     a.rbuf = recvbuf;
     a.rcount = recvcount;
     a.rv.counts = block ? NULL : recvcounts;
-    return run(plan, block ? NBCXI_REDUCE_SCATTER_BLOCK : NBCXI_REDUCE_SCATTER,
+    a.rv.wide = how & HOW_WIDE;
+    return run(how, block ? NBCXI_REDUCE_SCATTER_BLOCK : NBCXI_REDUCE_SCATTER,
                c, &a, req);
 }
 
-static int op_reduce_scatter(bool plan, const void *sendbuf, void *recvbuf,
-                             const int recvcounts[], nbcx_datatype type,
+static int op_reduce_scatter(unsigned how, const void *sendbuf, void *recvbuf,
+                             const void *recvcounts, nbcx_datatype type,
                              nbcx_op op, nbcx_comm comm, nbcx_request *req)
 {
-    return reduce_scatter(plan, sendbuf, recvbuf, recvcounts, 0, type, op,
+    return reduce_scatter(how, sendbuf, recvbuf, recvcounts, 0, type, op,
                           false, comm, req);
 }
 
@@ -841,16 +877,16 @@ int nbcx_ireduce_scatter(const void *sendbuf, void *recvbuf,
                          nbcx_op op, nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_reduce_scatter(false, sendbuf, recvbuf, recvcounts, type, op,
+    return op_reduce_scatter(HOW_START, sendbuf, recvbuf, recvcounts, type, op,
                              comm, req);
 }
 
-static int op_reduce_scatter_block(bool plan, const void *sendbuf,
-                                   void *recvbuf, int recvcount,
+static int op_reduce_scatter_block(unsigned how, const void *sendbuf,
+                                   void *recvbuf, nbcx_count recvcount,
                                    nbcx_datatype type, nbcx_op op,
                                    nbcx_comm comm, nbcx_request *req)
 {
-    return reduce_scatter(plan, sendbuf, recvbuf, NULL, recvcount, type, op,
+    return reduce_scatter(how, sendbuf, recvbuf, NULL, recvcount, type, op,
                           true, comm, req);
 }
 
@@ -859,15 +895,15 @@ int nbcx_ireduce_scatter_block(const void *sendbuf, void *recvbuf,
                                nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_reduce_scatter_block(false, sendbuf, recvbuf, recvcount, type,
-                                   op, comm, req);
+    return op_reduce_scatter_block(HOW_START, sendbuf, recvbuf, recvcount,
+                                   type, op, comm, req);
 }
 
-static int op_scan(bool plan, const void *sendbuf, void *recvbuf, int count,
-                   nbcx_datatype type, nbcx_op op, nbcx_comm comm,
-                   nbcx_request *req)
+static int op_scan(unsigned how, const void *sendbuf, void *recvbuf,
+                   nbcx_count count, nbcx_datatype type, nbcx_op op,
+                   nbcx_comm comm, nbcx_request *req)
 {
-    return reduce_all(plan, NBCXI_SCAN, sendbuf, recvbuf, count, type, op,
+    return reduce_all(how, NBCXI_SCAN, sendbuf, recvbuf, count, type, op,
                       comm, req);
 }
 
@@ -876,14 +912,14 @@ int nbcx_iscan(const void *sendbuf, void *recvbuf, int count,
                nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_scan(false, sendbuf, recvbuf, count, type, op, comm, req);
+    return op_scan(HOW_START, sendbuf, recvbuf, count, type, op, comm, req);
 }
 
-static int op_exscan(bool plan, const void *sendbuf, void *recvbuf, int count,
-                     nbcx_datatype type, nbcx_op op, nbcx_comm comm,
-                     nbcx_request *req)
+static int op_exscan(unsigned how, const void *sendbuf, void *recvbuf,
+                     nbcx_count count, nbcx_datatype type, nbcx_op op,
+                     nbcx_comm comm, nbcx_request *req)
 {
-    return reduce_all(plan, NBCXI_EXSCAN, sendbuf, recvbuf, count, type, op,
+    return reduce_all(how, NBCXI_EXSCAN, sendbuf, recvbuf, count, type, op,
                       comm, req);
 }
 
@@ -892,7 +928,7 @@ int nbcx_iexscan(const void *sendbuf, void *recvbuf, int count,
                  nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_exscan(false, sendbuf, recvbuf, count, type, op, comm, req);
+    return op_exscan(HOW_START, sendbuf, recvbuf, count, type, op, comm, req);
 }
 
 /* ------------------------------------------------------------------ */
@@ -914,17 +950,17 @@ static int neighbor_begin(nbcx_request *req, nbcx_comm comm,
 }
 
 /* A regular side: n blocks of count elements of type. */
-static int check_blocks(const void *buf, int n, int count, nbcx_datatype type,
-                        struct nbcx_datatype_s **t)
+static int check_blocks(const void *buf, int n, nbcx_count count,
+                        nbcx_datatype type, struct nbcx_datatype_s **t)
 {
     return nbcxi_check_buf(buf, n > 0 ? count : NBCXI_MIN(count, 0), type, t);
 }
 
 /* neighbor_allgather and neighbor_alltoall: the same sides. */
-static int neighbor_blocks(bool plan, enum nbcxi_coll coll,
-                           const void *sendbuf, int sendcount,
+static int neighbor_blocks(unsigned how, enum nbcxi_coll coll,
+                           const void *sendbuf, nbcx_count sendcount,
                            nbcx_datatype sendtype, void *recvbuf,
-                           int recvcount, nbcx_datatype recvtype,
+                           nbcx_count recvcount, nbcx_datatype recvtype,
                            nbcx_comm comm, nbcx_request *req)
 {
     struct nbcx_comm_s *c;
@@ -938,15 +974,16 @@ static int neighbor_blocks(bool plan, enum nbcxi_coll coll,
     a.scount = sendcount;
     a.rbuf = recvbuf;
     a.rcount = recvcount;
-    return run(plan, coll, c, &a, req);
+    return run(how, coll, c, &a, req);
 }
 
-static int op_neighbor_allgather(bool plan, const void *sendbuf, int sendcount,
-                                 nbcx_datatype sendtype, void *recvbuf,
-                                 int recvcount, nbcx_datatype recvtype,
-                                 nbcx_comm comm, nbcx_request *req)
+static int op_neighbor_allgather(unsigned how, const void *sendbuf,
+                                 nbcx_count sendcount, nbcx_datatype sendtype,
+                                 void *recvbuf, nbcx_count recvcount,
+                                 nbcx_datatype recvtype, nbcx_comm comm,
+                                 nbcx_request *req)
 {
-    return neighbor_blocks(plan, NBCXI_NEIGHBOR_ALLGATHER, sendbuf, sendcount,
+    return neighbor_blocks(how, NBCXI_NEIGHBOR_ALLGATHER, sendbuf, sendcount,
                            sendtype, recvbuf, recvcount, recvtype, comm, req);
 }
 
@@ -956,14 +993,14 @@ int nbcx_ineighbor_allgather(const void *sendbuf, int sendcount,
                              nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_neighbor_allgather(false, sendbuf, sendcount, sendtype, recvbuf,
-                                 recvcount, recvtype, comm, req);
+    return op_neighbor_allgather(HOW_START, sendbuf, sendcount, sendtype,
+                                 recvbuf, recvcount, recvtype, comm, req);
 }
 
-static int op_neighbor_allgatherv(bool plan, const void *sendbuf,
-                                  int sendcount, nbcx_datatype sendtype,
-                                  void *recvbuf, const int recvcounts[],
-                                  const int displs[], nbcx_datatype recvtype,
+static int op_neighbor_allgatherv(unsigned how, const void *sendbuf,
+                                  nbcx_count sendcount, nbcx_datatype sendtype,
+                                  void *recvbuf, const void *recvcounts,
+                                  const void *displs, nbcx_datatype recvtype,
                                   nbcx_comm comm, nbcx_request *req)
 {
     struct nbcx_comm_s *c;
@@ -971,14 +1008,15 @@ static int op_neighbor_allgatherv(bool plan, const void *sendbuf,
     TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
     TRY(check_blocks(sendbuf, a.topo->outdegree, sendcount, sendtype,
                      &a.stype));
-    TRY(check_vside(recvbuf, a.topo->indegree, recvcounts, displs, recvtype,
-                    &a.rtype));
+    TRY(check_vside(recvbuf, a.topo->indegree, recvcounts, displs, how,
+                    recvtype, &a.rtype));
     a.sbuf = sendbuf;
     a.scount = sendcount;
     a.rbuf = recvbuf;
     a.rv.counts = recvcounts;
     a.rv.displs = displs;
-    return run(plan, NBCXI_NEIGHBOR_ALLGATHERV, c, &a, req);
+    a.rv.wide = how & HOW_WIDE;
+    return run(how, NBCXI_NEIGHBOR_ALLGATHERV, c, &a, req);
 }
 
 int nbcx_ineighbor_allgatherv(const void *sendbuf, int sendcount,
@@ -988,16 +1026,18 @@ int nbcx_ineighbor_allgatherv(const void *sendbuf, int sendcount,
                               nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_neighbor_allgatherv(false, sendbuf, sendcount, sendtype, recvbuf,
-                                  recvcounts, displs, recvtype, comm, req);
+    return op_neighbor_allgatherv(HOW_START, sendbuf, sendcount, sendtype,
+                                  recvbuf, recvcounts, displs, recvtype, comm,
+                                  req);
 }
 
-static int op_neighbor_alltoall(bool plan, const void *sendbuf, int sendcount,
-                                nbcx_datatype sendtype, void *recvbuf,
-                                int recvcount, nbcx_datatype recvtype,
-                                nbcx_comm comm, nbcx_request *req)
+static int op_neighbor_alltoall(unsigned how, const void *sendbuf,
+                                nbcx_count sendcount, nbcx_datatype sendtype,
+                                void *recvbuf, nbcx_count recvcount,
+                                nbcx_datatype recvtype, nbcx_comm comm,
+                                nbcx_request *req)
 {
-    return neighbor_blocks(plan, NBCXI_NEIGHBOR_ALLTOALL, sendbuf, sendcount,
+    return neighbor_blocks(how, NBCXI_NEIGHBOR_ALLTOALL, sendbuf, sendcount,
                            sendtype, recvbuf, recvcount, recvtype, comm, req);
 }
 
@@ -1007,31 +1047,33 @@ int nbcx_ineighbor_alltoall(const void *sendbuf, int sendcount,
                             nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_neighbor_alltoall(false, sendbuf, sendcount, sendtype, recvbuf,
-                                recvcount, recvtype, comm, req);
+    return op_neighbor_alltoall(HOW_START, sendbuf, sendcount, sendtype,
+                                recvbuf, recvcount, recvtype, comm, req);
 }
 
-static int op_neighbor_alltoallv(bool plan, const void *sendbuf,
-                                 const int sendcounts[], const int sdispls[],
+static int op_neighbor_alltoallv(unsigned how, const void *sendbuf,
+                                 const void *sendcounts, const void *sdispls,
                                  nbcx_datatype sendtype, void *recvbuf,
-                                 const int recvcounts[], const int rdispls[],
+                                 const void *recvcounts, const void *rdispls,
                                  nbcx_datatype recvtype, nbcx_comm comm,
                                  nbcx_request *req)
 {
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
-    TRY(check_vside(sendbuf, a.topo->outdegree, sendcounts, sdispls,
+    TRY(check_vside(sendbuf, a.topo->outdegree, sendcounts, sdispls, how,
                     sendtype, &a.stype));
-    TRY(check_vside(recvbuf, a.topo->indegree, recvcounts, rdispls, recvtype,
-                    &a.rtype));
+    TRY(check_vside(recvbuf, a.topo->indegree, recvcounts, rdispls, how,
+                    recvtype, &a.rtype));
     a.sbuf = sendbuf;
     a.sv.counts = sendcounts;
     a.sv.displs = sdispls;
+    a.sv.wide = how & HOW_WIDE;
     a.rbuf = recvbuf;
     a.rv.counts = recvcounts;
     a.rv.displs = rdispls;
-    return run(plan, NBCXI_NEIGHBOR_ALLTOALLV, c, &a, req);
+    a.rv.wide = how & HOW_WIDE;
+    return run(how, NBCXI_NEIGHBOR_ALLTOALLV, c, &a, req);
 }
 
 int nbcx_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
@@ -1041,16 +1083,16 @@ int nbcx_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                              nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_neighbor_alltoallv(false, sendbuf, sendcounts, sdispls, sendtype,
-                                 recvbuf, recvcounts, rdispls, recvtype, comm,
-                                 req);
+    return op_neighbor_alltoallv(HOW_START, sendbuf, sendcounts, sdispls,
+                                 sendtype, recvbuf, recvcounts, rdispls,
+                                 recvtype, comm, req);
 }
 
-static int op_neighbor_alltoallw(bool plan, const void *sendbuf,
-                                 const int sendcounts[],
+static int op_neighbor_alltoallw(unsigned how, const void *sendbuf,
+                                 const void *sendcounts,
                                  const ptrdiff_t sdispls[],
                                  const nbcx_datatype sendtypes[],
-                                 void *recvbuf, const int recvcounts[],
+                                 void *recvbuf, const void *recvcounts,
                                  const ptrdiff_t rdispls[],
                                  const nbcx_datatype recvtypes[],
                                  nbcx_comm comm, nbcx_request *req)
@@ -1058,15 +1100,18 @@ static int op_neighbor_alltoallw(bool plan, const void *sendbuf,
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { 0 };
     TRY(neighbor_begin(req, comm, sendbuf, recvbuf, &c, &a));
-    TRY(check_wside(sendbuf, a.topo->outdegree, sendcounts, sdispls,
+    TRY(check_wside(sendbuf, a.topo->outdegree, sendcounts, sdispls, how,
                     sendtypes));
-    TRY(check_wside(recvbuf, a.topo->indegree, recvcounts, rdispls,
+    TRY(check_wside(recvbuf, a.topo->indegree, recvcounts, rdispls, how,
                     recvtypes));
     a.sbuf = sendbuf;
-    a.sv = (struct nbcxi_vside){ sendcounts, NULL, sdispls, true, sendtypes };
+    bool wide = how & HOW_WIDE;
+    a.sv = (struct nbcxi_vside){ sendcounts, NULL, sdispls, true, sendtypes,
+                                 wide };
     a.rbuf = recvbuf;
-    a.rv = (struct nbcxi_vside){ recvcounts, NULL, rdispls, true, recvtypes };
-    return run(plan, NBCXI_NEIGHBOR_ALLTOALLW, c, &a, req);
+    a.rv = (struct nbcxi_vside){ recvcounts, NULL, rdispls, true, recvtypes,
+                                 wide };
+    return run(how, NBCXI_NEIGHBOR_ALLTOALLW, c, &a, req);
 }
 
 int nbcx_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
@@ -1077,7 +1122,7 @@ int nbcx_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                              nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_neighbor_alltoallw(false, sendbuf, sendcounts, sdispls,
+    return op_neighbor_alltoallw(HOW_START, sendbuf, sendcounts, sdispls,
                                  sendtypes, recvbuf, recvcounts, rdispls,
                                  recvtypes, comm, req);
 }
@@ -1093,8 +1138,8 @@ int nbcx_gatherv_init(const void *sendbuf, int sendcount,
                       nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_gatherv(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                      displs, recvtype, root, comm, req);
+    return op_gatherv(HOW_PLAN, sendbuf, sendcount, sendtype, recvbuf,
+                      recvcounts, displs, recvtype, root, comm, req);
 }
 
 int nbcx_scatterv_init(const void *sendbuf, const int sendcounts[],
@@ -1103,8 +1148,8 @@ int nbcx_scatterv_init(const void *sendbuf, const int sendcounts[],
                        int root, nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_scatterv(true, sendbuf, sendcounts, displs, sendtype, recvbuf,
-                       recvcount, recvtype, root, comm, req);
+    return op_scatterv(HOW_PLAN, sendbuf, sendcounts, displs, sendtype,
+                       recvbuf, recvcount, recvtype, root, comm, req);
 }
 
 int nbcx_allgatherv_init(const void *sendbuf, int sendcount,
@@ -1114,7 +1159,7 @@ int nbcx_allgatherv_init(const void *sendbuf, int sendcount,
                          nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_allgatherv(true, sendbuf, sendcount, sendtype, recvbuf,
+    return op_allgatherv(HOW_PLAN, sendbuf, sendcount, sendtype, recvbuf,
                          recvcounts, displs, recvtype, comm, req);
 }
 
@@ -1125,8 +1170,8 @@ int nbcx_alltoallv_init(const void *sendbuf, const int sendcounts[],
                         nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_alltoallv(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                        recvcounts, rdispls, recvtype, comm, req);
+    return op_alltoallv(HOW_PLAN, sendbuf, sendcounts, sdispls, sendtype,
+                        recvbuf, recvcounts, rdispls, recvtype, comm, req);
 }
 
 int nbcx_alltoallw_init(const void *sendbuf, const int sendcounts[],
@@ -1136,8 +1181,8 @@ int nbcx_alltoallw_init(const void *sendbuf, const int sendcounts[],
                         nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_alltoallw(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                        recvcounts, rdispls, recvtypes, comm, req);
+    return op_alltoallw(HOW_PLAN, sendbuf, sendcounts, sdispls, sendtypes,
+                        recvbuf, recvcounts, rdispls, recvtypes, comm, req);
 }
 
 int nbcx_reduce_scatter_init(const void *sendbuf, void *recvbuf,
@@ -1145,7 +1190,7 @@ int nbcx_reduce_scatter_init(const void *sendbuf, void *recvbuf,
                              nbcx_op op, nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_reduce_scatter(true, sendbuf, recvbuf, recvcounts, type, op,
+    return op_reduce_scatter(HOW_PLAN, sendbuf, recvbuf, recvcounts, type, op,
                              comm, req);
 }
 
@@ -1155,8 +1200,8 @@ int nbcx_reduce_scatter_block_init(const void *sendbuf, void *recvbuf,
                                    nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_reduce_scatter_block(true, sendbuf, recvbuf, recvcount, type, op,
-                                   comm, req);
+    return op_reduce_scatter_block(HOW_PLAN, sendbuf, recvbuf, recvcount, type,
+                                   op, comm, req);
 }
 
 int nbcx_scan_init(const void *sendbuf, void *recvbuf, int count,
@@ -1164,7 +1209,7 @@ int nbcx_scan_init(const void *sendbuf, void *recvbuf, int count,
                    nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_scan(true, sendbuf, recvbuf, count, type, op, comm, req);
+    return op_scan(HOW_PLAN, sendbuf, recvbuf, count, type, op, comm, req);
 }
 
 int nbcx_exscan_init(const void *sendbuf, void *recvbuf, int count,
@@ -1172,7 +1217,7 @@ int nbcx_exscan_init(const void *sendbuf, void *recvbuf, int count,
                      nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_exscan(true, sendbuf, recvbuf, count, type, op, comm, req);
+    return op_exscan(HOW_PLAN, sendbuf, recvbuf, count, type, op, comm, req);
 }
 
 int nbcx_neighbor_allgather_init(const void *sendbuf, int sendcount,
@@ -1181,8 +1226,8 @@ int nbcx_neighbor_allgather_init(const void *sendbuf, int sendcount,
                                  nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_neighbor_allgather(true, sendbuf, sendcount, sendtype, recvbuf,
-                                 recvcount, recvtype, comm, req);
+    return op_neighbor_allgather(HOW_PLAN, sendbuf, sendcount, sendtype,
+                                 recvbuf, recvcount, recvtype, comm, req);
 }
 
 int nbcx_neighbor_allgatherv_init(const void *sendbuf, int sendcount,
@@ -1192,8 +1237,9 @@ int nbcx_neighbor_allgatherv_init(const void *sendbuf, int sendcount,
                                   nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_neighbor_allgatherv(true, sendbuf, sendcount, sendtype, recvbuf,
-                                  recvcounts, displs, recvtype, comm, req);
+    return op_neighbor_allgatherv(HOW_PLAN, sendbuf, sendcount, sendtype,
+                                  recvbuf, recvcounts, displs, recvtype, comm,
+                                  req);
 }
 
 int nbcx_neighbor_alltoall_init(const void *sendbuf, int sendcount,
@@ -1202,8 +1248,8 @@ int nbcx_neighbor_alltoall_init(const void *sendbuf, int sendcount,
                                 nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_neighbor_alltoall(true, sendbuf, sendcount, sendtype, recvbuf,
-                                recvcount, recvtype, comm, req);
+    return op_neighbor_alltoall(HOW_PLAN, sendbuf, sendcount, sendtype,
+                                recvbuf, recvcount, recvtype, comm, req);
 }
 
 int nbcx_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
@@ -1213,9 +1259,9 @@ int nbcx_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
                                  nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_neighbor_alltoallv(true, sendbuf, sendcounts, sdispls, sendtype,
-                                 recvbuf, recvcounts, rdispls, recvtype, comm,
-                                 req);
+    return op_neighbor_alltoallv(HOW_PLAN, sendbuf, sendcounts, sdispls,
+                                 sendtype, recvbuf, recvcounts, rdispls,
+                                 recvtype, comm, req);
 }
 
 int nbcx_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
@@ -1227,7 +1273,467 @@ int nbcx_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
                                  nbcx_comm comm, nbcx_request *req)
 {
     NBCXI_TRACE_CALLER();
-    return op_neighbor_alltoallw(true, sendbuf, sendcounts, sdispls, sendtypes,
-                                 recvbuf, recvcounts, rdispls, recvtypes, comm,
+    return op_neighbor_alltoallw(HOW_PLAN, sendbuf, sendcounts, sdispls,
+                                 sendtypes, recvbuf, recvcounts, rdispls,
+                                 recvtypes, comm, req);
+}
+
+/* ------------------------------------------------------------------ */
+/* Large counts (nbcx_i<op>_c, nbcx_<op>_init_c): the same op_<op>()   */
+/* with HOW_WIDE, its arrays read as nbcx_count                        */
+/* ------------------------------------------------------------------ */
+
+int nbcx_ibcast_c(void *buf, nbcx_count count, nbcx_datatype type, int root,
+                  nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_bcast(HOW_START | HOW_WIDE, buf, count, type, root, comm, req);
+}
+
+int nbcx_ireduce_c(const void *sendbuf, void *recvbuf, nbcx_count count,
+                   nbcx_datatype type, nbcx_op op, int root, nbcx_comm comm,
+                   nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_reduce(HOW_START | HOW_WIDE, sendbuf, recvbuf, count, type, op,
+                     root, comm, req);
+}
+
+int nbcx_iallreduce_c(const void *sendbuf, void *recvbuf, nbcx_count count,
+                      nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                      nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_allreduce(HOW_START | HOW_WIDE, sendbuf, recvbuf, count, type,
+                        op, comm, req);
+}
+
+int nbcx_igather_c(const void *sendbuf, nbcx_count sendcount,
+                   nbcx_datatype sendtype, void *recvbuf, nbcx_count recvcount,
+                   nbcx_datatype recvtype, int root, nbcx_comm comm,
+                   nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_gather(HOW_START | HOW_WIDE, sendbuf, sendcount, sendtype,
+                     recvbuf, recvcount, recvtype, root, comm, req);
+}
+
+int nbcx_iscatter_c(const void *sendbuf, nbcx_count sendcount,
+                    nbcx_datatype sendtype, void *recvbuf,
+                    nbcx_count recvcount, nbcx_datatype recvtype, int root,
+                    nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_scatter(HOW_START | HOW_WIDE, sendbuf, sendcount, sendtype,
+                      recvbuf, recvcount, recvtype, root, comm, req);
+}
+
+int nbcx_iallgather_c(const void *sendbuf, nbcx_count sendcount,
+                      nbcx_datatype sendtype, void *recvbuf,
+                      nbcx_count recvcount, nbcx_datatype recvtype,
+                      nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_allgather(HOW_START | HOW_WIDE, sendbuf, sendcount, sendtype,
+                        recvbuf, recvcount, recvtype, comm, req);
+}
+
+int nbcx_ialltoall_c(const void *sendbuf, nbcx_count sendcount,
+                     nbcx_datatype sendtype, void *recvbuf,
+                     nbcx_count recvcount, nbcx_datatype recvtype,
+                     nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_alltoall(HOW_START | HOW_WIDE, sendbuf, sendcount, sendtype,
+                       recvbuf, recvcount, recvtype, comm, req);
+}
+
+int nbcx_igatherv_c(const void *sendbuf, nbcx_count sendcount,
+                    nbcx_datatype sendtype, void *recvbuf,
+                    const nbcx_count recvcounts[], const nbcx_count displs[],
+                    nbcx_datatype recvtype, int root, nbcx_comm comm,
+                    nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_gatherv(HOW_START | HOW_WIDE, sendbuf, sendcount, sendtype,
+                      recvbuf, recvcounts, displs, recvtype, root, comm, req);
+}
+
+int nbcx_iscatterv_c(const void *sendbuf, const nbcx_count sendcounts[],
+                     const nbcx_count displs[], nbcx_datatype sendtype,
+                     void *recvbuf, nbcx_count recvcount,
+                     nbcx_datatype recvtype, int root, nbcx_comm comm,
+                     nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_scatterv(HOW_START | HOW_WIDE, sendbuf, sendcounts, displs,
+                       sendtype, recvbuf, recvcount, recvtype, root, comm,
+                       req);
+}
+
+int nbcx_iallgatherv_c(const void *sendbuf, nbcx_count sendcount,
+                       nbcx_datatype sendtype, void *recvbuf,
+                       const nbcx_count recvcounts[],
+                       const nbcx_count displs[], nbcx_datatype recvtype,
+                       nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_allgatherv(HOW_START | HOW_WIDE, sendbuf, sendcount, sendtype,
+                         recvbuf, recvcounts, displs, recvtype, comm, req);
+}
+
+int nbcx_ialltoallv_c(const void *sendbuf, const nbcx_count sendcounts[],
+                      const nbcx_count sdispls[], nbcx_datatype sendtype,
+                      void *recvbuf, const nbcx_count recvcounts[],
+                      const nbcx_count rdispls[], nbcx_datatype recvtype,
+                      nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_alltoallv(HOW_START | HOW_WIDE, sendbuf, sendcounts, sdispls,
+                        sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                        req);
+}
+
+int nbcx_ialltoallw_c(const void *sendbuf, const nbcx_count sendcounts[],
+                      const ptrdiff_t sdispls[],
+                      const nbcx_datatype sendtypes[], void *recvbuf,
+                      const nbcx_count recvcounts[], const ptrdiff_t rdispls[],
+                      const nbcx_datatype recvtypes[], nbcx_comm comm,
+                      nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_alltoallw(HOW_START | HOW_WIDE, sendbuf, sendcounts, sdispls,
+                        sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                        comm, req);
+}
+
+int nbcx_ireduce_scatter_c(const void *sendbuf, void *recvbuf,
+                           const nbcx_count recvcounts[], nbcx_datatype type,
+                           nbcx_op op, nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_reduce_scatter(HOW_START | HOW_WIDE, sendbuf, recvbuf,
+                             recvcounts, type, op, comm, req);
+}
+
+int nbcx_ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                 nbcx_count recvcount, nbcx_datatype type,
+                                 nbcx_op op, nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_reduce_scatter_block(HOW_START | HOW_WIDE, sendbuf, recvbuf,
+                                   recvcount, type, op, comm, req);
+}
+
+int nbcx_iscan_c(const void *sendbuf, void *recvbuf, nbcx_count count,
+                 nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                 nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_scan(HOW_START | HOW_WIDE, sendbuf, recvbuf, count, type, op,
+                   comm, req);
+}
+
+int nbcx_iexscan_c(const void *sendbuf, void *recvbuf, nbcx_count count,
+                   nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                   nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_exscan(HOW_START | HOW_WIDE, sendbuf, recvbuf, count, type, op,
+                     comm, req);
+}
+
+int nbcx_ineighbor_allgather_c(const void *sendbuf, nbcx_count sendcount,
+                               nbcx_datatype sendtype, void *recvbuf,
+                               nbcx_count recvcount, nbcx_datatype recvtype,
+                               nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_allgather(HOW_START | HOW_WIDE, sendbuf, sendcount,
+                                 sendtype, recvbuf, recvcount, recvtype, comm,
                                  req);
+}
+
+int nbcx_ineighbor_allgatherv_c(const void *sendbuf, nbcx_count sendcount,
+                                nbcx_datatype sendtype, void *recvbuf,
+                                const nbcx_count recvcounts[],
+                                const nbcx_count displs[],
+                                nbcx_datatype recvtype, nbcx_comm comm,
+                                nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_allgatherv(HOW_START | HOW_WIDE, sendbuf, sendcount,
+                                  sendtype, recvbuf, recvcounts, displs,
+                                  recvtype, comm, req);
+}
+
+int nbcx_ineighbor_alltoall_c(const void *sendbuf, nbcx_count sendcount,
+                              nbcx_datatype sendtype, void *recvbuf,
+                              nbcx_count recvcount, nbcx_datatype recvtype,
+                              nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_alltoall(HOW_START | HOW_WIDE, sendbuf, sendcount,
+                                sendtype, recvbuf, recvcount, recvtype, comm,
+                                req);
+}
+
+int nbcx_ineighbor_alltoallv_c(const void *sendbuf,
+                               const nbcx_count sendcounts[],
+                               const nbcx_count sdispls[],
+                               nbcx_datatype sendtype, void *recvbuf,
+                               const nbcx_count recvcounts[],
+                               const nbcx_count rdispls[],
+                               nbcx_datatype recvtype, nbcx_comm comm,
+                               nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_alltoallv(HOW_START | HOW_WIDE, sendbuf, sendcounts,
+                                 sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, req);
+}
+
+int nbcx_ineighbor_alltoallw_c(const void *sendbuf,
+                               const nbcx_count sendcounts[],
+                               const ptrdiff_t sdispls[],
+                               const nbcx_datatype sendtypes[], void *recvbuf,
+                               const nbcx_count recvcounts[],
+                               const ptrdiff_t rdispls[],
+                               const nbcx_datatype recvtypes[], nbcx_comm comm,
+                               nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_alltoallw(HOW_START | HOW_WIDE, sendbuf, sendcounts,
+                                 sdispls, sendtypes, recvbuf, recvcounts,
+                                 rdispls, recvtypes, comm, req);
+}
+
+int nbcx_bcast_init_c(void *buf, nbcx_count count, nbcx_datatype type,
+                      int root, nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_bcast(HOW_PLAN | HOW_WIDE, buf, count, type, root, comm, req);
+}
+
+int nbcx_reduce_init_c(const void *sendbuf, void *recvbuf, nbcx_count count,
+                       nbcx_datatype type, nbcx_op op, int root,
+                       nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_reduce(HOW_PLAN | HOW_WIDE, sendbuf, recvbuf, count, type, op,
+                     root, comm, req);
+}
+
+int nbcx_allreduce_init_c(const void *sendbuf, void *recvbuf, nbcx_count count,
+                          nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                          nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_allreduce(HOW_PLAN | HOW_WIDE, sendbuf, recvbuf, count, type, op,
+                        comm, req);
+}
+
+int nbcx_gather_init_c(const void *sendbuf, nbcx_count sendcount,
+                       nbcx_datatype sendtype, void *recvbuf,
+                       nbcx_count recvcount, nbcx_datatype recvtype, int root,
+                       nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_gather(HOW_PLAN | HOW_WIDE, sendbuf, sendcount, sendtype,
+                     recvbuf, recvcount, recvtype, root, comm, req);
+}
+
+int nbcx_scatter_init_c(const void *sendbuf, nbcx_count sendcount,
+                        nbcx_datatype sendtype, void *recvbuf,
+                        nbcx_count recvcount, nbcx_datatype recvtype, int root,
+                        nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_scatter(HOW_PLAN | HOW_WIDE, sendbuf, sendcount, sendtype,
+                      recvbuf, recvcount, recvtype, root, comm, req);
+}
+
+int nbcx_allgather_init_c(const void *sendbuf, nbcx_count sendcount,
+                          nbcx_datatype sendtype, void *recvbuf,
+                          nbcx_count recvcount, nbcx_datatype recvtype,
+                          nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_allgather(HOW_PLAN | HOW_WIDE, sendbuf, sendcount, sendtype,
+                        recvbuf, recvcount, recvtype, comm, req);
+}
+
+int nbcx_alltoall_init_c(const void *sendbuf, nbcx_count sendcount,
+                         nbcx_datatype sendtype, void *recvbuf,
+                         nbcx_count recvcount, nbcx_datatype recvtype,
+                         nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_alltoall(HOW_PLAN | HOW_WIDE, sendbuf, sendcount, sendtype,
+                       recvbuf, recvcount, recvtype, comm, req);
+}
+
+int nbcx_gatherv_init_c(const void *sendbuf, nbcx_count sendcount,
+                        nbcx_datatype sendtype, void *recvbuf,
+                        const nbcx_count recvcounts[],
+                        const nbcx_count displs[], nbcx_datatype recvtype,
+                        int root, nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_gatherv(HOW_PLAN | HOW_WIDE, sendbuf, sendcount, sendtype,
+                      recvbuf, recvcounts, displs, recvtype, root, comm, req);
+}
+
+int nbcx_scatterv_init_c(const void *sendbuf, const nbcx_count sendcounts[],
+                         const nbcx_count displs[], nbcx_datatype sendtype,
+                         void *recvbuf, nbcx_count recvcount,
+                         nbcx_datatype recvtype, int root, nbcx_comm comm,
+                         nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_scatterv(HOW_PLAN | HOW_WIDE, sendbuf, sendcounts, displs,
+                       sendtype, recvbuf, recvcount, recvtype, root, comm,
+                       req);
+}
+
+int nbcx_allgatherv_init_c(const void *sendbuf, nbcx_count sendcount,
+                           nbcx_datatype sendtype, void *recvbuf,
+                           const nbcx_count recvcounts[],
+                           const nbcx_count displs[], nbcx_datatype recvtype,
+                           nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_allgatherv(HOW_PLAN | HOW_WIDE, sendbuf, sendcount, sendtype,
+                         recvbuf, recvcounts, displs, recvtype, comm, req);
+}
+
+int nbcx_alltoallv_init_c(const void *sendbuf, const nbcx_count sendcounts[],
+                          const nbcx_count sdispls[], nbcx_datatype sendtype,
+                          void *recvbuf, const nbcx_count recvcounts[],
+                          const nbcx_count rdispls[], nbcx_datatype recvtype,
+                          nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_alltoallv(HOW_PLAN | HOW_WIDE, sendbuf, sendcounts, sdispls,
+                        sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                        req);
+}
+
+int nbcx_alltoallw_init_c(const void *sendbuf, const nbcx_count sendcounts[],
+                          const ptrdiff_t sdispls[],
+                          const nbcx_datatype sendtypes[], void *recvbuf,
+                          const nbcx_count recvcounts[],
+                          const ptrdiff_t rdispls[],
+                          const nbcx_datatype recvtypes[], nbcx_comm comm,
+                          nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_alltoallw(HOW_PLAN | HOW_WIDE, sendbuf, sendcounts, sdispls,
+                        sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                        comm, req);
+}
+
+int nbcx_reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
+                               const nbcx_count recvcounts[],
+                               nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                               nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_reduce_scatter(HOW_PLAN | HOW_WIDE, sendbuf, recvbuf, recvcounts,
+                             type, op, comm, req);
+}
+
+int nbcx_reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf,
+                                     nbcx_count recvcount, nbcx_datatype type,
+                                     nbcx_op op, nbcx_comm comm,
+                                     nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_reduce_scatter_block(HOW_PLAN | HOW_WIDE, sendbuf, recvbuf,
+                                   recvcount, type, op, comm, req);
+}
+
+int nbcx_scan_init_c(const void *sendbuf, void *recvbuf, nbcx_count count,
+                     nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                     nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_scan(HOW_PLAN | HOW_WIDE, sendbuf, recvbuf, count, type, op,
+                   comm, req);
+}
+
+int nbcx_exscan_init_c(const void *sendbuf, void *recvbuf, nbcx_count count,
+                       nbcx_datatype type, nbcx_op op, nbcx_comm comm,
+                       nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_exscan(HOW_PLAN | HOW_WIDE, sendbuf, recvbuf, count, type, op,
+                     comm, req);
+}
+
+int nbcx_neighbor_allgather_init_c(const void *sendbuf, nbcx_count sendcount,
+                                   nbcx_datatype sendtype, void *recvbuf,
+                                   nbcx_count recvcount,
+                                   nbcx_datatype recvtype, nbcx_comm comm,
+                                   nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_allgather(HOW_PLAN | HOW_WIDE, sendbuf, sendcount,
+                                 sendtype, recvbuf, recvcount, recvtype, comm,
+                                 req);
+}
+
+int nbcx_neighbor_allgatherv_init_c(const void *sendbuf, nbcx_count sendcount,
+                                    nbcx_datatype sendtype, void *recvbuf,
+                                    const nbcx_count recvcounts[],
+                                    const nbcx_count displs[],
+                                    nbcx_datatype recvtype, nbcx_comm comm,
+                                    nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_allgatherv(HOW_PLAN | HOW_WIDE, sendbuf, sendcount,
+                                  sendtype, recvbuf, recvcounts, displs,
+                                  recvtype, comm, req);
+}
+
+int nbcx_neighbor_alltoall_init_c(const void *sendbuf, nbcx_count sendcount,
+                                  nbcx_datatype sendtype, void *recvbuf,
+                                  nbcx_count recvcount, nbcx_datatype recvtype,
+                                  nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_alltoall(HOW_PLAN | HOW_WIDE, sendbuf, sendcount,
+                                sendtype, recvbuf, recvcount, recvtype, comm,
+                                req);
+}
+
+int nbcx_neighbor_alltoallv_init_c(const void *sendbuf,
+                                   const nbcx_count sendcounts[],
+                                   const nbcx_count sdispls[],
+                                   nbcx_datatype sendtype, void *recvbuf,
+                                   const nbcx_count recvcounts[],
+                                   const nbcx_count rdispls[],
+                                   nbcx_datatype recvtype, nbcx_comm comm,
+                                   nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_alltoallv(HOW_PLAN | HOW_WIDE, sendbuf, sendcounts,
+                                 sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, req);
+}
+
+int nbcx_neighbor_alltoallw_init_c(const void *sendbuf,
+                                   const nbcx_count sendcounts[],
+                                   const ptrdiff_t sdispls[],
+                                   const nbcx_datatype sendtypes[],
+                                   void *recvbuf,
+                                   const nbcx_count recvcounts[],
+                                   const ptrdiff_t rdispls[],
+                                   const nbcx_datatype recvtypes[],
+                                   nbcx_comm comm, nbcx_request *req)
+{
+    NBCXI_TRACE_CALLER();
+    return op_neighbor_alltoallw(HOW_PLAN | HOW_WIDE, sendbuf, sendcounts,
+                                 sdispls, sendtypes, recvbuf, recvcounts,
+                                 rdispls, recvtypes, comm, req);
 }

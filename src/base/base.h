@@ -324,7 +324,7 @@ NBCX_HIDDEN int64_t nbcxi_now_coarse_ns(void);
 #define NBCXI_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* Address of element block i (each block of count elements of t). */
-static inline void *nbcxi_at(const void *buf, ptrdiff_t i, int count,
+static inline void *nbcxi_at(const void *buf, ptrdiff_t i, ptrdiff_t count,
                              const struct nbcx_datatype_s *t)
 {
     return (char *)(uintptr_t)buf + i * (ptrdiff_t)count * t->extent;

@@ -48,14 +48,37 @@ enum nbcxi_coll {
  *     displs[i] bytes           (byte_displs: alltoallw),
  *     adispls[i] bytes          (neighbor_alltoallw),
  *     i * count elements        (none of them: the regular layout).
- * types holds user handles, checked by api/: resolve with nbcxi_type(). */
+ * types holds user handles, checked by api/: resolve with nbcxi_type().
+ * counts and displs are arrays of int, or of nbcx_count when wide (the
+ * large-count calls): read them with nbcxi_vcount()/nbcxi_vdispl(), never
+ * by indexing. The int calls pass their arrays as they are (no copy). */
 struct nbcxi_vside {
-    const int *counts;
-    const int *displs;
+    const void *counts;
+    const void *displs;
     const ptrdiff_t *adispls;
     bool byte_displs;
     const nbcx_datatype *types;
+    bool wide; /* counts and displs hold nbcx_count, not int */
 };
+
+/* Entry i of an int or (wide) nbcx_count array. */
+static inline nbcx_count nbcxi_varr(const void *arr, bool wide, int i)
+{
+    return wide ? ((const nbcx_count *)arr)[i] : ((const int *)arr)[i];
+}
+
+/* Block i's count (count when the side has no counts array). */
+static inline nbcx_count nbcxi_vcount(const struct nbcxi_vside *v,
+                                      nbcx_count count, int i)
+{
+    return v->counts ? nbcxi_varr(v->counts, v->wide, i) : count;
+}
+
+/* Block i's entry of displs (the side must have one). */
+static inline nbcx_count nbcxi_vdispl(const struct nbcxi_vside *v, int i)
+{
+    return nbcxi_varr(v->displs, v->wide, i);
+}
 
 /* Arguments after checking, with NBCX_IN_PLACE resolved by api/:
  *   bcast      rbuf/rcount/rtype is the buffer, root
@@ -96,7 +119,11 @@ struct nbcxi_vside {
 struct nbcxi_coll_args {
     const void *sbuf;
     void *rbuf;
-    int scount, rcount;
+    /* 64-bit (the large-count calls). A builder sees at most INT_MAX
+     * (its counts are int): api/ refuses larger counts (NBCX_ERR_COUNT),
+     * but for bcast, reduce, allreduce, scan and exscan, which
+     * nbcxi_coll_build builds in pieces of NBCXI_PIECE elements. */
+    nbcx_count scount, rcount;
     struct nbcx_datatype_s *stype, *rtype;
     struct nbcx_op_s *op;
     int root;
@@ -112,6 +139,10 @@ struct nbcxi_coll_args {
     struct nbcxi_vside sv, rv;      /* v, w and neighbourhood variants */
     const struct nbcxi_topo *topo;  /* neighbourhood collectives */
 };
+
+/* The elements of one piece of an element-wise collective of more than
+ * INT_MAX elements (nbcxi_coll_build). */
+#define NBCXI_PIECE ((nbcx_count)1 << 30)
 
 /* The k-nomial trees (bcast, reduce, gather, scatter, barrier) have one
  * table line each, "knomial", and take their radix from the call's
@@ -142,21 +173,22 @@ struct nbcxi_block {
     struct nbcx_datatype_s *type;
 };
 
-static inline struct nbcxi_block nbcxi_vblock(const void *buf, int count,
+static inline struct nbcxi_block nbcxi_vblock(const void *buf,
+                                              nbcx_count count,
                                               struct nbcx_datatype_s *type,
                                               const struct nbcxi_vside *v,
                                               int i)
 {
     struct nbcxi_block b;
     b.type = v->types ? nbcxi_type(v->types[i]) : type;
-    b.count = v->counts ? v->counts[i] : count;
+    b.count = nbcxi_vcount(v, count, i);
     ptrdiff_t off;
     if (v->adispls)
         off = v->adispls[i];
     else if (v->displs && v->byte_displs)
-        off = v->displs[i];
+        off = nbcxi_vdispl(v, i);
     else
-        off = (v->displs ? (ptrdiff_t)v->displs[i] : (ptrdiff_t)i * count) *
+        off = (v->displs ? nbcxi_vdispl(v, i) : (ptrdiff_t)i * count) *
               b.type->extent;
     /* As integers: buf may be NULL (MPI_BOTTOM in the w variants, off an
      * absolute address), where pointer arithmetic is undefined. */

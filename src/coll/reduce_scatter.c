@@ -43,7 +43,7 @@ enum { TAG_SCATTER = 2 }; /* reduce.c uses 0 and 1 */
 
 static int count_of(const struct nbcxi_coll_args *a, int i)
 {
-    return a->rv.counts ? a->rv.counts[i] : a->rcount;
+    return (int)nbcxi_vcount(&a->rv, a->rcount, i); /* <= INT_MAX (api/) */
 }
 
 /* Offsets of the blocks (p + 1 entries: the last is the total), or NULL

@@ -45,7 +45,7 @@ static bool vector_fits_int(const struct nbcx_sched_s *s,
 {
     long long n = 0;
     for (int i = 0; i < s->build.size; i++)
-        n += a->rv.counts ? a->rv.counts[i] : a->rcount;
+        n += nbcxi_vcount(&a->rv, a->rcount, i);
     return n <= INT_MAX;
 }
 
@@ -335,7 +335,7 @@ static size_t vector_bytes(const struct nbcx_sched_s *s,
 {
     size_t n = 0;
     for (int i = 0; i < s->build.size; i++)
-        n += (size_t)(a->rv.counts ? a->rv.counts[i] : a->rcount);
+        n += (size_t)nbcxi_vcount(&a->rv, a->rcount, i);
     return n * a->rtype->size;
 }
 
@@ -756,7 +756,7 @@ static bool can_serve(const struct nbcxi_algorithm *alg,
     return alg && (!alg->usable || alg->usable(s, a));
 }
 
-int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
+static int build_one(enum nbcxi_coll coll, struct nbcx_sched_s *s,
                      struct nbcxi_coll_args *a, const char *prefer)
 {
     pthread_once(&env_once, read_env);
@@ -819,6 +819,70 @@ int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
                                         message_bytes(a)) + 1;
     int err = alg->build(s, a);
     return err ? err : s->build.err;
+}
+
+/* The element-wise collectives, whose element k depends on element k of
+ * the other ranks only: bcast, reduce, allreduce, scan, exscan. */
+static bool elementwise(enum nbcxi_coll coll)
+{
+    return coll == NBCXI_BCAST || coll == NBCXI_REDUCE ||
+           coll == NBCXI_ALLREDUCE || coll == NBCXI_SCAN ||
+           coll == NBCXI_EXSCAN;
+}
+
+static int join(void *arg)
+{
+    (void)arg;
+    return NBCX_SUCCESS;
+}
+
+/* buf + off elements of extent ext; NULL stays NULL (not significant). */
+static void *piece_at(const void *buf, nbcx_count off, ptrdiff_t ext)
+{
+    return buf ? (void *)((uintptr_t)buf + (uintptr_t)(off * ext)) : NULL;
+}
+
+/* An element-wise collective of more than INT_MAX elements, which the
+ * builders do not take (their counts are int; api/ lets these through):
+ * pieces of NBCXI_PIECE elements, each the chosen algorithm's schedule
+ * on its stretch of the buffers, one after the other: every node of
+ * piece k + 1 waits for a join of every node of piece k, since the
+ * pieces use the same tags between the same peers. */
+static int build_pieces(enum nbcxi_coll coll, struct nbcx_sched_s *s,
+                        const struct nbcxi_coll_args *a, const char *prefer)
+{
+    const nbcx_count total = a->rcount;
+    const ptrdiff_t ext = a->rtype->extent;
+    nbcx_node joined = -1;
+    for (nbcx_count off = 0; off < total; off += NBCXI_PIECE) {
+        struct nbcxi_coll_args p = *a;
+        p.rcount = NBCXI_MIN(total - off, (nbcx_count)NBCXI_PIECE);
+        p.sbuf = piece_at(a->sbuf, off, ext);
+        p.rbuf = piece_at(a->rbuf, off, ext);
+        int first = s->build.nnodes;
+        int err = build_one(coll, s, &p, prefer);
+        if (err)
+            return err;
+        int last = s->build.nnodes;
+        bool more = off + NBCXI_PIECE < total;
+        nbcx_node next = more ? nbcxi_call(s, join, NULL) : -1;
+        for (int n = first; n < last;) {
+            nbcxi_dep(s, joined, n);
+            nbcxi_dep(s, n, next);
+            int span = s->build.nodes[n].span;
+            n += span > 1 ? span : 1;
+        }
+        joined = next;
+    }
+    return s->build.err;
+}
+
+int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
+                     struct nbcxi_coll_args *a, const char *prefer)
+{
+    if (elementwise(coll) && a->rcount > INT_MAX)
+        return build_pieces(coll, s, a, prefer);
+    return build_one(coll, s, a, prefer);
 }
 
 /* The selection for nbcx_info: " segsize=... barrier=auto ...". */

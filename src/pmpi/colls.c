@@ -6,6 +6,11 @@
 
 _Static_assert(sizeof(MPI_Aint) == sizeof(ptrdiff_t),
                "MPI_Aint displacements passed as ptrdiff_t");
+#if SHIM_LARGE_COUNT
+_Static_assert(sizeof(MPI_Count) == sizeof(nbcx_count) &&
+                   sizeof(MPI_Aint) == sizeof(nbcx_count),
+               "MPI_Count and MPI_Aint arrays passed as nbcx_count");
+#endif
 
 static int wrap_barrier(MPI_Comm comm, MPI_Request *request, void *site)
 {
@@ -1525,686 +1530,1658 @@ int PNAME(Neighbor_alltoallw)(const void *sendbuf, const int sendcounts[], const
 
 #if SHIM_LARGE_COUNT
 
+static int wrap_bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_IBCAST)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      count < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IBCAST, site);
+    }
+    if (shim_begin(&c, OP_IBCAST, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
+            int e = nbcx_ibcast_c(SHIM_BUF(buffer), count, x_datatype, root, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+}
+
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IBCAST, comm, SHIM_CONV_NONE);
-    int x_count;
-    if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_bcast(buffer, x_count, datatype, root, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
+    return wrap_bcast_c(buffer, count, datatype, root, comm, request, __builtin_return_address(0));
+}
+
+static int wrap_reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_IREDUCE)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IREDUCE, site);
     }
-    shim_conv_native(&k, OP_IBCAST, why, __builtin_return_address(0));
-    return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+    if (shim_begin(&c, OP_IREDUCE, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_op x_op;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype) &&
+            shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
+            int e = nbcx_ireduce_c(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, root, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IREDUCE, comm, SHIM_CONV_NONE);
-    int x_count;
-    if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_reduce(sendbuf, recvbuf, x_count, datatype, op, root, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
+    return wrap_reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request, __builtin_return_address(0));
+}
+
+static int wrap_allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_IALLREDUCE)) {
+        int refused = count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IALLREDUCE, site);
     }
-    shim_conv_native(&k, OP_IREDUCE, why, __builtin_return_address(0));
-    return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    if (shim_begin(&c, OP_IALLREDUCE, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_op x_op;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype) &&
+            shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
+            int e = nbcx_iallreduce_c(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IALLREDUCE, comm, SHIM_CONV_NONE);
-    int x_count;
-    if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_allreduce(sendbuf, recvbuf, x_count, datatype, op, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
+    return wrap_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request, __builtin_return_address(0));
+}
+
+static int wrap_gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_IGATHER)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      (shim_is_root(comm, root) && recvcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IGATHER, site);
     }
-    shim_conv_native(&k, OP_IALLREDUCE, why, __builtin_return_address(0));
-    return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (shim_begin(&c, OP_IGATHER, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype);
+            int e = nbcx_igather_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_igather_c(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
 int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_IGATHER, comm, SHIM_CONV_RANK);
-    int x_sendcount;
-    int x_recvcount;
-    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE), &x_sendcount) &&
-        shim_conv_count(recvcount, k.rank == root, &x_recvcount)) {
-        int rc = wrap_gather(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE)) &&
+        shim_conv_count(recvcount, k.rank == root))
+        return wrap_gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_IGATHER, why, __builtin_return_address(0));
     return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+static int wrap_scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_ISCATTER)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (recvbuf != MPI_IN_PLACE && recvcount < 0) ? NBCX_ERR_COUNT :
+                      (shim_is_root(comm, root) && sendcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ISCATTER, site);
+    }
+    if (shim_begin(&c, OP_ISCATTER, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_comm_rank(&c) == root ? shim_bytes(sendcount, x_sendtype) * shim_comm_size(&c) : 0;
+            int e = nbcx_iscatter_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_iscatter_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, NBCX_IN_PLACE, recvcount, x_recvtype, root, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
 int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_ISCATTER, comm, SHIM_CONV_RANK);
-    int x_sendcount;
-    int x_recvcount;
-    if (!why && shim_conv_count(sendcount, k.rank == root, &x_sendcount) &&
-        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE), &x_recvcount)) {
-        int rc = wrap_scatter(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, k.rank == root) &&
+        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE)))
+        return wrap_scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_ISCATTER, why, __builtin_return_address(0));
     return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+static int wrap_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_IALLGATHER)) {
+        int refused = (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IALLGATHER, site);
+    }
+    if (shim_begin(&c, OP_IALLGATHER, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype);
+            int e = nbcx_iallgather_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_iallgather_c(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_IALLGATHER, comm, SHIM_CONV_RANK);
-    int x_sendcount;
-    int x_recvcount;
-    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
-        shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_allgather(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE) &&
+        shim_conv_count(recvcount, 1))
+        return wrap_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_IALLGATHER, why, __builtin_return_address(0));
     return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static int wrap_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_IALLTOALL)) {
+        int refused = (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IALLTOALL, site);
+    }
+    if (shim_begin(&c, OP_IALLTOALL, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = (sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype)) * shim_comm_size(&c);
+            int e = nbcx_ialltoall_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_ialltoall_c(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_IALLTOALL, comm, SHIM_CONV_RANK);
-    int x_sendcount;
-    int x_recvcount;
-    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
-        shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_alltoall(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE) &&
+        shim_conv_count(recvcount, 1))
+        return wrap_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_IALLTOALL, why, __builtin_return_address(0));
     return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static int wrap_gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_IGATHERV)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IGATHERV, site);
+    }
+    if (shim_begin(&c, OP_IGATHERV, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_vc(1, recvcounts + shim_comm_rank(&c), x_recvtype) : shim_bytes(sendcount, x_sendtype);
+            int e = nbcx_igatherv_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)displs, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_igatherv_c(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)displs, x_recvtype, root, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 }
 
 int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_IGATHERV, comm, SHIM_CONV_RANK);
-    int x_sendcount;
-    int *x_recvcounts;
-    int *x_displs;
-    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE), &x_sendcount) &&
-        shim_conv_counts(&k, (k.rank == root ? k.size : 0), recvcounts, &x_recvcounts) &&
-        shim_conv_aints(&k, (k.rank == root ? k.size : 0), displs, &x_displs)) {
-        int rc = wrap_gatherv(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, root, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE)) &&
+        shim_conv_counts((k.rank == root ? k.size : 0), recvcounts))
+        return wrap_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_IGATHERV, why, __builtin_return_address(0));
     return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+}
+
+static int wrap_scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_ISCATTERV)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (recvbuf != MPI_IN_PLACE && recvcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ISCATTERV, site);
+    }
+    if (shim_begin(&c, OP_ISCATTERV, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_comm_rank(&c) == root ? shim_bytes_vc(shim_comm_size(&c), sendcounts, x_sendtype) : 0;
+            int e = nbcx_iscatterv_c(SHIM_BUF(sendbuf), (const nbcx_count *)sendcounts, (const nbcx_count *)displs, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_iscatterv_c(SHIM_BUF(sendbuf), (const nbcx_count *)sendcounts, (const nbcx_count *)displs, x_sendtype, NBCX_IN_PLACE, recvcount, x_recvtype, root, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
 int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_ISCATTERV, comm, SHIM_CONV_RANK);
-    int *x_sendcounts;
-    int *x_displs;
-    int x_recvcount;
-    if (!why && shim_conv_counts(&k, (k.rank == root ? k.size : 0), sendcounts, &x_sendcounts) &&
-        shim_conv_aints(&k, (k.rank == root ? k.size : 0), displs, &x_displs) &&
-        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE), &x_recvcount)) {
-        int rc = wrap_scatterv(sendbuf, x_sendcounts, x_displs, sendtype, recvbuf, x_recvcount, recvtype, root, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_counts((k.rank == root ? k.size : 0), sendcounts) &&
+        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE)))
+        return wrap_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_ISCATTERV, why, __builtin_return_address(0));
     return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+static int wrap_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_IALLGATHERV)) {
+        int refused = (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IALLGATHERV, site);
+    }
+    if (shim_begin(&c, OP_IALLGATHERV, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_vc(1, recvcounts + shim_comm_rank(&c), x_recvtype) : shim_bytes(sendcount, x_sendtype);
+            int e = nbcx_iallgatherv_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)displs, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_iallgatherv_c(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)displs, x_recvtype, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
 int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_IALLGATHERV, comm, SHIM_CONV_RANK);
-    int x_sendcount;
-    int *x_recvcounts;
-    int *x_displs;
-    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
-        shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
-        shim_conv_aints(&k, k.size, displs, &x_displs)) {
-        int rc = wrap_allgatherv(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE) &&
+        shim_conv_counts(k.size, recvcounts))
+        return wrap_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_IALLGATHERV, why, __builtin_return_address(0));
     return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+}
+
+static int wrap_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_begin(&c, OP_IALLTOALLV, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_vc(shim_comm_size(&c), recvcounts, x_recvtype) : shim_bytes_vc(shim_comm_size(&c), sendcounts, x_sendtype);
+            int e = nbcx_ialltoallv_c(SHIM_BUF(sendbuf), (const nbcx_count *)sendcounts, (const nbcx_count *)sdispls, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)rdispls, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_ialltoallv_c(NBCX_IN_PLACE, (const nbcx_count *)sendcounts, (const nbcx_count *)sdispls, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)rdispls, x_recvtype, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
 int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_IALLTOALLV, comm, SHIM_CONV_RANK);
-    int *x_sendcounts;
-    int *x_sdispls;
-    int *x_recvcounts;
-    int *x_rdispls;
-    if (!why && shim_conv_counts(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts, &x_sendcounts) &&
-        shim_conv_aints(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sdispls, &x_sdispls) &&
-        shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
-        shim_conv_aints(&k, k.size, rdispls, &x_rdispls)) {
-        int rc = wrap_alltoallv(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_counts((sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts) &&
+        shim_conv_counts(k.size, recvcounts))
+        return wrap_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_IALLTOALLV, why, __builtin_return_address(0));
     return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+}
+
+static int wrap_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_begin(&c, OP_IALLTOALLW, comm, site)) {
+        nbcx_datatype *x_sendtypes;
+        nbcx_datatype *x_recvtypes;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_types(&c, sendbuf == MPI_IN_PLACE ? 0 : shim_comm_size(&c), sendtypes, &x_sendtypes) &&
+            shim_types(&c, shim_comm_size(&c), recvtypes, &x_recvtypes)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_wc(shim_comm_size(&c), recvcounts, x_recvtypes) : shim_bytes_wc(shim_comm_size(&c), sendcounts, x_sendtypes);
+            int e = nbcx_ialltoallw_c(SHIM_BUF(sendbuf), (const nbcx_count *)sendcounts, (const ptrdiff_t *)sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const ptrdiff_t *)rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_ialltoallw_c(NBCX_IN_PLACE, (const nbcx_count *)sendcounts, (const ptrdiff_t *)sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const ptrdiff_t *)rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
 int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_IALLTOALLW, comm, SHIM_CONV_RANK);
-    int *x_sendcounts;
-    int *x_sdispls;
-    int *x_recvcounts;
-    int *x_rdispls;
-    if (!why && shim_conv_counts(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts, &x_sendcounts) &&
-        shim_conv_aints(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sdispls, &x_sdispls) &&
-        shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
-        shim_conv_aints(&k, k.size, rdispls, &x_rdispls)) {
-        int rc = wrap_alltoallw(sendbuf, x_sendcounts, x_sdispls, sendtypes, recvbuf, x_recvcounts, x_rdispls, recvtypes, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_counts((sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts) &&
+        shim_conv_counts(k.size, recvcounts))
+        return wrap_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_IALLTOALLW, why, __builtin_return_address(0));
     return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+}
+
+static int wrap_reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_IREDUCE_SCATTER)) {
+        int refused = op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IREDUCE_SCATTER, site);
+    }
+    if (shim_begin(&c, OP_IREDUCE_SCATTER, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_op x_op;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype) &&
+            shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes_vc(shim_comm_size(&c), recvcounts, x_datatype);
+            int e = nbcx_ireduce_scatter_c(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, x_datatype, x_op, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_ireduce_scatter_c(NBCX_IN_PLACE, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, x_datatype, x_op, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
 int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_IREDUCE_SCATTER, comm, SHIM_CONV_RANK);
-    int *x_recvcounts;
-    if (!why && shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts)) {
-        int rc = wrap_reduce_scatter(sendbuf, recvbuf, x_recvcounts, datatype, op, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_counts(k.size, recvcounts))
+        return wrap_reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_IREDUCE_SCATTER, why, __builtin_return_address(0));
     return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+}
+
+static int wrap_reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_IREDUCE_SCATTER_BLOCK)) {
+        int refused = recvcount < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IREDUCE_SCATTER_BLOCK, site);
+    }
+    if (shim_begin(&c, OP_IREDUCE_SCATTER_BLOCK, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_op x_op;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype) &&
+            shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(recvcount, x_datatype) * shim_comm_size(&c);
+            int e = nbcx_ireduce_scatter_block_c(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_ireduce_scatter_block_c(NBCX_IN_PLACE, SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
 int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_IREDUCE_SCATTER_BLOCK, comm, SHIM_CONV_NONE);
-    int x_recvcount;
-    if (!why && shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_reduce_scatter_block(sendbuf, recvbuf, x_recvcount, datatype, op, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(recvcount, 1))
+        return wrap_reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_IREDUCE_SCATTER_BLOCK, why, __builtin_return_address(0));
     return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
+static int wrap_scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_ISCAN)) {
+        int refused = count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ISCAN, site);
+    }
+    if (shim_begin(&c, OP_ISCAN, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_op x_op;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype) &&
+            shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
+            int e = nbcx_iscan_c(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_iscan_c(NBCX_IN_PLACE, SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_ISCAN, comm, SHIM_CONV_NONE);
-    int x_count;
-    if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_scan(sendbuf, recvbuf, x_count, datatype, op, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
+    return wrap_scan_c(sendbuf, recvbuf, count, datatype, op, comm, request, __builtin_return_address(0));
+}
+
+static int wrap_exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_IEXSCAN)) {
+        int refused = count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_IEXSCAN, site);
     }
-    shim_conv_native(&k, OP_ISCAN, why, __builtin_return_address(0));
-    return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (shim_begin(&c, OP_IEXSCAN, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_op x_op;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype) &&
+            shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
+            int e = nbcx_iexscan_c(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IEXSCAN, comm, SHIM_CONV_NONE);
-    int x_count;
-    if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_exscan(sendbuf, recvbuf, x_count, datatype, op, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
+    return wrap_exscan_c(sendbuf, recvbuf, count, datatype, op, comm, request, __builtin_return_address(0));
+}
+
+static int wrap_neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_INEIGHBOR_ALLGATHER)) {
+        int refused = sendcount < 0 ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_INEIGHBOR_ALLGATHER, site);
     }
-    shim_conv_native(&k, OP_IEXSCAN, why, __builtin_return_address(0));
-    return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (shim_begin(&c, OP_INEIGHBOR_ALLGATHER, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(sendcount, x_sendtype);
+            int e = nbcx_ineighbor_allgather_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLGATHER, comm, SHIM_CONV_NONE);
-    int x_sendcount;
-    int x_recvcount;
-    if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
-        shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_neighbor_allgather(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, 1) &&
+        shim_conv_count(recvcount, 1))
+        return wrap_neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_INEIGHBOR_ALLGATHER, why, __builtin_return_address(0));
     return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static int wrap_neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_INEIGHBOR_ALLGATHERV)) {
+        int refused = sendcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_INEIGHBOR_ALLGATHERV, site);
+    }
+    if (shim_begin(&c, OP_INEIGHBOR_ALLGATHERV, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(sendcount, x_sendtype);
+            int e = nbcx_ineighbor_allgatherv_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)displs, x_recvtype, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
 int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLGATHERV, comm, SHIM_CONV_NEIGHBORS);
-    int x_sendcount;
-    int *x_recvcounts;
-    int *x_displs;
-    if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
-        shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts) &&
-        shim_conv_aints(&k, k.indeg, displs, &x_displs)) {
-        int rc = wrap_neighbor_allgatherv(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, 1) &&
+        shim_conv_counts(k.indeg, recvcounts))
+        return wrap_neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_INEIGHBOR_ALLGATHERV, why, __builtin_return_address(0));
     return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+}
+
+static int wrap_neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_INEIGHBOR_ALLTOALL)) {
+        int refused = sendcount < 0 ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_INEIGHBOR_ALLTOALL, site);
+    }
+    if (shim_begin(&c, OP_INEIGHBOR_ALLTOALL, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(sendcount, x_sendtype) * shim_outdegree(&c);
+            int e = nbcx_ineighbor_alltoall_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLTOALL, comm, SHIM_CONV_NONE);
-    int x_sendcount;
-    int x_recvcount;
-    if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
-        shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_neighbor_alltoall(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, 1) &&
+        shim_conv_count(recvcount, 1))
+        return wrap_neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_INEIGHBOR_ALLTOALL, why, __builtin_return_address(0));
     return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static int wrap_neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_begin(&c, OP_INEIGHBOR_ALLTOALLV, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes_vc(shim_outdegree(&c), sendcounts, x_sendtype);
+            int e = nbcx_ineighbor_alltoallv_c(SHIM_BUF(sendbuf), (const nbcx_count *)sendcounts, (const nbcx_count *)sdispls, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)rdispls, x_recvtype, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
 int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLTOALLV, comm, SHIM_CONV_NEIGHBORS);
-    int *x_sendcounts;
-    int *x_sdispls;
-    int *x_recvcounts;
-    int *x_rdispls;
-    if (!why && shim_conv_counts(&k, k.outdeg, sendcounts, &x_sendcounts) &&
-        shim_conv_aints(&k, k.outdeg, sdispls, &x_sdispls) &&
-        shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts) &&
-        shim_conv_aints(&k, k.indeg, rdispls, &x_rdispls)) {
-        int rc = wrap_neighbor_alltoallv(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_counts(k.outdeg, sendcounts) &&
+        shim_conv_counts(k.indeg, recvcounts))
+        return wrap_neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_INEIGHBOR_ALLTOALLV, why, __builtin_return_address(0));
     return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+}
+
+static int wrap_neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_begin(&c, OP_INEIGHBOR_ALLTOALLW, comm, site)) {
+        int indeg = 0, outdeg = 0;
+        nbcx_datatype *x_sendtypes;
+        nbcx_datatype *x_recvtypes;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_neighbor_degrees(&c, &indeg, &outdeg) &&
+            shim_types(&c, sendbuf == MPI_IN_PLACE ? 0 : outdeg, sendtypes, &x_sendtypes) &&
+            shim_types(&c, indeg, recvtypes, &x_recvtypes)) {
+            if (shim_report)
+                c.bytes = shim_bytes_wc(outdeg, sendcounts, x_sendtypes);
+            int e = nbcx_ineighbor_alltoallw_c(SHIM_BUF(sendbuf), (const nbcx_count *)sendcounts, (const ptrdiff_t *)sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const ptrdiff_t *)rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
 int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLTOALLW, comm, SHIM_CONV_NEIGHBORS);
-    int *x_sendcounts;
-    int *x_recvcounts;
-    if (!why && shim_conv_counts(&k, k.outdeg, sendcounts, &x_sendcounts) &&
-        shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts)) {
-        int rc = wrap_neighbor_alltoallw(sendbuf, x_sendcounts, sdispls, sendtypes, recvbuf, x_recvcounts, rdispls, recvtypes, comm, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_counts(k.outdeg, sendcounts) &&
+        shim_conv_counts(k.indeg, recvcounts))
+        return wrap_neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_INEIGHBOR_ALLTOALLW, why, __builtin_return_address(0));
     return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
+static int wrap_bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_BCAST_INIT)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      count < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_BCAST_INIT, site);
+    }
+    if (shim_begin(&c, OP_BCAST_INIT, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
+            int e = nbcx_bcast_init_c(SHIM_BUF(buffer), count, x_datatype, root, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
+}
+
 int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_BCAST_INIT, comm, SHIM_CONV_NONE);
-    int x_count;
-    if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_bcast_init(buffer, x_count, datatype, root, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
+    return wrap_bcast_init_c(buffer, count, datatype, root, comm, info, request, __builtin_return_address(0));
+}
+
+static int wrap_reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_REDUCE_INIT)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_REDUCE_INIT, site);
     }
-    shim_conv_native(&k, OP_BCAST_INIT, why, __builtin_return_address(0));
-    return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
+    if (shim_begin(&c, OP_REDUCE_INIT, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_op x_op;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype) &&
+            shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
+            int e = nbcx_reduce_init_c(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, root, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
 int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_REDUCE_INIT, comm, SHIM_CONV_NONE);
-    int x_count;
-    if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_reduce_init(sendbuf, recvbuf, x_count, datatype, op, root, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
+    return wrap_reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, __builtin_return_address(0));
+}
+
+static int wrap_allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_ALLREDUCE_INIT)) {
+        int refused = count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ALLREDUCE_INIT, site);
     }
-    shim_conv_native(&k, OP_REDUCE_INIT, why, __builtin_return_address(0));
-    return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+    if (shim_begin(&c, OP_ALLREDUCE_INIT, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_op x_op;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype) &&
+            shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
+            int e = nbcx_allreduce_init_c(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_ALLREDUCE_INIT, comm, SHIM_CONV_NONE);
-    int x_count;
-    if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_allreduce_init(sendbuf, recvbuf, x_count, datatype, op, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
+    return wrap_allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, __builtin_return_address(0));
+}
+
+static int wrap_gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_GATHER_INIT)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      (shim_is_root(comm, root) && recvcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_GATHER_INIT, site);
     }
-    shim_conv_native(&k, OP_ALLREDUCE_INIT, why, __builtin_return_address(0));
-    return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    if (shim_begin(&c, OP_GATHER_INIT, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype);
+            int e = nbcx_gather_init_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_gather_init_c(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
 int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_GATHER_INIT, comm, SHIM_CONV_RANK);
-    int x_sendcount;
-    int x_recvcount;
-    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE), &x_sendcount) &&
-        shim_conv_count(recvcount, k.rank == root, &x_recvcount)) {
-        int rc = wrap_gather_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE)) &&
+        shim_conv_count(recvcount, k.rank == root))
+        return wrap_gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_GATHER_INIT, why, __builtin_return_address(0));
     return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+static int wrap_scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_SCATTER_INIT)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (recvbuf != MPI_IN_PLACE && recvcount < 0) ? NBCX_ERR_COUNT :
+                      (shim_is_root(comm, root) && sendcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_SCATTER_INIT, site);
+    }
+    if (shim_begin(&c, OP_SCATTER_INIT, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_comm_rank(&c) == root ? shim_bytes(sendcount, x_sendtype) * shim_comm_size(&c) : 0;
+            int e = nbcx_scatter_init_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_scatter_init_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, NBCX_IN_PLACE, recvcount, x_recvtype, root, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
 int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_SCATTER_INIT, comm, SHIM_CONV_RANK);
-    int x_sendcount;
-    int x_recvcount;
-    if (!why && shim_conv_count(sendcount, k.rank == root, &x_sendcount) &&
-        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE), &x_recvcount)) {
-        int rc = wrap_scatter_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, k.rank == root) &&
+        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE)))
+        return wrap_scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_SCATTER_INIT, why, __builtin_return_address(0));
     return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+static int wrap_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_ALLGATHER_INIT)) {
+        int refused = (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ALLGATHER_INIT, site);
+    }
+    if (shim_begin(&c, OP_ALLGATHER_INIT, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype);
+            int e = nbcx_allgather_init_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_allgather_init_c(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
 int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_ALLGATHER_INIT, comm, SHIM_CONV_RANK);
-    int x_sendcount;
-    int x_recvcount;
-    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
-        shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_allgather_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE) &&
+        shim_conv_count(recvcount, 1))
+        return wrap_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_ALLGATHER_INIT, why, __builtin_return_address(0));
     return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static int wrap_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_ALLTOALL_INIT)) {
+        int refused = (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ALLTOALL_INIT, site);
+    }
+    if (shim_begin(&c, OP_ALLTOALL_INIT, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = (sendbuf == MPI_IN_PLACE ? shim_bytes(recvcount, x_recvtype) : shim_bytes(sendcount, x_sendtype)) * shim_comm_size(&c);
+            int e = nbcx_alltoall_init_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_alltoall_init_c(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
 int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_ALLTOALL_INIT, comm, SHIM_CONV_RANK);
-    int x_sendcount;
-    int x_recvcount;
-    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
-        shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_alltoall_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE) &&
+        shim_conv_count(recvcount, 1))
+        return wrap_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_ALLTOALL_INIT, why, __builtin_return_address(0));
     return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static int wrap_gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_GATHERV_INIT)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_GATHERV_INIT, site);
+    }
+    if (shim_begin(&c, OP_GATHERV_INIT, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_vc(1, recvcounts + shim_comm_rank(&c), x_recvtype) : shim_bytes(sendcount, x_sendtype);
+            int e = nbcx_gatherv_init_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)displs, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_gatherv_init_c(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)displs, x_recvtype, root, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 }
 
 int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_GATHERV_INIT, comm, SHIM_CONV_RANK);
-    int x_sendcount;
-    int *x_recvcounts;
-    int *x_displs;
-    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE), &x_sendcount) &&
-        shim_conv_counts(&k, (k.rank == root ? k.size : 0), recvcounts, &x_recvcounts) &&
-        shim_conv_aints(&k, (k.rank == root ? k.size : 0), displs, &x_displs)) {
-        int rc = wrap_gatherv_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, root, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE)) &&
+        shim_conv_counts((k.rank == root ? k.size : 0), recvcounts))
+        return wrap_gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_GATHERV_INIT, why, __builtin_return_address(0));
     return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+}
+
+static int wrap_scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_SCATTERV_INIT)) {
+        int refused = shim_bad_root(comm, root) ? NBCX_ERR_ROOT :
+                      (recvbuf != MPI_IN_PLACE && recvcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_SCATTERV_INIT, site);
+    }
+    if (shim_begin(&c, OP_SCATTERV_INIT, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_comm_rank(&c) == root ? shim_bytes_vc(shim_comm_size(&c), sendcounts, x_sendtype) : 0;
+            int e = nbcx_scatterv_init_c(SHIM_BUF(sendbuf), (const nbcx_count *)sendcounts, (const nbcx_count *)displs, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, root, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_scatterv_init_c(SHIM_BUF(sendbuf), (const nbcx_count *)sendcounts, (const nbcx_count *)displs, x_sendtype, NBCX_IN_PLACE, recvcount, x_recvtype, root, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
 int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_SCATTERV_INIT, comm, SHIM_CONV_RANK);
-    int *x_sendcounts;
-    int *x_displs;
-    int x_recvcount;
-    if (!why && shim_conv_counts(&k, (k.rank == root ? k.size : 0), sendcounts, &x_sendcounts) &&
-        shim_conv_aints(&k, (k.rank == root ? k.size : 0), displs, &x_displs) &&
-        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE), &x_recvcount)) {
-        int rc = wrap_scatterv_init(sendbuf, x_sendcounts, x_displs, sendtype, recvbuf, x_recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_counts((k.rank == root ? k.size : 0), sendcounts) &&
+        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE)))
+        return wrap_scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_SCATTERV_INIT, why, __builtin_return_address(0));
     return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+static int wrap_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_ALLGATHERV_INIT)) {
+        int refused = (sendbuf != MPI_IN_PLACE && sendcount < 0) ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_ALLGATHERV_INIT, site);
+    }
+    if (shim_begin(&c, OP_ALLGATHERV_INIT, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_vc(1, recvcounts + shim_comm_rank(&c), x_recvtype) : shim_bytes(sendcount, x_sendtype);
+            int e = nbcx_allgatherv_init_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)displs, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_allgatherv_init_c(NBCX_IN_PLACE, sendcount, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)displs, x_recvtype, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
 int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_ALLGATHERV_INIT, comm, SHIM_CONV_RANK);
-    int x_sendcount;
-    int *x_recvcounts;
-    int *x_displs;
-    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE, &x_sendcount) &&
-        shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
-        shim_conv_aints(&k, k.size, displs, &x_displs)) {
-        int rc = wrap_allgatherv_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE) &&
+        shim_conv_counts(k.size, recvcounts))
+        return wrap_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_ALLGATHERV_INIT, why, __builtin_return_address(0));
     return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+}
+
+static int wrap_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_begin(&c, OP_ALLTOALLV_INIT, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_vc(shim_comm_size(&c), recvcounts, x_recvtype) : shim_bytes_vc(shim_comm_size(&c), sendcounts, x_sendtype);
+            int e = nbcx_alltoallv_init_c(SHIM_BUF(sendbuf), (const nbcx_count *)sendcounts, (const nbcx_count *)sdispls, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)rdispls, x_recvtype, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_alltoallv_init_c(NBCX_IN_PLACE, (const nbcx_count *)sendcounts, (const nbcx_count *)sdispls, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)rdispls, x_recvtype, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
 int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_ALLTOALLV_INIT, comm, SHIM_CONV_RANK);
-    int *x_sendcounts;
-    int *x_sdispls;
-    int *x_recvcounts;
-    int *x_rdispls;
-    if (!why && shim_conv_counts(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts, &x_sendcounts) &&
-        shim_conv_aints(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sdispls, &x_sdispls) &&
-        shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
-        shim_conv_aints(&k, k.size, rdispls, &x_rdispls)) {
-        int rc = wrap_alltoallv_init(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_counts((sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts) &&
+        shim_conv_counts(k.size, recvcounts))
+        return wrap_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_ALLTOALLV_INIT, why, __builtin_return_address(0));
     return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+
+static int wrap_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_begin(&c, OP_ALLTOALLW_INIT, comm, site)) {
+        nbcx_datatype *x_sendtypes;
+        nbcx_datatype *x_recvtypes;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_types(&c, sendbuf == MPI_IN_PLACE ? 0 : shim_comm_size(&c), sendtypes, &x_sendtypes) &&
+            shim_types(&c, shim_comm_size(&c), recvtypes, &x_recvtypes)) {
+            if (shim_report)
+                c.bytes = sendbuf == MPI_IN_PLACE ? shim_bytes_wc(shim_comm_size(&c), recvcounts, x_recvtypes) : shim_bytes_wc(shim_comm_size(&c), sendcounts, x_sendtypes);
+            int e = nbcx_alltoallw_init_c(SHIM_BUF(sendbuf), (const nbcx_count *)sendcounts, (const ptrdiff_t *)sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const ptrdiff_t *)rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_alltoallw_init_c(NBCX_IN_PLACE, (const nbcx_count *)sendcounts, (const ptrdiff_t *)sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const ptrdiff_t *)rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
 int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_ALLTOALLW_INIT, comm, SHIM_CONV_RANK);
-    int *x_sendcounts;
-    int *x_sdispls;
-    int *x_recvcounts;
-    int *x_rdispls;
-    if (!why && shim_conv_counts(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts, &x_sendcounts) &&
-        shim_conv_aints(&k, (sendbuf == MPI_IN_PLACE ? 0 : k.size), sdispls, &x_sdispls) &&
-        shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts) &&
-        shim_conv_aints(&k, k.size, rdispls, &x_rdispls)) {
-        int rc = wrap_alltoallw_init(sendbuf, x_sendcounts, x_sdispls, sendtypes, recvbuf, x_recvcounts, x_rdispls, recvtypes, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_counts((sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts) &&
+        shim_conv_counts(k.size, recvcounts))
+        return wrap_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_ALLTOALLW_INIT, why, __builtin_return_address(0));
     return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+}
+
+static int wrap_reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_REDUCE_SCATTER_INIT)) {
+        int refused = op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_REDUCE_SCATTER_INIT, site);
+    }
+    if (shim_begin(&c, OP_REDUCE_SCATTER_INIT, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_op x_op;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype) &&
+            shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes_vc(shim_comm_size(&c), recvcounts, x_datatype);
+            int e = nbcx_reduce_scatter_init_c(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, x_datatype, x_op, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_reduce_scatter_init_c(NBCX_IN_PLACE, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, x_datatype, x_op, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 }
 
 int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_REDUCE_SCATTER_INIT, comm, SHIM_CONV_RANK);
-    int *x_recvcounts;
-    if (!why && shim_conv_counts(&k, k.size, recvcounts, &x_recvcounts)) {
-        int rc = wrap_reduce_scatter_init(sendbuf, recvbuf, x_recvcounts, datatype, op, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_counts(k.size, recvcounts))
+        return wrap_reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_REDUCE_SCATTER_INIT, why, __builtin_return_address(0));
     return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+}
+
+static int wrap_reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_REDUCE_SCATTER_BLOCK_INIT)) {
+        int refused = recvcount < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_REDUCE_SCATTER_BLOCK_INIT, site);
+    }
+    if (shim_begin(&c, OP_REDUCE_SCATTER_BLOCK_INIT, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_op x_op;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype) &&
+            shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(recvcount, x_datatype) * shim_comm_size(&c);
+            int e = nbcx_reduce_scatter_block_init_c(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_reduce_scatter_block_init_c(NBCX_IN_PLACE, SHIM_BUF(recvbuf), recvcount, x_datatype, x_op, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 }
 
 int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_REDUCE_SCATTER_BLOCK_INIT, comm, SHIM_CONV_NONE);
-    int x_recvcount;
-    if (!why && shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_reduce_scatter_block_init(sendbuf, recvbuf, x_recvcount, datatype, op, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(recvcount, 1))
+        return wrap_reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_REDUCE_SCATTER_BLOCK_INIT, why, __builtin_return_address(0));
     return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 }
 
+static int wrap_scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_SCAN_INIT)) {
+        int refused = count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_SCAN_INIT, site);
+    }
+    if (shim_begin(&c, OP_SCAN_INIT, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_op x_op;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype) &&
+            shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
+            int e = nbcx_scan_init_c(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
+#if SHIM_ALIAS_IN_PLACE
+            if (e == NBCX_ERR_ALIAS)
+                e = nbcx_scan_init_c(NBCX_IN_PLACE, SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
+#endif
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
 int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_SCAN_INIT, comm, SHIM_CONV_NONE);
-    int x_count;
-    if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_scan_init(sendbuf, recvbuf, x_count, datatype, op, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
+    return wrap_scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, __builtin_return_address(0));
+}
+
+static int wrap_exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_EXSCAN_INIT)) {
+        int refused = count < 0 ? NBCX_ERR_COUNT :
+                      op == MPI_OP_NULL ? NBCX_ERR_OP :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_EXSCAN_INIT, site);
     }
-    shim_conv_native(&k, OP_SCAN_INIT, why, __builtin_return_address(0));
-    return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    if (shim_begin(&c, OP_EXSCAN_INIT, comm, site)) {
+        nbcx_datatype x_datatype;
+        nbcx_op x_op;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, datatype, &x_datatype) &&
+            shim_op(&c, op, datatype, &x_op)) {
+            if (shim_report)
+                c.bytes = shim_bytes(count, x_datatype);
+            int e = nbcx_exscan_init_c(SHIM_BUF(sendbuf), SHIM_BUF(recvbuf), count, x_datatype, x_op, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_EXSCAN_INIT, comm, SHIM_CONV_NONE);
-    int x_count;
-    if (!why && shim_conv_count(count, 1, &x_count)) {
-        int rc = wrap_exscan_init(sendbuf, recvbuf, x_count, datatype, op, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
+    return wrap_exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, __builtin_return_address(0));
+}
+
+static int wrap_neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_NEIGHBOR_ALLGATHER_INIT)) {
+        int refused = sendcount < 0 ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_NEIGHBOR_ALLGATHER_INIT, site);
     }
-    shim_conv_native(&k, OP_EXSCAN_INIT, why, __builtin_return_address(0));
-    return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    if (shim_begin(&c, OP_NEIGHBOR_ALLGATHER_INIT, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(sendcount, x_sendtype);
+            int e = nbcx_neighbor_allgather_init_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
 int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLGATHER_INIT, comm, SHIM_CONV_NONE);
-    int x_sendcount;
-    int x_recvcount;
-    if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
-        shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_neighbor_allgather_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, 1) &&
+        shim_conv_count(recvcount, 1))
+        return wrap_neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_NEIGHBOR_ALLGATHER_INIT, why, __builtin_return_address(0));
     return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static int wrap_neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_NEIGHBOR_ALLGATHERV_INIT)) {
+        int refused = sendcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_NEIGHBOR_ALLGATHERV_INIT, site);
+    }
+    if (shim_begin(&c, OP_NEIGHBOR_ALLGATHERV_INIT, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(sendcount, x_sendtype);
+            int e = nbcx_neighbor_allgatherv_init_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)displs, x_recvtype, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
 int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLGATHERV_INIT, comm, SHIM_CONV_NEIGHBORS);
-    int x_sendcount;
-    int *x_recvcounts;
-    int *x_displs;
-    if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
-        shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts) &&
-        shim_conv_aints(&k, k.indeg, displs, &x_displs)) {
-        int rc = wrap_neighbor_allgatherv_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcounts, x_displs, recvtype, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, 1) &&
+        shim_conv_counts(k.indeg, recvcounts))
+        return wrap_neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_NEIGHBOR_ALLGATHERV_INIT, why, __builtin_return_address(0));
     return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+}
+
+static int wrap_neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_precheck(comm, OP_NEIGHBOR_ALLTOALL_INIT)) {
+        int refused = sendcount < 0 ? NBCX_ERR_COUNT :
+                      recvcount < 0 ? NBCX_ERR_COUNT :
+                      0;
+        if (refused)
+            return shim_refuse(comm, refused, request, OP_NEIGHBOR_ALLTOALL_INIT, site);
+    }
+    if (shim_begin(&c, OP_NEIGHBOR_ALLTOALL_INIT, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes(sendcount, x_sendtype) * shim_outdegree(&c);
+            int e = nbcx_neighbor_alltoall_init_c(SHIM_BUF(sendbuf), sendcount, x_sendtype, SHIM_BUF(recvbuf), recvcount, x_recvtype, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
 int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLTOALL_INIT, comm, SHIM_CONV_NONE);
-    int x_sendcount;
-    int x_recvcount;
-    if (!why && shim_conv_count(sendcount, 1, &x_sendcount) &&
-        shim_conv_count(recvcount, 1, &x_recvcount)) {
-        int rc = wrap_neighbor_alltoall_init(sendbuf, x_sendcount, sendtype, recvbuf, x_recvcount, recvtype, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_count(sendcount, 1) &&
+        shim_conv_count(recvcount, 1))
+        return wrap_neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_NEIGHBOR_ALLTOALL_INIT, why, __builtin_return_address(0));
     return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static int wrap_neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_begin(&c, OP_NEIGHBOR_ALLTOALLV_INIT, comm, site)) {
+        nbcx_datatype x_sendtype;
+        nbcx_datatype x_recvtype;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_type(&c, sendtype, &x_sendtype) &&
+            shim_type(&c, recvtype, &x_recvtype)) {
+            if (shim_report)
+                c.bytes = shim_bytes_vc(shim_outdegree(&c), sendcounts, x_sendtype);
+            int e = nbcx_neighbor_alltoallv_init_c(SHIM_BUF(sendbuf), (const nbcx_count *)sendcounts, (const nbcx_count *)sdispls, x_sendtype, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const nbcx_count *)rdispls, x_recvtype, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
 int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLTOALLV_INIT, comm, SHIM_CONV_NEIGHBORS);
-    int *x_sendcounts;
-    int *x_sdispls;
-    int *x_recvcounts;
-    int *x_rdispls;
-    if (!why && shim_conv_counts(&k, k.outdeg, sendcounts, &x_sendcounts) &&
-        shim_conv_aints(&k, k.outdeg, sdispls, &x_sdispls) &&
-        shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts) &&
-        shim_conv_aints(&k, k.indeg, rdispls, &x_rdispls)) {
-        int rc = wrap_neighbor_alltoallv_init(sendbuf, x_sendcounts, x_sdispls, sendtype, recvbuf, x_recvcounts, x_rdispls, recvtype, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_counts(k.outdeg, sendcounts) &&
+        shim_conv_counts(k.indeg, recvcounts))
+        return wrap_neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_NEIGHBOR_ALLTOALLV_INIT, why, __builtin_return_address(0));
     return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+
+static int wrap_neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
+{
+    struct shim_call c;
+    if (shim_begin(&c, OP_NEIGHBOR_ALLTOALLW_INIT, comm, site)) {
+        int indeg = 0, outdeg = 0;
+        nbcx_datatype *x_sendtypes;
+        nbcx_datatype *x_recvtypes;
+        nbcx_request r = NBCX_REQUEST_NULL;
+        if (shim_neighbor_degrees(&c, &indeg, &outdeg) &&
+            shim_types(&c, sendbuf == MPI_IN_PLACE ? 0 : outdeg, sendtypes, &x_sendtypes) &&
+            shim_types(&c, indeg, recvtypes, &x_recvtypes)) {
+            if (shim_report)
+                c.bytes = shim_bytes_wc(outdeg, sendcounts, x_sendtypes);
+            int e = nbcx_neighbor_alltoallw_init_c(SHIM_BUF(sendbuf), (const nbcx_count *)sendcounts, (const ptrdiff_t *)sdispls, (const nbcx_datatype *)x_sendtypes, SHIM_BUF(recvbuf), (const nbcx_count *)recvcounts, (const ptrdiff_t *)rdispls, (const nbcx_datatype *)x_recvtypes, c.sc->nc, &r);
+            int rc = shim_finish(&c, e, r, request);
+            if (rc >= 0)
+                return rc;
+        } else {
+            shim_native(&c);
+        }
+    }
+    return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
 int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct shim_conv k;
     int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLTOALLW_INIT, comm, SHIM_CONV_NEIGHBORS);
-    int *x_sendcounts;
-    int *x_recvcounts;
-    if (!why && shim_conv_counts(&k, k.outdeg, sendcounts, &x_sendcounts) &&
-        shim_conv_counts(&k, k.indeg, recvcounts, &x_recvcounts)) {
-        int rc = wrap_neighbor_alltoallw_init(sendbuf, x_sendcounts, sdispls, sendtypes, recvbuf, x_recvcounts, rdispls, recvtypes, comm, info, request, __builtin_return_address(0));
-        shim_conv_end(&k);
-        return rc;
-    }
+    if (!why && shim_conv_counts(k.outdeg, sendcounts) &&
+        shim_conv_counts(k.indeg, recvcounts))
+        return wrap_neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, __builtin_return_address(0));
     shim_conv_native(&k, OP_NEIGHBOR_ALLTOALLW_INIT, why, __builtin_return_address(0));
     return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }

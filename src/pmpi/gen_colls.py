@@ -6,10 +6,14 @@ it after changing the table: python3 src/pmpi/gen_colls.py > src/pmpi/colls.c
 Every collective gets its wrapper (MPI_I<op>, and the persistent
 MPI_<op>_init / MPIX_<op>_init) as a static function wrap_<name> behind the
 public name, and on MPI-4 libraries a large-count wrapper (MPI_I<op>_c,
-MPI_<op>_init_c): MPI_Count counts and MPI_Aint displacements. When every
-count and displacement that matters on this rank fits an int, it converts
-them and calls wrap_<name> (nbcx, or the int native call when nbcx refuses);
-otherwise it makes the native _c call.
+MPI_<op>_init_c): MPI_Count counts and MPI_Aint displacements, passed as
+they are to nbcx's large-count API (nbcx_i<op>_c, nbcx_<op>_init_c) by
+wrap_<name>_c, the same wrapper with the wider arguments. It goes native
+for the reasons the int wrapper does, and for one of size only: a count
+that matters on this rank above INT_MAX, which nbcx's algorithms do not
+take, except in bcast, reduce, allreduce, scan and exscan (ANY_COUNT),
+which nbcx builds in pieces. Displacements and buffers of any size are
+served by nbcx.
 
 Each public function passes its return address (__builtin_return_address)
 to wrap_<name> and shim_begin: the call site of NBCX_PMPI_REPORT
@@ -243,9 +247,10 @@ def refused_lines(name, enum):
     ]
 
 
-def bytes_expr(name):
+def bytes_expr(name, large=False):
     e = BYTES[name]
-    e = e.replace("BV(", "shim_bytes_v(").replace("BW(", "shim_bytes_w(")
+    sfx = "c(" if large else "("
+    e = e.replace("BV(", "shim_bytes_v" + sfx).replace("BW(", "shim_bytes_w" + sfx)
     e = e.replace("B(", "shim_bytes(")
     e = e.replace("OUTDEG", "shim_outdegree(&c)")
     e = e.replace("S", "shim_comm_size(&c)").replace("R", "shim_comm_rank(&c)")
@@ -314,17 +319,54 @@ def bare(n):
     return n.replace("[]", "")
 
 
-def wrapper(name, args, persistent):
+def large_param(name, a):
+    """A parameter of a large-count (_c) call: MPI_Count counts, MPI_Aint
+    displacements."""
+    if a[2] == "count":
+        return "MPI_Count " + a[1]
+    if a[2] == "counts":
+        return "const MPI_Count " + a[1]
+    if a[2] == "displs":
+        return "const MPI_Aint " + a[1]
+    return a[0] + a[1]
+
+
+def large_arg(name, a):
+    """The argument of nbcx_i<op>_c for a parameter of the _c call (same
+    sizes: colls.c asserts them)."""
+    n = bare(a[1])
+    if a[2] == "counts":
+        return "(const nbcx_count *)" + n
+    if a[2] == "displs":
+        # alltoallw's are bytes (ptrdiff_t), the others elements
+        if name == "alltoallw":
+            return "(const ptrdiff_t *)" + n
+        return "(const nbcx_count *)" + n
+    return n
+
+
+def wrapper(name, args, persistent, large=False):
+    """wrap_<name>[_init] and its public function; large: only the static
+    wrap_<name>[_init]_c of the _c call (its public function is
+    wrapper_c's)."""
     enum = ("OP_" + name.upper() + "_INIT") if persistent else ("OP_I" + name.upper())
-    if persistent:
+    sfx = "_c" if large else ""
+    if persistent and large:
+        fn = None
+        native = "PMPI_%s_init_c" % cap(name)
+        nbcx = "nbcx_%s_init_c" % name
+    elif persistent:
         fn = "PNAME(%s)" % cap(name)
         native = "PPNAME(%s)" % cap(name)
         nbcx = "nbcx_%s_init" % name
     else:
         fn = "MPI_I" + name
-        native = "PMPI_I" + name
-        nbcx = "nbcx_i" + name
-    params = [a[0] + a[1] for a in args] + ["MPI_Comm comm"]
+        native = "PMPI_I" + name + sfx
+        nbcx = "nbcx_i" + name + sfx
+    if large:
+        params = [large_param(name, a) for a in args] + ["MPI_Comm comm"]
+    else:
+        params = [a[0] + a[1] for a in args] + ["MPI_Comm comm"]
     if persistent:
         params.append("MPI_Info info")
     params.append("MPI_Request *request")
@@ -334,9 +376,10 @@ def wrapper(name, args, persistent):
     natargs.append("request")
     out = []
     out.append(
-        "static int wrap_%s(%s)"
+        "static int wrap_%s%s(%s)"
         % (
             name if not persistent else name + "_init",
+            sfx,
             ", ".join(params + ["void *site"]),
         )
     )
@@ -377,6 +420,8 @@ def wrapper(name, args, persistent):
             call.append("(const nbcx_datatype *)x_" + n)
         elif k == "aint":
             call.append("(const ptrdiff_t *)" + n)
+        elif large:
+            call.append(large_arg(name, a))
         else:
             call.append(n)
     call += ["c.sc->nc", "&r"]
@@ -390,7 +435,7 @@ def wrapper(name, args, persistent):
         out.append("        {")
         ind = "            "
     out.append(ind + "if (shim_report)")
-    out.append(ind + "    c.bytes = %s;" % bytes_expr(name))
+    out.append(ind + "    c.bytes = %s;" % bytes_expr(name, large))
     out.append(ind + "int e = %s(%s);" % (nbcx, ", ".join(call)))
     alias = ALIAS_IN_PLACE.get(name)
     if alias:
@@ -412,6 +457,8 @@ def wrapper(name, args, persistent):
     out.append("    return %s(%s);" % (native, ", ".join(natargs)))
     out.append("}")
     out.append("")
+    if large:
+        return "\n".join(out) + "\n"
     out.append("int %s(%s)" % (fn, ", ".join(params)))
     out.append("{")
     out.append(
@@ -426,74 +473,66 @@ def wrapper(name, args, persistent):
 
 
 def wrapper_c(name, args, persistent):
-    """The large-count (MPI-4 _c) wrapper of a collective with counts."""
+    """The large-count (MPI-4 _c) call of a collective with counts: its
+    wrap_<name>_c (nbcx_i<op>_c), native when a significant count is above
+    INT_MAX or for the int wrapper's reasons."""
     enum = ("OP_" + name.upper() + "_INIT") if persistent else ("OP_I" + name.upper())
     if persistent:
         fn = "MPI_%s_init_c" % cap(name)
         native = "PMPI_%s_init_c" % cap(name)
-        core = "wrap_%s_init" % name
+        core = "wrap_%s_init_c" % name
     else:
         fn = "MPI_I%s_c" % name
         native = "PMPI_I%s_c" % name
-        core = "wrap_" + name
-    params, natargs, conv, decl, call = [], [], [], [], []
+        core = "wrap_%s_c" % name
+    params, natargs, conv = [], [], []
     info = "SHIM_CONV_NONE"
     for a in args:
         n = bare(a[1])
         k = a[2]
-        if k == "count":
-            params.append("MPI_Count " + n)
-            decl.append("int x_%s;" % n)
+        params.append(large_param(name, a))
+        natargs.append(n)
+        if k == "count" and name not in ANY_COUNT:
             sig = SIGNIFICANT.get((name, n), "1")
             if sig != "1":
                 info = "SHIM_CONV_RANK"
-            conv.append("shim_conv_count(%s, %s, &x_%s)" % (n, sig, n))
-            call.append("x_" + n)
-        elif k in ("counts", "displs"):
-            ctype = "MPI_Count" if k == "counts" else "MPI_Aint"
-            params.append("const %s %s" % (ctype, a[1]))
-            decl.append("int *x_%s;" % n)
-            conv.append(
-                "shim_conv_%s(&k, %s, %s, &x_%s)"
-                % ("counts" if k == "counts" else "aints", array_length(name, n), n, n)
-            )
-            call.append("x_" + n)
+            conv.append("shim_conv_count(%s, %s)" % (n, sig))
+        elif k == "counts":
+            conv.append("shim_conv_counts(%s, %s)" % (array_length(name, n), n))
             info = (
                 "SHIM_CONV_NEIGHBORS"
                 if name.startswith("neighbor_")
                 else "SHIM_CONV_RANK"
             )
-        else:
-            params.append(a[0] + a[1])
-            call.append(n)
-        natargs.append(n)
     params.append("MPI_Comm comm")
     natargs.append("comm")
-    call.append("comm")
     if persistent:
         params.append("MPI_Info info")
         natargs.append("info")
-        call.append("info")
     params.append("MPI_Request *request")
     natargs.append("request")
-    call.append("request")
-    call.append("__builtin_return_address(0)")
+    call = natargs + ["__builtin_return_address(0)"]
     out = []
+    out.append(wrapper(name, args, persistent, large=True).rstrip("\n") + "\n")
     out.append("int %s(%s)" % (fn, ", ".join(params)))
     out.append("{")
+    if not conv:
+        out.append("    return %s(%s);" % (core, ", ".join(call)))
+        out.append("}")
+        return "\n".join(out) + "\n"
     out.append("    struct shim_conv k;")
     out.append("    int why = shim_conv_begin(&k, %s, comm, %s);" % (enum, info))
-    for d in decl:
-        out.append("    " + d)
-    out.append("    if (!why && " + " &&\n        ".join(conv) + ") {")
-    out.append("        int rc = %s(%s);" % (core, ", ".join(call)))
-    out.append("        shim_conv_end(&k);")
-    out.append("        return rc;")
-    out.append("    }")
+    out.append("    if (!why && " + " &&\n        ".join(conv) + ")")
+    out.append("        return %s(%s);" % (core, ", ".join(call)))
     out.append("    shim_conv_native(&k, %s, why, __builtin_return_address(0));" % enum)
     out.append("    return %s(%s);" % (native, ", ".join(natargs)))
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+# The collectives nbcx serves with any count (nbcx_i<op>_c builds those
+# above INT_MAX in pieces): their _c wrappers do not look at the count.
+ANY_COUNT = ("bcast", "reduce", "allreduce", "scan", "exscan")
 
 
 def has_counts(args):
@@ -506,7 +545,12 @@ def main():
     print("#include <stddef.h>\n")
     print('#include "shim.h"\n')
     print("_Static_assert(sizeof(MPI_Aint) == sizeof(ptrdiff_t),")
-    print('               "MPI_Aint displacements passed as ptrdiff_t");\n')
+    print('               "MPI_Aint displacements passed as ptrdiff_t");')
+    print("#if SHIM_LARGE_COUNT")
+    print("_Static_assert(sizeof(MPI_Count) == sizeof(nbcx_count) &&")
+    print("                   sizeof(MPI_Aint) == sizeof(nbcx_count),")
+    print('               "MPI_Count and MPI_Aint arrays passed as nbcx_count");')
+    print("#endif\n")
     for name, args in OPS:
         print(wrapper(name, args, False))
     print("#if SHIM_PERSISTENT\n")

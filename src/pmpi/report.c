@@ -94,7 +94,7 @@ void shim_site_time(struct shim_site *s, long long total, long long exposed)
     pthread_mutex_unlock(&g_site_lock);
 }
 
-long long shim_bytes(int n, nbcx_datatype t)
+long long shim_bytes(long long n, nbcx_datatype t)
 {
     size_t size = 0;
     if (n <= 0 || t == NBCX_DATATYPE_NULL ||
@@ -118,6 +118,25 @@ long long shim_bytes_w(int n, const int *counts, const nbcx_datatype *t)
         sum += shim_bytes(counts[i], t[i]);
     return sum;
 }
+
+#if SHIM_LARGE_COUNT
+long long shim_bytes_vc(int n, const MPI_Count *counts, nbcx_datatype t)
+{
+    long long sum = 0;
+    for (int i = 0; counts && i < n; i++)
+        sum += shim_bytes(counts[i], t);
+    return sum;
+}
+
+long long shim_bytes_wc(int n, const MPI_Count *counts,
+                        const nbcx_datatype *t)
+{
+    long long sum = 0;
+    for (int i = 0; counts && t && i < n; i++)
+        sum += shim_bytes(counts[i], t[i]);
+    return sum;
+}
+#endif
 
 /* ---- naming a site ---- */
 

@@ -661,7 +661,6 @@ int shim_outdegree(struct shim_call *c)
 int shim_conv_begin(struct shim_conv *k, int op, MPI_Comm comm, int info)
 {
     k->size = k->rank = k->indeg = k->outdeg = 0;
-    k->nbufs = 0;
     configure();
     if (!g_enabled)
         return R_OFF;
@@ -706,67 +705,22 @@ int shim_conv_begin(struct shim_conv *k, int op, MPI_Comm comm, int info)
     return 0;
 }
 
-int shim_conv_count(MPI_Count v, int significant, int *out)
+int shim_conv_count(MPI_Count v, int significant)
 {
-    int fits = v >= INT_MIN && v <= INT_MAX;
-    *out = fits ? (int)v : 0;
-    return fits || !significant;
+    return v <= INT_MAX || !significant;
 }
 
-static int *conv_buf(struct shim_conv *k, int n)
+int shim_conv_counts(int n, const MPI_Count *in)
 {
-    if (k->nbufs == (int)(sizeof k->bufs / sizeof k->bufs[0]))
-        return NULL;
-    int *b = malloc(sizeof *b * (size_t)n);
-    if (b)
-        k->bufs[k->nbufs++] = b;
-    return b;
-}
-
-/* n large-count values (MPI_Count, or MPI_Aint when !counts) as ints in
- * k's buffer; 0 when one does not fit (or out of memory). */
-static int conv_ints(struct shim_conv *k, int n, const void *in, bool counts,
-                     int **out)
-{
-    *out = NULL;
-    if (n <= 0 || !in)
-        return 1; /* nothing significant: nbcx reads nothing either */
-    int *b = conv_buf(k, n);
-    if (!b)
-        return 0;
-    for (int i = 0; i < n; i++) {
-        long long v = counts ? (long long)((const MPI_Count *)in)[i]
-                             : (long long)((const MPI_Aint *)in)[i];
-        if (v < INT_MIN || v > INT_MAX)
+    for (int i = 0; in && i < n; i++)
+        if (in[i] > INT_MAX)
             return 0;
-        b[i] = (int)v;
-    }
-    *out = b;
     return 1;
-}
-
-int shim_conv_counts(struct shim_conv *k, int n, const MPI_Count *in,
-                     int **out)
-{
-    return conv_ints(k, n, in, true, out);
-}
-
-int shim_conv_aints(struct shim_conv *k, int n, const MPI_Aint *in,
-                    int **out)
-{
-    return conv_ints(k, n, in, false, out);
-}
-
-void shim_conv_end(struct shim_conv *k)
-{
-    for (int i = 0; i < k->nbufs; i++)
-        free(k->bufs[i]);
-    k->nbufs = 0;
 }
 
 void shim_conv_native(struct shim_conv *k, int op, int why, void *site)
 {
-    shim_conv_end(k);
+    (void)k;
     note(shim_report && shim_fsite ? shim_fsite : site, op,
          why ? why : R_LARGE_COUNT, 0);
 }

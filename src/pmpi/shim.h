@@ -124,9 +124,14 @@ void shim_report_write(const char *dest, const char *const *op_names,
 
 /* The bytes of a call as the report counts them (0 when a type is not
  * known): n elements, the sum of n blocks of one type, of n types. */
-long long shim_bytes(int n, nbcx_datatype t);
+long long shim_bytes(long long n, nbcx_datatype t);
 long long shim_bytes_v(int n, const int *counts, nbcx_datatype t);
 long long shim_bytes_w(int n, const int *counts, const nbcx_datatype *t);
+#if SHIM_LARGE_COUNT /* the same for the _c calls' MPI_Count counts */
+long long shim_bytes_vc(int n, const MPI_Count *counts, nbcx_datatype t);
+long long shim_bytes_wc(int n, const MPI_Count *counts,
+                        const nbcx_datatype *t);
+#endif
 int shim_comm_rank(struct shim_call *c);
 int shim_outdegree(struct shim_call *c);
 
@@ -169,9 +174,13 @@ int shim_refuse(MPI_Comm comm, int err, MPI_Request *request, int op,
 int shim_neighbor_degrees(struct shim_call *c, int *in, int *out);
 int shim_comm_size(struct shim_call *c);
 
-/* The large-count wrappers (colls.c, SHIM_LARGE_COUNT): their MPI_Count
- * counts and MPI_Aint displacements converted to int for the int
- * wrappers, which they then call. */
+/* The large-count wrappers (colls.c, SHIM_LARGE_COUNT) call nbcx's
+ * large-count API (nbcx_i<op>_c) with their MPI_Count counts and MPI_Aint
+ * displacements as they are. They go native for the reasons the int
+ * wrappers do, and for one of size: a significant count above INT_MAX,
+ * which nbcx's algorithms do not take (its API refuses it with
+ * NBCX_ERR_COUNT, an error for MPI). Displacements and buffers of any
+ * size are served. */
 enum shim_conv_info {
     SHIM_CONV_NONE,      /* scalar counts only, all significant */
     SHIM_CONV_RANK,      /* needs k.size and k.rank */
@@ -179,23 +188,16 @@ enum shim_conv_info {
 };
 struct shim_conv {
     int size, rank, indeg, outdeg;
-    int *bufs[4]; /* converted arrays, freed by shim_conv_end */
-    int nbufs;
 };
-/* 0 when the call may be converted (the shim is on for op, comm is an
+/* 0 when the call may be served (the shim is on for op, comm is an
  * intracommunicator where info needs one, its size, rank or degrees
  * known), else the reason to go native. */
 int shim_conv_begin(struct shim_conv *k, int op, MPI_Comm comm, int info);
-/* *out = v when v fits an int (returns 1), else 0; a count that is not
- * significant on this rank gives 1 and 0 or v. */
-int shim_conv_count(MPI_Count v, int significant, int *out);
-/* n entries (0: *out is NULL, nothing read) converted into an array
- * held by k; 0 when one does not fit an int (or no memory). */
-int shim_conv_counts(struct shim_conv *k, int n, const MPI_Count *in,
-                     int **out);
-int shim_conv_aints(struct shim_conv *k, int n, const MPI_Aint *in,
-                    int **out);
-void shim_conv_end(struct shim_conv *k);
+/* 1 when count v is one nbcx serves (at most INT_MAX) or is not
+ * significant on this rank, else 0. */
+int shim_conv_count(MPI_Count v, int significant);
+/* The same for n counts (n <= 0 or no array: nothing read, 1). */
+int shim_conv_counts(int n, const MPI_Count *in);
 /* Ends k and counts a native call (why, or R_LARGE_COUNT when 0). */
 void shim_conv_native(struct shim_conv *k, int op, int why, void *site);
 

@@ -40,6 +40,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "memavail.h"
 #include "nbcx.h"
 
 enum { P = 2 };
@@ -147,19 +148,6 @@ static double now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static long long available_bytes(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long long kb = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb < 0 ? -1 : kb * 1024;
 }
 
 static int run(const char *coll, const char *alg)

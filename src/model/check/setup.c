@@ -312,11 +312,12 @@ static void block_at(const char *buf, const struct nbcxi_vside *v,
                      size_t *len)
 {
     const struct nbcx_datatype_s *ti = v->types ? nbcxi_type(v->types[i]) : t;
+    ptrdiff_t d = v->displs ? (ptrdiff_t)nbcxi_vdispl(v, i) : 0;
     ptrdiff_t off = v->adispls       ? v->adispls[i]
-                    : v->byte_displs ? (ptrdiff_t)v->displs[i]
-                                     : (ptrdiff_t)v->displs[i] * t->extent;
+                    : v->byte_displs ? d
+                                     : d * t->extent;
     *b = buf + off;
-    *len = span(v->counts[i], ti);
+    *len = span(nbcxi_vcount(v, 0, i), ti);
 }
 
 /* Roles of the n blocks of a side: `each`, or `own_flags` for block own
@@ -636,7 +637,7 @@ static int setup_vector(struct ck_job *J, int r, struct nbcxi_coll_args *a,
         a->rbuf = J->rbuf;
         a->rtype = w ? NULL : t;
         a->rv = (struct nbcxi_vside){ rcounts, rdispls, NULL, w,
-                                      w ? rtypes : NULL };
+                                      w ? rtypes : NULL, false };
         bound(reg, J->rbuf, vside_len(J->rbuf, &a->rv, t, p), "recvbuf");
         if (J->in_place) {
             a->in_place = true;
@@ -650,7 +651,7 @@ static int setup_vector(struct ck_job *J, int r, struct nbcxi_coll_args *a,
         a->sbuf = J->sbuf;
         a->stype = w ? NULL : t;
         a->sv = (struct nbcxi_vside){ scounts, sdispls, NULL, w,
-                                      w ? stypes : NULL };
+                                      w ? stypes : NULL, false };
         bound(reg, J->sbuf, vside_len(J->sbuf, &a->sv, t, p), "sendbuf");
         vside_roles(reg, J->sbuf, &a->sv, t, p, -1, 0, CK_IN, NULL);
         break;
@@ -752,9 +753,9 @@ static int setup_vector(struct ck_job *J, int r, struct nbcxi_coll_args *a,
         if (!regular)
             a->rv = (struct nbcxi_vside){ rcounts, rdispls,
                                           w ? radispls : NULL, false,
-                                          w ? rtypes : NULL };
+                                          w ? rtypes : NULL, false };
         struct nbcxi_vside rv = { rcounts, rdispls, w ? radispls : NULL,
-                                  false, w ? rtypes : NULL };
+                                  false, w ? rtypes : NULL, false };
         bound(reg, J->rbuf, vside_len(J->rbuf, &rv, t, in), "recvbuf");
         vside_roles(reg, J->rbuf, &rv, t, in, -1, 0, CK_OUT | CK_MUST, src);
         a->sbuf = J->sbuf;
@@ -770,9 +771,9 @@ static int setup_vector(struct ck_job *J, int r, struct nbcxi_coll_args *a,
         if (!regular)
             a->sv = (struct nbcxi_vside){ scounts, sdispls,
                                           w ? sadispls : NULL, false,
-                                          w ? stypes : NULL };
+                                          w ? stypes : NULL, false };
         struct nbcxi_vside sv = { scounts, sdispls, w ? sadispls : NULL,
-                                  false, w ? stypes : NULL };
+                                  false, w ? stypes : NULL, false };
         bound(reg, J->sbuf, vside_len(J->sbuf, &sv, t, out), "sendbuf");
         vside_roles(reg, J->sbuf, &sv, t, out, -1, 0, CK_IN, dst);
         break;

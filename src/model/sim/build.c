@@ -241,8 +241,10 @@ void sim_setup_rank(const struct setup *S, int r,
     struct nbcx_datatype_s *t = S->type;
     const int c = S->count;
     const bool root = r == S->cfg->root;
-    struct nbcxi_vside v = { S->counts, S->displs, NULL, false, NULL };
-    struct nbcxi_vside w = { S->counts, S->displs, NULL, true, S->types };
+    struct nbcxi_vside v = { S->counts, S->displs, NULL, false, NULL,
+                             false };
+    struct nbcxi_vside w = { S->counts, S->displs, NULL, true, S->types,
+                             false };
     memset(a, 0, sizeof *a);
     a->segsize = S->cfg->segsize ? S->cfg->segsize : 65536;
     a->segsize_auto = !S->cfg->segsize; /* as the engine's default */
@@ -318,7 +320,7 @@ void sim_setup_rank(const struct setup *S, int r,
                 a->sv = v;
         } else if (S->coll == NBCXI_NEIGHBOR_ALLTOALLW) {
             struct nbcxi_vside nw = { S->counts, S->displs, S->adispls,
-                                      false, S->types };
+                                      false, S->types, false };
             a->sv = a->rv = nw;
             a->stype = a->rtype = NULL;
         }
