@@ -92,6 +92,8 @@ class Options:
     min_overlap: int = 1  # leave blocking when fewer statements overlap (0: convert all safe)
     persistent: bool = True
     nonblocking: bool = True
+    # carry a wait that the end of a loop body stops into the next iteration (issue 34)
+    carry: bool = True
     # summaries of the functions of the program's other files (whole-program analysis)
     external: dict[str, Summary] = field(default_factory=dict)
     # one-collective wrapper functions of the files being transformed, by name
@@ -724,6 +726,108 @@ class FileTransform:
             )
             plan.stop = plan.stop or why
             return plan
+
+    def carry(self, site: Site) -> None:
+        """Issue 34: a wait stopped only by the end of its loop's body is carried across
+        the back edge: into the next iteration, before the first statement of the body
+        that touches the buffers (at the latest, before the call itself, whose next
+        start needs the request and may touch the same buffers), and after the loop.
+        The request is MPI_REQUEST_NULL (or an inactive persistent one) when the first
+        iteration's wait runs, so that wait returns at once.  Only when the call is a
+        statement of the loop's body itself, the body has no jump out of it (``break``,
+        ``continue``, ``return``, ``goto``), no label and no preprocessor directive,
+        the loop's condition and increment do not touch the buffers, no buffer is
+        declared in the loop (it would end with the iteration), and the file is C (a
+        C++ body's destructors run at its closing brace).  Else the plan is kept."""
+        why = self.carry_problem(site)
+        if why:
+            if why != "-":
+                site.notes.append("wait not carried into the next iteration: " + why)
+            return
+        blk, cidx = self.where[id(site.stmt)]
+        loop = blk.owner
+        assert loop is not None
+        lblk, lidx = self.where[id(loop)]
+        for role, plan in list(site.plans.items()):
+            j, stop = cidx, "its own call in the next iteration"
+            for i in range(cidx):
+                why_i = self._unit_problem(blk, i, site, role)
+                if why_i:
+                    j, stop = i, why_i
+                    break
+            if j == 0:
+                site.notes.append(
+                    "wait not carried into the next iteration: the body's first statement "
+                    f"stops it ({stop})"
+                )
+                return
+            gain = sum(_count(s) for u in blk.units[:j] for s in u.stmts)
+            visited = plan.visited + [s for u in blk.units[:j] for s in u.stmts]
+            points = [
+                WaitPoint(blk, j, False, why=f"next iteration: {stop}"),
+                WaitPoint(lblk, lidx + 1, False, why="after the loop"),
+            ]
+            site.plans[role] = Plan(
+                points, plan.overlap + gain, f"next iteration: {stop}", visited, plan.implied
+            )
+        site.notes.append("wait carried into the next iteration and after the loop")
+
+    def carry_problem(self, site: Site) -> str:
+        """Why :meth:`carry` cannot carry the wait ("-": no reason worth reporting)."""
+        blk, _ = self.where[id(site.stmt)]
+        loop = blk.owner
+        plans = list(site.plans.values())
+        if (
+            blk.kind != "loop"
+            or loop is None
+            or not plans
+            or any(
+                len(p.points) != 1
+                or p.points[0].block is not blk
+                or p.points[0].index != len(blk.units)
+                or p.points[0].flagged
+                for p in plans
+            )
+        ):
+            return "-"
+        if self.unit.cxx:
+            return "C++ (destructors at the body's closing brace)"
+        if blk.node is None or id(loop) not in self.where:
+            return "the loop's body is not in braces"
+        lblk, _ = self.where[id(loop)]
+        if lblk.node is None:
+            return "the loop is the lone statement of another"
+        end = self.full_end(loop)
+        if self.has_directive(loop.start, end) or self.in_macro(loop.start):
+            return "a preprocessor directive or macro in the loop"
+        if self.in_openmp(loop.start, end):
+            return "the loop is in an OpenMP construct"
+        for u in blk.units:
+            for s in u.stmts:
+                j = self.leaves(s)
+                if j is not None:
+                    return f"{_jump_name(j)} at line {j.line} leaves the loop's body"
+                if any(n.kind == CK.LABEL_STMT for n in s.walk()) or self._outer_case(s):
+                    return f"label in the loop at line {s.line}"
+        body = loop.children[0] if loop.kind == CK.DO_STMT else loop.children[-1]
+        for role in site.plans:
+            for part in loop.children:
+                if part is body:
+                    continue
+                why = self.conflict(self.an.effects(part, site.func), site, role)
+                if why:
+                    return f"the loop's condition or increment {why}"
+            send, recv = self.buffers[(id(site), role)]
+            for o in send | recv:
+                d = self.an.decls.get(o[2:].partition("#")[0]) if o.startswith("v:") else None
+                if (
+                    d is not None
+                    and d.kind == "local"
+                    and d.scope is not None
+                    and loop.start <= d.scope.start < end
+                ):
+                    return f"{d.name} is declared in the loop (it ends with the iteration)"
+        return ""
 
     def _covered(self, ifnode: Node) -> bool:
         """Whether every branch of ``ifnode`` (an else-if chain that ends in an else)
@@ -1631,6 +1735,8 @@ class FileTransform:
                 site.rank = ""
                 self.buffers[(id(site), "any")] = self.op_buffers(site, "any")
                 site.plans = {"any": self.place(site, "any")}
+        if self.opts.carry and not site.guards and site.wrapper is None:
+            self.carry(site)
         # persistent?
         loop = self.loop_of(site)
         if loop is not None and self.opts.persistent and site.wrapper is None:
