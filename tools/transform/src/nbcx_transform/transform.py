@@ -730,26 +730,30 @@ class FileTransform:
     def carry(self, site: Site) -> None:
         """Issue 34: a wait stopped only by the end of its loop's body is carried across
         the back edge: into the next iteration, before the first statement of the body
-        that touches the buffers (at the latest, before the call itself, whose next
-        start needs the request and may touch the same buffers), and after the loop.
-        The request is MPI_REQUEST_NULL (or an inactive persistent one) when the first
-        iteration's wait runs, so that wait returns at once.  Only when the call is a
-        statement of the loop's body itself, the body has no jump out of it (``break``,
-        ``continue``, ``return``, ``goto``), no label and no preprocessor directive,
-        the loop's condition and increment do not touch the buffers, no buffer is
-        declared in the loop (it would end with the iteration), and the file is C (a
-        C++ body's destructors run at its closing brace).  Else the plan is kept."""
-        why = self.carry_problem(site)
-        if why:
-            if why != "-":
-                site.notes.append("wait not carried into the next iteration: " + why)
+        that touches the buffers (at the latest, before the statement of the body that
+        holds the call, whose next start needs the request and may touch the same
+        buffers), and after the loop.  The request is MPI_REQUEST_NULL (or an inactive
+        persistent one) when the first iteration's wait runs, so that wait returns at
+        once; a call in an ``if`` of the body keeps its flag (the waits test it).  Only
+        when the call is in the loop's body, not in a loop, ``switch`` or label of it;
+        the body has no jump out of it (``break``, ``continue``, ``return``,
+        ``goto``), no label and no preprocessor directive; the loop's condition and
+        increment do not touch the buffers; no buffer is declared in the loop (it would
+        end with the iteration); and the file is C (a C++ body's destructors run at its
+        closing brace).  Else the plan is kept."""
+        found = self._carry_loop(site)
+        if found is None:
             return
-        blk, cidx = self.where[id(site.stmt)]
+        blk, cidx = found
+        why = self.carry_problem(site, blk)
+        if why:
+            site.notes.append("wait not carried into the next iteration: " + why)
+            return
         loop = blk.owner
         assert loop is not None
         lblk, lidx = self.where[id(loop)]
         for role, plan in list(site.plans.items()):
-            j, stop = cidx, "its own call in the next iteration"
+            j, stop = cidx, "the statement of its call in the next iteration"
             for i in range(cidx):
                 why_i = self._unit_problem(blk, i, site, role)
                 if why_i:
@@ -761,35 +765,43 @@ class FileTransform:
                     f"stops it ({stop})"
                 )
                 return
+            flagged = plan.points[0].flagged
             gain = sum(_count(s) for u in blk.units[:j] for s in u.stmts)
             visited = plan.visited + [s for u in blk.units[:j] for s in u.stmts]
             points = [
-                WaitPoint(blk, j, False, why=f"next iteration: {stop}"),
-                WaitPoint(lblk, lidx + 1, False, why="after the loop"),
+                WaitPoint(blk, j, flagged, why=f"next iteration: {stop}"),
+                WaitPoint(lblk, lidx + 1, flagged, why="after the loop"),
             ]
             site.plans[role] = Plan(
                 points, plan.overlap + gain, f"next iteration: {stop}", visited, plan.implied
             )
         site.notes.append("wait carried into the next iteration and after the loop")
 
-    def carry_problem(self, site: Site) -> str:
-        """Why :meth:`carry` cannot carry the wait ("-": no reason worth reporting)."""
-        blk, _ = self.where[id(site.stmt)]
-        loop = blk.owner
+    def _carry_loop(self, site: Site) -> tuple[Block, int] | None:
+        """(the loop body's block, the index of its unit holding the call) when every
+        plan of ``site`` is one wait at the end of that body, reached from the call
+        through ``if`` branches and plain blocks only; else None."""
+        blk, idx = self.where[id(site.stmt)]
+        while blk.kind in ("then", "else", "compound"):
+            if blk.owner is None or blk.parent is None or id(blk.owner) not in self.where:
+                return None
+            blk, idx = self.where[id(blk.owner)]
         plans = list(site.plans.values())
-        if (
-            blk.kind != "loop"
-            or loop is None
-            or not plans
-            or any(
-                len(p.points) != 1
-                or p.points[0].block is not blk
-                or p.points[0].index != len(blk.units)
-                or p.points[0].flagged
-                for p in plans
-            )
-        ):
-            return "-"
+        if blk.kind != "loop" or blk.owner is None or not plans:
+            return None
+        for p in plans:
+            if len(p.points) != 1 or p.points[0].block is not blk:
+                return None
+            if p.points[0].index != len(blk.units):
+                return None
+        if len({p.points[0].flagged for p in plans}) != 1:
+            return None
+        return blk, idx
+
+    def carry_problem(self, site: Site, blk: Block) -> str:
+        """Why :meth:`carry` cannot carry the wait out of the loop body ``blk``."""
+        loop = blk.owner
+        assert loop is not None
         if self.unit.cxx:
             return "C++ (destructors at the body's closing brace)"
         if blk.node is None or id(loop) not in self.where:
@@ -818,7 +830,7 @@ class FileTransform:
                 if why:
                     return f"the loop's condition or increment {why}"
             send, recv = self.buffers[(id(site), role)]
-            for o in send | recv:
+            for o in sorted(send | recv):
                 d = self.an.decls.get(o[2:].partition("#")[0]) if o.startswith("v:") else None
                 if (
                     d is not None

@@ -74,6 +74,23 @@ static int carried_nested(int rank) {
   return t;
 }
 
+/* a call under a condition in the body: the carried waits test its flag */
+static double carried_in_if(int rank) {
+  double e[2] = {0, 0}, en[2] = {0, 0}, acc = 0;
+  for (int step = 0; step <= 6; step++) {
+    acc += step * 0.25;
+    acc *= 0.9;
+    if (step % 3 == 0) {
+      e[0] = acc + rank;
+      e[1] = step;
+      MPI_Allreduce(e, en, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      acc += 1.0;
+    }
+    acc += 0.5;
+  }
+  return acc + en[0] + en[1];
+}
+
 int main(int argc, char **argv) {
   int rank, size;
   MPI_Init(&argc, &argv);
@@ -83,7 +100,8 @@ int main(int argc, char **argv) {
   long b = carried_while(rank);
   int c = carried_do(rank, size);
   int d = carried_nested(rank);
-  printf("rank %d: %.3f %ld %d %d\n", rank, a, b, c, d);
+  double e = carried_in_if(rank);
+  printf("rank %d: %.3f %ld %d %d %.3f\n", rank, a, b, c, d, e);
   MPI_Finalize();
   return 0;
 }
