@@ -15,10 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PROGRAMS, line_of, mpicc_for_parsing, run_transform
+from conftest import PROGRAMS, mpicc_for_parsing, run_transform
 
 CARRY = PROGRAMS / "carry.c"
 NOT = PROGRAMS / "carry_not.c"
+
+
+def line_of(src: Path, needle: str, after: int = 0) -> int:
+    """1-based number of the first line of ``src`` at or after offset ``after``
+    that contains ``needle``."""
+    text = src.read_text()
+    return text[: text.index(needle, max(after, 0))].count("\n") + 1
 
 
 def _waits(site: dict[str, object]) -> list[tuple[int, str]]:
@@ -37,16 +44,27 @@ def _waits(site: dict[str, object]) -> list[tuple[int, str]]:
         ("MPI_Bcast(buf, 3", "if (rank == 0)", "t += buf[0] + buf[1] + buf[2];", 3),
         # under a condition: before the if holding the call; the waits test the flag
         ("MPI_Allreduce(e, en", "if (step % 3 == 0)", "return acc + en[0] + en[1];", 4),
+        # a break before the call: the wait comes before it (the break then finds
+        # nothing pending), and the break lands on the wait after the loop
+        (
+            "MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n    t += 9;",
+            "if (t > 40)",
+            "return t + all;",
+            3,
+        ),
     ],
 )
 def test_carried(call: str, first_use: str, after: str, overlap: int, tmp_path: Path) -> None:
     res = run_transform(CARRY, tmp_path)
     assert res.status == 0
-    site = res.site(line_of(CARRY, call))
+    text = CARRY.read_text()
+    site = res.site(text[: text.index(call)].count("\n") + 1)
     assert site["action"] in ("nonblocking", "persistent")
     assert "wait carried into the next iteration and after the loop" in site["notes"]
     (w1, why1), (w2, why2) = _waits(site)
-    assert w1 == line_of(CARRY, first_use) and why1.startswith("next iteration: ")
+    assert w1 == line_of(CARRY, first_use, text.index(call) - 400) and why1.startswith(
+        "next iteration: "
+    )
     assert w2 == line_of(CARRY, after) and why2 == "after the loop"
     assert {int(w["overlap"]) for w in site["waits"]} == {overlap}
     assert {bool(w["flagged"]) for w in site["waits"]} == {call.startswith("MPI_Allreduce(e,")}
@@ -81,7 +99,8 @@ def _call_in(src: Path, func: str) -> int:
         ("cond_reads", "the loop's condition or increment reads err (receive buffer)"),
         ("local_buffer", "is declared in the loop (it ends with the iteration)"),
         ("first_reads", "the body's first statement stops it (reads all (receive buffer))"),
-        ("break_before", "break at line"),
+        # the break stops the next iteration's scan at the body's first statement
+        ("break_before", "the body's first statement stops it (break at line"),
         # a jump after the call: the wait stays before it and at the body's end
         ("with_break", ""),
         ("with_continue", ""),

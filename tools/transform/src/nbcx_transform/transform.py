@@ -13,7 +13,11 @@ For every blocking collective that is a statement of its own, the tool
    by a preprocessor directive.  It goes into ``if`` branches and plain blocks
    (a wait in each branch that needs one) and out of ``if`` branches to the
    enclosing block; a wait that some path reaches with nothing pending is
-   guarded by a flag (Section 3.4).  A loop body's end always completes it.
+   guarded by a flag (Section 3.4).  A wait that only the end of a loop body
+   stops is carried into the next iteration, before the first statement that
+   touches the buffers (at the latest before the call's own statement), and
+   after the loop (issue 34; :meth:`FileTransform.carry` says when); any other
+   loop body's end completes the operation.
 2. numbers the requests per function, sequentially, with the maximum over the
    two branches of an ``if`` (Fig. 4), so that two operations that may be in
    flight together never share a request;
@@ -736,8 +740,7 @@ class FileTransform:
         persistent one) when the first iteration's wait runs, so that wait returns at
         once; a call in an ``if`` of the body keeps its flag (the waits test it).  Only
         when the call is in the loop's body, not in a loop, ``switch`` or label of it;
-        the body has no jump out of it (``break``, ``continue``, ``return``,
-        ``goto``), no label and no preprocessor directive; the loop's condition and
+        the body has no label and no preprocessor directive; the loop's condition and
         increment do not touch the buffers; no buffer is declared in the loop (it would
         end with the iteration); and the file is C (a C++ body's destructors run at its
         closing brace).  Else the plan is kept."""
@@ -814,11 +817,12 @@ class FileTransform:
             return "a preprocessor directive or macro in the loop"
         if self.in_openmp(loop.start, end):
             return "the loop is in an OpenMP construct"
+        # A jump out of the body (break, continue, return, goto) needs nothing here:
+        # one after the call stops its plan before the body's end, one before it stops
+        # the next iteration's scan (the wait comes before it), and a break lands on
+        # the wait after the loop.  A label would let a goto skip the carried wait.
         for u in blk.units:
             for s in u.stmts:
-                j = self.leaves(s)
-                if j is not None:
-                    return f"{_jump_name(j)} at line {j.line} leaves the loop's body"
                 if any(n.kind == CK.LABEL_STMT for n in s.walk()) or self._outer_case(s):
                     return f"label in the loop at line {s.line}"
         body = loop.children[0] if loop.kind == CK.DO_STMT else loop.children[-1]

@@ -91,6 +91,22 @@ static double carried_in_if(int rank) {
   return acc + en[0] + en[1];
 }
 
+/* a break before the call: the carried wait comes before it, and the break
+ * lands on the wait after the loop */
+static int carried_break(int rank) {
+  int v = 0, all = 0, t = 0;
+  for (int it = 0; it < 8; it++) {
+    t += it * 3;
+    t %= 50;
+    if (t > 40)
+      break;
+    v = rank + it;
+    MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    t += 9;
+  }
+  return t + all;
+}
+
 int main(int argc, char **argv) {
   int rank, size;
   MPI_Init(&argc, &argv);
@@ -101,7 +117,8 @@ int main(int argc, char **argv) {
   int c = carried_do(rank, size);
   int d = carried_nested(rank);
   double e = carried_in_if(rank);
-  printf("rank %d: %.3f %ld %d %d %.3f\n", rank, a, b, c, d, e);
+  int f = carried_break(rank);
+  printf("rank %d: %.3f %ld %d %d %.3f %d\n", rank, a, b, c, d, e, f);
   MPI_Finalize();
   return 0;
 }

@@ -75,7 +75,8 @@ static int with_continue(int rank) {
   return t + all;
 }
 
-/* a break before the call: its iteration's exit would skip the carried wait */
+/* a break as the body's first statement: a carried wait would have to come
+ * before it, at the top of the body: nothing to gain */
 static int break_before(int rank) {
   int v = 0, all = 0, t = 0;
   for (int it = 0; it < 6; it++) {
