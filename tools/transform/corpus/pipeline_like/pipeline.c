@@ -89,8 +89,14 @@ int main(int argc, char **argv) {
     it++;
   }
 
-  printf("rank %d: history %.6f energy %.6f max %.6f checksum %ld it %d res %.6f\n", rank,
-         history, gdiag[0], gdiag[1], checksum, it, res);
+  /* rank 0 prints every rank's figures (the output's order is fixed) */
+  double mine[2] = {history, (double)checksum}, all[2 * 64];
+  MPI_Gather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    for (int r = 0; r < size; r++)
+      printf("rank %d: history %.6f checksum %.0f\n", r, all[2 * r], all[2 * r + 1]);
+    printf("energy %.6f max %.6f it %d res %.6f\n", gdiag[0], gdiag[1], it, res);
+  }
   MPI_Finalize();
   return 0;
 }
