@@ -177,3 +177,33 @@ def test_same_output(program: Path, mpi: str, tmp_path: Path) -> None:
         expected = _run(launcher, n, orig)
         assert expected
         assert sorted(_run(launcher, n, new).splitlines()) == sorted(expected.splitlines())
+
+
+def test_label_in_loop_not_carried(tmp_path: Path) -> None:
+    """A label in the body: a goto to it could skip the carried wait."""
+    src = tmp_path / "in" / "label.c"
+    src.parent.mkdir()
+    src.write_text(
+        "#include <mpi.h>\n"
+        "int main(int argc, char **argv) {\n"
+        "  int v = 0, all = 0, t = 0;\n"
+        "  MPI_Init(&argc, &argv);\n"
+        "  for (int i = 0; i < 3; i++) {\n"
+        "    t += i;\n"
+        "  again:\n"
+        "    t *= 2;\n"
+        "    if (t < 5)\n"
+        "      goto again;\n"
+        "    v = t;\n"
+        "    MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"
+        "    t -= 1;\n"
+        "  }\n"
+        "  MPI_Finalize();\n"
+        "  return all & 1;\n"
+        "}\n"
+    )
+    res = run_transform(src, tmp_path)
+    site = res.site(12)
+    assert site["action"] in ("nonblocking", "persistent")
+    assert any("label in the loop" in n for n in site["notes"]), site["notes"]
+    assert not any(str(w["stopped_by"]).startswith("next iteration") for w in site["waits"])
