@@ -28,6 +28,17 @@ def line_of(src: Path, needle: str, after: int = 0) -> int:
     return text[: text.index(needle, max(after, 0))].count("\n") + 1
 
 
+def _not_carried(src: Path, line: int, tmp: Path, why: str) -> dict[str, object]:
+    """The site at ``line`` of ``src``: converted, its wait not carried, with ``why``
+    in the notes."""
+    res = run_transform(src, tmp)
+    site = res.site(line)
+    assert site["action"] in ("nonblocking", "persistent")
+    assert any(why in n for n in site["notes"] if "not carried" in n), site["notes"]
+    assert not any(str(w["stopped_by"]).startswith("next iteration") for w in site["waits"])
+    return site
+
+
 def _waits(site: dict[str, object]) -> list[tuple[int, str]]:
     return sorted((int(w["line"]), str(w["stopped_by"])) for w in site["waits"])  # type: ignore[attr-defined, index]
 
@@ -149,10 +160,7 @@ def test_cxx_not_carried(tmp_path: Path) -> None:
         "  return (int)(b + t) & 1;\n"
         "}\n"
     )
-    res = run_transform(src, tmp_path)
-    site = res.site(8)
-    assert site["action"] in ("nonblocking", "persistent")
-    assert any("C++" in n for n in site["notes"] if "not carried" in n)
+    site = _not_carried(src, 8, tmp_path, "C++")
     ((_, why),) = _waits(site)
     assert why == "end of the loop body"
 
@@ -202,8 +210,4 @@ def test_label_in_loop_not_carried(tmp_path: Path) -> None:
         "  return all & 1;\n"
         "}\n"
     )
-    res = run_transform(src, tmp_path)
-    site = res.site(12)
-    assert site["action"] in ("nonblocking", "persistent")
-    assert any("label in the loop" in n for n in site["notes"]), site["notes"]
-    assert not any(str(w["stopped_by"]).startswith("next iteration") for w in site["waits"])
+    _not_carried(src, 12, tmp_path, "label in the loop")
