@@ -211,3 +211,43 @@ def test_label_in_loop_not_carried(tmp_path: Path) -> None:
         "}\n"
     )
     _not_carried(src, 12, tmp_path, "label in the loop")
+
+
+def test_wait_stays_in_the_scope_of_a_buffer(tmp_path: Path) -> None:
+    """A send buffer declared in an if block ends at its closing brace: the wait
+    comes before it (before this fix it came at the end of the loop body, after
+    the buffer's lifetime, apps/fft3d's energy allreduce), and it is not carried."""
+    if mpicc_for_parsing() is None:
+        pytest.skip("no MPI compiler wrapper")
+    src = tmp_path / "in" / "scope.c"
+    src.parent.mkdir()
+    src.write_text(
+        "#include <mpi.h>\n"
+        "int main(int argc, char **argv) {\n"
+        "  double energy = 0, t = 0;\n"
+        "  MPI_Init(&argc, &argv);\n"
+        "  for (int it = 0; it < 3; it++) {\n"
+        "    if (it == 0) {\n"
+        "      double e = 2.0;\n"
+        "      MPI_Allreduce(&e, &energy, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);\n"
+        "      t += 1;\n"
+        "    }\n"
+        "    double e = 3.0 * it;\n"
+        "    t += e;\n"
+        "  }\n"
+        "  {\n"
+        "    double f = t;\n"
+        "    MPI_Allreduce(&f, &t, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);\n"
+        "    energy += 1;\n"
+        "  }\n"
+        "  energy *= 2;\n"
+        "  MPI_Finalize();\n"
+        "  return (int)(energy + t) & 1;\n"
+        "}\n"
+    )
+    res = run_transform(src, tmp_path)
+    for call, end in ((8, 10), (16, 18)):
+        site = res.site(call)
+        assert site["action"] == "nonblocking"
+        ((line, why),) = _waits(site)
+        assert line == end and why.startswith("end of the scope of "), (line, why)

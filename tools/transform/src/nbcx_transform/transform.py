@@ -702,6 +702,22 @@ class FileTransform:
             if res in (DONE, NOFALL):
                 return plan
             state = res
+            dead = self._scoped_buffer(site, role, blk)
+            if dead:
+                # a buffer declared in this block ends at its closing brace: the
+                # operation must complete before it (issue 34)
+                why = f"end of the scope of {dead}"
+                plan.points.append(
+                    WaitPoint(
+                        blk,
+                        len(blk.units),
+                        state == MAYBE,
+                        why=why,
+                        after=self._after(blk, len(blk.units), site),
+                    )
+                )
+                plan.stop = plan.stop or why
+                return plan
             if blk.kind in ("then", "else") and blk.parent is not None and blk.owner is not None:
                 parent = blk.parent
                 idx = self.where[id(blk.owner)][1] + 1
@@ -730,6 +746,19 @@ class FileTransform:
             )
             plan.stop = plan.stop or why
             return plan
+
+    def _scoped_buffer(self, site: Site, role: str, blk: Block) -> str:
+        """The name of a buffer of ``site`` (for ``role``) that is a local declared in
+        the braced block ``blk`` ("" if none): a wait may not leave that block."""
+        if blk.node is None or blk.kind not in ("then", "else", "compound"):
+            return ""
+        send, recv = self.buffers[(id(site), role)]
+        for o in sorted(send | recv):
+            d = self.an.decls.get(o[2:].partition("#")[0]) if o.startswith("v:") else None
+            if d is not None and d.kind == "local" and d.scope is not None:
+                if d.scope.start == blk.node.start and d.scope.end == blk.node.end:
+                    return d.name
+        return ""
 
     def carry(self, site: Site) -> None:
         """Issue 34: a wait stopped only by the end of its loop's body is carried across
