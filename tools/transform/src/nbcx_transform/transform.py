@@ -38,6 +38,7 @@ expansion is touched.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from clang.cindex import CursorKind as CK  # noqa: N817
@@ -752,12 +753,17 @@ class FileTransform:
         the braced block ``blk`` ("" if none): a wait may not leave that block."""
         if blk.node is None or blk.kind not in ("then", "else", "compound"):
             return ""
+        n = blk.node
+        return self._local_buffer(site, role, lambda sc: (sc.start, sc.end) == (n.start, n.end))
+
+    def _local_buffer(self, site: Site, role: str, where: Callable[[Node], bool]) -> str:
+        """The name of a buffer of ``site`` (for ``role``) that is a local whose scope
+        (block or for statement) ``where`` accepts ("" if none)."""
         send, recv = self.buffers[(id(site), role)]
         for o in sorted(send | recv):
             d = self.an.decls.get(o[2:].partition("#")[0]) if o.startswith("v:") else None
-            if d is not None and d.kind == "local" and d.scope is not None:
-                if d.scope.start == blk.node.start and d.scope.end == blk.node.end:
-                    return d.name
+            if d is not None and d.kind == "local" and d.scope is not None and where(d.scope):
+                return d.name
         return ""
 
     def carry(self, site: Site) -> None:
@@ -862,16 +868,9 @@ class FileTransform:
                 why = self.conflict(self.an.effects(part, site.func), site, role)
                 if why:
                     return f"the loop's condition or increment {why}"
-            send, recv = self.buffers[(id(site), role)]
-            for o in sorted(send | recv):
-                d = self.an.decls.get(o[2:].partition("#")[0]) if o.startswith("v:") else None
-                if (
-                    d is not None
-                    and d.kind == "local"
-                    and d.scope is not None
-                    and loop.start <= d.scope.start < end
-                ):
-                    return f"{d.name} is declared in the loop (it ends with the iteration)"
+            name = self._local_buffer(site, role, lambda sc: loop.start <= sc.start < end)
+            if name:
+                return f"{name} is declared in the loop (it ends with the iteration)"
         return ""
 
     def _covered(self, ifnode: Node) -> bool:
