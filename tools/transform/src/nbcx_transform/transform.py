@@ -703,39 +703,32 @@ class FileTransform:
             if res in (DONE, NOFALL):
                 return plan
             state = res
+            # a buffer declared in this block ends at its closing brace: the operation
+            # must complete before it (issue 34)
             dead = self._scoped_buffer(site, role, blk)
-            if dead:
-                # a buffer declared in this block ends at its closing brace: the
-                # operation must complete before it (issue 34)
-                why = f"end of the scope of {dead}"
-                plan.points.append(
-                    WaitPoint(
-                        blk,
-                        len(blk.units),
-                        state == MAYBE,
-                        why=why,
-                        after=self._after(blk, len(blk.units), site),
-                    )
-                )
-                plan.stop = plan.stop or why
-                return plan
-            if blk.kind in ("then", "else") and blk.parent is not None and blk.owner is not None:
-                parent = blk.parent
-                idx = self.where[id(blk.owner)][1] + 1
+            parent, owner = blk.parent, blk.owner
+            if (
+                not dead
+                and blk.kind in ("then", "else")
+                and parent is not None
+                and owner is not None
+            ):
+                idx = self.where[id(owner)][1] + 1
                 # pending on the paths through the other branches too when each of
                 # them starts a collective (of this request: they are numbered alike)
-                if state != DEF or not self._covered(blk.owner):
+                if state != DEF or not self._covered(owner):
                     state = MAYBE
                 blk = parent
                 continue
-            if blk.kind == "compound" and blk.parent is not None and blk.owner is not None:
-                parent = blk.parent
-                idx = self.where[id(blk.owner)][1] + 1
+            if not dead and blk.kind == "compound" and parent is not None and owner is not None:
+                idx = self.where[id(owner)][1] + 1
                 blk = parent
                 continue
             why = {"loop": "end of the loop body", "func": "end of the function"}.get(
                 blk.kind, "end of the block"
             )
+            if dead:
+                why = f"end of the scope of {dead}"
             plan.points.append(
                 WaitPoint(
                     blk,
