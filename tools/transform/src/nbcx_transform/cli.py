@@ -112,6 +112,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-persistent", action="store_true", help="never emit persistent collectives")
     p.add_argument(
+        "--no-carry",
+        action="store_true",
+        help="never carry a wait across a loop's back edge (by default a wait that only the "
+        "end of the loop body stops goes into the next iteration, before the first use, "
+        "and after the loop)",
+    )
+    p.add_argument(
         "--strict-matching",
         action="store_true",
         help="convert the calls of one collective all alike (nonblocking, start-then-wait "
@@ -360,7 +367,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output is not None and len(args.files) != 1:
         print("nbcx-transform: -o needs exactly one input file", file=sys.stderr)
         return EXIT_USAGE
-    opts = Options(min_overlap=args.min_overlap, persistent=not args.no_persistent)
+    opts = Options(
+        min_overlap=args.min_overlap, persistent=not args.no_persistent, carry=not args.no_carry
+    )
     notes: list[str] = []
     if args.from_make:
         db = from_make(args.from_make, Path.cwd())

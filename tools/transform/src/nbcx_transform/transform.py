@@ -13,7 +13,11 @@ For every blocking collective that is a statement of its own, the tool
    by a preprocessor directive.  It goes into ``if`` branches and plain blocks
    (a wait in each branch that needs one) and out of ``if`` branches to the
    enclosing block; a wait that some path reaches with nothing pending is
-   guarded by a flag (Section 3.4).  A loop body's end always completes it.
+   guarded by a flag (Section 3.4).  A wait that only the end of a loop body
+   stops is carried into the next iteration, before the first statement that
+   touches the buffers (at the latest before the call's own statement), and
+   after the loop (issue 34; :meth:`FileTransform.carry` says when); any other
+   loop body's end completes the operation.
 2. numbers the requests per function, sequentially, with the maximum over the
    two branches of an ``if`` (Fig. 4), so that two operations that may be in
    flight together never share a request;
@@ -34,6 +38,7 @@ expansion is touched.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from clang.cindex import CursorKind as CK  # noqa: N817
@@ -92,6 +97,8 @@ class Options:
     min_overlap: int = 1  # leave blocking when fewer statements overlap (0: convert all safe)
     persistent: bool = True
     nonblocking: bool = True
+    # carry a wait that the end of a loop body stops into the next iteration (issue 34)
+    carry: bool = True
     # summaries of the functions of the program's other files (whole-program analysis)
     external: dict[str, Summary] = field(default_factory=dict)
     # one-collective wrapper functions of the files being transformed, by name
@@ -696,23 +703,32 @@ class FileTransform:
             if res in (DONE, NOFALL):
                 return plan
             state = res
-            if blk.kind in ("then", "else") and blk.parent is not None and blk.owner is not None:
-                parent = blk.parent
-                idx = self.where[id(blk.owner)][1] + 1
+            # a buffer declared in this block ends at its closing brace: the operation
+            # must complete before it (issue 34)
+            dead = self._scoped_buffer(site, role, blk)
+            parent, owner = blk.parent, blk.owner
+            if (
+                not dead
+                and blk.kind in ("then", "else")
+                and parent is not None
+                and owner is not None
+            ):
+                idx = self.where[id(owner)][1] + 1
                 # pending on the paths through the other branches too when each of
                 # them starts a collective (of this request: they are numbered alike)
-                if state != DEF or not self._covered(blk.owner):
+                if state != DEF or not self._covered(owner):
                     state = MAYBE
                 blk = parent
                 continue
-            if blk.kind == "compound" and blk.parent is not None and blk.owner is not None:
-                parent = blk.parent
-                idx = self.where[id(blk.owner)][1] + 1
+            if not dead and blk.kind == "compound" and parent is not None and owner is not None:
+                idx = self.where[id(owner)][1] + 1
                 blk = parent
                 continue
             why = {"loop": "end of the loop body", "func": "end of the function"}.get(
                 blk.kind, "end of the block"
             )
+            if dead:
+                why = f"end of the scope of {dead}"
             plan.points.append(
                 WaitPoint(
                     blk,
@@ -724,6 +740,131 @@ class FileTransform:
             )
             plan.stop = plan.stop or why
             return plan
+
+    def _scoped_buffer(self, site: Site, role: str, blk: Block) -> str:
+        """The name of a buffer of ``site`` (for ``role``) that is a local declared in
+        the braced block ``blk`` ("" if none): a wait may not leave that block."""
+        if blk.node is None or blk.kind not in ("then", "else", "compound"):
+            return ""
+        n = blk.node
+        return self._local_buffer(site, role, lambda sc: (sc.start, sc.end) == (n.start, n.end))
+
+    def _local_buffer(self, site: Site, role: str, where: Callable[[Node], bool]) -> str:
+        """The name of a buffer of ``site`` (for ``role``) that is a local whose scope
+        (block or for statement) ``where`` accepts ("" if none)."""
+        send, recv = self.buffers[(id(site), role)]
+        for o in sorted(send | recv):
+            d = self.an.decls.get(o[2:].partition("#")[0]) if o.startswith("v:") else None
+            if d is not None and d.kind == "local" and d.scope is not None and where(d.scope):
+                return d.name
+        return ""
+
+    def carry(self, site: Site) -> None:
+        """Issue 34: a wait stopped only by the end of its loop's body is carried across
+        the back edge: into the next iteration, before the first statement of the body
+        that touches the buffers (at the latest, before the statement of the body that
+        holds the call, whose next start needs the request and may touch the same
+        buffers), and after the loop.  The request is MPI_REQUEST_NULL (or an inactive
+        persistent one) when the first iteration's wait runs, so that wait returns at
+        once; a call in an ``if`` of the body keeps its flag (the waits test it).  Only
+        when the call is in the loop's body, not in a loop, ``switch`` or label of it;
+        the body has no label and no preprocessor directive; the loop's condition and
+        increment do not touch the buffers; no buffer is declared in the loop (it would
+        end with the iteration); and the file is C (a C++ body's destructors run at its
+        closing brace).  Else the plan is kept."""
+        found = self._carry_loop(site)
+        if found is None:
+            return
+        blk, cidx = found
+        why = self.carry_problem(site, blk)
+        if why:
+            site.notes.append("wait not carried into the next iteration: " + why)
+            return
+        loop = blk.owner
+        assert loop is not None
+        lblk, lidx = self.where[id(loop)]
+        for role, plan in list(site.plans.items()):
+            j, stop = cidx, "the statement of its call in the next iteration"
+            for i in range(cidx):
+                why_i = self._unit_problem(blk, i, site, role)
+                if why_i:
+                    j, stop = i, why_i
+                    break
+            if j == 0:
+                site.notes.append(
+                    "wait not carried into the next iteration: the body's first statement "
+                    f"stops it ({stop})"
+                )
+                return
+            flagged = plan.points[0].flagged
+            gain = sum(_count(s) for u in blk.units[:j] for s in u.stmts)
+            visited = plan.visited + [s for u in blk.units[:j] for s in u.stmts]
+            points = [
+                WaitPoint(blk, j, flagged, why=f"next iteration: {stop}"),
+                WaitPoint(lblk, lidx + 1, flagged, why="after the loop"),
+            ]
+            site.plans[role] = Plan(
+                points, plan.overlap + gain, f"next iteration: {stop}", visited, plan.implied
+            )
+        site.notes.append("wait carried into the next iteration and after the loop")
+
+    def _carry_loop(self, site: Site) -> tuple[Block, int] | None:
+        """(the loop body's block, the index of its unit holding the call) when every
+        plan of ``site`` is one wait at the end of that body, reached from the call
+        through ``if`` branches and plain blocks only; else None."""
+        blk, idx = self.where[id(site.stmt)]
+        while blk.kind in ("then", "else", "compound"):
+            if blk.owner is None or blk.parent is None or id(blk.owner) not in self.where:
+                return None
+            blk, idx = self.where[id(blk.owner)]
+        plans = list(site.plans.values())
+        if blk.kind != "loop" or blk.owner is None or not plans:
+            return None
+        for p in plans:
+            if len(p.points) != 1 or p.points[0].block is not blk:
+                return None
+            if p.points[0].index != len(blk.units):
+                return None
+        if len({p.points[0].flagged for p in plans}) != 1:
+            return None
+        return blk, idx
+
+    def carry_problem(self, site: Site, blk: Block) -> str:
+        """Why :meth:`carry` cannot carry the wait out of the loop body ``blk``."""
+        loop = blk.owner
+        assert loop is not None
+        if self.unit.cxx:
+            return "C++ (destructors at the body's closing brace)"
+        if blk.node is None or id(loop) not in self.where:
+            return "the loop's body is not in braces"
+        lblk, _ = self.where[id(loop)]
+        if lblk.node is None:
+            return "the loop is the lone statement of another"
+        end = self.full_end(loop)
+        if self.has_directive(loop.start, end) or self.in_macro(loop.start):
+            return "a preprocessor directive or macro in the loop"
+        if self.in_openmp(loop.start, end):
+            return "the loop is in an OpenMP construct"
+        # A jump out of the body (break, continue, return, goto) needs nothing here:
+        # one after the call stops its plan before the body's end, one before it stops
+        # the next iteration's scan (the wait comes before it), and a break lands on
+        # the wait after the loop.  A label would let a goto skip the carried wait.
+        for u in blk.units:
+            for s in u.stmts:
+                if any(n.kind == CK.LABEL_STMT for n in s.walk()) or self._outer_case(s):
+                    return f"label in the loop at line {s.line}"
+        body = loop.children[0] if loop.kind == CK.DO_STMT else loop.children[-1]
+        for role in site.plans:
+            for part in loop.children:
+                if part is body:
+                    continue
+                why = self.conflict(self.an.effects(part, site.func), site, role)
+                if why:
+                    return f"the loop's condition or increment {why}"
+            name = self._local_buffer(site, role, lambda sc: loop.start <= sc.start < end)
+            if name:
+                return f"{name} is declared in the loop (it ends with the iteration)"
+        return ""
 
     def _covered(self, ifnode: Node) -> bool:
         """Whether every branch of ``ifnode`` (an else-if chain that ends in an else)
@@ -1631,6 +1772,8 @@ class FileTransform:
                 site.rank = ""
                 self.buffers[(id(site), "any")] = self.op_buffers(site, "any")
                 site.plans = {"any": self.place(site, "any")}
+        if self.opts.carry and not site.guards and site.wrapper is None:
+            self.carry(site)
         # persistent?
         loop = self.loop_of(site)
         if loop is not None and self.opts.persistent and site.wrapper is None:

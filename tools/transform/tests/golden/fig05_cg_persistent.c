@@ -123,6 +123,7 @@ int main(int argc, char **argv)
         MPI_Wait(&nbcx_req[2], MPI_STATUS_IGNORE);
         Tau = Delta0 / Denom;
         iter++;
+        MPI_Wait(&nbcx_req[3], MPI_STATUS_IGNORE);
         for (index = 0; index < Bloc_VectorSize; index++) {
             Bloc_Vector_X[index] = Vector_X[MyRank * Bloc_VectorSize + index] + Tau *
                 Bloc_Direction_Vector[index];
@@ -149,8 +150,8 @@ int main(int argc, char **argv)
         for (i = 0; i < Bloc_VectorSize; i++) {
             Bloc_Direction_Vector[i] = -Bloc_HVector[i] + Beta * Bloc_Direction_Vector[i];
         }
-        MPI_Wait(&nbcx_req[3], MPI_STATUS_IGNORE);
     } while (Delta0 > EPSILON && iter < MAX_ITERATIONS);
+    MPI_Wait(&nbcx_req[3], MPI_STATUS_IGNORE);
 #if NBCX_PERSISTENT
     MPI_Request_free(&nbcx_req[1]);
     MPI_Request_free(&nbcx_req[2]);

@@ -38,6 +38,7 @@ int main(int argc, char **argv)
                 buf[j] = 10 * i + j;
         count = i + 1;
         MPI_Ibcast(buf, count, MPI_INT, 0, MPI_COMM_WORLD, &nbcx_req[0]);
+        MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
 #if NBCX_PERSISTENT
         MPI_Start(&nbcx_req[1]);
 #else
@@ -48,11 +49,11 @@ int main(int argc, char **argv)
         }
         for (int j = 0; j < 8; j++)
             sum += buf[j];
-        MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
         if (rank == 0) {
             MPI_Wait(&nbcx_req[0], MPI_STATUS_IGNORE);
         }
     }
+    MPI_Wait(&nbcx_req[1], MPI_STATUS_IGNORE);
 #if NBCX_PERSISTENT
     MPI_Request_free(&nbcx_req[1]);
 #endif
