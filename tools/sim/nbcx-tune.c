@@ -200,6 +200,9 @@ static double simulate(const struct nbcxi_sim_config *cfg,
             *status = EXIT_TOOBIG;
         return -1;
     }
+    if (rc == NBCXI_SIM_EARG && cfg->alg) /* not a candidate here (a vector
+                                            beyond int, say) */
+        return -1;
     if (rc) {
         fprintf(stderr, "nbcx-tune: %s %s on %d ranks, %zu bytes: %s\n",
                 nbcxi_coll_name(cfg->coll), cfg->alg ? cfg->alg : "auto",
