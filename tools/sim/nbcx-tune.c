@@ -572,9 +572,13 @@ int main(int argc, char **argv)
     fprintf(out, ", bytes");
     for (int i = 0; i < nsizes; i++)
         fprintf(out, "%s%lld", i ? "," : " ", sizes[i]);
-    fprintf(out, ", ranks per node");
-    for (int i = 0; i < nrpn; i++)
-        fprintf(out, "%s%lld", i ? "," : " ", rpns[i]);
+    if (rpn_column) {
+        fprintf(out, ", ranks per node");
+        for (int i = 0; i < nrpn; i++)
+            fprintf(out, "%s%lld", i ? "," : " ", rpns[i]);
+    } else {
+        fprintf(out, ", %d ranks per node", rpn);
+    }
     fprintf(out, "; each choice holds halfway (geometrically) to its "
                  "neighbours\n");
     if (split) {
