@@ -675,8 +675,11 @@ static const char *automatic(enum nbcxi_coll coll,
          * ranks, 1 KiB on 8 to 12, 256 B on 16, 64 B on 24 (2 ranks per
          * node in the simulation; not measured on one node, where the
          * thresholds below were) */
-        if (!one_node && block <= (p <= 4 ? 2048u : p <= 12 ? 1024u : p <= 16 ? 256u
-                                     : p <= 24 ? 64u : 0u))
+        if (!one_node && block <= (p <= 4    ? 2048u
+                                   : p <= 12 ? 1024u
+                                   : p <= 16 ? 256u
+                                   : p <= 24 ? 64u
+                                             : 0u))
             return "linear";
         /* Bruck: L A + about 2 (p - 1) m (every block crosses the network
          * from every rank of a node, and is rotated twice); the ring:
