@@ -392,6 +392,8 @@ NBCX_HIDDEN int nbcxi_coll_build(enum nbcxi_coll coll,
  * algorithm (core ones first, then the backends'; NULL past the last):
  * the schedule checker (check/) walks them. */
 NBCX_HIDDEN const char *nbcxi_coll_name(int c);
+/* The collective named `name` (any case), -1 for none or NULL. */
+NBCX_HIDDEN int nbcxi_coll_by_name(const char *name);
 NBCX_HIDDEN const struct nbcxi_algorithm *nbcxi_coll_algorithm(int c, int i);
 /* " segsize=auto barrier=auto ..." for nbcx_info (segsize=N when the
  * user chose one). */

@@ -240,7 +240,7 @@ static int env_error; /* first bad NBCX_<COLL>_ALG or NBCX_TUNING file,
 /* nbcx_algorithm_names: the names of each collective's algorithms */
 static char names[NBCXI_NCOLL][128];
 
-static int find_coll(const char *name)
+int nbcxi_coll_by_name(const char *name)
 {
     for (int c = 0; c < NBCXI_NCOLL; c++)
         if (name && strcasecmp(name, coll_names[c]) == 0)
@@ -302,14 +302,14 @@ static void read_env(void)
 int nbcx_algorithm_set(const char *coll, const char *alg)
 {
     pthread_once(&env_once, read_env);
-    int c = find_coll(coll);
+    int c = nbcxi_coll_by_name(coll);
     return c < 0 ? NBCX_ERR_ALGORITHM : set_alg(c, alg);
 }
 
 int nbcx_algorithm_names(const char *coll, const char **list)
 {
     pthread_once(&env_once, read_env);
-    int c = find_coll(coll);
+    int c = nbcxi_coll_by_name(coll);
     if (c < 0)
         return NBCX_ERR_ALGORITHM;
     if (!list)

@@ -121,14 +121,6 @@ static bool parse_range(const char *s, unsigned long long max,
     return !errno && *end == '\0' && *hi <= max && *lo <= *hi;
 }
 
-static int find_coll(const char *name)
-{
-    for (int c = 0; c < NBCXI_NCOLL; c++)
-        if (strcasecmp(name, nbcxi_coll_name(c)) == 0)
-            return c;
-    return -1;
-}
-
 /* The name a rule keeps: the entry's, or "knomialK" (its radix). */
 static const char *find_alg(int coll, const char *name)
 {
@@ -173,7 +165,7 @@ static const char *parse_line(char *line, struct rule *r)
         for (int i = 0; i < 4; i++)
             f[i] = f[i + 1];
     }
-    if ((r->coll = find_coll(f[0])) < 0)
+    if ((r->coll = nbcxi_coll_by_name(f[0])) < 0)
         return "unknown collective";
     if (!parse_range(f[1], INT_MAX, &lo, &hi) || hi < 1)
         return "bad ranks range (lo-hi, a number, or *)";

@@ -1354,9 +1354,17 @@ static void test_chunked(void)
     nbcxi_sched_chunking = (struct nbcxi_sched_chunking){ 406, 4800 };
     long cut = posted_by("allreduce", "rabenseifner", 16, opt, 0, 10000);
     CHECK(cut > whole, "chunked: %ld messages, whole: %ld", cut, whole);
+#if defined(__SANITIZE_ADDRESS__)
+    /* Under ASan (54 s for all seven in CI): the chunking is the
+     * schedule's, the same for every collective; a pipelined tree, a
+     * reduction into cut receives and an exchange with every peer. The
+     * plain builds run all seven. */
+    static const enum coll_id colls[] = { C_BCAST, C_ALLREDUCE, C_ALLTOALL };
+#else
     static const enum coll_id colls[] = { C_BCAST, C_REDUCE, C_ALLREDUCE,
                                           C_GATHER, C_SCATTER, C_ALLGATHER,
                                           C_ALLTOALL };
+#endif
     for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++)
         run_coll(colls[i], LOOPBACK_ORDERED);
     nbcxi_sched_chunking = saved;

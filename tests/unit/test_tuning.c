@@ -289,13 +289,11 @@ static void test_builtin(void)
         unsigned long blo = strtoul(bytes, NULL, 10);
         if (strncmp(ranks, "16-", 3) != 0 || rlo > BIG || BIG % rlo)
             continue;
-        int c = 0;
-        while (c < NBCXI_NCOLL && strcmp(nbcxi_coll_name(c), coll) != 0)
-            c++;
+        int c = nbcxi_coll_by_name(coll);
         /* int32 elements: bcast and the reductions count the buffer,
          * the others a block (message_bytes) */
         int count = (int)((blo + 3) / 4);
-        if (c == NBCXI_NCOLL || count > MAXC / BIG ||
+        if (c < 0 || count > MAXC / BIG ||
             (c != NBCXI_BCAST && c != NBCXI_REDUCE && c != NBCXI_ALLREDUCE &&
              c != NBCXI_SCAN && c != NBCXI_BARRIER && c != NBCXI_GATHER &&
              c != NBCXI_SCATTER && c != NBCXI_ALLGATHER))
