@@ -237,6 +237,11 @@ class Site:
     # overcomes: converted that way when a call that can match it is converted
     soft: bool = False
     group: str = ""  # the matching group (see matching.py): the collective's name
+    # issue 34: the statements that could overlap the call if the placement saw
+    # through everything (:meth:`FileTransform.bound`; -1: not computed), and what
+    # it passed that the placement cannot
+    bound: int = -1
+    bound_ignores: list[str] = field(default_factory=list)
 
 
 # C++ statements around a collective that the rewriting does not handle
@@ -379,6 +384,10 @@ class FileTransform:
         self.site_by_stmt: dict[int, Site] = {}
         # the program's own MPI_Ixxx calls (their offsets), by name
         self.nb_calls: dict[str, set[int]] = {}
+        # computing a call's bound (:meth:`bound`): what the placement cannot see
+        # through or cannot cross is passed, and named in ``bound_ignored``
+        self.relaxed = False
+        self.bound_ignored: list[str] = []
 
     # ------------------------------------------------------------- utilities
     def text(self, n: Node) -> str:
@@ -426,6 +435,8 @@ class FileTransform:
 
     def in_openmp(self, start: int, end: int) -> bool:
         """Whether [start, end) is in an OpenMP construct (its pragma and statement)."""
+        if self.relaxed:
+            return False
         return any(a <= start and end <= b for a, b, w in self.unit.opaque if w == OPENMP)
 
     def full_end(self, n: Node) -> int:
@@ -489,6 +500,8 @@ class FileTransform:
         return " || ".join(f"({a})" for a in alts)
 
     def has_directive(self, start: int, end: int) -> bool:
+        if self.relaxed:
+            return False
         return any(start <= d < end for d in self.directives)
 
     def passable(self, start: int, end: int) -> bool:
@@ -604,6 +617,8 @@ class FileTransform:
 
     def control_problem(self, u: StmtUnit, allow_jumps: bool = False) -> str:
         """Why control flow forbids moving a wait across the unit ("" if none)."""
+        if self.relaxed:
+            return ""
         if self.has_directive(u.start, u.end) and not self.passable(u.start, u.end):
             line = _line_of(self.data, u.start)
             return f"preprocessor directive inside the statement at line {line}"
@@ -672,6 +687,14 @@ class FileTransform:
         barrier = site.name == "MPI_Barrier"
         for fl in ("unknown", "fence", "exits") + (("io", "mpi", "clock") if barrier else ()):
             if fl in eff.flags:
+                # (MPI_Abort ends every rank: of the fences only MPI_Barrier and
+                # MPI_Finalize are an order the bound keeps)
+                abort_only = fl == "fence" and not any(
+                    k in w for w in eff.why for k in ("MPI_Barrier", "MPI_Finalize")
+                )
+                if self.relaxed and (fl in ("unknown", "exits") or abort_only):
+                    self.bound_ignored.append(_first_why(eff, fl))
+                    continue
                 return _first_why(eff, fl)
         if site.wrapper is not None and "mpi" in eff.flags:
             # one request per wrapper: its next start (maybe inside this call) must come later
@@ -740,6 +763,32 @@ class FileTransform:
             )
             plan.stop = plan.stop or why
             return plan
+
+    def bound(self, site: Site) -> None:
+        """Issue 34: an upper bound of the overlap the code allows ``site``: the
+        statements to the first one that touches its buffers (reads a receive buffer,
+        writes a send or receive buffer, as the analysis sees them: an array is one
+        object) or calls MPI_Barrier or MPI_Finalize, or to the end of a buffer's
+        scope or of the function, with the wait carried into the next iteration as
+        :meth:`carry` does.  It passes what the placement cannot see through or
+        cross: calls whose effects are unknown (not in the files given, through a
+        function pointer, OpenMP directives compiled with -fopenmp), exits,
+        preprocessor directives, jumps and labels, OpenMP constructs, and the
+        conditions of :meth:`carry_problem` that are not about the buffers (C++,
+        braces, labels).  Sets ``site.bound`` (at least the overlap achieved) and
+        ``site.bound_ignores`` (what it passed that stopped nothing else)."""
+        saved_plans, saved_notes = site.plans, list(site.notes)
+        achieved = max((p.overlap for p in saved_plans.values()), default=0)
+        self.relaxed, self.bound_ignored = True, []
+        try:
+            site.plans = {r: self.place(site, r) for r in saved_plans}
+            self.carry(site)
+            got = max((p.overlap for p in site.plans.values()), default=0)
+        finally:
+            self.relaxed = False
+            site.plans, site.notes = saved_plans, saved_notes
+        site.bound = max(got, achieved)
+        site.bound_ignores = sorted(set(self.bound_ignored))
 
     def _scoped_buffer(self, site: Site, role: str, blk: Block) -> str:
         """The name of a buffer of ``site`` (for ``role``) that is a local declared in
@@ -833,12 +882,14 @@ class FileTransform:
         """Why :meth:`carry` cannot carry the wait out of the loop body ``blk``."""
         loop = blk.owner
         assert loop is not None
-        if self.unit.cxx:
+        if self.unit.cxx and not self.relaxed:
             return "C++ (destructors at the body's closing brace)"
-        if blk.node is None or id(loop) not in self.where:
+        if id(loop) not in self.where:
+            return "the loop is not in a block"
+        if blk.node is None and not self.relaxed:
             return "the loop's body is not in braces"
         lblk, _ = self.where[id(loop)]
-        if lblk.node is None:
+        if lblk.node is None and not self.relaxed:
             return "the loop is the lone statement of another"
         end = self.full_end(loop)
         if self.has_directive(loop.start, end) or self.in_macro(loop.start):
@@ -851,6 +902,8 @@ class FileTransform:
         # the wait after the loop.  A label would let a goto skip the carried wait.
         for u in blk.units:
             for s in u.stmts:
+                if self.relaxed:
+                    break
                 if any(n.kind == CK.LABEL_STMT for n in s.walk()) or self._outer_case(s):
                     return f"label in the loop at line {s.line}"
         body = loop.children[0] if loop.kind == CK.DO_STMT else loop.children[-1]
@@ -935,6 +988,7 @@ class FileTransform:
                     res is not None
                     and res == MAYBE
                     and state == DEF
+                    and not self.relaxed
                     and self._stops_next(blk, i, site, role)
                 ):
                     # Waits in a branch plus a flag-guarded one right after the if gain
@@ -1746,6 +1800,7 @@ class FileTransform:
             site.soft = True
             return
         if site.wrapper is None and self.opts.nonblocking and self.try_batch(site):
+            self.bound(site)
             return
         rooted = mpi.is_rooted(site.name) and not site.notes and site.wrapper is None
         if rooted:
@@ -1774,6 +1829,7 @@ class FileTransform:
                 site.plans = {"any": self.place(site, "any")}
         if self.opts.carry and not site.guards and site.wrapper is None:
             self.carry(site)
+        self.bound(site)
         # persistent?
         loop = self.loop_of(site)
         if loop is not None and self.opts.persistent and site.wrapper is None:
