@@ -63,6 +63,8 @@ from nbcx_transform.analysis import (
 )
 from nbcx_transform.clangast import OPENMP, Function, Node, Unit
 
+CASTS_ = (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR, CK.CSTYLE_CAST_EXPR)
+ROLES = ("root", "nonroot")  # the two roles of a rooted collective
 DEF = "def"  # the operation is pending on every path that gets here
 MAYBE = "maybe"  # pending on some paths only: the wait needs the flag
 DONE = "done"  # no longer pending on paths that fall through
@@ -779,11 +781,21 @@ class FileTransform:
         ``site.bound_ignores`` (what it passed that stopped nothing else)."""
         saved_plans, saved_notes = site.plans, list(site.notes)
         achieved = max((p.overlap for p in saved_plans.values()), default=0)
+        # a rooted call whose roles' waits the tool did not tell apart
+        split = list(saved_plans) == ["any"] and all((id(site), r) in self.buffers for r in ROLES)
         self.relaxed, self.bound_ignored = True, []
         try:
-            site.plans = {r: self.place(site, r) for r in saved_plans}
-            self.carry(site)
-            got = max((p.overlap for p in site.plans.values()), default=0)
+            got = 0
+            for roles in [list(saved_plans)] + [list(ROLES)] * split:
+                site.plans = {r: self.place(site, r) for r in roles}
+                self.carry(site)
+                n = max((p.overlap for p in site.plans.values()), default=0)
+                if n > max(got, achieved) and roles == list(ROLES):
+                    self.bound_ignored.append(
+                        "the root's and the other ranks' waits told apart (the tool "
+                        "found no rank test for them)"
+                    )
+                got = max(got, n)
         finally:
             self.relaxed = False
             site.plans, site.notes = saved_plans, saved_notes
@@ -1164,6 +1176,8 @@ class FileTransform:
         comm_text = _norm(self.text(comm))
         if any(n.kind in (CK.CALL_EXPR, CK.UNARY_OPERATOR) and n.op != "-" for n in root.walk()):
             return None
+        # the communicators MPI_Comm_rank may name: the call's, or what it holds
+        comms = {comm_text, self._comm_value(comm, f, top_of=site.stmt) or comm_text}
         rank = ""
         top_site = self._top_unit_index(site.stmt, f)
         fb = self.block_of_node[id(f.body)]
@@ -1174,7 +1188,7 @@ class FileTransform:
                 c = strip(s)
                 if c.kind == CK.CALL_EXPR and c.callee == "MPI_Comm_rank":
                     a = c.exprs()[1:]
-                    if len(a) == 2 and _norm(self.text(a[0])) == comm_text:
+                    if len(a) == 2 and _norm(self.text(a[0])) in comms:
                         t = strip(a[1])
                         if t.kind == CK.UNARY_OPERATOR and t.op == "&":
                             v = strip(t.exprs()[0])
@@ -1202,9 +1216,64 @@ class FileTransform:
                         call = call.parent
                     if call is None or call.kind != CK.CALL_EXPR or call.callee != "MPI_Comm_rank":
                         return None
-                    if _norm(self.text(call.exprs()[1])) != comm_text:
+                    if _norm(self.text(call.exprs()[1])) not in comms:
                         return None
         return self.an.decls[rank].name
+
+    def _comm_value(self, comm: Node, f: Function, top_of: Node) -> str | None:
+        """Issue 34: the predefined communicator (``MPI_COMM_WORLD``, ``MPI_COMM_SELF``)
+        that ``comm``, a local variable of ``f`` or a member of one (``c.m``), holds at
+        the statement ``top_of``: set once, by ``c.m = MPI_COMM_WORLD;`` (or an
+        initializer) at the top level of the body before that statement, and
+        otherwise only read (no other write of the variable or any of its members,
+        its address never taken, no label in ``f``).  C only.  None if not so."""
+        if self.unit.cxx:
+            return None
+        e = strip(comm)
+        text = _norm(self.text(e))
+        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", text):
+            return None
+        refs = [n for n in e.walk() if n.kind == CK.DECL_REF_EXPR]
+        if len(refs) != 1 or refs[0].ref_kind != CK.VAR_DECL:
+            return None
+        key = refs[0].ref
+        d = self.an.decls.get(key)
+        if d is None or d.kind != "local" or d.func != f.key or d.is_pointer or d.is_array:
+            return None
+        fb = self.block_of_node[id(f.body)]
+        limit = self._top_unit_index(top_of, f)
+        tops = {id(st): i for i, u in enumerate(fb.units) for st in u.stmts}
+        value = ""
+        for n in f.body.walk():
+            if n.kind == CK.LABEL_STMT:
+                return None
+            if n.kind == CK.VAR_DECL and n.key == key:
+                if n.exprs():
+                    return None  # (a struct's initializer: not worth the cases)
+                continue
+            if n.kind != CK.DECL_REF_EXPR or n.ref != key:
+                continue
+            use, par = n, n.parent
+            while par is not None and (par.kind in CASTS_ or par.kind == CK.MEMBER_REF_EXPR):
+                use, par = par, par.parent
+            if par is None:
+                return None
+            pk = par.exprs()
+            if par.kind == CK.UNARY_OPERATOR and par.op in ("&", "++", "--"):
+                return None
+            if par.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR and pk and pk[0] is use:
+                return None
+            if par.kind == CK.BINARY_OPERATOR and par.op == "=" and pk and pk[0] is use:
+                rhs = _norm(self.text(pk[1])) if len(pk) == 2 else ""
+                if (
+                    value
+                    or _norm(self.text(use)) != text
+                    or rhs not in ("MPI_COMM_WORLD", "MPI_COMM_SELF")
+                    or tops.get(id(par), limit) >= limit
+                ):
+                    return None
+                value = rhs
+        return value or None
 
     def _encloses(self, scope: Node, blk: Block) -> bool:
         n: Node | None = blk.node if blk.node is not None else (blk.stmts[0] if blk.stmts else None)
