@@ -126,3 +126,26 @@ def test_apps_stats(tmp_path: Path) -> None:
     assert "calls below their bound: 2" in out
     assert "cg:1 MPI_Allreduce (in a loop): 2 of 9, stopped by stop1; call to f()" in out
     assert "md:5 MPI_Bcast (in a loop): 0 of 3, stopped by (left blocking) nothing to gain" in out
+
+
+def test_bound_keeps_the_rank_branch(tmp_path: Path) -> None:
+    """A rooted call in the else branch of ``if (me == 0)``, ``me`` from a
+    function (no rank test for the tool): only the other ranks reach it, so the
+    bound does not place the root's wait there (which would pass ``t = v``)."""
+    res = run_transform(BOUND, tmp_path)
+    sites = [r for r in res.report["collectives"] if r["function"] == "root_branch"]
+    assert len(sites) == 2
+    for site in sites:
+        assert site["bound"] == 0, site
+        assert "bound_ignores" not in site
+
+
+def test_bound_tells_roles_apart(tmp_path: Path) -> None:
+    """A rooted call the tool waits for at one place for both roles (here: its
+    communicator may be another): the bound places the two roles' waits apart
+    and says so."""
+    res = run_transform(PROGRAMS / "rank_comm.c", tmp_path)
+    site = next(r for r in res.report["collectives"] if r["function"] == "member_maybe_reversed")
+    assert max(int(w["overlap"]) for w in site["waits"]) == 3
+    assert site["bound"] == 6
+    assert any("told apart" in w for w in site["bound_ignores"])

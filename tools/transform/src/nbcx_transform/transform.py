@@ -782,7 +782,11 @@ class FileTransform:
         saved_plans, saved_notes = site.plans, list(site.notes)
         achieved = max((p.overlap for p in saved_plans.values()), default=0)
         # a rooted call whose roles' waits the tool did not tell apart
-        split = list(saved_plans) == ["any"] and all((id(site), r) in self.buffers for r in ROLES)
+        split = (
+            list(saved_plans) == ["any"]
+            and all((id(site), r) in self.buffers for r in ROLES)
+            and not self._in_rank_branch(site)
+        )
         self.relaxed, self.bound_ignored = True, []
         try:
             got = 0
@@ -793,7 +797,7 @@ class FileTransform:
                 if n > max(got, achieved) and roles == list(ROLES):
                     self.bound_ignored.append(
                         "the root's and the other ranks' waits told apart (the tool "
-                        "found no rank test for them)"
+                        "waits for both at one place)"
                     )
                 got = max(got, n)
         finally:
@@ -801,6 +805,25 @@ class FileTransform:
             site.plans, site.notes = saved_plans, saved_notes
         site.bound = max(got, achieved)
         site.bound_ignores = sorted(set(self.bound_ignored))
+
+    def _in_rank_branch(self, site: Site) -> bool:
+        """Whether the call of the rooted ``site`` is in a branch of an ``if`` whose
+        condition compares something with its root (``if (me == 0)``, whatever
+        ``me`` is): then one role reaches it, and :meth:`bound` does not place the
+        other."""
+        roles = mpi.COLLECTIVES[site.name]
+        args = site.call.exprs()[1:]
+        if "root" not in roles or roles.index("root") >= len(args):
+            return False
+        rt = re.escape(_norm(self.text(args[roles.index("root")])))
+        pat = re.compile(rf"(==|!=)\s*\(?{rt}\b|\b{rt}\)?\s*(==|!=)")
+        n = site.stmt.parent
+        while n is not None:
+            if n.kind == CK.IF_STMT and n.children:
+                if pat.search(_norm(self.text(n.children[0]))):
+                    return True
+            n = n.parent
+        return False
 
     def _scoped_buffer(self, site: Site, role: str, blk: Block) -> str:
         """The name of a buffer of ``site`` (for ``role``) that is a local declared in

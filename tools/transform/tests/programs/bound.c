@@ -77,10 +77,37 @@ static double loop(int n)
     return acc + sum;
 }
 
+static int my_rank(void)
+{
+    int r;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+/* The rank from a function: no rank test for the tool, but the call is in the
+ * branch of "me == 0", so the bound does not place the other ranks' wait there. */
+static double root_branch(void)
+{
+    int me = my_rank();
+    double v = 0, t = 0, u = 0;
+    if (me == 0) {
+        v = 1;
+        MPI_Bcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        v = 2;
+        t = 3;
+        u = 4;
+    } else {
+        MPI_Bcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        t = v;
+    }
+    return v + t + u;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    double r = unknown_call(3) + no_gap(4) + directive(5) + aborts(6) + loop(7);
+    double r = unknown_call(3) + no_gap(4) + directive(5) + aborts(6) + loop(7) +
+               root_branch();
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0)
