@@ -5,13 +5,16 @@ program also runs under MPI with nbcx-check (cases.py: test_mpi)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from conftest import PROGRAMS, run_transform
+from conftest import PROGRAMS, Result, run_transform
 
 FNPTR = PROGRAMS / "fnptr.c"
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Result:
+    return run_transform(FNPTR, tmp_path_factory.mktemp("fnptr"))
 
 
 @pytest.mark.parametrize(
@@ -27,8 +30,8 @@ FNPTR = PROGRAMS / "fnptr.c"
         ("address_taken", 1, "call through a function pointer at line"),
     ],
 )
-def test_fnptr(func: str, overlap: int, stop: str, tmp_path: Path) -> None:
-    res = run_transform(FNPTR, tmp_path)
+def test_fnptr(func: str, overlap: int, stop: str, report: Result) -> None:
+    res = report
     site = next(r for r in res.report["collectives"] if r["function"] == func)
     assert site["action"] == "nonblocking"
     (w,) = site["waits"]

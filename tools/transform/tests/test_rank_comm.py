@@ -9,17 +9,20 @@ its receive buffer before its wait."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from conftest import PROGRAMS, run_transform
+from conftest import PROGRAMS, Result, run_transform
 
 PROG = PROGRAMS / "rank_comm.c"
 
 
-def test_member_set_once(tmp_path: Path) -> None:
-    res = run_transform(PROG, tmp_path)
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Result:
+    return run_transform(PROG, tmp_path_factory.mktemp("rank_comm"))
+
+
+def test_member_set_once(report: Result) -> None:
+    res = report
     site = next(r for r in res.report["collectives"] if r["function"] == "member_world")
     waits = {w["role"]: w for w in site["waits"]}
     assert set(waits) == {"root", "nonroot"}
@@ -30,8 +33,8 @@ def test_member_set_once(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("func", ["member_maybe_reversed", "member_address_taken"])
-def test_member_not_known(func: str, tmp_path: Path) -> None:
-    res = run_transform(PROG, tmp_path)
+def test_member_not_known(func: str, report: Result) -> None:
+    res = report
     site = next(r for r in res.report["collectives"] if r["function"] == func)
     assert {w["role"] for w in site["waits"]} == {"any"}
     assert all(w["guard"] == "" for w in site["waits"])
