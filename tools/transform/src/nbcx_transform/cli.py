@@ -435,8 +435,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         unit = ft.unit
         if unit.errors:
             print(f"nbcx-transform: {path}: does not parse:", file=sys.stderr)
-            for e in unit.errors[:10]:
-                print(f"  {e}", file=sys.stderr)
+            for err in unit.errors[:10]:
+                print(f"  {err}", file=sys.stderr)
             status = EXIT_USAGE
         notes += [f"{path}: {n}" for n in ft.file_notes]
         recs = _records(fam)
