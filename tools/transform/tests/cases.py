@@ -32,4 +32,6 @@ CASES: list[tuple[str, str, tuple[str, ...]]] = [
     ("batch_bcast", "batch_bcast.c", ()),  # issue 18 (md): a loop of bcasts, one waitall
     ("safety_batch", "safety_batch.c", ()),  # issue 18: loops that must not be batched
     ("split_array", "split_array.c", ()),  # issue 18 (life): a[0], a[1] apart; negatives
+    ("fnptr", "fnptr.c", ()),  # issue 34: calls through local function pointers
+    ("rank_comm", "rank_comm.c", ()),  # issue 34: c.m = MPI_COMM_WORLD, the rank's
 ]

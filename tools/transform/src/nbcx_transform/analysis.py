@@ -196,6 +196,8 @@ class Analysis:
         self.summaries: dict[str, Summary] = {}
         self.prov: dict[str, dict[str, int | None]] = {}
         self._eff_cache: dict[int, Effects] = {}
+        # local function pointers: key -> the functions they may hold (None: unknown)
+        self._fp_targets: dict[str, set[str] | None] = {}
         self._changed = False
         self._cur: Function | None = None
         self.ret_param: dict[str, int] = {}
@@ -1029,7 +1031,15 @@ class Analysis:
             self._visit(a, "r", eff)
         name = n.callee
         if not name:
-            eff.flag("unknown", f"call through a function pointer at line {n.line}")
+            targets = self.pointer_targets(kids[0]) if kids else None
+            if targets is None:
+                eff.flag("unknown", f"call through a function pointer at line {n.line}")
+                return
+            # issue 34: a local pointer only ever set to functions of this file
+            for tg in targets:
+                ts = self.summaries.get(tg.key)
+                if ts is not None:
+                    self._apply_summary(n, tg, ts, args, eff)
             return
         if name in mpi.COLLECTIVES and n.tkind == TypeKind.DEPENDENT:
             # a template's collective on dependent arguments: its buffers' objects
@@ -1065,6 +1075,79 @@ class Analysis:
             self._apply_summary(n, g, s, args, eff)
             return
         self._call_outside(n, name, args, eff)
+
+    def pointer_targets(self, callee: Node) -> list[Function] | None:
+        """Issue 34: the functions a call through the function pointer ``callee``
+        (``fp(...)`` or ``(*fp)(...)``) may call, when ``fp`` is a local variable
+        whose every use is such a call, a comparison, or an assignment (or
+        initializer) of functions defined in this file (``&f``, ``f``, ``c ? f :
+        g``, or a null pointer): nothing else can change it.  None otherwise."""
+        e = strip(callee)
+        if e.kind == CK.UNARY_OPERATOR and e.op == "*" and len(e.exprs()) == 1:
+            e = strip(e.exprs()[0])
+        if e.kind != CK.DECL_REF_EXPR or e.ref_kind != CK.VAR_DECL:
+            return None
+        d = self.decls.get(e.ref)
+        if d is None or d.kind != "local" or d.is_ref or d.is_array:
+            return None
+        if e.ref not in self._fp_targets:
+            self._fp_targets[e.ref] = self._find_targets(e.ref, d.func)
+        keys = self._fp_targets[e.ref]
+        return None if keys is None else [self.funcs[k] for k in sorted(keys)]
+
+    def _find_targets(self, key: str, func: str) -> set[str] | None:
+        f = self.funcs.get(func)
+        if f is None:
+            return None
+        out: set[str] = set()
+        for n in f.body.walk():
+            if n.kind == CK.VAR_DECL and n.key == key:
+                kids = n.exprs()
+                if kids:
+                    t = self._fn_values(kids[-1])
+                    if t is None:
+                        return None
+                    out |= t
+                continue
+            if n.kind != CK.DECL_REF_EXPR or n.ref != key:
+                continue
+            use: Node = n
+            par = n.parent
+            while par is not None and par.kind in CASTS:
+                use, par = par, par.parent
+            if par is not None and par.kind == CK.UNARY_OPERATOR and par.op == "*":
+                use, par = par, par.parent
+                while par is not None and par.kind in CASTS:
+                    use, par = par, par.parent
+            if par is None:
+                return None
+            pk = par.exprs()
+            if par.kind == CK.CALL_EXPR and pk and pk[0] is use:
+                continue  # the callee of a call
+            if par.kind == CK.BINARY_OPERATOR and par.op in ("==", "!="):
+                continue
+            if par.kind == CK.BINARY_OPERATOR and par.op == "=" and len(pk) == 2 and pk[0] is use:
+                t = self._fn_values(pk[1])
+                if t is None:
+                    return None
+                out |= t
+                continue
+            return None  # its address taken, passed, copied elsewhere, ...
+        return out
+
+    def _fn_values(self, n: Node) -> set[str] | None:
+        """The functions of this file that the value ``n`` may be (None: other values)."""
+        e = strip(n)
+        if e.kind == CK.UNARY_OPERATOR and e.op == "&" and len(e.exprs()) == 1:
+            e = strip(e.exprs()[0])
+        if e.kind == CK.DECL_REF_EXPR and e.ref_kind == CK.FUNCTION_DECL:
+            return {e.ref} if e.ref in self.funcs else None
+        if e.kind == CK.CONDITIONAL_OPERATOR and len(e.exprs()) == 3:
+            a, b = self._fn_values(e.exprs()[1]), self._fn_values(e.exprs()[2])
+            return None if a is None or b is None else a | b
+        if e.kind == CK.INTEGER_LITERAL or (e.kind == CK.GNU_NULL_EXPR):
+            return set()  # a null pointer: calling it is undefined
+        return None
 
     @staticmethod
     def _take_flags_why(s: Summary, callee: str, line: int, eff: Effects) -> None:

@@ -183,6 +183,10 @@ def site_record(path: str, s: Site, req_name: str, in_loop: bool = False) -> dic
         if s.persistent:
             rec["persistent"] = s.persistent
             rec["loop_line"] = s.loop.line if s.loop is not None else 0
+    if s.bound >= 0:
+        rec["bound"] = s.bound
+        if s.bound_ignores:
+            rec["bound_ignores"] = list(s.bound_ignores)
     if s.notes:
         rec["notes"] = list(s.notes)
     return rec
@@ -431,8 +435,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         unit = ft.unit
         if unit.errors:
             print(f"nbcx-transform: {path}: does not parse:", file=sys.stderr)
-            for e in unit.errors[:10]:
-                print(f"  {e}", file=sys.stderr)
+            for err in unit.errors[:10]:
+                print(f"  {err}", file=sys.stderr)
             status = EXIT_USAGE
         notes += [f"{path}: {n}" for n in ft.file_notes]
         recs = _records(fam)

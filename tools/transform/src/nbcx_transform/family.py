@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbcx_transform import configs
-from nbcx_transform.clangast import Unit, parse
+from nbcx_transform.clangast import Function, Unit, parse
 from nbcx_transform.matching import Fixed
 from nbcx_transform.transform import (
     PERSISTENT_PRELUDE,
@@ -328,7 +328,7 @@ def add_decls(fam: Family) -> None:
             for a in names:
                 if re.search(rf"\b{a}\b", text):
                     uses[a].append(off)
-    bodies: dict[int, tuple[FileTransform, object]] = {}
+    bodies: dict[int, tuple[FileTransform, Function]] = {}
     for ft in fam.fts:
         for f in ft.main_functions():
             bodies.setdefault(f.body.start, (ft, f))
@@ -336,7 +336,7 @@ def add_decls(fam: Family) -> None:
         n = ft.slot_count.get(body, 0)
         if n <= 0:
             continue
-        end = f.body.end  # type: ignore[attr-defined]
+        end = f.body.end
         base = {i for i, _ in ft0.conds_at(body)}
         guards: list[str] = []
         used: list[bool] = []
@@ -360,9 +360,9 @@ def add_decls(fam: Family) -> None:
             else:
                 guards.append(" || ".join(f"({x})" for x in alts))
         for x in fam.fts:
-            for g in x.main_functions():
-                if g.body.start == body:
-                    x.add_decls(g, n, used[1], used[2], (guards[0], guards[1], guards[2]))
+            for fg in x.main_functions():
+                if fg.body.start == body:
+                    x.add_decls(fg, n, used[1], used[2], (guards[0], guards[1], guards[2]))
 
 
 def render_family(fam: Family) -> bytes:

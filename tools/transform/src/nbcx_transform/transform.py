@@ -63,6 +63,8 @@ from nbcx_transform.analysis import (
 )
 from nbcx_transform.clangast import OPENMP, Function, Node, Unit
 
+CASTS_ = (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR, CK.CSTYLE_CAST_EXPR)
+ROLES = ("root", "nonroot")  # the two roles of a rooted collective
 DEF = "def"  # the operation is pending on every path that gets here
 MAYBE = "maybe"  # pending on some paths only: the wait needs the flag
 DONE = "done"  # no longer pending on paths that fall through
@@ -237,6 +239,11 @@ class Site:
     # overcomes: converted that way when a call that can match it is converted
     soft: bool = False
     group: str = ""  # the matching group (see matching.py): the collective's name
+    # issue 34: the statements that could overlap the call if the placement saw
+    # through everything (:meth:`FileTransform.bound`; -1: not computed), and what
+    # it passed that the placement cannot
+    bound: int = -1
+    bound_ignores: list[str] = field(default_factory=list)
 
 
 # C++ statements around a collective that the rewriting does not handle
@@ -379,6 +386,10 @@ class FileTransform:
         self.site_by_stmt: dict[int, Site] = {}
         # the program's own MPI_Ixxx calls (their offsets), by name
         self.nb_calls: dict[str, set[int]] = {}
+        # computing a call's bound (:meth:`bound`): what the placement cannot see
+        # through or cannot cross is passed, and named in ``bound_ignored``
+        self.relaxed = False
+        self.bound_ignored: list[str] = []
 
     # ------------------------------------------------------------- utilities
     def text(self, n: Node) -> str:
@@ -426,6 +437,8 @@ class FileTransform:
 
     def in_openmp(self, start: int, end: int) -> bool:
         """Whether [start, end) is in an OpenMP construct (its pragma and statement)."""
+        if self.relaxed:
+            return False
         return any(a <= start and end <= b for a, b, w in self.unit.opaque if w == OPENMP)
 
     def full_end(self, n: Node) -> int:
@@ -489,6 +502,8 @@ class FileTransform:
         return " || ".join(f"({a})" for a in alts)
 
     def has_directive(self, start: int, end: int) -> bool:
+        if self.relaxed:
+            return False
         return any(start <= d < end for d in self.directives)
 
     def passable(self, start: int, end: int) -> bool:
@@ -604,6 +619,8 @@ class FileTransform:
 
     def control_problem(self, u: StmtUnit, allow_jumps: bool = False) -> str:
         """Why control flow forbids moving a wait across the unit ("" if none)."""
+        if self.relaxed:
+            return ""
         if self.has_directive(u.start, u.end) and not self.passable(u.start, u.end):
             line = _line_of(self.data, u.start)
             return f"preprocessor directive inside the statement at line {line}"
@@ -672,6 +689,14 @@ class FileTransform:
         barrier = site.name == "MPI_Barrier"
         for fl in ("unknown", "fence", "exits") + (("io", "mpi", "clock") if barrier else ()):
             if fl in eff.flags:
+                # (MPI_Abort ends every rank: of the fences only MPI_Barrier and
+                # MPI_Finalize are an order the bound keeps)
+                abort_only = fl == "fence" and not any(
+                    k in w for w in eff.why for k in ("MPI_Barrier", "MPI_Finalize")
+                )
+                if self.relaxed and (fl in ("unknown", "exits") or abort_only):
+                    self.bound_ignored.append(_first_why(eff, fl))
+                    continue
                 return _first_why(eff, fl)
         if site.wrapper is not None and "mpi" in eff.flags:
             # one request per wrapper: its next start (maybe inside this call) must come later
@@ -740,6 +765,65 @@ class FileTransform:
             )
             plan.stop = plan.stop or why
             return plan
+
+    def bound(self, site: Site) -> None:
+        """Issue 34: an upper bound of the overlap the code allows ``site``: the
+        statements to the first one that touches its buffers (reads a receive buffer,
+        writes a send or receive buffer, as the analysis sees them: an array is one
+        object) or calls MPI_Barrier or MPI_Finalize, or to the end of a buffer's
+        scope or of the function, with the wait carried into the next iteration as
+        :meth:`carry` does.  It passes what the placement cannot see through or
+        cross: calls whose effects are unknown (not in the files given, through a
+        function pointer, OpenMP directives compiled with -fopenmp), exits,
+        preprocessor directives, jumps and labels, OpenMP constructs, and the
+        conditions of :meth:`carry_problem` that are not about the buffers (C++,
+        braces, labels).  Sets ``site.bound`` (at least the overlap achieved) and
+        ``site.bound_ignores`` (what it passed that stopped nothing else)."""
+        saved_plans, saved_notes = site.plans, list(site.notes)
+        achieved = max((p.overlap for p in saved_plans.values()), default=0)
+        # a rooted call whose roles' waits the tool did not tell apart
+        split = (
+            list(saved_plans) == ["any"]
+            and all((id(site), r) in self.buffers for r in ROLES)
+            and not self._in_rank_branch(site)
+        )
+        self.relaxed, self.bound_ignored = True, []
+        try:
+            got = 0
+            for roles in [list(saved_plans)] + [list(ROLES)] * split:
+                site.plans = {r: self.place(site, r) for r in roles}
+                self.carry(site)
+                n = max((p.overlap for p in site.plans.values()), default=0)
+                if n > max(got, achieved) and roles == list(ROLES):
+                    self.bound_ignored.append(
+                        "the root's and the other ranks' waits told apart (the tool "
+                        "waits for both at one place)"
+                    )
+                got = max(got, n)
+        finally:
+            self.relaxed = False
+            site.plans, site.notes = saved_plans, saved_notes
+        site.bound = max(got, achieved)
+        site.bound_ignores = sorted(set(self.bound_ignored))
+
+    def _in_rank_branch(self, site: Site) -> bool:
+        """Whether the call of the rooted ``site`` is in a branch of an ``if`` whose
+        condition compares something with its root (``if (me == 0)``, whatever
+        ``me`` is): then one role reaches it, and :meth:`bound` does not place the
+        other."""
+        roles = mpi.COLLECTIVES[site.name]
+        args = site.call.exprs()[1:]
+        if "root" not in roles or roles.index("root") >= len(args):
+            return False
+        rt = re.escape(_norm(self.text(args[roles.index("root")])))
+        pat = re.compile(rf"(==|!=)\s*\(?{rt}\b|\b{rt}\)?\s*(==|!=)")
+        n = site.stmt.parent
+        while n is not None:
+            if n.kind == CK.IF_STMT and n.children:
+                if pat.search(_norm(self.text(n.children[0]))):
+                    return True
+            n = n.parent
+        return False
 
     def _scoped_buffer(self, site: Site, role: str, blk: Block) -> str:
         """The name of a buffer of ``site`` (for ``role``) that is a local declared in
@@ -833,12 +917,14 @@ class FileTransform:
         """Why :meth:`carry` cannot carry the wait out of the loop body ``blk``."""
         loop = blk.owner
         assert loop is not None
-        if self.unit.cxx:
+        if self.unit.cxx and not self.relaxed:
             return "C++ (destructors at the body's closing brace)"
-        if blk.node is None or id(loop) not in self.where:
+        if id(loop) not in self.where:
+            return "the loop is not in a block"
+        if blk.node is None and not self.relaxed:
             return "the loop's body is not in braces"
         lblk, _ = self.where[id(loop)]
-        if lblk.node is None:
+        if lblk.node is None and not self.relaxed:
             return "the loop is the lone statement of another"
         end = self.full_end(loop)
         if self.has_directive(loop.start, end) or self.in_macro(loop.start):
@@ -851,6 +937,8 @@ class FileTransform:
         # the wait after the loop.  A label would let a goto skip the carried wait.
         for u in blk.units:
             for s in u.stmts:
+                if self.relaxed:
+                    break
                 if any(n.kind == CK.LABEL_STMT for n in s.walk()) or self._outer_case(s):
                     return f"label in the loop at line {s.line}"
         body = loop.children[0] if loop.kind == CK.DO_STMT else loop.children[-1]
@@ -935,6 +1023,7 @@ class FileTransform:
                     res is not None
                     and res == MAYBE
                     and state == DEF
+                    and not self.relaxed
                     and self._stops_next(blk, i, site, role)
                 ):
                     # Waits in a branch plus a flag-guarded one right after the if gain
@@ -1110,6 +1199,8 @@ class FileTransform:
         comm_text = _norm(self.text(comm))
         if any(n.kind in (CK.CALL_EXPR, CK.UNARY_OPERATOR) and n.op != "-" for n in root.walk()):
             return None
+        # the communicators MPI_Comm_rank may name: the call's, or what it holds
+        comms = {comm_text, self._comm_value(comm, f, top_of=site.stmt) or comm_text}
         rank = ""
         top_site = self._top_unit_index(site.stmt, f)
         fb = self.block_of_node[id(f.body)]
@@ -1120,7 +1211,7 @@ class FileTransform:
                 c = strip(s)
                 if c.kind == CK.CALL_EXPR and c.callee == "MPI_Comm_rank":
                     a = c.exprs()[1:]
-                    if len(a) == 2 and _norm(self.text(a[0])) == comm_text:
+                    if len(a) == 2 and _norm(self.text(a[0])) in comms:
                         t = strip(a[1])
                         if t.kind == CK.UNARY_OPERATOR and t.op == "&":
                             v = strip(t.exprs()[0])
@@ -1148,9 +1239,64 @@ class FileTransform:
                         call = call.parent
                     if call is None or call.kind != CK.CALL_EXPR or call.callee != "MPI_Comm_rank":
                         return None
-                    if _norm(self.text(call.exprs()[1])) != comm_text:
+                    if _norm(self.text(call.exprs()[1])) not in comms:
                         return None
         return self.an.decls[rank].name
+
+    def _comm_value(self, comm: Node, f: Function, top_of: Node) -> str | None:
+        """Issue 34: the predefined communicator (``MPI_COMM_WORLD``, ``MPI_COMM_SELF``)
+        that ``comm``, a local variable of ``f`` or a member of one (``c.m``), holds at
+        the statement ``top_of``: set once, by ``c.m = MPI_COMM_WORLD;`` (or an
+        initializer) at the top level of the body before that statement, and
+        otherwise only read (no other write of the variable or any of its members,
+        its address never taken, no label in ``f``).  C only.  None if not so."""
+        if self.unit.cxx:
+            return None
+        e = strip(comm)
+        text = _norm(self.text(e))
+        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", text):
+            return None
+        refs = [n for n in e.walk() if n.kind == CK.DECL_REF_EXPR]
+        if len(refs) != 1 or refs[0].ref_kind != CK.VAR_DECL:
+            return None
+        key = refs[0].ref
+        d = self.an.decls.get(key)
+        if d is None or d.kind != "local" or d.func != f.key or d.is_pointer or d.is_array:
+            return None
+        fb = self.block_of_node[id(f.body)]
+        limit = self._top_unit_index(top_of, f)
+        tops = {id(st): i for i, u in enumerate(fb.units) for st in u.stmts}
+        value = ""
+        for n in f.body.walk():
+            if n.kind == CK.LABEL_STMT:
+                return None
+            if n.kind == CK.VAR_DECL and n.key == key:
+                if n.exprs():
+                    return None  # (a struct's initializer: not worth the cases)
+                continue
+            if n.kind != CK.DECL_REF_EXPR or n.ref != key:
+                continue
+            use, par = n, n.parent
+            while par is not None and (par.kind in CASTS_ or par.kind == CK.MEMBER_REF_EXPR):
+                use, par = par, par.parent
+            if par is None:
+                return None
+            pk = par.exprs()
+            if par.kind == CK.UNARY_OPERATOR and par.op in ("&", "++", "--"):
+                return None
+            if par.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR and pk and pk[0] is use:
+                return None
+            if par.kind == CK.BINARY_OPERATOR and par.op == "=" and pk and pk[0] is use:
+                rhs = _norm(self.text(pk[1])) if len(pk) == 2 else ""
+                if (
+                    value
+                    or _norm(self.text(use)) != text
+                    or rhs not in ("MPI_COMM_WORLD", "MPI_COMM_SELF")
+                    or tops.get(id(par), limit) >= limit
+                ):
+                    return None
+                value = rhs
+        return value or None
 
     def _encloses(self, scope: Node, blk: Block) -> bool:
         n: Node | None = blk.node if blk.node is not None else (blk.stmts[0] if blk.stmts else None)
@@ -1746,6 +1892,7 @@ class FileTransform:
             site.soft = True
             return
         if site.wrapper is None and self.opts.nonblocking and self.try_batch(site):
+            self.bound(site)
             return
         rooted = mpi.is_rooted(site.name) and not site.notes and site.wrapper is None
         if rooted:
@@ -1774,6 +1921,7 @@ class FileTransform:
                 site.plans = {"any": self.place(site, "any")}
         if self.opts.carry and not site.guards and site.wrapper is None:
             self.carry(site)
+        self.bound(site)
         # persistent?
         loop = self.loop_of(site)
         if loop is not None and self.opts.persistent and site.wrapper is None:
