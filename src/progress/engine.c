@@ -460,9 +460,12 @@ bool nbcxi_engine_start(struct nbcx_request_s *r,
     bool in_process = nbcxi_transport_can(s->build.comm->tp,
                                           NBCXI_CAP_IN_PROCESS);
     r->begun = r->ending = false; /* (not yet seen by other threads) */
-    pthread_mutex_lock(op_lock(r));
     if (!hand_off) {
+        pthread_mutex_lock(op_lock(r));
         pthread_mutex_lock(&nbcxi_engine_lock);
+    } else if (pthread_mutex_trylock(op_lock(r)) != 0) {
+        nbcxi_engine_hand_over(r, m); /* (never waits: either lock) */
+        return false;
     } else if (pthread_mutex_trylock(&nbcxi_engine_lock) != 0) {
         pthread_mutex_unlock(op_lock(r));
         nbcxi_engine_hand_over(r, m);

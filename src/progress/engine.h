@@ -86,7 +86,7 @@ struct nbcxi_notice {
  * engine lock, begins the schedule (sched_begin) and, unless it
  * finished at once, puts r on the active list and calls m's
  * started_locked with the progress lock released. With hand_off, a
- * start that finds the engine lock taken hands r over instead
+ * start that finds either lock taken hands r over instead
  * (nbcxi_engine_hand_over) and returns false: the caller wakes the
  * thread. Lock not held; *wake: wake the progress thread. */
 NBCX_HIDDEN bool nbcxi_engine_start(struct nbcx_request_s *r,
