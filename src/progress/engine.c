@@ -375,6 +375,8 @@ bool nbcxi_serve_deferred_locked(void)
     bool any = false, wake = false, busy = false;
     for (struct nbcx_request_s *r = active, *next; r; r = next) {
         next = r->next;
+        if (!r->defers)
+            continue; /* (never any: not split mode's) */
         pthread_mutex_t *l = op_lock(r);
         if (pthread_mutex_trylock(l) != 0) {
             busy = true;
@@ -460,6 +462,7 @@ bool nbcxi_engine_start(struct nbcx_request_s *r,
     bool in_process = nbcxi_transport_can(s->build.comm->tp,
                                           NBCXI_CAP_IN_PROCESS);
     r->begun = r->ending = false; /* (not yet seen by other threads) */
+    r->defers = m->defers;
     if (!hand_off) {
         pthread_mutex_lock(op_lock(r));
         pthread_mutex_lock(&nbcxi_engine_lock);

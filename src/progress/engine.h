@@ -34,6 +34,9 @@ struct nbcxi_progress_mode {
     /* Optional: a schedule about to start (split: marks the nodes the
      * application thread runs). */
     void (*prepare)(struct nbcx_sched_s *s);
+    /* Its operations may set work aside for the application thread
+     * (split): nbcxi_serve_deferred_locked looks at them alone. */
+    bool defers;
     /* Optional: r's schedule has started and is on the active list (lock
      * held); sets *wake to wake the progress thread once the lock is
      * released. */

@@ -39,6 +39,10 @@ struct nbcx_request_s {
      * are reset by the owner at every start, before the request is
      * published to other threads. */
     bool begun, ending;
+    /* Its start's mode may set work aside for the application thread
+     * (split mode: struct nbcxi_progress_mode's defers); set by the owner
+     * before the start, read under the engine lock. */
+    bool defers;
     struct nbcx_request_s *prev, *next; /* in the engine's active list */
     struct nbcx_request_s *handed;      /* in the hand-over stack */
     /* The mode a handed-over start was made in (engine.c adopts it so) */

@@ -18,7 +18,7 @@ enum { RANKS = 3 };
 
 static int rounds(void)
 {
-    return getenv("NBCX_TEST_QUICK") ? 24 : 120;
+    return getenv("NBCX_TEST_QUICK") ? 12 : 80;
 }
 
 static int body(nbcx_comm comm, void *arg)

@@ -20,7 +20,7 @@ static MPI_Comm dups[CT_THREADS];
 
 static int rounds(void)
 {
-    return getenv("NBCX_TEST_QUICK") || mt_size > 2 ? 24 : 80;
+    return getenv("NBCX_TEST_QUICK") || mt_size > 2 ? 16 : 80;
 }
 
 int main(int argc, char **argv)
