@@ -242,7 +242,20 @@ struct nbcx_comm_s {
      * diagnosis of a timeout was printed. */
     _Atomic int64_t timeout_ns;
     atomic_bool diagnosed;
+    /* The progress lock (progress/engine.c): guards the executor state of
+     * the communicator's operations and the calls into its transport, so
+     * that threads on different communicators progress their own
+     * operations at once. It is `own` where the transport declares
+     * NBCXI_CAP_COMM_PARALLEL, else nbcxi_serial_plock, one for every
+     * such communicator (their backend may share state between them: a
+     * UCX worker). Set with the transport (comm.c: take). */
+    pthread_mutex_t *plock;
+    pthread_mutex_t plock_own;
 };
+
+/* The progress lock of every communicator whose transport does not
+ * declare NBCXI_CAP_COMM_PARALLEL. */
+extern pthread_mutex_t nbcxi_serial_plock;
 
 /* Set once a communicator was made on a transport not safe for a
  * progress thread (no NBCXI_CAP_PROGRESS_THREAD, transport.h): the

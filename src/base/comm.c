@@ -68,7 +68,12 @@ static void take(struct nbcx_comm_s *c, const struct nbcxi_comm_switch *sw)
     c->nslots = sw->nslots;
     c->npers = sw->nslots / 2;
     c->tp = sw->tp;
+    c->plock = nbcxi_transport_can(sw->tp, NBCXI_CAP_COMM_PARALLEL)
+                   ? &c->plock_own
+                   : &nbcxi_serial_plock;
 }
+
+pthread_mutex_t nbcxi_serial_plock = PTHREAD_MUTEX_INITIALIZER;
 
 atomic_bool nbcxi_comm_no_thread;
 atomic_bool nbcxi_comm_made;
@@ -82,6 +87,10 @@ int nbcxi_comm_create(int rank, int size, nbcxi_transport *tp, nbcx_comm *out)
     int err = rank < 0 || rank >= size ? NBCX_ERR_TRANSPORT
                                        : nbcxi_comm_switch_prepare(tp, &sw);
     struct nbcx_comm_s *c = err ? NULL : nbcxi_pool_alloc(&nbcxi_comm_pool);
+    if (c && pthread_mutex_init(&c->plock_own, NULL) != 0) {
+        nbcxi_pool_free(&nbcxi_comm_pool, c, NBCXI_DEAD_MAGIC);
+        c = NULL;
+    }
     if (!c) {
         free((void *)sw.held);
         tp->ops->destroy(tp);
@@ -174,6 +183,7 @@ void nbcxi_comm_release(struct nbcx_comm_s *c)
             cache->free(cache);
         nbcxi_topo_free(atomic_load(&c->topo));
         free((void *)c->held);
+        pthread_mutex_destroy(&c->plock_own);
         nbcxi_pool_free(&nbcxi_comm_pool, c, NBCXI_DEAD_MAGIC);
     }
 }

@@ -165,11 +165,19 @@ struct nbcxi_transport_ops {
  *                   made the communicator). Without it, the progress mode
  *                   is caller unless the program chose one (NBCX_PROGRESS,
  *                   nbcx_progress_set): the unit tests' loopback transport,
- *                   one thread's queues, declares it not. */
+ *                   one thread's queues, declares it not;
+ *   COMM_PARALLEL   calls on different communicators may run at once
+ *                   from different threads (each under its communicator's
+ *                   progress lock, base.h: plock): the backend shares no
+ *                   unguarded state between communicators. Without it
+ *                   every communicator of the backend shares one lock
+ *                   (UCX: one worker per process, which UCX may give
+ *                   only UCS_THREAD_MODE_SERIALIZED). */
 enum nbcxi_cap {
     NBCXI_CAP_IN_PROCESS = 1u << 0,
     NBCXI_CAP_WAKES = 1u << 1,
     NBCXI_CAP_PROGRESS_THREAD = 1u << 2,
+    NBCXI_CAP_COMM_PARALLEL = 1u << 3,
 };
 
 /* Where a transport's data moves between the ranks of its group, as far

@@ -34,6 +34,9 @@ struct nbcxi_progress_mode {
     /* Optional: a schedule about to start (split: marks the nodes the
      * application thread runs). */
     void (*prepare)(struct nbcx_sched_s *s);
+    /* Its operations may set work aside for the application thread
+     * (split): nbcxi_serve_deferred_locked looks at them alone. */
+    bool defers;
     /* Optional: r's schedule has started and is on the active list (lock
      * held); sets *wake to wake the progress thread once the lock is
      * released. */
@@ -82,13 +85,16 @@ struct nbcxi_notice {
 };
 
 /* ---- engine.c ---- */
-/* Begins r's schedule (sched_begin) and, unless it finished at once,
- * puts r on the active list and calls m's started_locked; returns
- * whether it finished (r may then be freed by its owner at once). Lock
- * held; *wake: wake the progress thread once it is released. */
-NBCX_HIDDEN bool
-nbcxi_engine_begin_locked(struct nbcx_request_s *r,
-                          const struct nbcxi_progress_mode *m, bool *wake);
+/* Starts r (of mode m) in the caller: takes r's progress lock, then the
+ * engine lock, begins the schedule (sched_begin) and, unless it
+ * finished at once, puts r on the active list and calls m's
+ * started_locked with the progress lock released. With hand_off, a
+ * start that finds either lock taken hands r over instead
+ * (nbcxi_engine_hand_over) and returns false: the caller wakes the
+ * thread. Lock not held; *wake: wake the progress thread. */
+NBCX_HIDDEN bool nbcxi_engine_start(struct nbcx_request_s *r,
+                                    const struct nbcxi_progress_mode *m,
+                                    bool hand_off, bool *wake);
 /* Hands r's start (of mode m) to the progress thread, without the lock:
  * the thread begins it at its next turn (nbcxi_engine_adopt_locked).
  * The caller wakes the thread. */
@@ -101,6 +107,8 @@ NBCX_HIDDEN void nbcxi_engine_hand_over(struct nbcx_request_s *r,
  * each other). Lock held; *wake as above. */
 NBCX_HIDDEN void nbcxi_engine_want_locked(struct nbcx_request_s *r,
                                           bool *wake);
+/* The engine lock: the active list, hand-over, notices, waiters (engine.c
+ * says what it guards, and the order with the progress locks). */
 extern pthread_mutex_t nbcxi_engine_lock;
 /* Broadcast (under the lock) when a request completes, or when a
  * schedule sets aside work for its application thread (split mode). */
@@ -176,6 +184,15 @@ NBCX_HIDDEN int nbcxi_find_complete(int count, nbcx_request reqs[]);
  * not queue up on the lock, only to find nothing left to do. Returns
  * whether it made the pass; *advanced gets the nodes it finished. */
 NBCX_HIDDEN bool nbcxi_progress_unless_busy(long *advanced);
+/* A test's or a wait's pass as the application thread: advances reqs'
+ * own operations under their communicators' progress locks alone (no
+ * engine lock unless one completes), and every SWEEP_AFTER passes that
+ * moved nothing sweeps every operation as nbcxi_progress_unless_busy
+ * does (a peer may wait for another of our operations). Returns whether
+ * it made a pass (false: the locks were taken, yield); *advanced gets the
+ * nodes it finished. */
+NBCX_HIDDEN bool nbcxi_progress_app(int count, nbcx_request reqs[],
+                                    long *advanced);
 /* Split mode: runs the application work set aside in every active
  * operation; returns whether there was any. Lock held. */
 NBCX_HIDDEN bool nbcxi_serve_deferred_locked(void);

@@ -1,15 +1,16 @@
 /* mode_caller.c - the caller progress mode: no thread; operations advance
  * only inside the application's nbcx calls (start, test, wait,
- * nbcx_progress), each of which sweeps every active operation. */
+ * nbcx_progress). A test or a wait advances its own operations, under
+ * their communicators' progress locks, and sweeps every active operation
+ * when its own stay idle (engine.c: nbcxi_progress_app). */
 #include <sched.h>
 
 #include "progress.h"
 
 static void caller_poke(int count, nbcx_request reqs[])
 {
-    (void)count, (void)reqs;
     long advanced;
-    nbcxi_progress_unless_busy(&advanced);
+    nbcxi_progress_app(count, reqs, &advanced);
 }
 
 /* Polls, yielding the core when polling finds nothing several times in a
@@ -28,7 +29,7 @@ static int caller_wait_some(int count, nbcx_request reqs[])
     int sleep_ms = SLEEP_MS;
     for (int idle = 0; (i = nbcxi_find_complete(count, reqs)) == -1;) {
         long advanced = 0;
-        if (!nbcxi_progress_unless_busy(&advanced)) {
+        if (!nbcxi_progress_app(count, reqs, &advanced)) {
             sched_yield(); /* the thread that progresses needs a core */
         } else if (advanced) {
             idle = 0;

@@ -252,6 +252,7 @@ const struct nbcxi_progress_mode nbcxi_split_mode = {
     .id = NBCX_PROGRESS_SPLIT,
     .thread = true,
     .prepare = nbcxi_split_mark,
+    .defers = true,
     .started_locked = split_started_locked,
     .poke = nbcxi_thread_poke,
     .wait_some = nbcxi_thread_wait_some,

@@ -29,7 +29,7 @@ void nbcxi_thread_poke(int count, nbcx_request reqs[])
 {
     long advanced;
     if (nbcxi_any_local(count, reqs)) {
-        nbcxi_progress_unless_busy(&advanced);
+        nbcxi_progress_app(count, reqs, &advanced);
         return;
     }
     pthread_mutex_lock(&nbcxi_engine_lock);
@@ -58,7 +58,7 @@ int nbcxi_thread_wait_some(int count, nbcx_request reqs[])
     int64_t until = now + (local ? WAIT_POLL_LOCAL_NS : WAIT_POLL_NS);
     for (unsigned k = 1, idle = 0;; k++) {
         long advanced;
-        bool busy = !nbcxi_progress_unless_busy(&advanced);
+        bool busy = !nbcxi_progress_app(count, reqs, &advanced);
         if ((i = nbcxi_find_complete(count, reqs)) != -1)
             return i;
         idle = advanced ? 0 : idle + 1;

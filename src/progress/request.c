@@ -3,7 +3,7 @@
  *
  * A start makes the request and asks the mode in force (modes.c) what it
  * does: it begins the schedule on the engine's active list
- * (nbcxi_engine_begin_locked, engine.c) or, where a progress thread will
+ * (nbcxi_engine_start, engine.c) or, where a progress thread will
  * adopt it, hands it over when the engine lock is taken. A test or a
  * wait that finds its requests unfinished calls the mode's table (poke,
  * wait_some). This file is the top of progress/: it calls the engine,
@@ -114,7 +114,7 @@ static void activate(struct nbcx_request_s *r)
     NBCXI_TRACE(trace(r, TRACE_STARTED));
 }
 
-/* Starts r's schedule: begins it (nbcxi_engine_begin_locked), or hands it over to
+/* Starts r's schedule: begins it (nbcxi_engine_start), or hands it over to
  * the progress thread. */
 static void activate_now(struct nbcx_request_s *r)
 {
@@ -142,20 +142,11 @@ static void activate_now(struct nbcx_request_s *r)
         m->prepare(s);
 
     /* Where a progress thread will adopt it, a start does not wait for
-     * the lock (above). */
-    if (nbcxi_mode_hands_off(m, s->build.comm->tp) && nbcxi_thread_live()) {
-        if (pthread_mutex_trylock(&nbcxi_engine_lock) != 0) {
-            nbcxi_engine_hand_over(r, m);
-            nbcxi_thread_wake();
-            return;
-        }
-    } else {
-        pthread_mutex_lock(&nbcxi_engine_lock);
-    }
+     * the engine lock (above). */
+    bool hand_off = nbcxi_mode_hands_off(m, s->build.comm->tp) &&
+                    nbcxi_thread_live();
     bool wake = false;
-    nbcxi_engine_begin_locked(r, m, &wake);
-    nbcxi_engine_unlock();
-    if (wake)
+    if (!nbcxi_engine_start(r, m, hand_off, &wake) || wake)
         nbcxi_thread_wake();
 }
 

@@ -32,6 +32,17 @@ struct nbcx_request_s {
      * passes (passes_seen) at quiet_since (request.c). */
     int64_t look_gap, quiet_since;
     unsigned long passes_seen;
+    /* Under the progress lock of the operation's communicator
+     * (engine.c): its schedule has begun (a start handed over has not,
+     * until the progress thread adopts it); the executor found it done
+     * and its completion is under way (no pass touches it again). Both
+     * are reset by the owner at every start, before the request is
+     * published to other threads. */
+    bool begun, ending;
+    /* Its start's mode may set work aside for the application thread
+     * (split mode: struct nbcxi_progress_mode's defers); set by the owner
+     * before the start, read under the engine lock. */
+    bool defers;
     struct nbcx_request_s *prev, *next; /* in the engine's active list */
     struct nbcx_request_s *handed;      /* in the hand-over stack */
     /* The mode a handed-over start was made in (engine.c adopts it so) */

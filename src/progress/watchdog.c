@@ -31,10 +31,11 @@
  *     sets a flag, the next progress pass prints.
  *
  * Nothing here runs unless a timeout or the dump was ever asked for
- * (nbcxi_watchdog_armed). Everything runs under the engine lock, so the
- * timeout never waits for a transport call to return, except one in
- * progress on the same lock: a transport call that blocks forever blocks
- * the engine, and nbcx cannot time out (nbcx.h says so).
+ * (nbcxi_watchdog_armed). Everything runs in sweeps (engine.c), under
+ * the engine lock, and a verdict also under the operation's progress
+ * lock, so the timeout never waits for a transport call to return,
+ * except one in progress on the same locks: a transport call that blocks
+ * forever blocks the engine, and nbcx cannot time out (nbcx.h says so).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>

@@ -37,15 +37,27 @@
  * has not measured anything yet get no prediction. The thread never
  * sleeps past the earliest predicted completion (progress_thread.c).
  *
- * All of this runs under the engine lock (the executor's callers hold it).
+ * Operations on different communicators complete at once in different
+ * threads (progress/engine.c: one progress lock per communicator): the
+ * samples are under a lock of their own, and the estimate is an atomic
+ * that the progress thread and auto mode read without it.
  */
+#include <pthread.h>
+
 #include "sched.h"
 
 enum { WINDOW = 15, SLACK_NS = 50000 };
 
 static double samples[WINDOW]; /* bytes per ns, the last ones kept, a ring */
 static int nsamples, next;
-static double bandwidth; /* bytes per nanosecond; 0: not measured yet */
+static pthread_mutex_t samples_lock = PTHREAD_MUTEX_INITIALIZER;
+/* bytes per nanosecond; 0: not measured yet */
+static _Atomic double bandwidth;
+
+static double bandwidth_now(void)
+{
+    return atomic_load_explicit(&bandwidth, memory_order_relaxed);
+}
 
 static double median(void)
 {
@@ -68,26 +80,31 @@ void nbcxi_pace_sample(size_t bytes, int64_t t0, int64_t pending,
     int64_t window = now - pending;
     if (4 * window > now - t0 && window > SLACK_NS)
         return; /* completed somewhere in too wide a window */
+    pthread_mutex_lock(&samples_lock);
     samples[next] = (double)bytes / ((double)(now - t0) - (double)window / 2);
     next = (next + 1) % WINDOW;
     nsamples += nsamples < WINDOW;
-    bandwidth = median();
+    atomic_store_explicit(&bandwidth, median(), memory_order_relaxed);
+    pthread_mutex_unlock(&samples_lock);
 }
 
 void nbcxi_pace_reset(void)
 {
+    pthread_mutex_lock(&samples_lock);
     nsamples = next = 0;
-    bandwidth = 0;
+    atomic_store_explicit(&bandwidth, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&samples_lock);
 }
 
 int64_t nbcxi_pace_due(size_t bytes, int64_t t0)
 {
-    if (!nbcxi_pace_timed(bytes) || !(bandwidth > 0))
+    double bw = bandwidth_now();
+    if (!nbcxi_pace_timed(bytes) || !(bw > 0))
         return 0;
-    return t0 + (int64_t)((double)bytes / bandwidth);
+    return t0 + (int64_t)((double)bytes / bw);
 }
 
 double nbcxi_pace_bandwidth(void)
 {
-    return bandwidth;
+    return bandwidth_now();
 }

@@ -605,7 +605,8 @@ const struct nbcxi_transport_ops nbcxi_inproc_ops = {
     .testsome = ip_testsome,
     .cancel = ip_cancel,
     .destroy = ip_destroy,
-    .caps = NBCXI_CAP_IN_PROCESS | NBCXI_CAP_PROGRESS_THREAD,
+    .caps = NBCXI_CAP_IN_PROCESS | NBCXI_CAP_PROGRESS_THREAD |
+            NBCXI_CAP_COMM_PARALLEL, /* (per-rank locks, no global) */
     .peers_poll = ip_peers_poll,
     .algorithms = nbcxi_inproc_algorithms,
     .native_max = ip_native_max,

@@ -271,8 +271,11 @@ static const struct nbcxi_transport_ops mpi_ops = {
     .split = mpi_split,
     .node_of = mpi_node_of,
     /* (without MPI_THREAD_MULTIPLE, the face refuses threads:
-     * nbcxi_progress_threads_allowed) */
-    .caps = NBCXI_CAP_PROGRESS_THREAD,
+     * nbcxi_progress_threads_allowed; each communicator is an MPI
+     * communicator of its own, and MPI_THREAD_MULTIPLE lets threads call
+     * on different ones at once, or the program calls from one thread at
+     * a time) */
+    .caps = NBCXI_CAP_PROGRESS_THREAD | NBCXI_CAP_COMM_PARALLEL,
 };
 
 /* Whether list (an Open MPI or UCX component list: "a,b", or "^a,b" for

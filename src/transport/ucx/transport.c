@@ -29,9 +29,12 @@
  * base/module_base.c.
  *
  * Threads: every executor call (post, test, cancel, arm) runs under the
- * engine lock, but communicators are made and freed outside it, so the
+ * communicator's progress lock, which for this transport is one lock for
+ * all its communicators (no NBCXI_CAP_COMM_PARALLEL: base.h,
+ * nbcxi_serial_plock), but communicators are made and freed outside it,
+ * so the
  * worker is asked for UCS_THREAD_MODE_MULTI (SERIALIZED is accepted if
- * that is all UCX gives: the engine lock then serialises the data path,
+ * that is all UCX gives: that lock then serialises the data path,
  * and the bootstrap only reads the worker's address, taken once).
  */
 #define _GNU_SOURCE
