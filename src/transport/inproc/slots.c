@@ -64,6 +64,7 @@
  * There are no tree levels: in split progress mode these run as in
  * thread mode.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -593,8 +594,11 @@ static bool usable(const struct nbcx_sched_s *s,
     /* Not for persistent requests: tickets are taken in start order,
      * and the starts of persistent requests may come in any order (their
      * point-to-point algorithms have a tag slot of their own). */
+    /* Nor for counts above INT_MAX (the _c calls): a slot's counts are
+     * int; the point-to-point algorithms serve those. */
     return nbcxi_inproc_shm(s->build.comm) != NULL && !a->in_place &&
-           !s->build.persistent;
+           !s->build.persistent && a->scount <= INT_MAX &&
+           a->rcount <= INT_MAX;
 }
 
 #define SLOTS_BUILDER(op, COLL)                                               \
