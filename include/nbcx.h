@@ -660,16 +660,15 @@ typedef int64_t nbcx_count;
  * the int calls, which are the same operations (the int calls convert
  * to these; a call and its _c form with equal values share the
  * schedule cache). Displacements and buffers beyond 2 GiB are served:
- * blocks are addressed with 64-bit offsets, and messages over 768 MiB
- * are cut into fragments. Bcast, reduce, allreduce, scan and exscan take
- * any count: above INT_MAX they run as pieces of 2^30 elements, one
- * after the other, each with the algorithm its size chooses. The others
- * take up to INT_MAX elements per count (per block of the v and w
- * variants): a larger count is refused with NBCX_ERR_COUNT
- * (nbcx_error_detail names the count), on every rank that passes it,
- * before anything is posted; pass a larger datatype (a contiguous type
- * of k elements) to move more. A negative count is NBCX_ERR_COUNT as in
- * the int calls.
+ * blocks are addressed with 64-bit offsets, and messages over INT_MAX
+ * bytes are cut into chunks of 768 MiB, at the same bytes on both sides
+ * whatever their types. Every collective takes any count, per call and
+ * per block of the v, w and neighbourhood variants: reduce, allreduce,
+ * scan and exscan above INT_MAX elements run as pieces of 2^30
+ * elements, a bcast above INT_MAX bytes as pieces of 2^30 bytes, one
+ * after the other, each with the algorithm its size chooses. A negative
+ * count is NBCX_ERR_COUNT as in the int calls, and so are counts whose
+ * sum passes LLONG_MAX (reduce_scatter).
  */
 NBCX_API int nbcx_ibcast_c(void *buf, nbcx_count count, nbcx_datatype type,
                            int root, nbcx_comm comm, nbcx_request *req);

@@ -189,7 +189,7 @@ static int op_bcast(unsigned how, void *buf, nbcx_count count,
     struct nbcx_comm_s *c;
     struct nbcxi_coll_args a = { .rbuf = buf, .rcount = count, .root = root };
     TRY(begin(req, comm, &c));
-    TRY(nbcxi_check_buf_of(buf, count, type, &a.rtype, true));
+    TRY(nbcxi_check_buf(buf, count, type, &a.rtype));
     if (buf == NBCX_IN_PLACE)
         return NBCX_ERR_IN_PLACE;
     if (root < 0 || root >= c->size)
@@ -215,11 +215,11 @@ static int reduce_args(const void *sendbuf, void *recvbuf, nbcx_count count,
     a->root = all ? 0 : root;
     if (!all && root >= c->size)
         return NBCX_ERR_ROOT;
-    TRY(nbcxi_check_buf_of(sendbuf, count, type, &a->rtype, true));
+    TRY(nbcxi_check_buf(sendbuf, count, type, &a->rtype));
     TRY(check_op(op, a->rtype, &a->op));
     TRY(check_scratch(count, a->rtype));
     if (at_root) {
-        TRY(nbcxi_check_buf_of(recvbuf, count, type, &a->rtype, true));
+        TRY(nbcxi_check_buf(recvbuf, count, type, &a->rtype));
         if (recvbuf == NBCX_IN_PLACE)
             return NBCX_ERR_IN_PLACE;
     }
@@ -837,6 +837,8 @@ static int reduce_scatter(unsigned how, const void *sendbuf, void *recvbuf,
     for (int i = 0; i < c->size; i++) {
         nbcx_count n = block ? recvcount : at(recvcounts, how, i);
         TRY(nbcxi_check_count(n));
+        if (n > LLONG_MAX - total) /* no buffer holds that much */
+            return NBCX_ERR_COUNT;
         total += n;
     }
     /* total may exceed INT_MAX: the schedules count it in 64 bits */

@@ -476,16 +476,6 @@ int nbcxi_build_allreduce_ring(struct nbcx_sched_s *s,
 /* Binomial reduce to rank 0, then binomial bcast from it              */
 /* ------------------------------------------------------------------ */
 
-/* Whether node n has a successor among the first nedges edges. */
-static bool has_successor(const struct nbcx_sched_s *s, int nedges,
-                          nbcx_node n)
-{
-    for (int e = 0; e < nedges; e++)
-        if (s->build.edges[e].from == n)
-            return true;
-    return false;
-}
-
 /* The reduce builder (reduce.c) to root 0 fills the first nodes, the
  * bcast builder (bcast.c) from root 0 the rest; both annotate their tree
  * levels (up, then down), which is what split-tree progress needs: the
@@ -506,6 +496,9 @@ int nbcxi_build_allreduce_reduce_bcast(struct nbcx_sched_s *s,
 {
     struct nbcxi_coll_args r = *a;
     r.root = 0;
+    /* (the schedule may hold nodes before these: the pieces of a count
+     * above INT_MAX, coll/select.c) */
+    const int start = s->build.nnodes, first_edge = s->build.nedges;
     nbcxi_build_reduce_binomial(s, &r);
     int mid = s->build.nnodes;
     nbcxi_build_bcast_binomial(s, &r);
@@ -515,15 +508,24 @@ int nbcxi_build_allreduce_reduce_bcast(struct nbcx_sched_s *s,
     /* Sinks of the reduce part: among the edges of the two builders,
      * not the joining ones added below. */
     int nedges = s->build.nedges;
+    bool *has_succ = calloc((size_t)(mid - start + 1), sizeof(bool));
+    if (!has_succ)
+        return NBCX_ERR_NOMEM;
+    for (int e = first_edge; e < nedges; e++) {
+        nbcx_node from = s->build.edges[e].from;
+        if (from >= start && from < mid)
+            has_succ[from - start] = true;
+    }
     bool in_place = a->sbuf == a->rbuf;
     for (nbcx_node b = mid; b < s->build.nnodes; b++) {
         if (s->build.nodes[b].npred > 0 ||
             (s->build.nodes[b].kind == NBCXI_NODE_RECV && !in_place))
             continue;
-        for (nbcx_node n = 0; n < mid; n++)
-            if (!has_successor(s, nedges, n))
+        for (nbcx_node n = start; n < mid; n++)
+            if (!has_succ[n - start])
                 nbcxi_dep(s, n, b);
     }
+    free(has_succ);
     return s->build.err;
 }
 

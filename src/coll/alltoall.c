@@ -52,7 +52,7 @@ static int mod(long x, int p)
  * node `saved`, which every node reading it or writing rbuf waits for. */
 struct source {
     const void *buf;
-    int count;
+    ptrdiff_t count; /* 64-bit: the _c calls' blocks */
     struct nbcx_datatype_s *type;
     nbcx_node saved; /* -1 when not in place */
 };
@@ -220,7 +220,7 @@ int nbcxi_build_alltoall_bruck(struct nbcx_sched_s *s,
 
     /* The send data; in place it is in rbuf. */
     const void *sdata = a->in_place ? a->rbuf : a->sbuf;
-    const int scount = a->in_place ? a->rcount : a->scount;
+    const ptrdiff_t scount = a->in_place ? a->rcount : a->scount;
     struct nbcx_datatype_s *stype = a->in_place ? a->rtype : a->stype;
 
     int err;

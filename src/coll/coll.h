@@ -119,10 +119,10 @@ static inline nbcx_count nbcxi_vdispl(const struct nbcxi_vside *v, int i)
 struct nbcxi_coll_args {
     const void *sbuf;
     void *rbuf;
-    /* 64-bit (the large-count calls). A builder sees at most INT_MAX
-     * (its counts are int): api/ refuses larger counts (NBCX_ERR_COUNT),
-     * but for bcast, reduce, allreduce, scan and exscan, which
-     * nbcxi_coll_build builds in pieces of NBCXI_PIECE elements. */
+    /* 64-bit (the large-count calls), and so are the builders' counts
+     * and offsets, but for bcast, reduce, allreduce, scan and exscan,
+     * which nbcxi_coll_build builds in pieces of at most 2^30 elements
+     * (nbcxi_sched_chunking's piece) above INT_MAX. */
     nbcx_count scount, rcount;
     struct nbcx_datatype_s *stype, *rtype;
     struct nbcx_op_s *op;
@@ -139,10 +139,6 @@ struct nbcxi_coll_args {
     struct nbcxi_vside sv, rv;      /* v, w and neighbourhood variants */
     const struct nbcxi_topo *topo;  /* neighbourhood collectives */
 };
-
-/* The elements of one piece of an element-wise collective of more than
- * INT_MAX elements (nbcxi_coll_build). */
-#define NBCXI_PIECE ((nbcx_count)1 << 30)
 
 /* The k-nomial trees (bcast, reduce, gather, scatter, barrier) have one
  * table line each, "knomial", and take their radix from the call's

@@ -41,14 +41,15 @@
 
 enum { TAG_SCATTER = 2 }; /* reduce.c uses 0 and 1 */
 
-static int count_of(const struct nbcxi_coll_args *a, int i)
+/* 64-bit: a block may hold more than INT_MAX elements (the _c calls);
+ * the schedule's nodes cut what is larger than a message (sched.h). */
+static ptrdiff_t count_of(const struct nbcxi_coll_args *a, int i)
 {
-    return (int)nbcxi_vcount(&a->rv, a->rcount, i); /* <= INT_MAX (api/) */
+    return nbcxi_vcount(&a->rv, a->rcount, i);
 }
 
 /* Offsets of the blocks (p + 1 entries: the last is the total), or NULL
- * when out of memory. 64-bit: the total may exceed INT_MAX (p blocks of
- * up to INT_MAX elements each). */
+ * when out of memory. 64-bit: the total may exceed INT_MAX. */
 static ptrdiff_t *block_offsets(const struct nbcx_sched_s *s,
                                 const struct nbcxi_coll_args *a)
 {
@@ -77,7 +78,7 @@ int nbcxi_build_reduce_scatter_pairwise(struct nbcx_sched_s *s,
     const int p = s->build.size, me = s->build.rank;
     struct nbcx_datatype_s *t = a->rtype;
     const bool in_place = a->sbuf == a->rbuf;
-    const int n = count_of(a, me);
+    const ptrdiff_t n = count_of(a, me);
     ptrdiff_t *off = block_offsets(s, a);
     if (!off)
         return NBCX_ERR_NOMEM;
@@ -95,7 +96,7 @@ int nbcxi_build_reduce_scatter_pairwise(struct nbcx_sched_s *s,
     nbcx_node last_send = -1;
     for (int k = 1; k < p; k++) {
         int to = mod((long)me + k, p);
-        int m = count_of(a, to);
+        ptrdiff_t m = count_of(a, to);
         if (m == 0)
             continue;
         nbcx_node sn = nbcxi_send(s, nbcxi_at(a->sbuf, off[to], 1, t), m, t,
@@ -277,7 +278,7 @@ int nbcxi_build_reduce_scatter_recursive_halving(
     const bool in_place = a->sbuf == a->rbuf;
     if (!a->op->commutative)
         return NBCX_ERR_INTERN; /* select.c never picks it then */
-    const int n = count_of(a, me);
+    const ptrdiff_t n = count_of(a, me);
     ptrdiff_t *off = block_offsets(s, a);
     if (!off)
         return NBCX_ERR_NOMEM;

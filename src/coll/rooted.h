@@ -148,7 +148,7 @@ static inline nbcx_node nbcxi_rooted_range(struct nbcx_sched_s *s,
     char *tmp = nbcxi_sched_tmp(s, (size_t)n * nb);
     nbcx_node msg = nbcxi_rooted_msg(s, !up, nbcxi_rooted_packed(tmp, n, nb),
                                      child);
-    struct nbcxi_block head = { nbcxi_at(all.buf, child, (int)all.count,
+    struct nbcxi_block head = { nbcxi_at(all.buf, child, all.count,
                                          all.type),
                                 n1 * all.count, all.type };
     nbcx_node c1 = nbcxi_rooted_copy(s, up, nbcxi_rooted_packed(tmp, n1, nb),

@@ -847,29 +847,33 @@ static void *piece_at(const void *buf, nbcx_count off, ptrdiff_t ext)
 
 /* An element-wise collective of more than INT_MAX elements, which the
  * builders do not take (their counts are int; api/ lets these through):
- * pieces of NBCXI_PIECE elements, each the chosen algorithm's schedule
- * on its stretch of the buffers, one after the other: every node of
- * piece k + 1 waits for a join of every node of piece k, since the
- * pieces use the same tags between the same peers. */
+ * pieces of 2^30 elements (nbcxi_sched_chunking, lowered in tests),
+ * each the chosen algorithm's schedule on its stretch of the buffers,
+ * one after the other: every node of piece k + 1 waits for a join of
+ * every node of piece k, since the pieces use the same tags between the
+ * same peers. Every node of the first piece waits for `first` (-1: none);
+ * *last (when not NULL) gets a join of every node of the last piece. */
 static int build_pieces(enum nbcxi_coll coll, struct nbcx_sched_s *s,
-                        const struct nbcxi_coll_args *a, const char *prefer)
+                        const struct nbcxi_coll_args *a, const char *prefer,
+                        nbcx_node first_dep, nbcx_node *last)
 {
     const nbcx_count total = a->rcount;
     const ptrdiff_t ext = a->rtype->extent;
-    nbcx_node joined = -1;
-    for (nbcx_count off = 0; off < total; off += NBCXI_PIECE) {
+    const nbcx_count piece = nbcxi_sched_chunking.piece;
+    nbcx_node joined = first_dep;
+    for (nbcx_count off = 0; off < total; off += piece) {
         struct nbcxi_coll_args p = *a;
-        p.rcount = NBCXI_MIN(total - off, (nbcx_count)NBCXI_PIECE);
+        p.rcount = NBCXI_MIN(total - off, piece);
         p.sbuf = piece_at(a->sbuf, off, ext);
         p.rbuf = piece_at(a->rbuf, off, ext);
         int first = s->build.nnodes;
         int err = build_one(coll, s, &p, prefer);
         if (err)
             return err;
-        int last = s->build.nnodes;
-        bool more = off + NBCXI_PIECE < total;
-        nbcx_node next = more ? nbcxi_call(s, join, NULL) : -1;
-        for (int n = first; n < last;) {
+        int end = s->build.nnodes;
+        bool more = off + piece < total;
+        nbcx_node next = more || last ? nbcxi_call(s, join, NULL) : -1;
+        for (int n = first; n < end;) {
             nbcxi_dep(s, joined, n);
             nbcxi_dep(s, n, next);
             int span = s->build.nodes[n].span;
@@ -877,14 +881,57 @@ static int build_pieces(enum nbcxi_coll coll, struct nbcx_sched_s *s,
         }
         joined = next;
     }
+    if (last)
+        *last = joined;
+    return s->build.err;
+}
+
+/* A bcast of more bytes than the pieces' limit. Its ranks may describe
+ * the buffer with different types (the same bytes): pieces of elements
+ * would end at different bytes on them, so it moves bytes, in pieces of
+ * NBCX_BYTE: the buffer itself when its type is contiguous, else a
+ * packed scratch copy (packed at the root first, unpacked elsewhere at
+ * the end). */
+static int build_bcast_bytes(struct nbcx_sched_s *s,
+                             const struct nbcxi_coll_args *a,
+                             const char *prefer, nbcx_count bytes)
+{
+    struct nbcx_datatype_s *t = a->rtype, *byte = nbcxi_type(NBCX_BYTE);
+    const bool direct = t->contiguous, root = s->build.rank == a->root;
+    char *buf = direct ? (char *)a->rbuf + t->true_lb
+                       : nbcxi_sched_tmp(s, (size_t)bytes);
+    if (!buf)
+        return s->build.err;
+    nbcx_node pack = -1, done = -1;
+    if (!direct && root)
+        pack = nbcxi_copy(s, a->rbuf, a->rcount, t, buf, bytes, byte);
+    struct nbcxi_coll_args b = *a;
+    b.rbuf = buf;
+    b.rcount = bytes;
+    b.rtype = byte;
+    int err = build_pieces(NBCXI_BCAST, s, &b, prefer, pack,
+                           !direct && !root ? &done : NULL);
+    if (err)
+        return err;
+    if (!direct && !root)
+        nbcxi_dep(s, done,
+                  nbcxi_copy(s, buf, bytes, byte, a->rbuf, a->rcount, t));
     return s->build.err;
 }
 
 int nbcxi_coll_build(enum nbcxi_coll coll, struct nbcx_sched_s *s,
                      struct nbcxi_coll_args *a, const char *prefer)
 {
-    if (elementwise(coll) && a->rcount > INT_MAX)
-        return build_pieces(coll, s, a, prefer);
+    const nbcx_count above = nbcxi_sched_chunking.piece_above;
+    if (coll == NBCXI_BCAST) {
+        const nbcx_count sz = (nbcx_count)a->rtype->size;
+        if (sz && a->rcount > PTRDIFF_MAX / sz)
+            return NBCX_ERR_COUNT;
+        if (a->rcount * sz > above)
+            return build_bcast_bytes(s, a, prefer, a->rcount * sz);
+    } else if (elementwise(coll) && a->rcount > above) {
+        return build_pieces(coll, s, a, prefer, -1, NULL);
+    }
     return build_one(coll, s, a, prefer);
 }
 

@@ -1667,13 +1667,7 @@ static int wrap_gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
 
 int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IGATHER, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE)) &&
-        shim_conv_count(recvcount, k.rank == root))
-        return wrap_gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_IGATHER, why, __builtin_return_address(0));
-    return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    return wrap_gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
@@ -1712,13 +1706,7 @@ static int wrap_scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 
 int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_ISCATTER, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_count(sendcount, k.rank == root) &&
-        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE)))
-        return wrap_scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_ISCATTER, why, __builtin_return_address(0));
-    return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    return wrap_scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
@@ -1756,13 +1744,7 @@ static int wrap_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 
 int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IALLGATHER, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE) &&
-        shim_conv_count(recvcount, 1))
-        return wrap_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_IALLGATHER, why, __builtin_return_address(0));
-    return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return wrap_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
@@ -1800,13 +1782,7 @@ static int wrap_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 
 int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IALLTOALL, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE) &&
-        shim_conv_count(recvcount, 1))
-        return wrap_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_IALLTOALL, why, __builtin_return_address(0));
-    return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return wrap_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
@@ -1844,13 +1820,7 @@ static int wrap_gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 
 int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IGATHERV, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE)) &&
-        shim_conv_counts((k.rank == root ? k.size : 0), recvcounts))
-        return wrap_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_IGATHERV, why, __builtin_return_address(0));
-    return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+    return wrap_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, void *site)
@@ -1888,13 +1858,7 @@ static int wrap_scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], co
 
 int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_ISCATTERV, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_counts((k.rank == root ? k.size : 0), sendcounts) &&
-        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE)))
-        return wrap_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_ISCATTERV, why, __builtin_return_address(0));
-    return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    return wrap_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
@@ -1931,13 +1895,7 @@ static int wrap_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 
 int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IALLGATHERV, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE) &&
-        shim_conv_counts(k.size, recvcounts))
-        return wrap_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_IALLGATHERV, why, __builtin_return_address(0));
-    return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    return wrap_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
@@ -1968,13 +1926,7 @@ static int wrap_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], c
 
 int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IALLTOALLV, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_counts((sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts) &&
-        shim_conv_counts(k.size, recvcounts))
-        return wrap_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_IALLTOALLV, why, __builtin_return_address(0));
-    return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    return wrap_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request, void *site)
@@ -2005,13 +1957,7 @@ static int wrap_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], c
 
 int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IALLTOALLW, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_counts((sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts) &&
-        shim_conv_counts(k.size, recvcounts))
-        return wrap_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_IALLTOALLW, why, __builtin_return_address(0));
-    return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    return wrap_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
@@ -2048,12 +1994,7 @@ static int wrap_reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_C
 
 int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IREDUCE_SCATTER, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_counts(k.size, recvcounts))
-        return wrap_reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_IREDUCE_SCATTER, why, __builtin_return_address(0));
-    return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+    return wrap_reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
@@ -2091,12 +2032,7 @@ static int wrap_reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_C
 
 int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_IREDUCE_SCATTER_BLOCK, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(recvcount, 1))
-        return wrap_reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_IREDUCE_SCATTER_BLOCK, why, __builtin_return_address(0));
-    return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+    return wrap_reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, void *site)
@@ -2202,13 +2138,7 @@ static int wrap_neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, M
 
 int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLGATHER, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(sendcount, 1) &&
-        shim_conv_count(recvcount, 1))
-        return wrap_neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_INEIGHBOR_ALLGATHER, why, __builtin_return_address(0));
-    return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return wrap_neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
@@ -2241,13 +2171,7 @@ static int wrap_neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, 
 
 int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLGATHERV, comm, SHIM_CONV_NEIGHBORS);
-    if (!why && shim_conv_count(sendcount, 1) &&
-        shim_conv_counts(k.indeg, recvcounts))
-        return wrap_neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_INEIGHBOR_ALLGATHERV, why, __builtin_return_address(0));
-    return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    return wrap_neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
@@ -2281,13 +2205,7 @@ static int wrap_neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MP
 
 int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLTOALL, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(sendcount, 1) &&
-        shim_conv_count(recvcount, 1))
-        return wrap_neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_INEIGHBOR_ALLTOALL, why, __builtin_return_address(0));
-    return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return wrap_neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, void *site)
@@ -2314,13 +2232,7 @@ static int wrap_neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendco
 
 int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLTOALLV, comm, SHIM_CONV_NEIGHBORS);
-    if (!why && shim_conv_counts(k.outdeg, sendcounts) &&
-        shim_conv_counts(k.indeg, recvcounts))
-        return wrap_neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_INEIGHBOR_ALLTOALLV, why, __builtin_return_address(0));
-    return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    return wrap_neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request, void *site)
@@ -2349,13 +2261,7 @@ static int wrap_neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendco
 
 int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_INEIGHBOR_ALLTOALLW, comm, SHIM_CONV_NEIGHBORS);
-    if (!why && shim_conv_counts(k.outdeg, sendcounts) &&
-        shim_conv_counts(k.indeg, recvcounts))
-        return wrap_neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_INEIGHBOR_ALLTOALLW, why, __builtin_return_address(0));
-    return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    return wrap_neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, __builtin_return_address(0));
 }
 
 static int wrap_bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -2495,13 +2401,7 @@ static int wrap_gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 
 int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_GATHER_INIT, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE)) &&
-        shim_conv_count(recvcount, k.rank == root))
-        return wrap_gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_GATHER_INIT, why, __builtin_return_address(0));
-    return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    return wrap_gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -2540,13 +2440,7 @@ static int wrap_scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 
 int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_SCATTER_INIT, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_count(sendcount, k.rank == root) &&
-        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE)))
-        return wrap_scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_SCATTER_INIT, why, __builtin_return_address(0));
-    return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    return wrap_scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -2584,13 +2478,7 @@ static int wrap_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_D
 
 int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_ALLGATHER_INIT, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE) &&
-        shim_conv_count(recvcount, 1))
-        return wrap_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_ALLGATHER_INIT, why, __builtin_return_address(0));
-    return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return wrap_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -2628,13 +2516,7 @@ static int wrap_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 
 int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_ALLTOALL_INIT, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE) &&
-        shim_conv_count(recvcount, 1))
-        return wrap_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_ALLTOALL_INIT, why, __builtin_return_address(0));
-    return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return wrap_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -2672,13 +2554,7 @@ static int wrap_gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 
 int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_GATHERV_INIT, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_count(sendcount, !(k.rank == root && sendbuf == MPI_IN_PLACE)) &&
-        shim_conv_counts((k.rank == root ? k.size : 0), recvcounts))
-        return wrap_gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_GATHERV_INIT, why, __builtin_return_address(0));
-    return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+    return wrap_gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -2716,13 +2592,7 @@ static int wrap_scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[
 
 int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_SCATTERV_INIT, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_counts((k.rank == root ? k.size : 0), sendcounts) &&
-        shim_conv_count(recvcount, !(k.rank == root && recvbuf == MPI_IN_PLACE)))
-        return wrap_scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_SCATTERV_INIT, why, __builtin_return_address(0));
-    return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    return wrap_scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -2759,13 +2629,7 @@ static int wrap_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
 
 int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_ALLGATHERV_INIT, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_count(sendcount, sendbuf != MPI_IN_PLACE) &&
-        shim_conv_counts(k.size, recvcounts))
-        return wrap_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_ALLGATHERV_INIT, why, __builtin_return_address(0));
-    return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    return wrap_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -2796,13 +2660,7 @@ static int wrap_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts
 
 int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_ALLTOALLV_INIT, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_counts((sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts) &&
-        shim_conv_counts(k.size, recvcounts))
-        return wrap_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_ALLTOALLV_INIT, why, __builtin_return_address(0));
-    return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    return wrap_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -2833,13 +2691,7 @@ static int wrap_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts
 
 int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_ALLTOALLW_INIT, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_counts((sendbuf == MPI_IN_PLACE ? 0 : k.size), sendcounts) &&
-        shim_conv_counts(k.size, recvcounts))
-        return wrap_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_ALLTOALLW_INIT, why, __builtin_return_address(0));
-    return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    return wrap_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -2876,12 +2728,7 @@ static int wrap_reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const 
 
 int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_REDUCE_SCATTER_INIT, comm, SHIM_CONV_RANK);
-    if (!why && shim_conv_counts(k.size, recvcounts))
-        return wrap_reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_REDUCE_SCATTER_INIT, why, __builtin_return_address(0));
-    return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+    return wrap_reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -2919,12 +2766,7 @@ static int wrap_reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, 
 
 int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_REDUCE_SCATTER_BLOCK_INIT, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(recvcount, 1))
-        return wrap_reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_REDUCE_SCATTER_BLOCK_INIT, why, __builtin_return_address(0));
-    return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+    return wrap_reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -3030,13 +2872,7 @@ static int wrap_neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcou
 
 int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLGATHER_INIT, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(sendcount, 1) &&
-        shim_conv_count(recvcount, 1))
-        return wrap_neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_NEIGHBOR_ALLGATHER_INIT, why, __builtin_return_address(0));
-    return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return wrap_neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -3069,13 +2905,7 @@ static int wrap_neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendco
 
 int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLGATHERV_INIT, comm, SHIM_CONV_NEIGHBORS);
-    if (!why && shim_conv_count(sendcount, 1) &&
-        shim_conv_counts(k.indeg, recvcounts))
-        return wrap_neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_NEIGHBOR_ALLGATHERV_INIT, why, __builtin_return_address(0));
-    return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    return wrap_neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -3109,13 +2939,7 @@ static int wrap_neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcoun
 
 int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLTOALL_INIT, comm, SHIM_CONV_NONE);
-    if (!why && shim_conv_count(sendcount, 1) &&
-        shim_conv_count(recvcount, 1))
-        return wrap_neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_NEIGHBOR_ALLTOALL_INIT, why, __builtin_return_address(0));
-    return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return wrap_neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -3142,13 +2966,7 @@ static int wrap_neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count s
 
 int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLTOALLV_INIT, comm, SHIM_CONV_NEIGHBORS);
-    if (!why && shim_conv_counts(k.outdeg, sendcounts) &&
-        shim_conv_counts(k.indeg, recvcounts))
-        return wrap_neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_NEIGHBOR_ALLTOALLV_INIT, why, __builtin_return_address(0));
-    return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    return wrap_neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, __builtin_return_address(0));
 }
 
 static int wrap_neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request, void *site)
@@ -3177,13 +2995,7 @@ static int wrap_neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count s
 
 int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    struct shim_conv k;
-    int why = shim_conv_begin(&k, OP_NEIGHBOR_ALLTOALLW_INIT, comm, SHIM_CONV_NEIGHBORS);
-    if (!why && shim_conv_counts(k.outdeg, sendcounts) &&
-        shim_conv_counts(k.indeg, recvcounts))
-        return wrap_neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, __builtin_return_address(0));
-    shim_conv_native(&k, OP_NEIGHBOR_ALLTOALLW_INIT, why, __builtin_return_address(0));
-    return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    return wrap_neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, __builtin_return_address(0));
 }
 
 #endif /* SHIM_LARGE_COUNT */

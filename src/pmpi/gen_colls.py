@@ -9,11 +9,8 @@ public name, and on MPI-4 libraries a large-count wrapper (MPI_I<op>_c,
 MPI_<op>_init_c): MPI_Count counts and MPI_Aint displacements, passed as
 they are to nbcx's large-count API (nbcx_i<op>_c, nbcx_<op>_init_c) by
 wrap_<name>_c, the same wrapper with the wider arguments. It goes native
-for the reasons the int wrapper does, and for one of size only: a count
-that matters on this rank above INT_MAX, which nbcx's algorithms do not
-take, except in bcast, reduce, allreduce, scan and exscan (ANY_COUNT),
-which nbcx builds in pieces. Displacements and buffers of any size are
-served by nbcx.
+for the reasons the int wrapper does, never for a size: nbcx serves
+counts, displacements and buffers of any size (issue 38).
 
 Each public function passes its return address (__builtin_return_address)
 to wrap_<name> and shim_begin: the call site of NBCX_PMPI_REPORT
@@ -257,27 +254,6 @@ def bytes_expr(name, large=False):
     return e
 
 
-# Large-count wrappers: where a count or displacement is not significant on
-# this rank (MPI ignores it, so it may hold anything), it does not decide
-# between nbcx and native; the others must fit an int. Conditions use k
-# (struct shim_conv: size, rank, indeg, outdeg) and the arguments.
-AT_ROOT = "k.rank == root"
-NOT_INPLACE_ROOT_S = "!(k.rank == root && sendbuf == MPI_IN_PLACE)"
-NOT_INPLACE_ROOT_R = "!(k.rank == root && recvbuf == MPI_IN_PLACE)"
-NOT_INPLACE_S = "sendbuf != MPI_IN_PLACE"
-SIGNIFICANT = {
-    ("gather", "sendcount"): NOT_INPLACE_ROOT_S,
-    ("gather", "recvcount"): AT_ROOT,
-    ("gatherv", "sendcount"): NOT_INPLACE_ROOT_S,
-    ("scatter", "sendcount"): AT_ROOT,
-    ("scatter", "recvcount"): NOT_INPLACE_ROOT_R,
-    ("scatterv", "recvcount"): NOT_INPLACE_ROOT_R,
-    ("allgather", "sendcount"): NOT_INPLACE_S,
-    ("allgatherv", "sendcount"): NOT_INPLACE_S,
-    ("alltoall", "sendcount"): NOT_INPLACE_S,
-}
-
-
 # The buffer that becomes NBCX_IN_PLACE when nbcx refuses an aliased call
 # (NBCX_ERR_ALIAS) and the library runs it in place natively
 # (SHIM_ALIAS_IN_PLACE, shim.h: Open MPI, whose libnbc takes a send
@@ -297,18 +273,6 @@ ALIAS_IN_PLACE = {
     "reduce_scatter_block": "sendbuf",
     "scan": "sendbuf",
 }
-
-
-def array_length(name, arg):
-    """How many entries of a count or displacement array are significant
-    on this rank (a C expression)."""
-    if name.startswith("neighbor_"):
-        return "k.outdeg" if arg.startswith(("send", "sdispls")) else "k.indeg"
-    if name == "gatherv" or name == "scatterv":
-        return "(%s ? k.size : 0)" % AT_ROOT
-    if name in ("alltoallv", "alltoallw") and arg.startswith(("send", "sdispls")):
-        return "(sendbuf == MPI_IN_PLACE ? 0 : k.size)"
-    return "k.size"
 
 
 def cap(name):
@@ -474,36 +438,18 @@ def wrapper(name, args, persistent, large=False):
 
 def wrapper_c(name, args, persistent):
     """The large-count (MPI-4 _c) call of a collective with counts: its
-    wrap_<name>_c (nbcx_i<op>_c), native when a significant count is above
-    INT_MAX or for the int wrapper's reasons."""
-    enum = ("OP_" + name.upper() + "_INIT") if persistent else ("OP_I" + name.upper())
+    wrap_<name>_c (nbcx_i<op>_c), which goes native for the int
+    wrapper's reasons only."""
     if persistent:
         fn = "MPI_%s_init_c" % cap(name)
-        native = "PMPI_%s_init_c" % cap(name)
         core = "wrap_%s_init_c" % name
     else:
         fn = "MPI_I%s_c" % name
-        native = "PMPI_I%s_c" % name
         core = "wrap_%s_c" % name
-    params, natargs, conv = [], [], []
-    info = "SHIM_CONV_NONE"
+    params, natargs = [], []
     for a in args:
-        n = bare(a[1])
-        k = a[2]
         params.append(large_param(name, a))
-        natargs.append(n)
-        if k == "count" and name not in ANY_COUNT:
-            sig = SIGNIFICANT.get((name, n), "1")
-            if sig != "1":
-                info = "SHIM_CONV_RANK"
-            conv.append("shim_conv_count(%s, %s)" % (n, sig))
-        elif k == "counts":
-            conv.append("shim_conv_counts(%s, %s)" % (array_length(name, n), n))
-            info = (
-                "SHIM_CONV_NEIGHBORS"
-                if name.startswith("neighbor_")
-                else "SHIM_CONV_RANK"
-            )
+        natargs.append(bare(a[1]))
     params.append("MPI_Comm comm")
     natargs.append("comm")
     if persistent:
@@ -516,23 +462,9 @@ def wrapper_c(name, args, persistent):
     out.append(wrapper(name, args, persistent, large=True).rstrip("\n") + "\n")
     out.append("int %s(%s)" % (fn, ", ".join(params)))
     out.append("{")
-    if not conv:
-        out.append("    return %s(%s);" % (core, ", ".join(call)))
-        out.append("}")
-        return "\n".join(out) + "\n"
-    out.append("    struct shim_conv k;")
-    out.append("    int why = shim_conv_begin(&k, %s, comm, %s);" % (enum, info))
-    out.append("    if (!why && " + " &&\n        ".join(conv) + ")")
-    out.append("        return %s(%s);" % (core, ", ".join(call)))
-    out.append("    shim_conv_native(&k, %s, why, __builtin_return_address(0));" % enum)
-    out.append("    return %s(%s);" % (native, ", ".join(natargs)))
+    out.append("    return %s(%s);" % (core, ", ".join(call)))
     out.append("}")
     return "\n".join(out) + "\n"
-
-
-# The collectives nbcx serves with any count (nbcx_i<op>_c builds those
-# above INT_MAX in pieces): their _c wrappers do not look at the count.
-ANY_COUNT = ("bcast", "reduce", "allreduce", "scan", "exscan")
 
 
 def has_counts(args):

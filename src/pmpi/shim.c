@@ -50,8 +50,7 @@ static const char *const reason_names[R_COUNT] = {
     "served", "NBCX_PMPI=off", "not in NBCX_PMPI_OPS",
     "called from inside nbcx", "intercommunicator",
     "nbcx communicator setup failed", "datatype refused",
-    "operation refused", "arguments refused",
-    "count beyond int (large-count call)", "other",
+    "operation refused", "arguments refused", "other",
 };
 
 /* ---- configuration and counters ---- */
@@ -654,75 +653,6 @@ int shim_outdegree(struct shim_call *c)
     int in = 0, out = 0;
     shim_neighbor_degrees(c, &in, &out);
     return out;
-}
-
-/* ---- large-count calls (MPI_I<op>_c, MPI_<op>_init_c) ---- */
-
-int shim_conv_begin(struct shim_conv *k, int op, MPI_Comm comm, int info)
-{
-    k->size = k->rank = k->indeg = k->outdeg = 0;
-    configure();
-    if (!g_enabled)
-        return R_OFF;
-    if (!g_allowed[op])
-        return R_NOT_LISTED;
-    if (shim_in_nbcx)
-        return R_NESTED;
-    if (info == SHIM_CONV_NONE)
-        return 0; /* the int wrapper checks the communicator */
-    int inter = 0;
-    if (comm == MPI_COMM_NULL ||
-        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
-        return R_OTHER; /* let MPI report the bad communicator */
-    if (inter)
-        return R_INTERCOMM;
-    if (PMPI_Comm_size(comm, &k->size) != MPI_SUCCESS ||
-        PMPI_Comm_rank(comm, &k->rank) != MPI_SUCCESS)
-        return R_OTHER;
-    if (info != SHIM_CONV_NEIGHBORS)
-        return 0;
-    int topo = MPI_UNDEFINED;
-    if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS)
-        return R_OTHER;
-    if (topo == MPI_CART) {
-        int ndims = 0;
-        if (PMPI_Cartdim_get(comm, &ndims) != MPI_SUCCESS)
-            return R_OTHER;
-        k->indeg = k->outdeg = 2 * ndims;
-    } else if (topo == MPI_GRAPH) {
-        int n = 0;
-        if (PMPI_Graph_neighbors_count(comm, k->rank, &n) != MPI_SUCCESS)
-            return R_OTHER;
-        k->indeg = k->outdeg = n;
-    } else if (topo == MPI_DIST_GRAPH) {
-        int weighted = 0;
-        if (PMPI_Dist_graph_neighbors_count(comm, &k->indeg, &k->outdeg,
-                                            &weighted) != MPI_SUCCESS)
-            return R_OTHER;
-    } else {
-        return R_OTHER; /* no topology: MPI reports it */
-    }
-    return 0;
-}
-
-int shim_conv_count(MPI_Count v, int significant)
-{
-    return v <= INT_MAX || !significant;
-}
-
-int shim_conv_counts(int n, const MPI_Count *in)
-{
-    for (int i = 0; in && i < n; i++)
-        if (in[i] > INT_MAX)
-            return 0;
-    return 1;
-}
-
-void shim_conv_native(struct shim_conv *k, int op, int why, void *site)
-{
-    (void)k;
-    note(shim_report && shim_fsite ? shim_fsite : site, op,
-         why ? why : R_LARGE_COUNT, 0);
 }
 
 /* Generalized-request callbacks. The status of a completed collective:

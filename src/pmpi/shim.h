@@ -60,7 +60,7 @@ enum shim_op {
 /* Why a call went to the native library (R_SERVED: it did not). */
 enum shim_reason {
     R_SERVED, R_OFF, R_NOT_LISTED, R_NESTED, R_INTERCOMM, R_COMM_SETUP,
-    R_TYPE, R_OP, R_ARGS, R_LARGE_COUNT, R_OTHER, R_COUNT
+    R_TYPE, R_OP, R_ARGS, R_OTHER, R_COUNT
 };
 
 /* One communicator's nbcx twin, cached as an attribute. */
@@ -176,30 +176,9 @@ int shim_comm_size(struct shim_call *c);
 
 /* The large-count wrappers (colls.c, SHIM_LARGE_COUNT) call nbcx's
  * large-count API (nbcx_i<op>_c) with their MPI_Count counts and MPI_Aint
- * displacements as they are. They go native for the reasons the int
- * wrappers do, and for one of size: a significant count above INT_MAX,
- * which nbcx's algorithms do not take (its API refuses it with
- * NBCX_ERR_COUNT, an error for MPI). Displacements and buffers of any
- * size are served. */
-enum shim_conv_info {
-    SHIM_CONV_NONE,      /* scalar counts only, all significant */
-    SHIM_CONV_RANK,      /* needs k.size and k.rank */
-    SHIM_CONV_NEIGHBORS, /* needs k.indeg and k.outdeg (topology) */
-};
-struct shim_conv {
-    int size, rank, indeg, outdeg;
-};
-/* 0 when the call may be served (the shim is on for op, comm is an
- * intracommunicator where info needs one, its size, rank or degrees
- * known), else the reason to go native. */
-int shim_conv_begin(struct shim_conv *k, int op, MPI_Comm comm, int info);
-/* 1 when count v is one nbcx serves (at most INT_MAX) or is not
- * significant on this rank, else 0. */
-int shim_conv_count(MPI_Count v, int significant);
-/* The same for n counts (n <= 0 or no array: nothing read, 1). */
-int shim_conv_counts(int n, const MPI_Count *in);
-/* Ends k and counts a native call (why, or R_LARGE_COUNT when 0). */
-void shim_conv_native(struct shim_conv *k, int op, int why, void *site);
+ * displacements as they are, and go native for the reasons the int
+ * wrappers do only: nbcx serves counts, displacements and buffers of any
+ * size (issue 38). */
 
 /* A send buffer equal to the receive buffer (or to this rank's block of
  * it), which MPI forbids, is run in place where the native library does

@@ -39,9 +39,9 @@ struct nbcxi_node {
     int succ;      /* first successor in sched->exec.succ (CSR) */
     int nsucc;
     /* Nodes this node stands for, itself first (0 or 1: itself only): a
-     * builder's send, receive, reduction or copy of more elements than an
-     * int holds is made of several consecutive nodes of at most INT_MAX
-     * elements each (the chunks), to which nbcxi_dep adds every edge. */
+     * builder's send, receive, reduction or copy of more than INT_MAX
+     * bytes is made of several consecutive nodes (the chunks, and a
+     * packed message's copy), to which nbcxi_dep adds every edge. */
     int span;
     union {
         struct { void *buf; int count; struct nbcx_datatype_s *type;
@@ -200,21 +200,24 @@ NBCX_HIDDEN void *nbcxi_sched_tmp_typed(struct nbcx_sched_s *s,
                                         ptrdiff_t count,
                                         struct nbcx_datatype_s *type);
 NBCX_HIDDEN void *nbcxi_sched_tmp(struct nbcx_sched_s *s, size_t bytes);
-/* Counts are 64-bit (ptrdiff_t): a count above INT_MAX makes one node of
- * several chunks (struct nbcxi_node's span), each of at most
- * NBCXI_CHUNK_BYTES bytes of data, cut at the same byte offsets of the
- * data on both sides. A message's chunks match the peer's when both sides
- * cut at the same offsets: when both have the same type and count, or
- * when each side's type size divides NBCXI_CHUNK_BYTES (every built-in
- * type's does). Builders send a message of more than INT_MAX elements
- * only in such a pair. The chunks of one message go to the same peer with
- * the same tag, posted in order (they match in order, as MPI's
- * non-overtaking rule has it). */
+/* Counts are 64-bit (ptrdiff_t). A send or receive of more than
+ * `limit` bytes (INT_MAX) makes one node of several chunks (struct
+ * nbcxi_node's span), each of NBCXI_CHUNK_BYTES bytes of data (the last
+ * one less), so that no node counts more than INT_MAX elements. The cut
+ * is by bytes, which both sides of a message share whatever their types:
+ * the two sides cut at the same byte offsets, and their chunks match in
+ * order (same peer, same tag, posted in order: MPI's non-overtaking
+ * rule). A side whose type's size does not divide NBCXI_CHUNK_BYTES
+ * (every built-in type's does) cannot cut there: it packs the message
+ * into bytes first (a scratch copy of it) and moves those. Reductions
+ * and copies, which are local, are cut above `limit` bytes too. */
 #define NBCXI_CHUNK_BYTES ((ptrdiff_t)3 << 28) /* 768 MiB, a multiple of 48 */
-/* The counts above `limit` that are cut, into chunks of `bytes`: INT_MAX
- * and NBCXI_CHUNK_BYTES, lowered only by the unit tests (test_algorithms'
- * "chunked" case) to cut messages of a few hundred elements. */
-struct nbcxi_sched_chunking { ptrdiff_t limit, bytes; };
+/* limit and bytes as above; the element-wise collectives (bcast, reduce,
+ * allreduce, scan, exscan) of more than `piece_above` elements (INT_MAX)
+ * are built in pieces of `piece` elements (2^30; coll/select.c). All four
+ * are lowered by NBCX_CHUNK_TEST (tests: the same paths at small sizes)
+ * and by the unit tests (test_algorithms' "chunked" case). */
+struct nbcxi_sched_chunking { ptrdiff_t limit, bytes, piece_above, piece; };
 NBCX_HIDDEN extern struct nbcxi_sched_chunking nbcxi_sched_chunking;
 NBCX_HIDDEN nbcx_node nbcxi_send(struct nbcx_sched_s *s, const void *buf,
                                  ptrdiff_t count,

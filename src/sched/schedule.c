@@ -8,6 +8,8 @@
  * retain the datatypes and operations they use until the schedule dies.
  */
 #include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +24,35 @@ long nbcxi_sched_live(void)
     return atomic_load(&live_scheds);
 }
 
+/* Where messages, reductions and copies are cut (sched.h); lowered by
+ * NBCX_CHUNK_TEST (read_chunk_test) and by the unit tests. */
+struct nbcxi_sched_chunking nbcxi_sched_chunking = {
+    INT_MAX, NBCXI_CHUNK_BYTES, INT_MAX, (ptrdiff_t)1 << 30 };
+
+/* NBCX_CHUNK_TEST=N (tests): cut above N bytes into chunks of N bytes
+ * rounded down to a multiple of 48 (at least 48, so that every built-in
+ * type's size divides them, as it does the real 768 MiB), and build the
+ * element-wise collectives above N elements in pieces of N / 2 + 1: the
+ * paths of counts above INT_MAX, at sizes a test can afford. */
+static pthread_once_t chunk_once = PTHREAD_ONCE_INIT;
+static void read_chunk_test(void)
+{
+    const char *v = nbcxi_getenv("NBCX_CHUNK_TEST");
+    long long n = v ? atoll(v) : 0;
+    if (n <= 0 || n > INT_MAX)
+        return;
+    nbcxi_sched_chunking = (struct nbcxi_sched_chunking){
+        (ptrdiff_t)n, NBCXI_MAX((ptrdiff_t)n / 48 * 48, (ptrdiff_t)48),
+        (ptrdiff_t)n, (ptrdiff_t)n / 2 + 1 };
+}
+
 int nbcxi_sched_new(struct nbcx_comm_s *comm, struct nbcx_sched_s **out)
 {
     struct nbcx_sched_s *s = calloc(1, sizeof *s);
     if (!s)
         return NBCX_ERR_NOMEM;
     atomic_fetch_add(&live_scheds, 1);
+    pthread_once(&chunk_once, read_chunk_test);
     nbcxi_comm_retain(comm);
     s->build.comm = comm;
     s->build.rank = comm->rank;
@@ -169,15 +194,20 @@ static nbcx_node add_node(struct nbcx_sched_s *s, struct nbcxi_node nd)
     return s->build.nnodes++;
 }
 
-/* Elements of a chunk of a type of size sz bytes: NBCXI_CHUNK_BYTES of
- * data, at least one element and at most INT_MAX. */
-struct nbcxi_sched_chunking nbcxi_sched_chunking = { INT_MAX,
-                                                     NBCXI_CHUNK_BYTES };
-
+/* Elements of a chunk of a type of size sz bytes (reductions: local, so
+ * any cut will do): the chunk's bytes, at least one element and at most
+ * INT_MAX. */
 static ptrdiff_t chunk_elems(size_t sz)
 {
     ptrdiff_t per = sz ? nbcxi_sched_chunking.bytes / (ptrdiff_t)sz : INT_MAX;
     return NBCXI_MIN(NBCXI_MAX(per, (ptrdiff_t)1), (ptrdiff_t)INT_MAX);
+}
+
+/* Bytes of count elements of type, or -1 past PTRDIFF_MAX. */
+static ptrdiff_t data_bytes(ptrdiff_t count, const struct nbcx_datatype_s *t)
+{
+    ptrdiff_t sz = (ptrdiff_t)t->size;
+    return sz && count > PTRDIFF_MAX / sz ? -1 : count * sz;
 }
 
 /* Marks first .. last (the chunks of one builder's node) as one node. */
@@ -205,13 +235,50 @@ static nbcx_node p2p_one(struct nbcx_sched_s *s, int kind, const void *buf,
 
 static nbcx_node p2p(struct nbcx_sched_s *s, int kind, const void *buf,
                      ptrdiff_t count, struct nbcx_datatype_s *type, int peer,
+                     int tag);
+
+/* A message of a type whose size does not divide the chunks: the two
+ * sides would cut at different bytes, so this side moves it packed, as
+ * bytes (a scratch copy of the whole message: only for such types). */
+static nbcx_node p2p_packed(struct nbcx_sched_s *s, int kind,
+                            const void *buf, ptrdiff_t count,
+                            struct nbcx_datatype_s *type, ptrdiff_t bytes,
+                            int peer, int tag)
+{
+    struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
+    void *tmp = nbcxi_sched_tmp(s, (size_t)bytes);
+    if (!tmp)
+        return -1;
+    nbcx_node first, msg, unpack;
+    if (kind == NBCXI_NODE_SEND) {
+        first = nbcxi_copy(s, buf, count, type, tmp, bytes, byte);
+        msg = p2p(s, kind, tmp, bytes, byte, peer, tag);
+        nbcxi_dep(s, first, msg);
+    } else {
+        first = msg = p2p(s, kind, tmp, bytes, byte, peer, tag);
+        unpack = nbcxi_copy(s, tmp, bytes, byte, (void *)(uintptr_t)buf,
+                            count, type);
+        nbcxi_dep(s, msg, unpack);
+    }
+    return s->build.err ? -1 : spanned(s, first, s->build.nnodes - 1);
+}
+
+/* Messages are cut by their bytes, the one measure both sides share
+ * (their types may differ), at multiples of the chunk's bytes. */
+static nbcx_node p2p(struct nbcx_sched_s *s, int kind, const void *buf,
+                     ptrdiff_t count, struct nbcx_datatype_s *type, int peer,
                      int tag)
 {
-    if (count < 0)
+    const ptrdiff_t bytes = data_bytes(count, type);
+    if (count < 0 || bytes < 0)
         return fail(s, NBCX_ERR_COUNT);
-    if (count <= nbcxi_sched_chunking.limit)
-        return p2p_one(s, kind, buf, (int)count, type, peer, tag);
-    const ptrdiff_t per = chunk_elems(type->size);
+    if (bytes <= nbcxi_sched_chunking.limit) /* (empty elements: none) */
+        return p2p_one(s, kind, buf, (int)NBCXI_MIN(count, INT_MAX), type,
+                       peer, tag);
+    const ptrdiff_t sz = (ptrdiff_t)type->size;
+    if (nbcxi_sched_chunking.bytes % sz != 0)
+        return p2p_packed(s, kind, buf, count, type, bytes, peer, tag);
+    const ptrdiff_t per = nbcxi_sched_chunking.bytes / sz;
     nbcx_node first = -1, id = -1;
     for (ptrdiff_t done = 0; done < count && !s->build.err; done += per) {
         id = p2p_one(s, kind, nbcxi_at(buf, done, 1, type),
@@ -255,10 +322,12 @@ nbcx_node nbcxi_reduce_node(struct nbcx_sched_s *s, const void *in,
                             struct nbcx_datatype_s *type,
                             struct nbcx_op_s *op)
 {
-    if (count < 0)
+    const ptrdiff_t bytes = data_bytes(count, type);
+    if (count < 0 || bytes < 0)
         return fail(s, NBCX_ERR_COUNT);
-    if (count <= nbcxi_sched_chunking.limit)
-        return reduce_one(s, in, inout, (int)count, type, op);
+    if (bytes <= nbcxi_sched_chunking.limit)
+        return reduce_one(s, in, inout, (int)NBCXI_MIN(count, INT_MAX), type,
+                          op);
     const ptrdiff_t per = chunk_elems(type->size);
     nbcx_node first = -1, id = -1;
     for (ptrdiff_t done = 0; done < count && !s->build.err; done += per) {
@@ -305,7 +374,11 @@ nbcx_node nbcxi_copy(struct nbcx_sched_s *s, const void *src,
         return fail(s, NBCX_ERR_COUNT);
     const size_t ss = stype->size, ds = dtype->size;
     const ptrdiff_t lim = nbcxi_sched_chunking.limit;
-    if ((scount <= lim && dcount <= lim) || !ss || !ds)
+    const ptrdiff_t sb = data_bytes(scount, stype),
+                    db = data_bytes(dcount, dtype);
+    if (sb < 0 || db < 0)
+        return fail(s, NBCX_ERR_COUNT);
+    if ((sb <= lim && db <= lim) || !ss || !ds)
         return copy_one(s, src, (int)NBCXI_MIN(scount, (ptrdiff_t)INT_MAX),
                         stype, dst,
                         (int)NBCXI_MIN(dcount, (ptrdiff_t)INT_MAX), dtype);
@@ -316,8 +389,7 @@ nbcx_node nbcxi_copy(struct nbcx_sched_s *s, const void *src,
         unit; /* bytes of a chunk */
     if (per / (ptrdiff_t)ss > INT_MAX || per / (ptrdiff_t)ds > INT_MAX)
         return fail(s, NBCX_ERR_COUNT);
-    const ptrdiff_t sbytes = scount * (ptrdiff_t)ss,
-                    dbytes = dcount * (ptrdiff_t)ds;
+    const ptrdiff_t sbytes = sb, dbytes = db;
     nbcx_node first = -1, id = -1;
     for (ptrdiff_t done = 0; done < sbytes && !s->build.err; done += per) {
         ptrdiff_t n = NBCXI_MIN(per, sbytes - done);

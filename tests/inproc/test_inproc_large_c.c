@@ -17,9 +17,16 @@
  * from rank 1, and nbcx_iallreduce_c in place of COUNT NBCX_BYTEs with
  * NBCX_BXOR; every byte checked.
  *
+ * Then a block count above INT_MAX (issue 38: every collective serves
+ * them): nbcx_igather_c of 2^31 + 8 bytes a rank to rank 0, in place
+ * there, rank 1 sending them as 2^28 + 1 INT64 (the two sides' types
+ * differ: both cut the message at the same bytes), and nbcx_iscatter_c
+ * back; 6 GiB at the peak, every byte checked.
+ *
  * The test skips (exit 77) with less than 12 GiB available. Labels
  * large and timing (ctest -L large), as inproc.large; not in sanitizer
- * builds. One case: test_inproc_large_c allgatherv|bcast|allreduce.
+ * builds. One case: test_inproc_large_c
+ * allgatherv|bcast|allreduce|gather.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -87,6 +94,61 @@ static int elementwise(nbcx_comm comm, struct job *job, int rank, bool bcast)
     return bad ? 1 : 0;
 }
 
+/* gather_c to rank 0, in place there, of BIG bytes a rank: rank 1
+ * sends BIG / 8 INT64 (fewer than INT_MAX elements, more than INT_MAX
+ * bytes), rank 0 receives BIG NBCX_BYTEs a block (above INT_MAX); then
+ * scatter_c back from rank 0, in place there, into rank 1's zeroed
+ * buffer. Both sides cut the message at the same bytes (sched.h). */
+#define BIG (((size_t)1 << 31) + 8)
+static int gather_scatter(nbcx_comm comm, struct job *job, int rank)
+{
+    size_t len = rank == 0 ? 2 * BIG : BIG;
+    unsigned char *buf = malloc(len);
+    if (!buf) {
+        job->err[rank] = NBCX_ERR_NOMEM;
+        return 1;
+    }
+    for (size_t i = 0; i < BIG; i++)
+        buf[i] = value(rank, i);
+    nbcx_request req;
+    int err = rank == 0
+                  ? nbcx_igather_c(NBCX_IN_PLACE, 0, NBCX_BYTE, buf,
+                                   (nbcx_count)BIG, NBCX_BYTE, 0, comm, &req)
+                  : nbcx_igather_c(buf, (nbcx_count)(BIG / 8), NBCX_INT64,
+                                   NULL, 0, NBCX_BYTE, 0, comm, &req);
+    if (err == NBCX_SUCCESS)
+        err = nbcx_wait(&req);
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; err == NBCX_SUCCESS && rank == 0 && i < 2 * BIG; i++)
+        if (buf[i] != value(i >= BIG, i % BIG) && bad++ == 0)
+            first = i;
+    if (rank == 1)
+        memset(buf, 0, BIG);
+    if (err == NBCX_SUCCESS)
+        err = rank == 0
+                  ? nbcx_iscatter_c(buf, (nbcx_count)BIG, NBCX_BYTE,
+                                    NBCX_IN_PLACE, 0, NBCX_BYTE, 0, comm,
+                                    &req)
+                  : nbcx_iscatter_c(NULL, 0, NBCX_BYTE, buf,
+                                    (nbcx_count)(BIG / 8), NBCX_INT64, 0,
+                                    comm, &req);
+    if (err == NBCX_SUCCESS)
+        err = nbcx_wait(&req);
+    for (size_t i = 0; err == NBCX_SUCCESS && rank == 1 && i < BIG; i++)
+        if (buf[i] != value(1, i) && bad++ == 0)
+            first = i;
+    job->err[rank] = err;
+    if (err != NBCX_SUCCESS)
+        fprintf(stderr, "rank %d: %s\n", rank, nbcx_error_detail(err));
+    if (bad) {
+        fprintf(stderr, "rank %d: %s_c: %zu wrong bytes, the first at %zu\n",
+                rank, rank == 0 ? "gather" : "scatter", bad, first);
+        job->failures[rank]++;
+    }
+    free(buf);
+    return bad || err ? 1 : 0;
+}
+
 static const char *which; /* the case */
 
 static int body(nbcx_comm comm, void *arg)
@@ -94,6 +156,8 @@ static int body(nbcx_comm comm, void *arg)
     struct job *job = arg;
     int rank;
     nbcx_comm_rank(comm, &rank);
+    if (strcmp(which, "gather") == 0)
+        return gather_scatter(comm, job, rank);
     if (strcmp(which, "allgatherv") != 0)
         return elementwise(comm, job, rank, strcmp(which, "bcast") == 0);
     unsigned char *sbuf = malloc(BLOCK);
@@ -149,7 +213,11 @@ static int run(const char *name)
     int bad = err != NBCX_SUCCESS;
     for (int r = 0; r < P; r++)
         bad |= job.failures[r] != 0 || job.err[r] != NBCX_SUCCESS;
-    if (strcmp(name, "allgatherv") == 0)
+    if (strcmp(name, "gather") == 0)
+        printf("%s gather_c and scatter_c: 2 ranks x %zu bytes (> INT_MAX; "
+               "NBCX_BYTE at the root, INT64 at rank 1), in place at the "
+               "root\n", bad ? "FAIL" : "ok  ", BIG);
+    else if (strcmp(name, "allgatherv") == 0)
         printf("%s allgatherv_c: 2 ranks x %zu bytes, the second block at "
                "displacement %zu (> INT_MAX), receive buffers of %zu "
                "bytes\n", bad ? "FAIL" : "ok  ", BLOCK, FAR, SPAN);
@@ -169,9 +237,9 @@ int main(int argc, char **argv)
         return 77;
     }
     static const char *const cases[] = { "allgatherv", "bcast",
-                                         "allreduce" };
+                                         "allreduce", "gather" };
     int bad = 0;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (argc < 2 || strcmp(argv[1], cases[i]) == 0)
             bad |= run(cases[i]);
     return bad;

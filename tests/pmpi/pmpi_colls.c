@@ -330,10 +330,10 @@ int main(int argc, char **argv)
          MPI_Ineighbor_alltoallw_c(sb, &twoc, &adsp[1], types, rb, &twoc, &adsp[1], types, ring, &rq),
          PIC(Neighbor_alltoallw, sb, &twoc, &adsp[1], types, rb, &twoc, &adsp[1], types, ring));
     {
-        /* A count beyond int (of a datatype of size 0, so nothing moves)
-         * in a collective nbcx takes only int counts for (not bcast,
-         * reduce, allreduce, scan, exscan, which it builds in pieces):
-         * the shim must hand it to the native _c call, and count it. */
+        /* A count beyond int (of a datatype of size 0, so nothing moves):
+         * nbcx serves counts above INT_MAX in every collective (issue
+         * 38), so the shim must serve it, and count it served (native
+         * when the shim is off for it). */
         t_step = "iallgather_c(count > INT_MAX)";
         counts_fn *f = (counts_fn *)(size_t)dlsym(RTLD_DEFAULT,
                                                  "nbcx_pmpi_counts");
@@ -350,9 +350,15 @@ int main(int argc, char **argv)
         MPI_OK(MPI_Type_free(&empty));
         if (f) {
             f(&s1, &n1);
-            if (s1 != s0 || n1 != n0 + 1)
+            /* unless the shim is off or not on for allgather (the
+             * variants of pmpi.pmpi_colls: off, ops) */
+            const char *shim = getenv("NBCX_TEST_EXPECT_SHIM");
+            const char *ops = getenv("NBCX_PMPI_OPS");
+            int on = !(shim && strcmp(shim, "0") == 0) &&
+                      !(ops && !strstr(ops, "allgather"));
+            if (on ? s1 != s0 + 1 || n1 != n0 : s1 != s0 || n1 != n0 + 1)
                 FAIL("served %lld -> %lld, native %lld -> %lld: want one "
-                     "more native", s0, s1, n0, n1);
+                     "more %s", s0, s1, n0, n1, on ? "served" : "native");
         }
     }
     free(cntc); free(onec); free(dspa); free(bdspa);

@@ -1332,18 +1332,18 @@ static void test_hier(void)
 /* Counts above INT_MAX, cut into chunks (sched.h)                     */
 /* ------------------------------------------------------------------ */
 
-/* A send, receive, copy or reduction of more than INT_MAX elements is cut
+/* A send, receive, copy or reduction of more than INT_MAX bytes is cut
  * into chunks (nbcxi_sched_chunking). Buffers that large do not fit a
- * unit test, so this lowers the limit to 406 elements, the largest count
- * a message from one rank's own block has in run_size (203 x 2 int32),
+ * unit test, so this lowers the limit to 1,624 bytes, the largest
+ * message from one rank's own block in run_size (203 x 2 int32),
  * and the chunks to 4,800 bytes (a multiple of 48, as the real 768 MiB
  * are): every message and copy that merges several
  * blocks (Bruck's, recursive doubling's and halving's, the packed
- * subtrees, alltoall's in-place copy) is cut, as a merged message of more
- * than INT_MAX elements is, while a block's own message (whose two sides
- * may have different types) is not, as it never is. Every algorithm of
- * the collectives of run_size then runs all its cases (ordered loopback)
- * and must give the reference results. */
+ * subtrees, alltoall's in-place copy) is cut, while a block's own
+ * message is not (inproc.chunks cuts those too, with different types on
+ * the two sides). Every algorithm of the collectives of run_size then
+ * runs all its cases (ordered loopback) and must give the reference
+ * results. */
 static void test_chunked(void)
 {
     const struct nbcxi_sched_chunking saved = nbcxi_sched_chunking;
@@ -1351,7 +1351,8 @@ static void test_chunked(void)
      * (5,000 elements and less, all above 406) are more messages cut */
     struct loopback_options opt = { .seed = 5 };
     long whole = posted_by("allreduce", "rabenseifner", 16, opt, 0, 10000);
-    nbcxi_sched_chunking = (struct nbcxi_sched_chunking){ 406, 4800 };
+    nbcxi_sched_chunking.limit = 406 * 4;
+    nbcxi_sched_chunking.bytes = 4800;
     long cut = posted_by("allreduce", "rabenseifner", 16, opt, 0, 10000);
     CHECK(cut > whole, "chunked: %ld messages, whole: %ld", cut, whole);
 #if defined(__SANITIZE_ADDRESS__)

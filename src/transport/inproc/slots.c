@@ -64,6 +64,7 @@
  * There are no tree levels: in split progress mode these run as in
  * thread mode.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -593,8 +594,16 @@ static bool usable(const struct nbcx_sched_s *s,
     /* Not for persistent requests: tickets are taken in start order,
      * and the starts of persistent requests may come in any order (their
      * point-to-point algorithms have a tag slot of their own). */
+    /* Nor above INT_MAX bytes (the _c calls): a slot's counts are int;
+     * the point-to-point algorithms serve those. Decided by the bytes,
+     * which every rank agrees on (a gather's leaf may send fewer than
+     * INT_MAX elements of a larger type), then by the counts, which
+     * pass INT_MAX within that only with empty elements. */
+    size_t sb = a->stype ? (size_t)a->scount * a->stype->size : 0;
+    size_t rb = a->rtype ? (size_t)a->rcount * a->rtype->size : 0;
     return nbcxi_inproc_shm(s->build.comm) != NULL && !a->in_place &&
-           !s->build.persistent;
+           !s->build.persistent && sb <= INT_MAX && rb <= INT_MAX &&
+           a->scount <= INT_MAX && a->rcount <= INT_MAX;
 }
 
 #define SLOTS_BUILDER(op, COLL)                                               \
