@@ -6,6 +6,11 @@
 ! MPI_Waitall; every completion function in turn. One source for the three bindings (preprocessed):
 !   -DBIND_MPIFH: include 'mpif.h'; -DBIND_MPI: use mpi; -DBIND_F08:
 !   use mpi_f08. -DPERSIST_MPIX: Open MPI 4.1's MPIX_<op>_init.
+!   -DLARGE_COUNT (with -DBIND_F08, MPI 4.0: MPICH): every count of the
+!   nonblocking and persistent calls is INTEGER(KIND=MPI_COUNT_KIND) and
+!   the displacements of the v and w forms MPI_COUNT_KIND and
+!   MPI_ADDRESS_KIND, so mpi_f08 resolves each call to its large-count
+!   form, which calls the C MPI_<op>_c (the blocking references too).
 ! Rank 0 prints "fcolls: issued N" (nonblocking calls and persistent
 ! requests made, all ranks) and "fcolls: PASS" or the failures; the test
 ! script checks the shim's report (NBCX_PMPI_VERBOSE) against N.
@@ -13,6 +18,15 @@
 #define PI(x) MPIX_/**/x/**/_init
 #else
 #define PI(x) MPI_/**/x/**/_init
+#endif
+#ifdef LARGE_COUNT
+#define NC(x) int(x, MPI_COUNT_KIND)
+#define CK MPI_COUNT_KIND
+#define AK MPI_ADDRESS_KIND
+#else
+#define NC(x) x
+#define CK kind(0)
+#define AK kind(0)
 #endif
 #ifdef BIND_F08
 #define HANDLE(t) type(t)
@@ -334,15 +348,15 @@ contains
     call fill(ref, n, 1)
     call MPI_Bcast(ref, n, MPI_INTEGER, np - 1, comm, ierr)
     call fill(b, n, 1)
-    if (mode == 0) call MPI_Ibcast(b, n, MPI_INTEGER, np - 1, comm, req, ierr)
-    if (mode == 1) call PI(Bcast)(b, n, MPI_INTEGER, np - 1, comm, info, req, ierr)
+    if (mode == 0) call MPI_Ibcast(b, NC(n), MPI_INTEGER, np - 1, comm, req, ierr)
+    if (mode == 1) call PI(Bcast)(b, NC(n), MPI_INTEGER, np - 1, comm, info, req, ierr)
     call complete()
     call chk('bcast', b, ref, n)
     sref = 'hello'
     s = 'xxxxx'
     if (rank == 0) s = sref
-    if (mode == 0) call MPI_Ibcast(s, 5, MPI_CHARACTER, 0, comm, req, ierr)
-    if (mode == 1) call PI(Bcast)(s, 5, MPI_CHARACTER, 0, comm, info, req, ierr)
+    if (mode == 0) call MPI_Ibcast(s, NC(5), MPI_CHARACTER, 0, comm, req, ierr)
+    if (mode == 1) call PI(Bcast)(s, NC(5), MPI_CHARACTER, 0, comm, info, req, ierr)
     call complete()
     call expect('bcast MPI_CHARACTER', s == sref)
   end subroutine
@@ -354,11 +368,11 @@ contains
     call MPI_Reduce(sb, ref, n, MPI_INTEGER, MPI_SUM, 0, comm, ierr)
     rb = sb
     if (ip .and. rank == 0) then
-      if (mode == 0) call MPI_Ireduce(MPI_IN_PLACE, rb, n, MPI_INTEGER, MPI_SUM, 0, comm, req, ierr)
-      if (mode == 1) call PI(Reduce)(MPI_IN_PLACE, rb, n, MPI_INTEGER, MPI_SUM, 0, comm, info, req, ierr)
+      if (mode == 0) call MPI_Ireduce(MPI_IN_PLACE, rb, NC(n), MPI_INTEGER, MPI_SUM, 0, comm, req, ierr)
+      if (mode == 1) call PI(Reduce)(MPI_IN_PLACE, rb, NC(n), MPI_INTEGER, MPI_SUM, 0, comm, info, req, ierr)
     else
-      if (mode == 0) call MPI_Ireduce(sb, rb, n, MPI_INTEGER, MPI_SUM, 0, comm, req, ierr)
-      if (mode == 1) call PI(Reduce)(sb, rb, n, MPI_INTEGER, MPI_SUM, 0, comm, info, req, ierr)
+      if (mode == 0) call MPI_Ireduce(sb, rb, NC(n), MPI_INTEGER, MPI_SUM, 0, comm, req, ierr)
+      if (mode == 1) call PI(Reduce)(sb, rb, NC(n), MPI_INTEGER, MPI_SUM, 0, comm, info, req, ierr)
     end if
     call complete()
     if (rank == 0) call chk('reduce', rb, ref, n)
@@ -370,11 +384,11 @@ contains
     call MPI_Allreduce(sb, ref, n, MPI_INTEGER, MPI_SUM, comm, ierr)
     rb = sb
     if (ip) then
-      if (mode == 0) call MPI_Iallreduce(MPI_IN_PLACE, rb, n, MPI_INTEGER, MPI_SUM, comm, req, ierr)
-      if (mode == 1) call PI(Allreduce)(MPI_IN_PLACE, rb, n, MPI_INTEGER, MPI_SUM, comm, info, req, ierr)
+      if (mode == 0) call MPI_Iallreduce(MPI_IN_PLACE, rb, NC(n), MPI_INTEGER, MPI_SUM, comm, req, ierr)
+      if (mode == 1) call PI(Allreduce)(MPI_IN_PLACE, rb, NC(n), MPI_INTEGER, MPI_SUM, comm, info, req, ierr)
     else
-      if (mode == 0) call MPI_Iallreduce(sb, rb, n, MPI_INTEGER, MPI_SUM, comm, req, ierr)
-      if (mode == 1) call PI(Allreduce)(sb, rb, n, MPI_INTEGER, MPI_SUM, comm, info, req, ierr)
+      if (mode == 0) call MPI_Iallreduce(sb, rb, NC(n), MPI_INTEGER, MPI_SUM, comm, req, ierr)
+      if (mode == 1) call PI(Allreduce)(sb, rb, NC(n), MPI_INTEGER, MPI_SUM, comm, info, req, ierr)
     end if
     call complete()
     call chk('allreduce', rb, ref, n)
@@ -388,11 +402,11 @@ contains
     rb = 0
     rb(rank * n + 1:rank * n + n) = sb
     if (ip .and. rank == 0) then
-      if (mode == 0) call MPI_Igather(MPI_IN_PLACE, n, MPI_INTEGER, rb, n, MPI_INTEGER, 0, comm, req, ierr)
-      if (mode == 1) call PI(Gather)(MPI_IN_PLACE, n, MPI_INTEGER, rb, n, MPI_INTEGER, 0, comm, info, req, ierr)
+      if (mode == 0) call MPI_Igather(MPI_IN_PLACE, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, 0, comm, req, ierr)
+      if (mode == 1) call PI(Gather)(MPI_IN_PLACE, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, 0, comm, info, req, ierr)
     else
-      if (mode == 0) call MPI_Igather(sb, n, MPI_INTEGER, rb, n, MPI_INTEGER, 0, comm, req, ierr)
-      if (mode == 1) call PI(Gather)(sb, n, MPI_INTEGER, rb, n, MPI_INTEGER, 0, comm, info, req, ierr)
+      if (mode == 0) call MPI_Igather(sb, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, 0, comm, req, ierr)
+      if (mode == 1) call PI(Gather)(sb, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, 0, comm, info, req, ierr)
     end if
     call complete()
     if (rank == 0) call chk('gather', rb, ref, n * np)
@@ -404,12 +418,12 @@ contains
     call MPI_Scatter(sb, n, MPI_INTEGER, ref, n, MPI_INTEGER, 0, comm, ierr)
     rb = -1
     if (ip .and. rank == 0) then
-      if (mode == 0) call MPI_Iscatter(sb, n, MPI_INTEGER, MPI_IN_PLACE, n, MPI_INTEGER, 0, comm, req, ierr)
-      if (mode == 1) call PI(Scatter)(sb, n, MPI_INTEGER, MPI_IN_PLACE, n, MPI_INTEGER, 0, comm, info, req, ierr)
+      if (mode == 0) call MPI_Iscatter(sb, NC(n), MPI_INTEGER, MPI_IN_PLACE, NC(n), MPI_INTEGER, 0, comm, req, ierr)
+      if (mode == 1) call PI(Scatter)(sb, NC(n), MPI_INTEGER, MPI_IN_PLACE, NC(n), MPI_INTEGER, 0, comm, info, req, ierr)
       rb = ref
     else
-      if (mode == 0) call MPI_Iscatter(sb, n, MPI_INTEGER, rb, n, MPI_INTEGER, 0, comm, req, ierr)
-      if (mode == 1) call PI(Scatter)(sb, n, MPI_INTEGER, rb, n, MPI_INTEGER, 0, comm, info, req, ierr)
+      if (mode == 0) call MPI_Iscatter(sb, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, 0, comm, req, ierr)
+      if (mode == 1) call PI(Scatter)(sb, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, 0, comm, info, req, ierr)
     end if
     call complete()
     call chk('scatter', rb, ref, n)
@@ -422,11 +436,11 @@ contains
     rb = 0
     rb(rank * n + 1:rank * n + n) = sb
     if (ip) then
-      if (mode == 0) call MPI_Iallgather(MPI_IN_PLACE, n, MPI_INTEGER, rb, n, MPI_INTEGER, comm, req, ierr)
-      if (mode == 1) call PI(Allgather)(MPI_IN_PLACE, n, MPI_INTEGER, rb, n, MPI_INTEGER, comm, info, req, ierr)
+      if (mode == 0) call MPI_Iallgather(MPI_IN_PLACE, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, comm, req, ierr)
+      if (mode == 1) call PI(Allgather)(MPI_IN_PLACE, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, comm, info, req, ierr)
     else
-      if (mode == 0) call MPI_Iallgather(sb, n, MPI_INTEGER, rb, n, MPI_INTEGER, comm, req, ierr)
-      if (mode == 1) call PI(Allgather)(sb, n, MPI_INTEGER, rb, n, MPI_INTEGER, comm, info, req, ierr)
+      if (mode == 0) call MPI_Iallgather(sb, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, comm, req, ierr)
+      if (mode == 1) call PI(Allgather)(sb, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, comm, info, req, ierr)
     end if
     call complete()
     call chk('allgather', rb, ref, n * np)
@@ -438,11 +452,11 @@ contains
     call MPI_Alltoall(sb, n, MPI_INTEGER, ref, n, MPI_INTEGER, comm, ierr)
     rb = sb
     if (ip) then
-      if (mode == 0) call MPI_Ialltoall(MPI_IN_PLACE, n, MPI_INTEGER, rb, n, MPI_INTEGER, comm, req, ierr)
-      if (mode == 1) call PI(Alltoall)(MPI_IN_PLACE, n, MPI_INTEGER, rb, n, MPI_INTEGER, comm, info, req, ierr)
+      if (mode == 0) call MPI_Ialltoall(MPI_IN_PLACE, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, comm, req, ierr)
+      if (mode == 1) call PI(Alltoall)(MPI_IN_PLACE, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, comm, info, req, ierr)
     else
-      if (mode == 0) call MPI_Ialltoall(sb, n, MPI_INTEGER, rb, n, MPI_INTEGER, comm, req, ierr)
-      if (mode == 1) call PI(Alltoall)(sb, n, MPI_INTEGER, rb, n, MPI_INTEGER, comm, info, req, ierr)
+      if (mode == 0) call MPI_Ialltoall(sb, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, comm, req, ierr)
+      if (mode == 1) call PI(Alltoall)(sb, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, comm, info, req, ierr)
     end if
     call complete()
     call chk('alltoall', rb, ref, n * np)
@@ -451,7 +465,9 @@ contains
   ! The v collectives: rank i's block has i + 1 elements, displaced by one
   ! gap element each.
   subroutine layout(cnt, dsp, total)
-    integer, intent(out) :: cnt(np), dsp(np), total
+    integer(kind=CK), intent(out) :: cnt(np)
+    integer(kind=AK), intent(out) :: dsp(np)
+    integer, intent(out) :: total
     integer :: i
     total = 0
     do i = 1, np
@@ -462,20 +478,22 @@ contains
   end subroutine
 
   subroutine t_gatherv()
-    integer :: cnt(np), dsp(np), tot
+    integer(kind=CK) :: cnt(np)
+    integer(kind=AK) :: dsp(np)
+    integer :: tot
     integer :: sb(np), rb(np * (np + 3)), ref(np * (np + 3))
     call layout(cnt, dsp, tot)
     call fill(sb, np, 8)
     ref = 0
-    call MPI_Gatherv(sb, rank + 1, MPI_INTEGER, ref, cnt, dsp, MPI_INTEGER, 0, comm, ierr)
+    call MPI_Gatherv(sb, NC(rank + 1), MPI_INTEGER, ref, cnt, dsp, MPI_INTEGER, 0, comm, ierr)
     rb = 0
     rb(dsp(rank + 1) + 1:dsp(rank + 1) + rank + 1) = sb(1:rank + 1)
     if (ip .and. rank == 0) then
-      if (mode == 0) call MPI_Igatherv(MPI_IN_PLACE, 0, MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, 0, comm, req, ierr)
-      if (mode == 1) call PI(Gatherv)(MPI_IN_PLACE, 0, MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, 0, comm, info, req, ierr)
+      if (mode == 0) call MPI_Igatherv(MPI_IN_PLACE, NC(0), MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, 0, comm, req, ierr)
+      if (mode == 1) call PI(Gatherv)(MPI_IN_PLACE, NC(0), MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, 0, comm, info, req, ierr)
     else
-      if (mode == 0) call MPI_Igatherv(sb, rank + 1, MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, 0, comm, req, ierr)
-      if (mode == 1) call PI(Gatherv)(sb, rank + 1, MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, 0, comm, info, req, &
+      if (mode == 0) call MPI_Igatherv(sb, NC(rank + 1), MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, 0, comm, req, ierr)
+      if (mode == 1) call PI(Gatherv)(sb, NC(rank + 1), MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, 0, comm, info, req, &
         ierr)
     end if
     call complete()
@@ -483,21 +501,23 @@ contains
   end subroutine
 
   subroutine t_scatterv()
-    integer :: cnt(np), dsp(np), tot
+    integer(kind=CK) :: cnt(np)
+    integer(kind=AK) :: dsp(np)
+    integer :: tot
     integer :: sb(np * (np + 3)), rb(np), ref(np)
     call layout(cnt, dsp, tot)
     call fill(sb, np * (np + 3), 9)
     ref = -1
-    call MPI_Scatterv(sb, cnt, dsp, MPI_INTEGER, ref, rank + 1, MPI_INTEGER, 0, comm, ierr)
+    call MPI_Scatterv(sb, cnt, dsp, MPI_INTEGER, ref, NC(rank + 1), MPI_INTEGER, 0, comm, ierr)
     rb = -1
     if (ip .and. rank == 0) then
-      if (mode == 0) call MPI_Iscatterv(sb, cnt, dsp, MPI_INTEGER, MPI_IN_PLACE, 1, MPI_INTEGER, 0, comm, req, ierr)
-      if (mode == 1) call PI(Scatterv)(sb, cnt, dsp, MPI_INTEGER, MPI_IN_PLACE, 1, MPI_INTEGER, 0, comm, info, req, &
+      if (mode == 0) call MPI_Iscatterv(sb, cnt, dsp, MPI_INTEGER, MPI_IN_PLACE, NC(1), MPI_INTEGER, 0, comm, req, ierr)
+      if (mode == 1) call PI(Scatterv)(sb, cnt, dsp, MPI_INTEGER, MPI_IN_PLACE, NC(1), MPI_INTEGER, 0, comm, info, req, &
         ierr)
       rb = ref
     else
-      if (mode == 0) call MPI_Iscatterv(sb, cnt, dsp, MPI_INTEGER, rb, rank + 1, MPI_INTEGER, 0, comm, req, ierr)
-      if (mode == 1) call PI(Scatterv)(sb, cnt, dsp, MPI_INTEGER, rb, rank + 1, MPI_INTEGER, 0, comm, info, req, &
+      if (mode == 0) call MPI_Iscatterv(sb, cnt, dsp, MPI_INTEGER, rb, NC(rank + 1), MPI_INTEGER, 0, comm, req, ierr)
+      if (mode == 1) call PI(Scatterv)(sb, cnt, dsp, MPI_INTEGER, rb, NC(rank + 1), MPI_INTEGER, 0, comm, info, req, &
         ierr)
     end if
     call complete()
@@ -505,21 +525,23 @@ contains
   end subroutine
 
   subroutine t_allgatherv()
-    integer :: cnt(np), dsp(np), tot
+    integer(kind=CK) :: cnt(np)
+    integer(kind=AK) :: dsp(np)
+    integer :: tot
     integer :: sb(np), rb(np * (np + 3)), ref(np * (np + 3))
     call layout(cnt, dsp, tot)
     call fill(sb, np, 10)
     ref = 0
-    call MPI_Allgatherv(sb, rank + 1, MPI_INTEGER, ref, cnt, dsp, MPI_INTEGER, comm, ierr)
+    call MPI_Allgatherv(sb, NC(rank + 1), MPI_INTEGER, ref, cnt, dsp, MPI_INTEGER, comm, ierr)
     rb = 0
     rb(dsp(rank + 1) + 1:dsp(rank + 1) + rank + 1) = sb(1:rank + 1)
     if (ip) then
-      if (mode == 0) call MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, comm, req, ierr)
-      if (mode == 1) call PI(Allgatherv)(MPI_IN_PLACE, 0, MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, comm, info, req, &
+      if (mode == 0) call MPI_Iallgatherv(MPI_IN_PLACE, NC(0), MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, comm, req, ierr)
+      if (mode == 1) call PI(Allgatherv)(MPI_IN_PLACE, NC(0), MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, comm, info, req, &
         ierr)
     else
-      if (mode == 0) call MPI_Iallgatherv(sb, rank + 1, MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, comm, req, ierr)
-      if (mode == 1) call PI(Allgatherv)(sb, rank + 1, MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, comm, info, req, &
+      if (mode == 0) call MPI_Iallgatherv(sb, NC(rank + 1), MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, comm, req, ierr)
+      if (mode == 1) call PI(Allgatherv)(sb, NC(rank + 1), MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, comm, info, req, &
         ierr)
     end if
     call complete()
@@ -528,7 +550,9 @@ contains
 
   ! alltoallv: n elements to every rank, displaced by one gap element.
   subroutine t_alltoallv()
-    integer :: cnt(np), dsp(np), i
+    integer(kind=CK) :: cnt(np)
+    integer(kind=AK) :: dsp(np)
+    integer :: i
     integer :: sb((n + 1) * np), rb((n + 1) * np), ref((n + 1) * np)
     do i = 1, np
       cnt(i) = n
@@ -555,7 +579,9 @@ contains
 
   ! alltoallw: as alltoallv, displacements in bytes, a type per rank.
   subroutine t_alltoallw()
-    integer :: cnt(np), dsp(np), i
+    integer(kind=CK) :: cnt(np)
+    integer(kind=AK) :: dsp(np)
+    integer :: i
     HANDLE(MPI_Datatype) :: ty(np)
     integer :: sb((n + 1) * np), rb((n + 1) * np), ref((n + 1) * np)
     do i = 1, np
@@ -582,7 +608,8 @@ contains
   end subroutine
 
   subroutine t_reduce_scatter()
-    integer :: cnt(np), sb(n * np), rb(n * np), ref(n)
+    integer(kind=CK) :: cnt(np)
+    integer :: sb(n * np), rb(n * np), ref(n)
     cnt = n
     call fill(sb, n * np, 13)
     call MPI_Reduce_scatter(sb, ref, cnt, MPI_INTEGER, MPI_SUM, comm, ierr)
@@ -604,11 +631,11 @@ contains
     call MPI_Reduce_scatter_block(sb, ref, n, MPI_INTEGER, MPI_SUM, comm, ierr)
     rb = sb
     if (ip) then
-      if (mode == 0) call MPI_Ireduce_scatter_block(MPI_IN_PLACE, rb, n, MPI_INTEGER, MPI_SUM, comm, req, ierr)
-      if (mode == 1) call PI(Reduce_scatter_block)(MPI_IN_PLACE, rb, n, MPI_INTEGER, MPI_SUM, comm, info, req, ierr)
+      if (mode == 0) call MPI_Ireduce_scatter_block(MPI_IN_PLACE, rb, NC(n), MPI_INTEGER, MPI_SUM, comm, req, ierr)
+      if (mode == 1) call PI(Reduce_scatter_block)(MPI_IN_PLACE, rb, NC(n), MPI_INTEGER, MPI_SUM, comm, info, req, ierr)
     else
-      if (mode == 0) call MPI_Ireduce_scatter_block(sb, rb, n, MPI_INTEGER, MPI_SUM, comm, req, ierr)
-      if (mode == 1) call PI(Reduce_scatter_block)(sb, rb, n, MPI_INTEGER, MPI_SUM, comm, info, req, ierr)
+      if (mode == 0) call MPI_Ireduce_scatter_block(sb, rb, NC(n), MPI_INTEGER, MPI_SUM, comm, req, ierr)
+      if (mode == 1) call PI(Reduce_scatter_block)(sb, rb, NC(n), MPI_INTEGER, MPI_SUM, comm, info, req, ierr)
     end if
     call complete()
     call chk('reduce_scatter_block', rb(1:n), ref, n)
@@ -621,11 +648,11 @@ contains
     call MPI_Scan(sb, ref, n, MPI_INTEGER, uop, comm, ierr)
     rb = sb
     if (ip) then
-      if (mode == 0) call MPI_Iscan(MPI_IN_PLACE, rb, n, MPI_INTEGER, uop, comm, req, ierr)
-      if (mode == 1) call PI(Scan)(MPI_IN_PLACE, rb, n, MPI_INTEGER, uop, comm, info, req, ierr)
+      if (mode == 0) call MPI_Iscan(MPI_IN_PLACE, rb, NC(n), MPI_INTEGER, uop, comm, req, ierr)
+      if (mode == 1) call PI(Scan)(MPI_IN_PLACE, rb, NC(n), MPI_INTEGER, uop, comm, info, req, ierr)
     else
-      if (mode == 0) call MPI_Iscan(sb, rb, n, MPI_INTEGER, uop, comm, req, ierr)
-      if (mode == 1) call PI(Scan)(sb, rb, n, MPI_INTEGER, uop, comm, info, req, ierr)
+      if (mode == 0) call MPI_Iscan(sb, rb, NC(n), MPI_INTEGER, uop, comm, req, ierr)
+      if (mode == 1) call PI(Scan)(sb, rb, NC(n), MPI_INTEGER, uop, comm, info, req, ierr)
     end if
     call complete()
     call chk('scan (user op)', rb, ref, n)
@@ -638,11 +665,11 @@ contains
     call MPI_Exscan(sb, ref, n, MPI_INTEGER, MPI_SUM, comm, ierr)
     rb = sb
     if (ip) then
-      if (mode == 0) call MPI_Iexscan(MPI_IN_PLACE, rb, n, MPI_INTEGER, MPI_SUM, comm, req, ierr)
-      if (mode == 1) call PI(Exscan)(MPI_IN_PLACE, rb, n, MPI_INTEGER, MPI_SUM, comm, info, req, ierr)
+      if (mode == 0) call MPI_Iexscan(MPI_IN_PLACE, rb, NC(n), MPI_INTEGER, MPI_SUM, comm, req, ierr)
+      if (mode == 1) call PI(Exscan)(MPI_IN_PLACE, rb, NC(n), MPI_INTEGER, MPI_SUM, comm, info, req, ierr)
     else
-      if (mode == 0) call MPI_Iexscan(sb, rb, n, MPI_INTEGER, MPI_SUM, comm, req, ierr)
-      if (mode == 1) call PI(Exscan)(sb, rb, n, MPI_INTEGER, MPI_SUM, comm, info, req, ierr)
+      if (mode == 0) call MPI_Iexscan(sb, rb, NC(n), MPI_INTEGER, MPI_SUM, comm, req, ierr)
+      if (mode == 1) call PI(Exscan)(sb, rb, NC(n), MPI_INTEGER, MPI_SUM, comm, info, req, ierr)
     end if
     call complete()
     if (rank > 0) call chk('exscan', rb, ref, n)
@@ -650,7 +677,9 @@ contains
 
   ! The neighbourhood collectives on the chain (deg neighbours: 0 to 2).
   subroutine t_neighbors()
-    integer :: sb(2 * n), rb(2 * n), ref(2 * n), cnt(2), dsp(2)
+    integer :: sb(2 * n), rb(2 * n), ref(2 * n)
+    integer(kind=CK) :: cnt(2)
+    integer(kind=AK) :: dsp(2)
     integer(kind=MPI_ADDRESS_KIND) :: ad(2)
     HANDLE(MPI_Datatype) :: ty(2)
     cnt = n
@@ -662,24 +691,24 @@ contains
     ref = 0
     call MPI_Neighbor_allgather(sb, n, MPI_INTEGER, ref, n, MPI_INTEGER, cart, ierr)
     rb = 0
-    if (mode == 0) call MPI_Ineighbor_allgather(sb, n, MPI_INTEGER, rb, n, MPI_INTEGER, cart, req, ierr)
-    if (mode == 1) call PI(Neighbor_allgather)(sb, n, MPI_INTEGER, rb, n, MPI_INTEGER, cart, info, req, ierr)
+    if (mode == 0) call MPI_Ineighbor_allgather(sb, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, cart, req, ierr)
+    if (mode == 1) call PI(Neighbor_allgather)(sb, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, cart, info, req, ierr)
     call complete()
     call chk('neighbor_allgather', rb(1:deg * n), ref(1:deg * n), deg * n)
 
     ref = 0
-    call MPI_Neighbor_allgatherv(sb, n, MPI_INTEGER, ref, cnt, dsp, MPI_INTEGER, cart, ierr)
+    call MPI_Neighbor_allgatherv(sb, NC(n), MPI_INTEGER, ref, cnt, dsp, MPI_INTEGER, cart, ierr)
     rb = 0
-    if (mode == 0) call MPI_Ineighbor_allgatherv(sb, n, MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, cart, req, ierr)
-    if (mode == 1) call PI(Neighbor_allgatherv)(sb, n, MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, cart, info, req, ierr)
+    if (mode == 0) call MPI_Ineighbor_allgatherv(sb, NC(n), MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, cart, req, ierr)
+    if (mode == 1) call PI(Neighbor_allgatherv)(sb, NC(n), MPI_INTEGER, rb, cnt, dsp, MPI_INTEGER, cart, info, req, ierr)
     call complete()
     call chk('neighbor_allgatherv', rb(1:deg * n), ref(1:deg * n), deg * n)
 
     ref = 0
     call MPI_Neighbor_alltoall(sb, n, MPI_INTEGER, ref, n, MPI_INTEGER, cart, ierr)
     rb = 0
-    if (mode == 0) call MPI_Ineighbor_alltoall(sb, n, MPI_INTEGER, rb, n, MPI_INTEGER, cart, req, ierr)
-    if (mode == 1) call PI(Neighbor_alltoall)(sb, n, MPI_INTEGER, rb, n, MPI_INTEGER, cart, info, req, ierr)
+    if (mode == 0) call MPI_Ineighbor_alltoall(sb, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, cart, req, ierr)
+    if (mode == 1) call PI(Neighbor_alltoall)(sb, NC(n), MPI_INTEGER, rb, NC(n), MPI_INTEGER, cart, info, req, ierr)
     call complete()
     call chk('neighbor_alltoall', rb(1:deg * n), ref(1:deg * n), deg * n)
 
@@ -717,10 +746,10 @@ contains
     call MPI_Allreduce(sb, ref, n, MPI_INTEGER, MPI_SUM, comm, ierr)
     tok = 100 + rank
     got = -1
-    call MPI_Iallreduce(sb, rb, n, MPI_INTEGER, MPI_SUM, comm, rs(1), ierr)
+    call MPI_Iallreduce(sb, rb, NC(n), MPI_INTEGER, MPI_SUM, comm, rs(1), ierr)
     nissued = nissued + 1
-    call MPI_Irecv(got, 1, MPI_INTEGER, left, 7, comm, rs(2), ierr)
-    call MPI_Isend(tok, 1, MPI_INTEGER, right, 7, comm, rs(3), ierr)
+    call MPI_Irecv(got, NC(1), MPI_INTEGER, left, 7, comm, rs(2), ierr)
+    call MPI_Isend(tok, NC(1), MPI_INTEGER, right, 7, comm, rs(3), ierr)
     call MPI_Waitall(3, rs, sts, ierr)
     call chk('mixed iallreduce', rb, ref, n)
     call expect('mixed token', got == 100 + left)
@@ -757,53 +786,53 @@ contains
       q(2, i) = dble(rank)
     end do
     call MPI_Allreduce(d, dref, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
-    if (mode == 0) call MPI_Iallreduce(d, dr, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, req, ierr)
-    if (mode == 1) call PI(Allreduce)(d, dr, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, info, req, ierr)
+    if (mode == 0) call MPI_Iallreduce(d, dr, NC(n), MPI_DOUBLE_PRECISION, MPI_SUM, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(d, dr, NC(n), MPI_DOUBLE_PRECISION, MPI_SUM, comm, info, req, ierr)
     call complete()
     call expect('allreduce MPI_DOUBLE_PRECISION', all(dr == dref))
     call MPI_Allreduce(r, rref, n, MPI_REAL, MPI_MAX, comm, ierr)
-    if (mode == 0) call MPI_Iallreduce(r, rr, n, MPI_REAL, MPI_MAX, comm, req, ierr)
-    if (mode == 1) call PI(Allreduce)(r, rr, n, MPI_REAL, MPI_MAX, comm, info, req, ierr)
+    if (mode == 0) call MPI_Iallreduce(r, rr, NC(n), MPI_REAL, MPI_MAX, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(r, rr, NC(n), MPI_REAL, MPI_MAX, comm, info, req, ierr)
     call complete()
     call expect('allreduce MPI_REAL MPI_MAX', all(rr == rref))
     call MPI_Allreduce(l, lref, n, MPI_LOGICAL, MPI_LOR, comm, ierr)
-    if (mode == 0) call MPI_Iallreduce(l, lr, n, MPI_LOGICAL, MPI_LOR, comm, req, ierr)
-    if (mode == 1) call PI(Allreduce)(l, lr, n, MPI_LOGICAL, MPI_LOR, comm, info, req, ierr)
+    if (mode == 0) call MPI_Iallreduce(l, lr, NC(n), MPI_LOGICAL, MPI_LOR, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(l, lr, NC(n), MPI_LOGICAL, MPI_LOR, comm, info, req, ierr)
     call complete()
     call expect('allreduce MPI_LOGICAL MPI_LOR', all(lr .eqv. lref))
     call MPI_Allreduce(z, zref, n, MPI_DOUBLE_COMPLEX, MPI_SUM, comm, ierr)
-    if (mode == 0) call MPI_Iallreduce(z, zr, n, MPI_DOUBLE_COMPLEX, MPI_SUM, comm, req, ierr)
-    if (mode == 1) call PI(Allreduce)(z, zr, n, MPI_DOUBLE_COMPLEX, MPI_SUM, comm, info, req, ierr)
+    if (mode == 0) call MPI_Iallreduce(z, zr, NC(n), MPI_DOUBLE_COMPLEX, MPI_SUM, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(z, zr, NC(n), MPI_DOUBLE_COMPLEX, MPI_SUM, comm, info, req, ierr)
     call complete()
     call expect('allreduce MPI_DOUBLE_COMPLEX', all(zr == zref))
     call MPI_Allreduce(i8, i8ref, n, MPI_INTEGER8, MPI_SUM, comm, ierr)
-    if (mode == 0) call MPI_Iallreduce(i8, i8r, n, MPI_INTEGER8, MPI_SUM, comm, req, ierr)
-    if (mode == 1) call PI(Allreduce)(i8, i8r, n, MPI_INTEGER8, MPI_SUM, comm, info, req, ierr)
+    if (mode == 0) call MPI_Iallreduce(i8, i8r, NC(n), MPI_INTEGER8, MPI_SUM, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(i8, i8r, NC(n), MPI_INTEGER8, MPI_SUM, comm, info, req, ierr)
     call complete()
     call expect('allreduce MPI_INTEGER8', all(i8r == i8ref))
     call MPI_Allreduce(p, pref, n, MPI_2INTEGER, MPI_MINLOC, comm, ierr)
-    if (mode == 0) call MPI_Iallreduce(p, pr, n, MPI_2INTEGER, MPI_MINLOC, comm, req, ierr)
-    if (mode == 1) call PI(Allreduce)(p, pr, n, MPI_2INTEGER, MPI_MINLOC, comm, info, req, ierr)
+    if (mode == 0) call MPI_Iallreduce(p, pr, NC(n), MPI_2INTEGER, MPI_MINLOC, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(p, pr, NC(n), MPI_2INTEGER, MPI_MINLOC, comm, info, req, ierr)
     call complete()
     call expect('allreduce MPI_2INTEGER MPI_MINLOC', all(pr == pref))
     call MPI_Allreduce(l, lref, n, MPI_LOGICAL, MPI_LAND, comm, ierr)
-    if (mode == 0) call MPI_Iallreduce(l, lr, n, MPI_LOGICAL, MPI_LAND, comm, req, ierr)
-    if (mode == 1) call PI(Allreduce)(l, lr, n, MPI_LOGICAL, MPI_LAND, comm, info, req, ierr)
+    if (mode == 0) call MPI_Iallreduce(l, lr, NC(n), MPI_LOGICAL, MPI_LAND, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(l, lr, NC(n), MPI_LOGICAL, MPI_LAND, comm, info, req, ierr)
     call complete()
     call expect('allreduce MPI_LOGICAL MPI_LAND', all(lr .eqv. lref))
     call MPI_Allreduce(c, cref, n, MPI_COMPLEX, MPI_PROD, comm, ierr)
-    if (mode == 0) call MPI_Iallreduce(c, cr, n, MPI_COMPLEX, MPI_PROD, comm, req, ierr)
-    if (mode == 1) call PI(Allreduce)(c, cr, n, MPI_COMPLEX, MPI_PROD, comm, info, req, ierr)
+    if (mode == 0) call MPI_Iallreduce(c, cr, NC(n), MPI_COMPLEX, MPI_PROD, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(c, cr, NC(n), MPI_COMPLEX, MPI_PROD, comm, info, req, ierr)
     call complete()
     call expect('allreduce MPI_COMPLEX MPI_PROD', all(cr == cref))
     call MPI_Allreduce(r8, r8ref, n, MPI_REAL8, MPI_MIN, comm, ierr)
-    if (mode == 0) call MPI_Iallreduce(r8, r8r, n, MPI_REAL8, MPI_MIN, comm, req, ierr)
-    if (mode == 1) call PI(Allreduce)(r8, r8r, n, MPI_REAL8, MPI_MIN, comm, info, req, ierr)
+    if (mode == 0) call MPI_Iallreduce(r8, r8r, NC(n), MPI_REAL8, MPI_MIN, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(r8, r8r, NC(n), MPI_REAL8, MPI_MIN, comm, info, req, ierr)
     call complete()
     call expect('allreduce MPI_REAL8 MPI_MIN', all(r8r == r8ref))
     call MPI_Allreduce(q, qref, n, MPI_2DOUBLE_PRECISION, MPI_MAXLOC, comm, ierr)
-    if (mode == 0) call MPI_Iallreduce(q, qr, n, MPI_2DOUBLE_PRECISION, MPI_MAXLOC, comm, req, ierr)
-    if (mode == 1) call PI(Allreduce)(q, qr, n, MPI_2DOUBLE_PRECISION, MPI_MAXLOC, comm, info, req, ierr)
+    if (mode == 0) call MPI_Iallreduce(q, qr, NC(n), MPI_2DOUBLE_PRECISION, MPI_MAXLOC, comm, req, ierr)
+    if (mode == 1) call PI(Allreduce)(q, qr, NC(n), MPI_2DOUBLE_PRECISION, MPI_MAXLOC, comm, info, req, ierr)
     call complete()
     call expect('allreduce MPI_2DOUBLE_PRECISION MPI_MAXLOC', all(qr == qref))
   end subroutine
