@@ -44,6 +44,7 @@ struct config {
     int ops[NOPS], nops;
     int iters; /* 0: by size */
     int reps;
+    int sync; /* a barrier every sync operations (0: none) */
     int impls[2], nimpls;
 };
 
@@ -54,6 +55,7 @@ struct worker {
     enum op op;
     size_t bytes;
     int iters;
+    int sync;
     MPI_Comm mcomm;
     nbcx_comm ncomm;
     int *buf, *out;   /* bytes each, as ints */
@@ -119,9 +121,13 @@ static void *work(void *arg)
             w->errors++;
     pthread_barrier_wait(w->start);
     double t0 = MPI_Wtime();
-    for (int it = 0; it < w->iters; it++)
+    for (int it = 0; it < w->iters; it++) {
         if (run_one(w, it) != 0)
             w->errors++;
+        if (w->sync && (it + 1) % w->sync == 0 &&
+            MPI_Barrier(w->mcomm) != MPI_SUCCESS)
+            w->errors++;
+    }
     w->seconds = MPI_Wtime() - t0;
     w->errors += check(w, w->iters - 1);
     return NULL;
@@ -166,6 +172,9 @@ static void usage(FILE *f)
 "  --iters N       operations per thread and run (default: 2000 below\n"
 "                  4 KiB, else 200)\n"
 "  --reps N        runs per point (default 5)\n"
+"  --sync N        an MPI_Barrier on the thread's communicator after every\n"
+"                  N operations (default 0: none), timed with them: bounds\n"
+"                  how far an ibcast root runs ahead of the other ranks\n"
 "  --impl WHICH    both, nbcx or native (default both; Open MPI 4.1's\n"
 "                  libnbc is not thread-safe: there, nbcx only)\n");
 }
@@ -225,6 +234,10 @@ static int parse(int argc, char **argv, struct config *c)
             c->iters = atoi(v);
             if (c->iters < 1)
                 return -1;
+        } else if (!strcmp(argv[i], "--sync")) {
+            c->sync = atoi(v);
+            if (c->sync < 0)
+                return -1;
         } else if (!strcmp(argv[i], "--reps")) {
             c->reps = atoi(v);
             if (c->reps < 1)
@@ -256,7 +269,7 @@ static int cmp_double(const void *a, const void *b)
  * per second (max over ranks of the slowest thread's time), or -1 on an
  * error or a wrong result anywhere. */
 static double run(struct worker *ws, int t, enum impl impl, enum op op,
-                  size_t bytes, int iters)
+                  size_t bytes, int iters, int sync)
 {
     pthread_barrier_t start;
     pthread_barrier_init(&start, NULL, (unsigned)t);
@@ -265,6 +278,7 @@ static double run(struct worker *ws, int t, enum impl impl, enum op op,
         ws[i].op = op;
         ws[i].bytes = bytes;
         ws[i].iters = iters;
+        ws[i].sync = sync;
         ws[i].errors = 0;
         ws[i].start = &start;
     }
@@ -350,19 +364,22 @@ int main(int argc, char **argv)
         }
     }
     if (rank == 0) {
-        char all[1024], info[64] = "progress=?";
+        char all[1024], info[64] = "progress=?", sync_note[64] = "";
+        if (c.sync)
+            snprintf(sync_note, sizeof sync_note,
+                     "; a barrier every %d operations", c.sync);
         nbcx_info(all, sizeof all);
         const char *p = strstr(all, "progress=");
         if (p)
             snprintf(info, sizeof info, "%.*s", (int)strcspn(p, " "), p);
         printf("# nbcx-bench-threads: %s, %d ranks, %s%s; aggregate "
                "operations per second of all threads (median of %d runs, "
-               "slowest thread, max over ranks)\n",
+               "slowest thread, max over ranks%s)\n",
                lib, size, info,
                open_mpi ? "; native not measured (Open MPI 4.1's libnbc "
                           "is not thread-safe)"
                         : "",
-               c.reps);
+               c.reps, sync_note);
         printf("%-11s %8s %8s", "op", "bytes", "threads");
         for (int k = 0; k < c.nimpls; k++)
             printf(" %12s", impl_names[c.impls[k]]);
@@ -383,7 +400,7 @@ int main(int argc, char **argv)
                     int reps = c.reps < 64 ? c.reps : 64;
                     for (int r = 0; r < reps; r++) {
                         v[r] = run(ws, t, c.impls[k], c.ops[o], c.sizes[s],
-                                   iters);
+                                   iters, c.sync);
                         if (v[r] < 0) {
                             if (rank == 0)
                                 fprintf(stderr, "nbcx-bench-threads: %s %s "
