@@ -192,24 +192,54 @@ static long advance(struct nbcx_request_s *r, bool app, bool *wake,
     return advanced;
 }
 
-/* A sweep's step (engine lock held): advances r unless its progress lock
- * is taken (its holder advances it), and completes it if it is done. */
-static long progress_one_locked(struct nbcx_request_s *r, bool app,
-                                bool *wake, int64_t wd_now)
+/* What try_step did with an operation. */
+enum step {
+    STEP_BUSY,  /* its progress lock was taken: its holder advances it */
+    STEP_RAN,   /* advanced (or left, see try_step), still running */
+    STEP_ENDED  /* it ended in this step: the caller completes it */
+};
+
+/* The step every pass takes with one operation, whoever makes it (a
+ * sweep, split mode's service of deferred work, an own pass): tries r's
+ * progress lock, advances r under it, releases it. Only where `deferred`
+ * is set, r is advanced only if it holds work set aside for the
+ * application (*had tells whether it did; split mode). Adds the nodes
+ * finished to *advanced. STEP_ENDED: r just ended, with *err its result;
+ * the caller completes it, under the engine lock, now that the progress
+ * lock is released (advance). */
+static enum step try_step(struct nbcx_request_s *r, bool app, bool deferred,
+                          int64_t wd_now, bool *wake, long *advanced,
+                          int *err, bool *had)
 {
     pthread_mutex_t *l = op_lock(r);
     if (pthread_mutex_trylock(l) != 0)
-        return 0;
-    int err = NBCX_SUCCESS;
+        return STEP_BUSY;
+    *err = NBCX_SUCCESS;
     bool was_ending = r->ending;
-    long advanced = advance(r, app, wake, wd_now, &err);
-    bool done = r->ending && !was_ending;
+    bool go = !deferred || r->sched->split.ndeferred > 0;
+    if (had)
+        *had = go;
+    if (go)
+        *advanced += advance(r, app, wake, wd_now, err);
+    bool ended = r->ending && !was_ending;
     pthread_mutex_unlock(l);
-    if (done) {
+    return ended ? STEP_ENDED : STEP_RAN;
+}
+
+/* try_step under the engine lock (a sweep, split mode's service), which
+ * completes r at once if it ended. */
+static enum step step_locked(struct nbcx_request_s *r, bool app,
+                             bool deferred, int64_t wd_now, bool *wake,
+                             long *advanced, bool *had)
+{
+    int err;
+    enum step st = try_step(r, app, deferred, wd_now, wake, advanced, &err,
+                            had);
+    if (st == STEP_ENDED) {
         unlink_request(r);
         finish(r, err);
     }
-    return advanced;
+    return st;
 }
 
 /* The application's progress passes so far, its own (nbcxi_progress_app,
@@ -251,7 +281,7 @@ static long progress_list_locked(bool app, bool look)
     for (struct nbcx_request_s *r = active, *next; r; r = next) {
         next = r->next;
         if (!look || look_due(r, now))
-            advanced += progress_one_locked(r, app, &wake, wd_now);
+            step_locked(r, app, false, wd_now, &wake, &advanced, NULL);
     }
     if (wake && nbcxi_waiters)
         pthread_cond_broadcast(&nbcxi_done_cv);
@@ -377,21 +407,11 @@ bool nbcxi_serve_deferred_locked(void)
         next = r->next;
         if (!r->defers)
             continue; /* (never any: not split mode's) */
-        pthread_mutex_t *l = op_lock(r);
-        if (pthread_mutex_trylock(l) != 0) {
+        long advanced = 0;
+        bool has = false;
+        if (step_locked(r, true, true, 0, &wake, &advanced, &has) ==
+            STEP_BUSY)
             busy = true;
-            continue;
-        }
-        int err = NBCX_SUCCESS;
-        bool was_ending = r->ending, has = r->sched->split.ndeferred > 0;
-        if (has)
-            advance(r, true, &wake, 0, &err);
-        bool done = r->ending && !was_ending;
-        pthread_mutex_unlock(l);
-        if (done) {
-            unlink_request(r);
-            finish(r, err);
-        }
         any |= has;
     }
     if (wake && nbcxi_waiters) /* another thread's request, perhaps */
@@ -610,17 +630,13 @@ static long progress_own(int count, nbcx_request reqs[], bool *busy)
         struct nbcx_request_s *r = reqs[i];
         if (nbcxi_request_idle(r) || nbcxi_request_done(r))
             continue;
-        pthread_mutex_t *l = op_lock(r);
-        if (pthread_mutex_trylock(l) != 0) {
+        int err;
+        bool wake = false;
+        enum step st = try_step(r, true, false, 0, &wake, &advanced, &err,
+                                NULL);
+        if (st == STEP_BUSY)
             *busy = true;
-            continue;
-        }
-        int err = NBCX_SUCCESS;
-        bool wake = false, was_ending = r->ending;
-        advanced += advance(r, true, &wake, 0, &err);
-        bool done = r->ending && !was_ending;
-        pthread_mutex_unlock(l);
-        if (done)
+        else if (st == STEP_ENDED)
             complete_own(r, err);
         else if (wake)
             announce();

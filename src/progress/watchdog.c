@@ -212,16 +212,25 @@ static void put_pending(struct out *o, const char *indent,
         put(o, "nbcx: %s%d more nodes wait for these\n", indent, blocked);
 }
 
-static void put_title(struct out *o, const struct nbcx_sched_s *s,
-                      int64_t now)
+/* What names an operation: fixed while it is in flight, so read
+ * without its progress lock. */
+static void put_name(struct out *o, const struct nbcx_sched_s *s)
 {
-    put(o, "%s%s #%u (algorithm %s) on rank %d of %d: %d of %d nodes "
-        "done, no progress for %.2f s",
+    put(o, "%s%s #%u (algorithm %s) on rank %d of %d",
         s->build.op_name ? s->build.op_name : "user schedule",
         s->build.persistent ? " (persistent)" : "", s->tag.seq,
         s->build.alg_name ? s->build.alg_name : "-", s->build.rank,
-        s->build.size, s->exec.ndone, s->build.nnodes,
-        s->watch.since ? secs(now - s->watch.since) : 0.0);
+        s->build.size);
+}
+
+/* Its name and state: under its progress lock (exec) and the engine
+ * lock (watch). */
+static void put_title(struct out *o, const struct nbcx_sched_s *s,
+                      int64_t now)
+{
+    put_name(o, s);
+    put(o, ": %d of %d nodes done, no progress for %.2f s", s->exec.ndone,
+        s->build.nnodes, s->watch.since ? secs(now - s->watch.since) : 0.0);
 }
 
 static void emit(struct out *o)
@@ -262,11 +271,26 @@ static void dump_all(struct nbcx_request_s *active, int64_t now,
     int shown = 0;
     for (struct nbcx_request_s *r = active; r && shown < DUMP_OPS;
          r = r->next, shown++) {
+        struct nbcx_sched_s *s = r->sched;
+        const char *broken = nbcxi_comm_broken(s->build.comm)
+                                 ? " (communicator broken)" : "";
+        /* Its executor state is its progress lock's: only tried (the
+         * engine lock is held, "Locks"). The thread that holds it is
+         * advancing this operation or another under the same lock: the
+         * state is then not read, the line says so. */
+        pthread_mutex_t *l = s->build.comm->plock;
+        if (pthread_mutex_trylock(l) != 0) {
+            put(&o, "nbcx: ");
+            put_name(&o, s);
+            put(&o, ": its progress lock is held by another thread, "
+                    "state not shown%s\n", broken);
+            continue;
+        }
         put(&o, "nbcx: ");
-        put_title(&o, r->sched, now);
-        put(&o, "%s\n", nbcxi_comm_broken(r->sched->build.comm)
-                            ? " (communicator broken)" : "");
-        put_pending(&o, "  ", r->sched, DUMP_NODES, now);
+        put_title(&o, s, now);
+        put(&o, "%s\n", broken);
+        put_pending(&o, "  ", s, DUMP_NODES, now);
+        pthread_mutex_unlock(l);
     }
     if (n > shown)
         put(&o, "nbcx: ... and %d more operations\n", n - shown);

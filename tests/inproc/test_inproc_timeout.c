@@ -17,6 +17,14 @@
  *   dump   NBCX_DEBUG_DUMP=1, no timeout: rank 1 joins a barrier 1.6 s
  *          late and raises SIGUSR1 first; the barrier succeeds on both
  *          ranks, and stderr holds a stall dump and a SIGUSR1 dump.
+ *   busy   NBCX_DEBUG_DUMP=signal, 2 thread ranks (issue 35): a dump
+ *          while rank 1's thread holds its schedule's progress lock (a
+ *          call node that waits until rank 0 has seen the dump) must
+ *          name the schedule and say its lock is held, without its
+ *          state; then 200 iallreduce rounds with a SIGUSR1 dump made at
+ *          once (nbcx_progress) every 10, while rank 1 advances its own:
+ *          results right, one dump per SIGUSR1. Under ThreadSanitizer
+ *          this catches a dump that reads a schedule without its lock.
  *
  * stderr is captured in a temporary file to check the messages, then
  * copied to the real stderr. Everything is freed (LeakSanitizer checks
@@ -28,11 +36,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "capture.h"
 #include "nbcx.h"
+
+#define NBCX_TEST_MIN(a, b) ((a) < (b) ? (a) : (b))
 
 static atomic_int failures;
 
@@ -213,12 +224,209 @@ static void test_dump(void)
     free(text);
 }
 
+/* ---- busy: dumps while other threads hold progress locks ---- */
+
+enum { BUSY_ATTEMPTS = 20, STRESS_ROUNDS = 200, STRESS_DUMP_EVERY = 10 };
+
+static _Thread_local int busy_rank = -1; /* the rank this thread is */
+/* release_call: 1 rank 0 saw the dump, 2 it saw none in time (the
+ * attempt does not count); held: an attempt counted. */
+static atomic_int in_call, release_call, held;
+static atomic_int raises; /* SIGUSR1 raised, in all */
+static atomic_int sent, r1_done; /* attempt + 1: rank 0 began, rank 1 done */
+
+/* The call node of rank 1's schedule. Run by rank 1's own pass (its
+ * wait), it holds the schedule's progress lock until rank 0 has seen a
+ * dump, or gave up waiting for one (rank 1 may hold the engine lock
+ * too: split mode's service of deferred work); run by another thread's
+ * pass (a sweep of rank 0, the progress thread), it returns at once.
+ * Either way but the first, the attempt does not count. */
+static int hold_call(void *arg)
+{
+    (void)arg;
+    if (busy_rank != 1)
+        return NBCX_SUCCESS;
+    atomic_store(&in_call, 1);
+    double t0 = now_s();
+    while (!atomic_load(&release_call) && now_s() - t0 < 30)
+        sleep_s(0.001);
+    atomic_store(&in_call, 0);
+    if (atomic_load(&release_call) == 1)
+        atomic_store(&held, 1);
+    return NBCX_SUCCESS;
+}
+
+/* What was captured so far: how many SIGUSR1 dumps. */
+static int dumps_so_far(void)
+{
+    int fd = capture_file_fd();
+    if (fd < 0)
+        return 0;
+    char buf[1 << 16];
+    size_t len = 0;
+    ssize_t n;
+    while (len < sizeof buf - 1 &&
+           (n = pread(fd, buf + len, sizeof buf - 1 - len, (off_t)len)) > 0)
+        len += (size_t)n;
+    buf[len] = '\0';
+    return capture_count(buf, "nbcx: dump (SIGUSR1)");
+}
+
+static int busy_body(nbcx_comm comm, void *arg)
+{
+    (void)arg;
+    int rank;
+    nbcx_comm_rank(comm, &rank);
+    busy_rank = rank;
+    /* 1. A dump while rank 1's thread holds its schedule's progress
+     * lock (in the call node): the dump must say so, not read it. Rank
+     * 1's call must run in its own wait, not in a sweep (which holds the
+     * engine lock: no dump then). So rank 1's receive completes only
+     * once its start's sweep has gone past its schedule: rank 0's
+     * schedule sends when it has received from rank 1, which that same
+     * sweep sees (the list is newest first: rank 1's schedule, then rank
+     * 0's), and rank 0 makes no call until rank 1's call runs. */
+    for (int a = 0; a < BUSY_ATTEMPTS && !atomic_load(&held); a++) {
+        int v = a, got = -1, ping = a;
+        nbcx_sched s;
+        nbcx_request r, bar;
+        nbcx_node recv, next;
+        EXPECT(NBCX_SUCCESS, nbcx_sched_create(comm, &s));
+        if (rank == 0) {
+            atomic_store(&release_call, 0);
+            EXPECT(NBCX_SUCCESS,
+                   nbcx_sched_recv(s, &got, 1, NBCX_INT32, 1, 2, &recv));
+            EXPECT(NBCX_SUCCESS,
+                   nbcx_sched_send(s, &v, 1, NBCX_INT32, 1, 1, &next));
+        } else {
+            while (atomic_load(&sent) != a + 1) /* rank 0's is begun */
+                sleep_s(0.0002);
+            EXPECT(NBCX_SUCCESS,
+                   nbcx_sched_send(s, &ping, 1, NBCX_INT32, 0, 2, NULL));
+            EXPECT(NBCX_SUCCESS,
+                   nbcx_sched_recv(s, &got, 1, NBCX_INT32, 0, 1, &recv));
+            EXPECT(NBCX_SUCCESS, nbcx_sched_call(s, hold_call, NULL, &next));
+        }
+        EXPECT(NBCX_SUCCESS, nbcx_sched_depend(s, recv, next));
+        EXPECT(NBCX_SUCCESS, nbcx_sched_start(&s, &r));
+        if (rank == 1) {
+            EXPECT(NBCX_SUCCESS, nbcx_wait(&r));
+            if (got != a)
+                FAIL("attempt %d: rank 1 received %d", a, got);
+            atomic_store(&r1_done, a + 1);
+            EXPECT(NBCX_SUCCESS, nbcx_ibarrier(comm, &bar));
+            EXPECT(NBCX_SUCCESS, nbcx_wait(&bar));
+            continue;
+        }
+        EXPECT(NBCX_SUCCESS, nbcx_ibarrier(comm, &bar));
+        atomic_store(&sent, a + 1);
+        double t0 = now_s();
+        while (!atomic_load(&in_call) && atomic_load(&r1_done) != a + 1 &&
+               now_s() - t0 < 10)
+            sleep_s(0.0002);
+        /* Rank 1 joins the barrier once its call returned. */
+        int flag = 0, before = 0;
+        bool raised = false;
+        while (!flag) {
+            if (!raised && atomic_load(&in_call)) {
+                before = dumps_so_far();
+                raise(SIGUSR1); /* the next sweep dumps */
+                atomic_fetch_add(&raises, 1);
+                raised = true;
+                t0 = now_s();
+            }
+            if (raised && !atomic_load(&release_call)) {
+                if (dumps_so_far() > before)
+                    atomic_store(&release_call, 1);
+                else if (now_s() - t0 > 3)
+                    atomic_store(&release_call, 2);
+            }
+            EXPECT(NBCX_SUCCESS, nbcx_test(&bar, &flag));
+            if (!flag)
+                sleep_s(0.0002);
+        }
+        EXPECT(NBCX_SUCCESS, nbcx_wait(&r));
+        if (got != a)
+            FAIL("attempt %d: rank 0 received %d", a, got);
+        if (raised) /* a dump not made yet is made now: one per raise */
+            EXPECT(NBCX_SUCCESS, nbcx_progress());
+        /* held was set before rank 1 joined the barrier: both ranks
+         * read the same value here and leave the loop together. */
+    }
+    /* 2. Dumps during progress: rank 0 asks for one every few rounds
+     * and makes a sweep at once (nbcx_progress), while rank 1's thread
+     * advances its allreduce under its own progress lock. */
+    for (int i = 0; i < STRESS_ROUNDS; i++) {
+        int in[8], out[8];
+        for (int k = 0; k < 8; k++)
+            in[k] = i + k + rank;
+        nbcx_request r;
+        EXPECT(NBCX_SUCCESS, nbcx_iallreduce(in, out, 8, NBCX_INT32, NBCX_SUM,
+                                             comm, &r));
+        if (rank == 0 && i % STRESS_DUMP_EVERY == 0) {
+            raise(SIGUSR1);
+            atomic_fetch_add(&raises, 1);
+            EXPECT(NBCX_SUCCESS, nbcx_progress());
+        }
+        EXPECT(NBCX_SUCCESS, nbcx_wait(&r));
+        for (int k = 0; k < 8; k++)
+            if (out[k] != 2 * (i + k) + 1) {
+                FAIL("round %d: rank %d has %d at %d, expected %d", i, rank,
+                     out[k], k, 2 * (i + k) + 1);
+                break;
+            }
+    }
+    return 0;
+}
+
+static void test_busy(void)
+{
+    capture_start();
+    int rc = nbcx_inproc_run(2, busy_body, NULL);
+    char *text = capture_end();
+    EXPECT(NBCX_SUCCESS, rc);
+    if (!atomic_load(&held))
+        FAIL("in %d attempts, rank 1's own wait never ran its call node",
+             BUSY_ATTEMPTS);
+    /* The line of rank 1's schedule in the dump made while it held its
+     * progress lock. */
+    const char *mark = "its progress lock is held by another thread, "
+                       "state not shown";
+    const char *at = strstr(text, mark);
+    if (!at) {
+        FAIL("no dump line says an operation's progress lock is held");
+    } else {
+        const char *line = at;
+        while (line > text && line[-1] != '\n')
+            line--;
+        char one[512];
+        size_t n = NBCX_TEST_MIN((size_t)(at - line), sizeof one - 1);
+        memcpy(one, line, n);
+        one[n] = '\0';
+        if (!strstr(one, "nbcx: user schedule #") ||
+            !strstr(one, "on rank 1 of 2"))
+            FAIL("the held line does not name rank 1's schedule: %.300s", one);
+        if (strstr(one, "nodes done"))
+            FAIL("the held line shows state read without the lock: %.300s",
+                 one);
+    }
+    int want = atomic_load(&raises);
+    int got = capture_count(text, "nbcx: dump (SIGUSR1)");
+    if (got != want)
+        FAIL("%d SIGUSR1 dumps, expected %d (one per SIGUSR1)", got, want);
+    if (strstr(text, "TIMEOUT"))
+        FAIL("the dumps made something fail");
+    free(text);
+}
+
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "";
     /* Read once, at the first start: set before anything starts. */
     if (!strcmp(which, "dump"))
         setenv("NBCX_DEBUG_DUMP", "1", 1);
+    else if (!strcmp(which, "busy"))
+        setenv("NBCX_DEBUG_DUMP", "signal", 1); /* SIGUSR1 only */
     else
         unsetenv("NBCX_DEBUG_DUMP");
     unsetenv("NBCX_TIMEOUT");
@@ -227,8 +435,10 @@ int main(int argc, char **argv)
         test_never();
     else if (!strcmp(which, "dump"))
         test_dump();
+    else if (!strcmp(which, "busy"))
+        test_busy();
     else {
-        fprintf(stderr, "usage: %s never|dump\n", argv[0]);
+        fprintf(stderr, "usage: %s never|dump|busy\n", argv[0]);
         return 2;
     }
     const char *mode = getenv("NBCX_PROGRESS");
