@@ -66,11 +66,6 @@ static _Atomic(struct nbcx_request_s *) handed;
  * communicator's progress lock taken (nbcxi_engine_adopt_locked). */
 static struct nbcx_request_s *adopting;
 
-/* The progress lock of r's communicator (above). */
-static pthread_mutex_t *op_lock(const struct nbcx_request_s *r)
-{
-    return r->sched->build.comm->plock;
-}
 /* The progress thread's table, once a thread was started (under the
  * lock): until then there is none to kick or wake. */
 static const struct nbcxi_engine_thread *thread_ops;
@@ -211,7 +206,7 @@ static enum step try_step(struct nbcx_request_s *r, bool app, bool deferred,
                           int64_t wd_now, bool *wake, long *advanced,
                           int *err, bool *had)
 {
-    pthread_mutex_t *l = op_lock(r);
+    pthread_mutex_t *l = nbcxi_op_lock(r);
     if (pthread_mutex_trylock(l) != 0)
         return STEP_BUSY;
     *err = NBCX_SUCCESS;
@@ -326,10 +321,10 @@ int nbcxi_engine_arm_locked(void)
         nbcxi_transport *t = s->build.comm->tp;
         if (!nbcxi_transport_can(t, NBCXI_CAP_WAKES))
             return -1; /* a transport that cannot wake us */
-        if (pthread_mutex_trylock(op_lock(r)) != 0)
+        if (pthread_mutex_trylock(nbcxi_op_lock(r)) != 0)
             return -2; /* being advanced now: look again at once */
         int npolls = s->exec.npolls;
-        pthread_mutex_unlock(op_lock(r));
+        pthread_mutex_unlock(nbcxi_op_lock(r));
         if (npolls > 0)
             return -1; /* a poll node */
         int f = t->ops->event_fd(t);
@@ -364,13 +359,13 @@ int64_t nbcxi_engine_transfer_end_locked(void)
     int64_t end = 0;
     for (struct nbcx_request_s *r = active; r; r = r->next) {
         struct nbcx_sched_s *s = r->sched;
-        if (pthread_mutex_trylock(op_lock(r)) != 0)
+        if (pthread_mutex_trylock(nbcxi_op_lock(r)) != 0)
             continue; /* its application thread drives it (an estimate) */
         int64_t d = s->pace.t_begin ? nbcxi_pace_due(nbcxi_sched_bytes(s),
                                                 s->pace.t_begin)
                                : 0;
         end = NBCXI_MAX(end, NBCXI_MAX(d, s->pace.next_due));
-        pthread_mutex_unlock(op_lock(r));
+        pthread_mutex_unlock(nbcxi_op_lock(r));
     }
     return end;
 }
@@ -379,10 +374,10 @@ int64_t nbcxi_engine_next_due_locked(void)
 {
     int64_t due = 0;
     for (struct nbcx_request_s *r = active; r; r = r->next) {
-        if (pthread_mutex_trylock(op_lock(r)) != 0)
+        if (pthread_mutex_trylock(nbcxi_op_lock(r)) != 0)
             continue; /* its application thread drives it (an estimate) */
         int64_t d = r->sched->pace.next_due;
-        pthread_mutex_unlock(op_lock(r));
+        pthread_mutex_unlock(nbcxi_op_lock(r));
         if (d && (!due || d < due))
             due = d;
     }
@@ -484,19 +479,19 @@ bool nbcxi_engine_start(struct nbcx_request_s *r,
     r->begun = r->ending = false; /* (not yet seen by other threads) */
     r->defers = m->defers;
     if (!hand_off) {
-        pthread_mutex_lock(op_lock(r));
+        pthread_mutex_lock(nbcxi_op_lock(r));
         pthread_mutex_lock(&nbcxi_engine_lock);
-    } else if (pthread_mutex_trylock(op_lock(r)) != 0) {
+    } else if (pthread_mutex_trylock(nbcxi_op_lock(r)) != 0) {
         nbcxi_engine_hand_over(r, m); /* (never waits: either lock) */
         return false;
     } else if (pthread_mutex_trylock(&nbcxi_engine_lock) != 0) {
-        pthread_mutex_unlock(op_lock(r));
+        pthread_mutex_unlock(nbcxi_op_lock(r));
         nbcxi_engine_hand_over(r, m);
         return false;
     }
     int err;
     bool done = begin_locked(r, &err);
-    pthread_mutex_unlock(op_lock(r));
+    pthread_mutex_unlock(nbcxi_op_lock(r));
     /* No other thread advances r now: a sweep needs the engine lock,
      * which this thread holds, and r's own passes are its owner's, this
      * thread. Split mode's hook waits here for the progress thread to
@@ -557,7 +552,7 @@ void nbcxi_engine_adopt_locked(void)
     bool wake = false, ended = false;
     while (adopting) {
         struct nbcx_request_s *r = adopting;
-        if (pthread_mutex_trylock(op_lock(r)) != 0)
+        if (pthread_mutex_trylock(nbcxi_op_lock(r)) != 0)
             break;
         adopting = r->handed; /* before r may be freed */
         r->handed = NULL;
@@ -565,7 +560,7 @@ void nbcxi_engine_adopt_locked(void)
         bool done = begin_locked(r, &err);
         if (!done)
             started_locked(r, r->handed_mode, &wake);
-        pthread_mutex_unlock(op_lock(r));
+        pthread_mutex_unlock(nbcxi_op_lock(r));
         if (done)
             finish(r, err);
         ended |= done;

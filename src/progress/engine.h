@@ -200,6 +200,13 @@ NBCX_HIDDEN bool nbcxi_serve_deferred_locked(void);
  * of this process with cores enough to poll for each other. */
 NBCX_HIDDEN bool nbcxi_any_local(int count, nbcx_request reqs[]);
 
+/* The progress lock that guards r's executor state: its communicator's
+ * ("Locks", docs/architecture.md). */
+static inline pthread_mutex_t *nbcxi_op_lock(const struct nbcx_request_s *r)
+{
+    return r->sched->build.comm->plock;
+}
+
 /* Whether c's peers are threads of this process that now have cores
  * enough to poll for each other (the transport says, transport.h). */
 static inline bool nbcxi_peers_poll(const struct nbcx_comm_s *c)

@@ -278,7 +278,7 @@ static void dump_all(struct nbcx_request_s *active, int64_t now,
          * engine lock is held, "Locks"). The thread that holds it is
          * advancing this operation or another under the same lock: the
          * state is then not read, the line says so. */
-        pthread_mutex_t *l = s->build.comm->plock;
+        pthread_mutex_t *l = nbcxi_op_lock(r);
         if (pthread_mutex_trylock(l) != 0) {
             put(&o, "nbcx: ");
             put_name(&o, s);
