@@ -299,6 +299,8 @@ int nbcx_comm_from_mpi(MPI_Comm comm, nbcx_comm *out)
     } else if (err != NBCX_SUCCESS && *out != NBCX_COMM_NULL) {
         nbcx_comm_free(out);
     }
+    if (err == NBCX_SUCCESS)
+        nbcxi_progress_prepare(); /* (after share_bindings: placed so) */
     return err;
 }
 

@@ -1103,12 +1103,26 @@ static int reqs_errors(struct reqs *r, const int *idx, int nidx,
 
 #define ENABLED() (configure(), g_enabled)
 
+/* MPI_COMM_WORLD's twin is made in MPI_Init, as MPI makes its own
+ * set-up there: nbcx_comm_from_mpi places the progress thread of auto
+ * mode (hwloc's topology, 8-13 ms of CPU), which made on the program's
+ * first collective would cost that collective the time, or, placed in
+ * the background, take the core from the collectives after it
+ * (docs/results/fastpath/cold/stalls-s25). Collective over the world,
+ * as MPI_Init is. */
+static void init_world(int rc)
+{
+    if (rc == MPI_SUCCESS)
+        (void)comm_get(MPI_COMM_WORLD);
+}
+
 int MPI_Init(int *argc, char ***argv)
 {
     if (!ENABLED())
         return PMPI_Init(argc, argv);
     int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &g_real_level);
     g_user_level = MPI_THREAD_SINGLE;
+    init_world(rc);
     return rc;
 }
 
@@ -1120,6 +1134,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     g_user_level = required < g_real_level ? required : g_real_level;
     if (provided)
         *provided = g_user_level;
+    init_world(rc);
     return rc;
 }
 

@@ -27,9 +27,11 @@ struct nbcxi_progress_mode {
     nbcx_progress_mode id;
     bool thread;               /* runs the progress thread */
     /* The first operation does not wait for the thread to be placed
-     * (hwloc's topology and the binding: 4-8 ms): it starts as in caller
-     * mode until the thread is live (auto, which decides per operation
-     * anyway). Else every start waits until the thread runs. */
+     * (hwloc's topology and the binding: 8-13 ms of CPU): it starts as in
+     * caller mode until the thread is live (auto, which decides per
+     * operation anyway). Else every start waits until the thread runs.
+     * (The MPI face places it when it makes a communicator,
+     * nbcxi_progress_prepare: this is for the other transports.) */
     bool place_lazily;
     /* Optional: a schedule about to start (split: marks the nodes the
      * application thread runs). */

@@ -145,6 +145,22 @@ int nbcx_progress_get(nbcx_progress_mode *m)
     return NBCX_SUCCESS;
 }
 
+/* Auto mode launches its thread at the first start without waiting for
+ * it (place_lazily: the start goes on as in caller mode), so the thread
+ * loaded hwloc's topology and bound itself, 8-13 ms of CPU, on the cores
+ * of a program that had just begun its first collectives. On 2 shared-
+ * memory ranks with 2 cores, the application thread waiting in one lost
+ * its core to it for a tick (4 ms here) at a time: 1.3-4.9 ms
+ * repetitions of 60 us collectives, in the first 10-80 ms of a process,
+ * 8-16 in 300 (docs/results/fastpath/cold/stalls-s25). Placed when a
+ * face makes a communicator, the cost is the set-up's, and the first
+ * collective finds the thread live. */
+void nbcxi_progress_prepare(void)
+{
+    if (nbcxi_mode()->thread)
+        (void)nbcxi_thread_ensure(); /* (failing: the first start says) */
+}
+
 void nbcxi_progress_shutdown(void)
 {
     nbcxi_thread_stop();

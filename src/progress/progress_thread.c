@@ -291,6 +291,8 @@ static void request_slice(char *desc, size_t len)
 static void *main_loop(void *arg)
 {
     (void)arg;
+    /* Named, for top -H, perf and gdb (and the tests: mpi.test_prepare) */
+    prctl(PR_SET_NAME, "nbcx-progress", 0, 0, 0);
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     char desc[sizeof where];
     nbcxi_placement_bind_self(desc, sizeof desc);

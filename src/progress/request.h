@@ -71,6 +71,12 @@ NBCX_HIDDEN int nbcxi_plan(struct nbcx_sched_s *s, nbcx_request *req);
  * refusal in the one-time warning. */
 NBCX_HIDDEN void nbcxi_progress_threads_allowed(bool allowed,
                                                 const char *why);
+/* A face has made a communicator and told the placement where the node's
+ * processes run (nbcxi_placement_node): where the mode in force runs a
+ * progress thread, it is placed now (hwloc's topology, 8-13 ms of CPU
+ * here), while the program sets up, rather than beside its first
+ * collectives (modes.c). */
+NBCX_HIDDEN void nbcxi_progress_prepare(void);
 /* Stops the progress thread, if any (a face calls it before its library
  * shuts down, e.g. at MPI_Finalize). */
 NBCX_HIDDEN void nbcxi_progress_shutdown(void);
