@@ -22,7 +22,9 @@
  * ranks, rpn and bytes are an inclusive range "lo-hi", a single value, or "*"
  * (any; "lo-*": lo and up). bytes is the size the automatic choice looks
  * at: the whole buffer for bcast and the reductions, one block for the
- * gathers, scatters and alltoalls (message_bytes in select.c). segsize
+ * gathers, scatters, alltoalls and reduce_scatter_block, the average
+ * block (the vector over the ranks) for reduce_scatter (rule_bytes in
+ * select.c; nbcx-sim's and nbcx-tune's size of each). segsize
  * is the fragment size of pipelined algorithms in bytes, 0 to keep the
  * default (NBCX_SEGSIZE). The k-nomial trees take their radix from the
  * name: "knomial3" (K = 2..8; "knomial" is radix 4). The first rule

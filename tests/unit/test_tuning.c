@@ -8,7 +8,8 @@
  *             range, first match wins; a rule's segment size reaches the
  *             builder; an algorithm that cannot serve the call (ring for
  *             a non-commutative op) falls back to the built-in choice,
- *             as do calls no rule covers; a forced algorithm wins
+ *             as do calls no rule covers; a forced algorithm wins;
+ *             reduce_scatter's bytes are its average block
  *   results   collectives chosen by the table give the sequential
  *             reference's results on a loopback world
  *   missing   a file that does not exist: every call fails with
@@ -73,6 +74,14 @@ static const char *chosen(enum nbcxi_coll coll, int count, nbcx_op op,
         .sbuf = buf[0], .rbuf = buf[1], .scount = count, .rcount = count,
         .stype = t, .rtype = t, .op = nbcxi_op(op), .root = 0,
     };
+    static int counts[BIG];
+    if (coll == NBCXI_REDUCE_SCATTER) { /* as api/ passes it: a vector */
+        for (int i = 0; i < BIG; i++)
+            counts[i] = count;
+        a.rv.counts = counts;
+        a.rcount = a.scount = 0;
+        a.stype = NULL;
+    }
     *err = nbcxi_coll_build(coll, s, &a, NULL);
     const char *name = *err ? NULL : s->build.alg_name;
     if (segsize)
@@ -119,13 +128,18 @@ static void test_choose(void)
                 "bcast     4-* 4096-*   binomial 0\n"
                 "bcast     *   *        chain    1000\n"
                 "alltoall  *   *        pairwise 0\n"
-                "alltoall  *   *        bruck    0   # never: first wins\n");
+                "alltoall  *   *        bruck    0   # never: first wins\n"
+                "reduce_scatter * 1024-* reduce_scatterv 0\n");
     world();
     expect_alg(NBCXI_ALLREDUCE, 2, NBCX_SUM, "ring", 0);
     expect_alg(NBCXI_ALLREDUCE, 1 << 18, NBCX_SUM, "recursive_doubling", 0);
     expect_alg(NBCXI_BCAST, 1 << 18, NBCX_SUM, "binomial", 0);
     expect_alg(NBCXI_BCAST, 2, NBCX_SUM, "chain", 1000);
     expect_alg(NBCXI_ALLTOALL, 2, NBCX_SUM, "pairwise", 0);
+    /* reduce_scatter's bytes: the average block of its vector of counts
+     * (1 KiB here; 1020 B: no rule, the built-in pairwise) */
+    expect_alg(NBCXI_REDUCE_SCATTER, 256, NBCX_SUM, "reduce_scatterv", 0);
+    expect_alg(NBCXI_REDUCE_SCATTER, 255, NBCX_SUM, "pairwise", 0);
     /* Not covered: the built-in choice. */
     expect_alg(NBCXI_GATHER, 1, NBCX_SUM, "binomial", 0);
     expect_alg(NBCXI_GATHER, 4096, NBCX_SUM, "linear", 0);
@@ -141,7 +155,7 @@ static void test_choose(void)
     /* nbcx_info names the table. */
     char info[2048];
     REQUIRE_OK(nbcx_info(info, sizeof info));
-    CHECK(strstr(info, "tuning=") && strstr(info, "(7 rules)"),
+    CHECK(strstr(info, "tuning=") && strstr(info, "(8 rules)"),
           "nbcx_info does not name the table: %s", info);
     loopback_world_destroy(P, comms);
     unlink(path);
@@ -291,12 +305,14 @@ static void test_builtin(void)
             continue;
         int c = nbcxi_coll_by_name(coll);
         /* int32 elements: bcast and the reductions count the buffer,
-         * the others a block (message_bytes) */
+         * the others a block (message_bytes; reduce_scatter: the
+         * average block of its vector) */
         int count = (int)((blo + 3) / 4);
         if (c < 0 || count > MAXC / BIG ||
             (c != NBCXI_BCAST && c != NBCXI_REDUCE && c != NBCXI_ALLREDUCE &&
              c != NBCXI_SCAN && c != NBCXI_BARRIER && c != NBCXI_GATHER &&
-             c != NBCXI_SCATTER && c != NBCXI_ALLGATHER))
+             c != NBCXI_SCATTER && c != NBCXI_ALLGATHER &&
+             c != NBCXI_REDUCE_SCATTER))
             continue;
         if (c == NBCXI_BARRIER)
             count = 0;
