@@ -52,9 +52,12 @@
  * Behind the user's table stands the built-in one, tuning_builtin.inc:
  * the same format, written by tools/sim/gen-builtin-tuning (nbcx-tune on
  * the reference machine of tools/sim/params/default.json, several node
- * sizes) and committed. Its rules start at 16 ranks and name ranks per
- * node, so calls on fewer ranks or on a transport that does not know the
- * nodes keep select.c's thresholds. NBCX_TUNING_BUILTIN=0 turns it off.
+ * sizes) and committed. Its rules name ranks per node, so calls on a
+ * transport that does not know the nodes keep select.c's thresholds; so
+ * do calls on fewer than BUILTIN_ONE_NODE_FROM (16) ranks on one node,
+ * whose thresholds were measured on real runs there: below 16 ranks the
+ * table serves only communicators on more than one node (ranks per node
+ * below the ranks). NBCX_TUNING_BUILTIN=0 turns it off.
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include <errno.h>
@@ -80,6 +83,10 @@ struct table {
     struct rule *rules;
     int n;
 };
+
+/* Below this many ranks the built-in table serves only communicators on
+ * more than one node (tools/sim/gen-builtin-tuning: RANKS_FROM, SMALL). */
+enum { BUILTIN_ONE_NODE_FROM = 16 };
 
 static struct table user;     /* NBCX_TUNING's */
 static struct table builtin;  /* tuning_builtin.inc's */
@@ -293,7 +300,8 @@ const char *nbcxi_tuning_choose(int coll, int p, int rpn, size_t bytes,
                                 size_t *segsize)
 {
     const struct rule *r = match(&user, false, coll, p, rpn, bytes);
-    if (!r)
+    /* rpn < p: more than one node (rpn is ceil(p / nodes); 0: unknown) */
+    if (!r && (p >= BUILTIN_ONE_NODE_FROM || (rpn > 0 && rpn < p)))
         r = match(&builtin, false, coll, p, rpn, bytes);
     if (r && r->segsize)
         *segsize = r->segsize;

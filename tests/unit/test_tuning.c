@@ -22,8 +22,10 @@
  *   builtin   the built-in table (coll/tuning_builtin.inc) parses, is
  *             named by nbcx_info, and steers the choice: every one of its
  *             rules for 16 ranks, on a 16-rank world with that rule's
- *             ranks per node, gives the rule's algorithm; on fewer ranks
- *             no rule applies (NBCX_TUNING_BUILTIN=0 changes nothing),
+ *             ranks per node, gives the rule's algorithm, and so does
+ *             every rule for 4 ranks on more than one node; on fewer
+ *             than 16 ranks on one node, or where the nodes are unknown,
+ *             no rule applies (the thresholds' choices),
  *             (NBCX_TUNING's rules come first: rpn)
  *   split     split rules (nbcx-tune --split) give split mode's S per
  *             collective, ranks and bytes; NBCX_SPLIT_LEVELS still wins;
@@ -244,9 +246,11 @@ static void test_rpn(void)
         expect_alg(NBCXI_ALLREDUCE, 2, NBCX_SUM, cases[i].alg, 0);
         loopback_world_destroy(P, comms);
     }
-    /* 3 ranks on nodes of 2: ceil(3 / 2) = 2 ranks per node, but no
-     * rule for 3 ranks: the built-in choice */
-    world_nodes(3, 2);
+    /* 3 ranks on one node: no rule for 3 ranks, and the built-in table
+     * serves fewer than 16 ranks only on more than one node: the
+     * thresholds (on nodes of 2 the built-in table's rules for 3-5 ranks
+     * would apply: builtin) */
+    world_nodes(3, 3);
     expect_alg(NBCXI_ALLREDUCE, 1 << 18, NBCX_SUM, "ring", 0);
     loopback_world_destroy(3, comms);
     /* NBCX_TUNING's rules come before the built-in table's */
@@ -266,31 +270,12 @@ static const char *const builtin_rules[] = {
     NULL
 };
 
-static void test_builtin(void)
+/* Every rule of the built-in table whose ranks hold n and whose low
+ * ranks per node r divides n, below n (more than one node; at 16 ranks
+ * also n itself), at the low end of its bytes on a world of n ranks in
+ * nodes of r: gives the rule's algorithm. Returns the rules checked. */
+static int check_rules(int n)
 {
-    unsetenv("NBCX_TUNING");
-    unsetenv("NBCX_TUNING_BUILTIN");
-    world_nodes(P, 2);
-    char info[2048];
-    REQUIRE_OK(nbcx_info(info, sizeof info));
-    int n = 0;
-    const char *at = strstr(info, "tuning_builtin=");
-    CHECK(at && sscanf(at, "tuning_builtin=%d", &n) == 1 && n > 100,
-          "nbcx_info: no built-in table of more than 100 rules: %s", info);
-    /* below 16 ranks: the thresholds of select.c, which a table would
-     * have changed here (gather_16 in the table's first lines is not
-     * what 4 ranks get) */
-    static const struct { enum nbcxi_coll c; int count; const char *alg; }
-        few[] = { { NBCXI_ALLREDUCE, 2, "recursive_doubling" },
-                  { NBCXI_ALLREDUCE, 1 << 18, "ring" },
-                  { NBCXI_BCAST, 1 << 18, "chain" },
-                  { NBCXI_GATHER, 4096, "linear" } };
-    for (size_t i = 0; i < sizeof few / sizeof *few; i++)
-        expect_alg(few[i].c, few[i].count, NBCX_SUM, few[i].alg, 0);
-    loopback_world_destroy(P, comms);
-    /* every rule for 16 ranks (first in their collective's list: the
-     * generator writes the grid's first rank count first), at the low
-     * end of its bytes on a world with its low ranks per node */
     int checked = 0;
     for (int i = 0; builtin_rules[i]; i++) {
         char coll[64], ranks[32], rpn[32], bytes[64], alg[64];
@@ -298,10 +283,12 @@ static void test_builtin(void)
         if (!CHECK(sscanf(builtin_rules[i], "%63s %31s %31s %63s %63s %llu",
                           coll, ranks, rpn, bytes, alg, &seg) == 6,
                    "built-in rule %d: %s", i, builtin_rules[i]))
-            return;
+            return checked;
         int rlo = atoi(rpn);
         unsigned long blo = strtoul(bytes, NULL, 10);
-        if (strncmp(ranks, "16-", 3) != 0 || rlo > BIG || BIG % rlo)
+        char *dash = strchr(ranks, '-');
+        int plo = atoi(ranks), phi = dash ? atoi(dash + 1) : plo;
+        if (n < plo || n > phi || rlo > n || n % rlo || (n < BIG && rlo == n))
             continue;
         int c = nbcxi_coll_by_name(coll);
         /* int32 elements: bcast and the reductions count the buffer,
@@ -316,17 +303,55 @@ static void test_builtin(void)
             continue;
         if (c == NBCXI_BARRIER)
             count = 0;
-        world_nodes(BIG, rlo);
+        world_nodes(n, rlo);
         size_t segsize = 0;
         int err = 0;
         const char *got = chosen(c, count, NBCX_SUM, &segsize, &err);
         CHECK(!err && got && strcmp(got, alg) == 0,
-              "rule \"%s\": %s x%d on 16 ranks, %d per node: got %s",
-              builtin_rules[i], coll, count, rlo, got ? got : "(none)");
-        loopback_world_destroy(BIG, comms);
+              "rule \"%s\": %s x%d on %d ranks, %d per node: got %s",
+              builtin_rules[i], coll, count, n, rlo, got ? got : "(none)");
+        loopback_world_destroy(n, comms);
         checked++;
     }
-    CHECK(checked >= 20, "only %d built-in rules checked", checked);
+    return checked;
+}
+
+static void test_builtin(void)
+{
+    unsetenv("NBCX_TUNING");
+    unsetenv("NBCX_TUNING_BUILTIN");
+    world_nodes(P, 2);
+    char info[2048];
+    REQUIRE_OK(nbcx_info(info, sizeof info));
+    int n = 0;
+    const char *at = strstr(info, "tuning_builtin=");
+    CHECK(at && sscanf(at, "tuning_builtin=%d", &n) == 1 && n > 100,
+          "nbcx_info: no built-in table of more than 100 rules: %s", info);
+    loopback_world_destroy(P, comms);
+    /* below 16 ranks on one node, or where the nodes are unknown: the
+     * thresholds of select.c, where the table's rules for 5-9 ranks on
+     * nodes of 3 and more (made for more than one node) would give
+     * hier, hier and knomial4 */
+    enum { FEW = 8 };
+    static const struct { enum nbcxi_coll c; int count; const char *alg; }
+        few[] = { { NBCXI_ALLREDUCE, 2, "recursive_doubling" },
+                  { NBCXI_BARRIER, 0, "knomial6" },
+                  { NBCXI_BCAST, 2, "knomial6" } };
+    for (int rpn = 0; rpn <= FEW; rpn += FEW) {
+        world_nodes(FEW, rpn);
+        for (size_t i = 0; i < sizeof few / sizeof *few; i++)
+            expect_alg(few[i].c, few[i].count, NBCX_SUM, few[i].alg, 0);
+        loopback_world_destroy(FEW, comms);
+    }
+    /* every rule for 16 ranks (first in their collective's list: the
+     * generator writes the grid's first rank count first), and every
+     * rule for 4 ranks on more than one node (4 nodes of 1, 2 of 2) */
+    int checked = check_rules(BIG);
+    CHECK(checked >= 20, "only %d built-in rules for 16 ranks checked",
+          checked);
+    checked = check_rules(P);
+    CHECK(checked >= 20, "only %d built-in rules for 4 ranks checked",
+          checked);
 }
 
 static void test_missing(void)
