@@ -348,6 +348,19 @@ static size_t message_bytes(const struct nbcxi_coll_args *a)
     return rbytes > sbytes ? rbytes : sbytes;
 }
 
+/* The bytes a tuning rule's range is matched against (coll/tuning.c):
+ * message_bytes, but for reduce_scatter, whose blocks are in a vector of
+ * counts (rcount is 0 there), the average block, the whole vector over
+ * the ranks: the same on every rank (the counts are), and one block of
+ * nbcx-sim's reduce_scatter (equal blocks), the point nbcx-tune tunes. */
+static size_t rule_bytes(enum nbcxi_coll coll, const struct nbcx_sched_s *s,
+                         const struct nbcxi_coll_args *a)
+{
+    if (coll == NBCXI_REDUCE_SCATTER && s->build.size > 0)
+        return vector_bytes(s, a) / (size_t)s->build.size;
+    return message_bytes(a);
+}
+
 /* ---- the automatic choice at scale ----
  *
  * On up to ON_NODE ranks (a node's worth: shared memory, where nbcx was
@@ -786,8 +799,8 @@ static int build_one(enum nbcxi_coll coll, struct nbcx_sched_s *s,
         if (!name) { /* a rule of NBCX_TUNING, else the built-in choice */
             size_t seg = 0; /* the rule's, if it gives one */
             name = nbcxi_tuning_choose((int)coll, s->build.size,
-                                       ranks_per_node(s), message_bytes(a),
-                                       &seg);
+                                       ranks_per_node(s),
+                                       rule_bytes(coll, s, a), &seg);
             const struct nbcxi_algorithm *tuned = name ? lookup(algorithms,
                                                                 coll, name)
                                                        : NULL;
@@ -819,7 +832,7 @@ static int build_one(enum nbcxi_coll coll, struct nbcx_sched_s *s,
     s->build.msg_bytes = message_bytes(a); /* (the trace's) */
     /* split progress's S for this call, if NBCX_TUNING has a rule */
     s->build.split_tuned = nbcxi_tuning_split((int)coll, s->build.size,
-                                        message_bytes(a)) + 1;
+                                              rule_bytes(coll, s, a)) + 1;
     int err = alg->build(s, a);
     return err ? err : s->build.err;
 }

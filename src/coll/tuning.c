@@ -22,7 +22,9 @@
  * ranks, rpn and bytes are an inclusive range "lo-hi", a single value, or "*"
  * (any; "lo-*": lo and up). bytes is the size the automatic choice looks
  * at: the whole buffer for bcast and the reductions, one block for the
- * gathers, scatters and alltoalls (message_bytes in select.c). segsize
+ * gathers, scatters, alltoalls and reduce_scatter_block, the average
+ * block (the vector over the ranks) for reduce_scatter (rule_bytes in
+ * select.c; nbcx-sim's and nbcx-tune's size of each). segsize
  * is the fragment size of pipelined algorithms in bytes, 0 to keep the
  * default (NBCX_SEGSIZE). The k-nomial trees take their radix from the
  * name: "knomial3" (K = 2..8; "knomial" is radix 4). The first rule
@@ -50,9 +52,12 @@
  * Behind the user's table stands the built-in one, tuning_builtin.inc:
  * the same format, written by tools/sim/gen-builtin-tuning (nbcx-tune on
  * the reference machine of tools/sim/params/default.json, several node
- * sizes) and committed. Its rules start at 16 ranks and name ranks per
- * node, so calls on fewer ranks or on a transport that does not know the
- * nodes keep select.c's thresholds. NBCX_TUNING_BUILTIN=0 turns it off.
+ * sizes) and committed. Its rules name ranks per node, so calls on a
+ * transport that does not know the nodes keep select.c's thresholds; so
+ * do calls on fewer than BUILTIN_ONE_NODE_FROM (16) ranks on one node,
+ * whose thresholds were measured on real runs there: below 16 ranks the
+ * table serves only communicators on more than one node (ranks per node
+ * below the ranks). NBCX_TUNING_BUILTIN=0 turns it off.
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include <errno.h>
@@ -78,6 +83,10 @@ struct table {
     struct rule *rules;
     int n;
 };
+
+/* Below this many ranks the built-in table serves only communicators on
+ * more than one node (tools/sim/gen-builtin-tuning: RANKS_FROM, SMALL). */
+enum { BUILTIN_ONE_NODE_FROM = 16 };
 
 static struct table user;     /* NBCX_TUNING's */
 static struct table builtin;  /* tuning_builtin.inc's */
@@ -291,7 +300,8 @@ const char *nbcxi_tuning_choose(int coll, int p, int rpn, size_t bytes,
                                 size_t *segsize)
 {
     const struct rule *r = match(&user, false, coll, p, rpn, bytes);
-    if (!r)
+    /* rpn < p: more than one node (rpn is ceil(p / nodes); 0: unknown) */
+    if (!r && (p >= BUILTIN_ONE_NODE_FROM || (rpn > 0 && rpn < p)))
         r = match(&builtin, false, coll, p, rpn, bytes);
     if (r && r->segsize)
         *segsize = r->segsize;

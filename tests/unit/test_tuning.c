@@ -8,7 +8,8 @@
  *             range, first match wins; a rule's segment size reaches the
  *             builder; an algorithm that cannot serve the call (ring for
  *             a non-commutative op) falls back to the built-in choice,
- *             as do calls no rule covers; a forced algorithm wins
+ *             as do calls no rule covers; a forced algorithm wins;
+ *             reduce_scatter's bytes are its average block
  *   results   collectives chosen by the table give the sequential
  *             reference's results on a loopback world
  *   missing   a file that does not exist: every call fails with
@@ -21,8 +22,10 @@
  *   builtin   the built-in table (coll/tuning_builtin.inc) parses, is
  *             named by nbcx_info, and steers the choice: every one of its
  *             rules for 16 ranks, on a 16-rank world with that rule's
- *             ranks per node, gives the rule's algorithm; on fewer ranks
- *             no rule applies (NBCX_TUNING_BUILTIN=0 changes nothing),
+ *             ranks per node, gives the rule's algorithm, and so does
+ *             every rule for 4 ranks on more than one node; on fewer
+ *             than 16 ranks on one node, or where the nodes are unknown,
+ *             no rule applies (the thresholds' choices),
  *             (NBCX_TUNING's rules come first: rpn)
  *   split     split rules (nbcx-tune --split) give split mode's S per
  *             collective, ranks and bytes; NBCX_SPLIT_LEVELS still wins;
@@ -73,6 +76,14 @@ static const char *chosen(enum nbcxi_coll coll, int count, nbcx_op op,
         .sbuf = buf[0], .rbuf = buf[1], .scount = count, .rcount = count,
         .stype = t, .rtype = t, .op = nbcxi_op(op), .root = 0,
     };
+    static int counts[BIG];
+    if (coll == NBCXI_REDUCE_SCATTER) { /* as api/ passes it: a vector */
+        for (int i = 0; i < BIG; i++)
+            counts[i] = count;
+        a.rv.counts = counts;
+        a.rcount = a.scount = 0;
+        a.stype = NULL;
+    }
     *err = nbcxi_coll_build(coll, s, &a, NULL);
     const char *name = *err ? NULL : s->build.alg_name;
     if (segsize)
@@ -119,13 +130,18 @@ static void test_choose(void)
                 "bcast     4-* 4096-*   binomial 0\n"
                 "bcast     *   *        chain    1000\n"
                 "alltoall  *   *        pairwise 0\n"
-                "alltoall  *   *        bruck    0   # never: first wins\n");
+                "alltoall  *   *        bruck    0   # never: first wins\n"
+                "reduce_scatter * 1024-* reduce_scatterv 0\n");
     world();
     expect_alg(NBCXI_ALLREDUCE, 2, NBCX_SUM, "ring", 0);
     expect_alg(NBCXI_ALLREDUCE, 1 << 18, NBCX_SUM, "recursive_doubling", 0);
     expect_alg(NBCXI_BCAST, 1 << 18, NBCX_SUM, "binomial", 0);
     expect_alg(NBCXI_BCAST, 2, NBCX_SUM, "chain", 1000);
     expect_alg(NBCXI_ALLTOALL, 2, NBCX_SUM, "pairwise", 0);
+    /* reduce_scatter's bytes: the average block of its vector of counts
+     * (1 KiB here; 1020 B: no rule, the built-in pairwise) */
+    expect_alg(NBCXI_REDUCE_SCATTER, 256, NBCX_SUM, "reduce_scatterv", 0);
+    expect_alg(NBCXI_REDUCE_SCATTER, 255, NBCX_SUM, "pairwise", 0);
     /* Not covered: the built-in choice. */
     expect_alg(NBCXI_GATHER, 1, NBCX_SUM, "binomial", 0);
     expect_alg(NBCXI_GATHER, 4096, NBCX_SUM, "linear", 0);
@@ -141,7 +157,7 @@ static void test_choose(void)
     /* nbcx_info names the table. */
     char info[2048];
     REQUIRE_OK(nbcx_info(info, sizeof info));
-    CHECK(strstr(info, "tuning=") && strstr(info, "(7 rules)"),
+    CHECK(strstr(info, "tuning=") && strstr(info, "(8 rules)"),
           "nbcx_info does not name the table: %s", info);
     loopback_world_destroy(P, comms);
     unlink(path);
@@ -230,9 +246,11 @@ static void test_rpn(void)
         expect_alg(NBCXI_ALLREDUCE, 2, NBCX_SUM, cases[i].alg, 0);
         loopback_world_destroy(P, comms);
     }
-    /* 3 ranks on nodes of 2: ceil(3 / 2) = 2 ranks per node, but no
-     * rule for 3 ranks: the built-in choice */
-    world_nodes(3, 2);
+    /* 3 ranks on one node: no rule for 3 ranks, and the built-in table
+     * serves fewer than 16 ranks only on more than one node: the
+     * thresholds (on nodes of 2 the built-in table's rules for 3-5 ranks
+     * would apply: builtin) */
+    world_nodes(3, 3);
     expect_alg(NBCXI_ALLREDUCE, 1 << 18, NBCX_SUM, "ring", 0);
     loopback_world_destroy(3, comms);
     /* NBCX_TUNING's rules come before the built-in table's */
@@ -252,6 +270,52 @@ static const char *const builtin_rules[] = {
     NULL
 };
 
+/* Every rule of the built-in table whose ranks hold n and whose low
+ * ranks per node r divides n, below n (more than one node; at 16 ranks
+ * also n itself), at the low end of its bytes on a world of n ranks in
+ * nodes of r: gives the rule's algorithm. Returns the rules checked. */
+static int check_rules(int n)
+{
+    int checked = 0;
+    for (int i = 0; builtin_rules[i]; i++) {
+        char coll[64], ranks[32], rpn[32], bytes[64], alg[64];
+        unsigned long long seg;
+        if (!CHECK(sscanf(builtin_rules[i], "%63s %31s %31s %63s %63s %llu",
+                          coll, ranks, rpn, bytes, alg, &seg) == 6,
+                   "built-in rule %d: %s", i, builtin_rules[i]))
+            return checked;
+        int rlo = atoi(rpn);
+        unsigned long blo = strtoul(bytes, NULL, 10);
+        char *dash = strchr(ranks, '-');
+        int plo = atoi(ranks), phi = dash ? atoi(dash + 1) : plo;
+        if (n < plo || n > phi || rlo > n || n % rlo || (n < BIG && rlo == n))
+            continue;
+        int c = nbcxi_coll_by_name(coll);
+        /* int32 elements: bcast and the reductions count the buffer,
+         * the others a block (message_bytes; reduce_scatter: the
+         * average block of its vector) */
+        int count = (int)((blo + 3) / 4);
+        if (c < 0 || count > MAXC / BIG ||
+            (c != NBCXI_BCAST && c != NBCXI_REDUCE && c != NBCXI_ALLREDUCE &&
+             c != NBCXI_SCAN && c != NBCXI_BARRIER && c != NBCXI_GATHER &&
+             c != NBCXI_SCATTER && c != NBCXI_ALLGATHER &&
+             c != NBCXI_REDUCE_SCATTER))
+            continue;
+        if (c == NBCXI_BARRIER)
+            count = 0;
+        world_nodes(n, rlo);
+        size_t segsize = 0;
+        int err = 0;
+        const char *got = chosen(c, count, NBCX_SUM, &segsize, &err);
+        CHECK(!err && got && strcmp(got, alg) == 0,
+              "rule \"%s\": %s x%d on %d ranks, %d per node: got %s",
+              builtin_rules[i], coll, count, n, rlo, got ? got : "(none)");
+        loopback_world_destroy(n, comms);
+        checked++;
+    }
+    return checked;
+}
+
 static void test_builtin(void)
 {
     unsetenv("NBCX_TUNING");
@@ -263,54 +327,31 @@ static void test_builtin(void)
     const char *at = strstr(info, "tuning_builtin=");
     CHECK(at && sscanf(at, "tuning_builtin=%d", &n) == 1 && n > 100,
           "nbcx_info: no built-in table of more than 100 rules: %s", info);
-    /* below 16 ranks: the thresholds of select.c, which a table would
-     * have changed here (gather_16 in the table's first lines is not
-     * what 4 ranks get) */
+    loopback_world_destroy(P, comms);
+    /* below 16 ranks on one node, or where the nodes are unknown: the
+     * thresholds of select.c, where the table's rules for 5-9 ranks on
+     * nodes of 3 and more (made for more than one node) would give
+     * hier, hier and knomial4 */
+    enum { FEW = 8 };
     static const struct { enum nbcxi_coll c; int count; const char *alg; }
         few[] = { { NBCXI_ALLREDUCE, 2, "recursive_doubling" },
-                  { NBCXI_ALLREDUCE, 1 << 18, "ring" },
-                  { NBCXI_BCAST, 1 << 18, "chain" },
-                  { NBCXI_GATHER, 4096, "linear" } };
-    for (size_t i = 0; i < sizeof few / sizeof *few; i++)
-        expect_alg(few[i].c, few[i].count, NBCX_SUM, few[i].alg, 0);
-    loopback_world_destroy(P, comms);
-    /* every rule for 16 ranks (first in their collective's list: the
-     * generator writes the grid's first rank count first), at the low
-     * end of its bytes on a world with its low ranks per node */
-    int checked = 0;
-    for (int i = 0; builtin_rules[i]; i++) {
-        char coll[64], ranks[32], rpn[32], bytes[64], alg[64];
-        unsigned long long seg;
-        if (!CHECK(sscanf(builtin_rules[i], "%63s %31s %31s %63s %63s %llu",
-                          coll, ranks, rpn, bytes, alg, &seg) == 6,
-                   "built-in rule %d: %s", i, builtin_rules[i]))
-            return;
-        int rlo = atoi(rpn);
-        unsigned long blo = strtoul(bytes, NULL, 10);
-        if (strncmp(ranks, "16-", 3) != 0 || rlo > BIG || BIG % rlo)
-            continue;
-        int c = nbcxi_coll_by_name(coll);
-        /* int32 elements: bcast and the reductions count the buffer,
-         * the others a block (message_bytes) */
-        int count = (int)((blo + 3) / 4);
-        if (c < 0 || count > MAXC / BIG ||
-            (c != NBCXI_BCAST && c != NBCXI_REDUCE && c != NBCXI_ALLREDUCE &&
-             c != NBCXI_SCAN && c != NBCXI_BARRIER && c != NBCXI_GATHER &&
-             c != NBCXI_SCATTER && c != NBCXI_ALLGATHER))
-            continue;
-        if (c == NBCXI_BARRIER)
-            count = 0;
-        world_nodes(BIG, rlo);
-        size_t segsize = 0;
-        int err = 0;
-        const char *got = chosen(c, count, NBCX_SUM, &segsize, &err);
-        CHECK(!err && got && strcmp(got, alg) == 0,
-              "rule \"%s\": %s x%d on 16 ranks, %d per node: got %s",
-              builtin_rules[i], coll, count, rlo, got ? got : "(none)");
-        loopback_world_destroy(BIG, comms);
-        checked++;
+                  { NBCXI_BARRIER, 0, "knomial6" },
+                  { NBCXI_BCAST, 2, "knomial6" } };
+    for (int rpn = 0; rpn <= FEW; rpn += FEW) {
+        world_nodes(FEW, rpn);
+        for (size_t i = 0; i < sizeof few / sizeof *few; i++)
+            expect_alg(few[i].c, few[i].count, NBCX_SUM, few[i].alg, 0);
+        loopback_world_destroy(FEW, comms);
     }
-    CHECK(checked >= 20, "only %d built-in rules checked", checked);
+    /* every rule for 16 ranks (first in their collective's list: the
+     * generator writes the grid's first rank count first), and every
+     * rule for 4 ranks on more than one node (4 nodes of 1, 2 of 2) */
+    int checked = check_rules(BIG);
+    CHECK(checked >= 20, "only %d built-in rules for 16 ranks checked",
+          checked);
+    checked = check_rules(P);
+    CHECK(checked >= 20, "only %d built-in rules for 4 ranks checked",
+          checked);
 }
 
 static void test_missing(void)

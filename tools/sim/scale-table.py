@@ -102,6 +102,18 @@ def reference(args: argparse.Namespace, sim: str, common: list[str]) -> None:
         if args.reuse and os.path.exists(saved):
             with open(saved) as f:
                 doc: dict[str, Any] = json.load(f)
+            if args.rerun_auto:  # the peers' rows kept, auto's simulated again
+                fresh = run_json(
+                    [sim, "--op", op, "--sizes", ",".join(sizes), "--alg", "auto"]
+                    + common
+                )
+                new = {(r["ranks"], r["bytes"]): r for r in fresh["results"]}
+                doc["results"] = [
+                    r if "reference" in r else new.pop((r["ranks"], r["bytes"]), r)
+                    for r in doc["results"]
+                ] + list(new.values())
+                with open(saved, "w") as f:
+                    json.dump(doc, f, indent=0)
         else:
             doc = run_json(
                 [sim, "--op", op, "--sizes", ",".join(sizes), "--alg", "auto"]
@@ -221,7 +233,8 @@ def main() -> None:
         "--rerun-auto",
         action="store_true",
         help="with --reuse: simulate the automatic choice again (after a change "
-        "of the choice; every algorithm's times are read from OP.json)",
+        "of the choice; every algorithm's times are read from OP.json, and "
+        "with --reference the peers' from OP-reference.json)",
     )
     ap.add_argument(
         "--extra-algs",

@@ -4,7 +4,8 @@ tools/sim/scale-table.py wrote in each folder given: per collective, the
 points where nbcx's automatic choice is more than 5 % behind the fastest
 of its algorithms (OP.json), and the points where it is behind MPICH's or
 Open MPI libnbc's choice (OP-reference.json): at all, and by more than
-5 %. Prints Markdown."""
+5 %; first a table of the folders' totals (the README's Summary). Prints
+Markdown."""
 
 import json
 import sys
@@ -12,6 +13,65 @@ from pathlib import Path
 
 OPS = ("allreduce", "bcast", "reduce", "allgather", "alltoall", "reduce_scatter")
 OPS += ("barrier",)
+
+
+def behind_best(folder: Path, op: str) -> tuple[int, list[int]]:
+    """The points of OP.json with auto and a best, and the ranks of each
+    point where auto is more than 5 % behind the best."""
+    f = folder / f"{op}.json"
+    if not f.exists():
+        return 0, []
+    doc = json.loads(f.read_text())
+    best: dict[tuple[int, int], float] = {}
+    for r in doc["all"]["results"]:
+        if "error" not in r:
+            k = (r["ranks"], r["bytes"])
+            best[k] = min(best.get(k, r["t_max_us"]), r["t_max_us"])
+    n, ranks = 0, []
+    for r in doc["auto"]["results"]:
+        k = (r["ranks"], r["bytes"])
+        if "error" in r or k not in best:
+            continue
+        n += 1
+        if best[k] > 0 and r["t_max_us"] / best[k] > 1.05:
+            ranks.append(k[0])
+    return n, ranks
+
+
+def totals(folder: Path) -> str:
+    """One row of the Summary: points; behind the best (2-4 ranks / 16
+    and more, of how many); of those at 16 and more, reduce_scatter's;
+    behind each peer at all / > 5 %, of how many."""
+    n = big = rs_big = 0
+    small: list[int] = []
+    large: list[int] = []
+    peers = [[0, 0, 0], [0, 0, 0]]
+    for op in OPS:
+        m, ranks = behind_best(folder, op)
+        n += m
+        f = folder / f"{op}.json"
+        if f.exists():
+            doc = json.loads(f.read_text())
+            big += sum(
+                1
+                for r in doc["auto"]["results"]
+                if "error" not in r and r["ranks"] >= 16
+            )
+        small += [p for p in ranks if p < 16]
+        large += [p for p in ranks if p >= 16]
+        if op == "reduce_scatter":
+            rs_big = sum(1 for p in ranks if p >= 16)
+        for i, cell in enumerate(ref_table(folder, op) or []):
+            at_all, _, rest = cell.partition(" / ")
+            over5, _, of = rest.partition(" of ")
+            for j, v in enumerate((at_all, over5, of)):
+                peers[i][j] += int(v)
+    return (
+        f"| {folder.name} | {n} | {len(small) + len(large)} ({len(small)} / "
+        f"{len(large)} of {big}) | {rs_big} | "
+        + " | ".join(f"{a} / {b} of {c}" for a, b, c in peers)
+        + " |"
+    )
 
 
 def best_table(folder: Path, op: str) -> list[str] | None:
@@ -67,6 +127,15 @@ def ref_table(folder: Path, op: str) -> list[str] | None:
 
 
 def main() -> None:
+    print(
+        "| folder | points | auto > 5 % behind its best (at 2-4 ranks / at "
+        "16-1,024) | of those at 16-1,024: reduce_scatter | behind MPICH's "
+        "choice: at all / > 5 % | behind Open MPI libnbc's: at all / > 5 % |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name in sys.argv[1:]:
+        print(totals(Path(name)))
+    print()
     for name in sys.argv[1:]:
         folder = Path(name)
         print(f"### {folder.name}\n")
