@@ -179,14 +179,34 @@ public final class Buf {
         return new Buf(null, direct, type, offset, count);
     }
 
-    /** A new direct buffer of {@code count} elements of {@code type}, native byte order. */
+    /** Buffers of at least this many bytes start on a page ({@link #allocateDirect}). */
+    static final int PAGE = 4096;
+
+    /**
+     * A new direct buffer of {@code count} elements of {@code type}, native
+     * byte order; from 4 KiB on it starts on a 4 KiB boundary (it takes up
+     * to 8 KiB more native memory). Aligned so, two such buffers, and the
+     * whole-page blocks of one, lie a multiple of 4 KiB apart: memcpy's
+     * {@code rep movsb} on AMD Zen processors with FSRM (glibc's choice for
+     * large copies there) runs some 25x slower when the destination lies 1
+     * to 31 bytes past the source modulo 4 KiB, the distance where
+     * {@code ByteBuffer.allocateDirect}'s addresses put a 64 KiB iscatter
+     * root's own block on 4 thread ranks (docs/results/java/s26). A direct
+     * buffer made elsewhere is used where it lies.
+     */
     public static Buf allocateDirect(Datatype type, int count) {
         if (count < 0) throw NbcxException.arg(NbcxException.ERR_COUNT, "negative count " + count);
         if (type == null) throw NbcxException.arg(NbcxException.ERR_TYPE, "null datatype");
-        if ((long) count * type.size > Integer.MAX_VALUE)
+        long bytes = (long) count * type.size;
+        if (bytes > Integer.MAX_VALUE)
             throw NbcxException.arg(NbcxException.ERR_COUNT, count + " " + type + " exceed a ByteBuffer's 2 GiB");
-        ByteBuffer b = ByteBuffer.allocateDirect(count * type.size).order(ByteOrder.nativeOrder());
-        return new Buf(null, b, type, 0, count);
+        ByteBuffer b;
+        long whole = (bytes + PAGE - 1) / PAGE * PAGE; // (alignedSlice rounds both ends to pages)
+        if (bytes >= PAGE && whole + PAGE - 1 <= Integer.MAX_VALUE)
+            b = ByteBuffer.allocateDirect((int) (whole + PAGE - 1)).alignedSlice(PAGE).slice(0, (int) bytes);
+        else
+            b = ByteBuffer.allocateDirect((int) bytes);
+        return new Buf(null, b.order(ByteOrder.nativeOrder()), type, 0, count);
     }
 
     /** The direct buffer's base address (one JNI call for the buffer's lifetime). */
