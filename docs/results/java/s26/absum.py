@@ -1,9 +1,10 @@
 # A/B summary of ab.sh's runs: per round, Java/C nbc ratio of A (the park barrier of
 # sessions 23-25) and B (the pthread barrier), each paired with that round's C run,
 # and B/A paired within the round. Medians over rounds, (min-max).
-#   python3 docs/results/java/s26/absum.py DIR
+#   python3 docs/results/java/s26/absum.py DIR [A-label B-label]
 import json, sys, glob, statistics, collections, re
 d = sys.argv[1]
+la, lb = (sys.argv[2], sys.argv[3]) if len(sys.argv) > 3 else ('park barrier', 'pthread barrier')
 rows = collections.defaultdict(lambda: collections.defaultdict(list))
 for f in sorted(glob.glob(d + '/c-*-*.json')):
     k, r = re.search(r'c-(\d+)-(\d+)\.json', f).groups()
@@ -19,7 +20,7 @@ for f in sorted(glob.glob(d + '/c-*-*.json')):
             if v == 'b' and len(rows[key]['a']) == len(rows[key]['b']):
                 rows[key]['b/a'].append(rows[key]['b'][-1] / rows[key]['a'][-1])
 def m(v): return statistics.median(v) if v else float('nan')
-print("| op | ranks | size | C nbc µs | Java A (park barrier) µs | Java B (pthread barrier) µs | A/C median (range) | B/C median (range) | B/A median (range) |")
+print(f"| op | ranks | size | C nbc µs | Java A ({la}) µs | Java B ({lb}) µs | A/C median (range) | B/C median (range) | B/A median (range) |")
 print("|---|---|---|---:|---:|---:|---|---|---|")
 faster = 0
 over = collections.Counter(); n = collections.Counter()
