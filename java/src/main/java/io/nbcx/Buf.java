@@ -179,20 +179,23 @@ public final class Buf {
         return new Buf(null, direct, type, offset, count);
     }
 
-    /** Buffers of at least this many bytes start on a page ({@link #allocateDirect}). */
-    static final int PAGE = 4096;
+    /** Direct buffers of {@link #allocateDirect} start on a multiple of this many bytes. */
+    static final int ALIGN = 64;
 
     /**
      * A new direct buffer of {@code count} elements of {@code type}, native
-     * byte order; from 4 KiB on it starts on a 4 KiB boundary (it takes up
-     * to 8 KiB more native memory). Aligned so, two such buffers, and the
-     * whole-page blocks of one, lie a multiple of 4 KiB apart: memcpy's
+     * byte order, starting on a 64-byte boundary (it takes up to 126 bytes
+     * more native memory). Two such buffers, and the blocks of one that are
+     * multiples of 64 bytes, then lie a multiple of 64 bytes apart: memcpy's
      * {@code rep movsb} on AMD Zen processors with FSRM (glibc's choice for
-     * large copies there) runs some 25x slower when the destination lies 1
-     * to 31 bytes past the source modulo 4 KiB, the distance where
-     * {@code ByteBuffer.allocateDirect}'s addresses put a 64 KiB iscatter
-     * root's own block on 4 thread ranks (docs/results/java/s26). A direct
-     * buffer made elsewhere is used where it lies.
+     * large copies there) runs some 25x slower when the destination lies 8
+     * to 24 bytes past the source modulo 4 KiB, the distance where
+     * {@code ByteBuffer.allocateDirect}'s addresses (16 bytes past a
+     * 16-byte boundary) put a 64 KiB iscatter root's own block on 4 thread
+     * ranks (docs/results/java/s26). Not page-aligned: two page-aligned
+     * buffers lie 0 bytes apart modulo 4 KiB, where a 1 MiB copy takes
+     * twice as long on the same processor. A direct buffer made elsewhere
+     * is used where it lies.
      */
     public static Buf allocateDirect(Datatype type, int count) {
         if (count < 0) throw NbcxException.arg(NbcxException.ERR_COUNT, "negative count " + count);
@@ -200,12 +203,10 @@ public final class Buf {
         long bytes = (long) count * type.size;
         if (bytes > Integer.MAX_VALUE)
             throw NbcxException.arg(NbcxException.ERR_COUNT, count + " " + type + " exceed a ByteBuffer's 2 GiB");
-        ByteBuffer b;
-        long whole = (bytes + PAGE - 1) / PAGE * PAGE; // (alignedSlice rounds both ends to pages)
-        if (bytes >= PAGE && whole + PAGE - 1 <= Integer.MAX_VALUE)
-            b = ByteBuffer.allocateDirect((int) (whole + PAGE - 1)).alignedSlice(PAGE).slice(0, (int) bytes);
-        else
-            b = ByteBuffer.allocateDirect((int) bytes);
+        long whole = (bytes + ALIGN - 1) / ALIGN * ALIGN; // (alignedSlice rounds both ends)
+        ByteBuffer b = whole + ALIGN - 1 <= Integer.MAX_VALUE
+                ? ByteBuffer.allocateDirect((int) (whole + ALIGN - 1)).alignedSlice(ALIGN).slice(0, (int) bytes)
+                : ByteBuffer.allocateDirect((int) bytes);
         return new Buf(null, b.order(ByteOrder.nativeOrder()), type, 0, count);
     }
 
