@@ -15,8 +15,8 @@
  * the median over repetitions; block and nbc alternate within each
  * repetition (the mode switched around each block run), as in nbcx-bench.
  * Results are checked before timing. Every
- * timed run starts after a barrier that, like the C benchmark's
- * pthread_barrier, wakes all the waiting ranks at once (Barrier below).
+ * timed run starts after the C benchmark's own barrier, a pthread_barrier
+ * (io.nbcx.ThreadBarrier: Barrier below).
  *
  *   java -cp java/target/nbcx-0.1.0.jar -Dnbcx.jni=build/nompi/java/libnbcxjni.so \
  *        java/bench/NbcxBench.java [--ranks 2,4] [--op bcast,scatter]
@@ -40,9 +40,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.concurrent.locks.LockSupport;
 
 public class NbcxBench {
     static int[] ranksList = {2, 4};
@@ -289,6 +286,7 @@ public class NbcxBench {
             start.go().await();
             check(recv, rank, size, scatter, 2);
         });
+        barrier.close();
         Result res = new Result();
         res.reps = reps[0];
         res.block = medianOfMax(tBlock, reps[0]);
@@ -363,48 +361,40 @@ public class NbcxBench {
     }
 
     /**
-     * A barrier of n threads that wakes every waiter at once: the last to
-     * arrive unparks each of the others itself, as glibc's pthread_barrier
-     * (nbcx-bench's) wakes them all with one FUTEX_WAKE. Not
-     * java.util.concurrent.CyclicBarrier: its waiters leave one after the
-     * other, each woken by the one released before it (signalAll moves them
-     * to its lock's queue; each unparks the next as it unlocks), so the last
-     * rank starts n-1 thread wake-ups after the first, and the others' times
-     * (each measured from its own start) include them: on an idle 2-core
-     * VM, where a wake-up costs some 15-20 us, Java's 4-rank times at
-     * 4-16 KiB were 2-2.8x C's (docs/results/java/s23). No spinning, as
-     * pthread_barrier_wait does not spin either.
+     * The barrier before every timed run: nbcx-bench's own, glibc's
+     * pthread_barrier_wait (io.nbcx.ThreadBarrier), where the last thread
+     * to arrive wakes all the waiting ranks with one FUTEX_WAKE.
+     *
+     * Not java.util.concurrent.CyclicBarrier: its waiters leave one after
+     * the other, each woken by the one released before it (signalAll moves
+     * them to its lock's queue; each unparks the next as it unlocks), so the
+     * last rank started n-1 thread wake-ups after the first, and the
+     * others' times (each measured from its own start) included them: on an
+     * idle 2-core VM Java's 4-rank times at 4-16 KiB were 2-2.8x C's
+     * (docs/results/java/s23). Nor a barrier built on LockSupport.park and
+     * unpark, which session 23 put here: the last arrival then wakes each
+     * waiter with a system call of its own (Parker::unpark, a
+     * pthread_cond_signal each), one after the other, and every woken waiter
+     * makes one more before it can leave (glibc retakes the condition
+     * variable's mutex marked as contended, so Parker's unlock enters the
+     * kernel): a futex call after the first rank's start in 96 % of 2-rank
+     * repetitions, none in C's; with 4 ranks an 8 KiB ibcast took some
+     * 8 us longer behind it (docs/results/java/s26).
      */
-    static final class Barrier {
-        private final int n;
-        private final AtomicInteger arrived = new AtomicInteger();
-        private final AtomicReferenceArray<Thread> waiting;
-        private volatile int generation;
+    static final class Barrier implements AutoCloseable {
+        private final io.nbcx.ThreadBarrier b;
 
         Barrier(int n) {
-            this.n = n;
-            this.waiting = new AtomicReferenceArray<>(Math.max(1, n));
+            b = new io.nbcx.ThreadBarrier(Math.max(1, n));
         }
 
         void await() {
-            int g = generation;
-            int i = arrived.getAndIncrement();
-            if (i == n - 1) {
-                // Collect every waiter before releasing any: a released one
-                // may come back to the next round and take a slot again.
-                Thread[] ws = new Thread[n - 1];
-                for (int k = 0; k < n - 1; k++) {
-                    Thread t;
-                    while ((t = waiting.getAndSet(k, null)) == null) Thread.onSpinWait();
-                    ws[k] = t;
-                }
-                arrived.set(0);
-                generation = g + 1;
-                for (Thread t : ws) LockSupport.unpark(t);
-                return;
-            }
-            waiting.set(i, Thread.currentThread());
-            while (generation == g) LockSupport.park(this);
+            b.await();
+        }
+
+        @Override
+        public void close() {
+            b.close();
         }
     }
 

@@ -971,6 +971,49 @@ JNIEXPORT jint JNICALL Java_io_nbcx_Native_progress(JNIEnv *env, jclass cls)
 }
 
 /* ---------------------------------------------------------------- */
+/* ThreadBarrier: a pthread barrier for threads of this process       */
+/* ---------------------------------------------------------------- */
+
+/* glibc's pthread_barrier_wait, as nbcx-bench's inproc driver uses: the
+ * last thread to arrive wakes every waiter with one FUTEX_WAKE, and a
+ * woken waiter returns without taking a lock. Java's own blocking (park
+ * and unpark: a mutex and a condition variable per thread) makes the last
+ * arrival wake the waiters one system call each, and every woken waiter
+ * make one more on the way out (glibc marks the mutex it retakes after a
+ * condition wait as contended, so unlocking it enters the kernel):
+ * docs/results/java/s26. Returns 0 when out of memory or n < 1. */
+JNIEXPORT jlong JNICALL Java_io_nbcx_Native_barrierCreate(JNIEnv *env,
+                                                          jclass cls, jint n)
+{
+    (void)env, (void)cls;
+    if (n < 1) return 0;
+    pthread_barrier_t *b = malloc(sizeof *b);
+    if (!b) return 0;
+    if (pthread_barrier_init(b, NULL, (unsigned)n) != 0) {
+        free(b);
+        return 0;
+    }
+    return (jlong)(intptr_t)b;
+}
+
+/* Blocks in native code: the JVM does not wait for this thread at a
+ * safepoint meanwhile. */
+JNIEXPORT void JNICALL Java_io_nbcx_Native_barrierWait(JNIEnv *env,
+                                                       jclass cls, jlong h)
+{
+    (void)env, (void)cls;
+    pthread_barrier_wait(PTR(h));
+}
+
+JNIEXPORT void JNICALL Java_io_nbcx_Native_barrierFree(JNIEnv *env,
+                                                       jclass cls, jlong h)
+{
+    (void)env, (void)cls;
+    pthread_barrier_destroy(PTR(h));
+    free(PTR(h));
+}
+
+/* ---------------------------------------------------------------- */
 /* MPI: the JVM as one rank of an MPI job                            */
 /* ---------------------------------------------------------------- */
 

@@ -49,6 +49,11 @@ final class Native {
     static native int progressGet();
     static native int algorithmSet(String coll, String alg);
 
+    /** A pthread barrier of n threads (ThreadBarrier); 0 when it cannot be made. */
+    static native long barrierCreate(int n);
+    static native void barrierWait(long h);
+    static native void barrierFree(long h);
+
     static native long malloc(long bytes);
     static native void free(long ptr);
     static native void copyIn(Object array, long byteOff, long bytes, long dst);
