@@ -1200,6 +1200,65 @@ static void test_pace_samples(void)
     th_cases++;
 }
 
+
+/* Contiguous copies at every distance modulo 4 KiB that memcpy's rep
+ * movsb handles slowly (1-63 bytes: datatype.c copies in pieces there)
+ * and around it, sizes on both sides of the pieces' and the range's
+ * bounds: the bytes arrive exactly, through nbcxi_type_copy (apart and
+ * overlapping: memmove's order) and nbcxi_type_pack / _unpack. */
+static void test_copy_distances(void)
+{
+    static const size_t sizes[] = { 1, 2047, 2048, 2049, 4097, 65536 + 3,
+                                    524287, 524288, 600000 };
+    static const size_t gaps[] = { 0, 1, 8, 16, 31, 32, 63, 64, 4095 };
+    struct nbcx_datatype_s *byte = nbcxi_type(NBCX_BYTE);
+    size_t max = 600000 + 8192;
+    unsigned char *src = malloc(max), *dst = malloc(2 * max);
+    CHECK(byte && src && dst, "setup");
+    if (!byte || !src || !dst) {
+        free(src);
+        free(dst);
+        return;
+    }
+    for (size_t i = 0; i < max; i++)
+        src[i] = (unsigned char)(i * 131 + 7);
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
+            size_t n = sizes[z];
+            /* dst lies gaps[g] bytes past src, modulo 4 KiB */
+            size_t soff = (uintptr_t)src & 4095;
+            size_t doff = ((soff + gaps[g]) - ((uintptr_t)dst & 4095)) & 4095;
+            unsigned char *d = dst + doff;
+            for (int how = 0; how < 3; how++) {
+                memset(dst, 0xA5, 2 * max);
+                int rc = how == 0 ? nbcxi_type_copy(src, d, (int)n, byte)
+                         : how == 1 ? nbcxi_type_pack(src, (int)n, byte, d)
+                                    : nbcxi_type_unpack(src, (int)n, byte, d);
+                CHECK_INT(rc, NBCX_SUCCESS);
+                CHECK(memcmp(d, src, n) == 0 && (doff == 0 || d[-1] == 0xA5) &&
+                          d[n] == 0xA5,
+                      "%zu bytes, %zu past mod 4 KiB, way %d: wrong bytes",
+                      n, gaps[g], how);
+            }
+        }
+    }
+    /* overlapping, both directions, at a slow distance */
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        size_t n = sizes[z];
+        for (int dir = 0; dir < 2; dir++) {
+            unsigned char *b = dst;
+            memcpy(b + (dir ? 0 : 16), src, n);
+            CHECK_INT(nbcxi_type_copy(b + (dir ? 0 : 16), b + (dir ? 16 : 0),
+                                      (int)n, byte), NBCX_SUCCESS);
+            CHECK(memcmp(b + (dir ? 16 : 0), src, n) == 0,
+                  "%zu bytes overlapping by 16, direction %d: wrong bytes", n,
+                  dir);
+        }
+    }
+    free(src);
+    free(dst);
+}
+
 static const struct th_test tests[] = {
     { "topological_order", test_topological_order },
     { "predecessors_complete", test_predecessors_complete },
@@ -1218,6 +1277,7 @@ static const struct th_test tests[] = {
     { "chain_bcast", test_chain_bcast },
     { "tag_wraparound", test_tag_wraparound },
     { "pace_samples", test_pace_samples },
+    { "copy_distances", test_copy_distances },
 };
 
 int main(int argc, char **argv)
