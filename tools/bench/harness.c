@@ -281,14 +281,37 @@ static void max_over_ranks(const struct bench *c, double *v, int n)
     c->d->max_doubles(c, v, n);
 }
 
-/* Step 3: t_block and every t_pure, alternating within each repetition. */
+/* An untimed start + wait of one implementation, right before each of its
+ * timed runs, so that every timed run follows a run of its own
+ * implementation on the same buffers, never another's. What ran before
+ * leaves the buffers' cache lines where it moved them: after native Open
+ * MPI's iallgather (libnbc sends the rank's own block from rbuf, and the
+ * peer reads it there with CMA) the next 64 KiB copy into that block took
+ * 6-8 us instead of 2.5-3 on 2 ranks, whichever library made it (the
+ * lines sit in the peer's cache). In a fixed order native -> nbcx, nbcx
+ * paid that for native's choice in every repetition: iallgather 64 KiB
+ * 1.3-1.5x native, session 27. A program that calls one library pays
+ * only for that library's own history, which this reproduces. */
+static void settle_pure(const struct bench *c, const struct bench_op *op,
+                        const struct bench_buf *b, enum bench_impl impl)
+{
+    struct request r = { .impl = impl, .op = op };
+    op_start(c, &r, b);
+    op_wait(c, &r);
+}
+
+/* Step 3: t_block and every t_pure, alternating within each repetition,
+ * each after an untimed run of its own (settle_pure). */
 static void series_pure(const struct bench *c, const struct bench_op *op,
                         const struct bench_buf *b, struct bench_result *r)
 {
     for (int k = 0; k < r->reps; k++) {
+        (void)measure_block(c, op, b);
         r->t_block[k] = measure_block(c, op, b);
-        FOR_IMPL(c, i)
+        FOR_IMPL(c, i) {
+            settle_pure(c, op, b, (enum bench_impl)i);
             r->impl[i].t_pure[k] = measure_pure(c, op, b, (enum bench_impl)i);
+        }
     }
     max_over_ranks(c, r->t_block, r->reps);
     FOR_IMPL(c, i)
@@ -336,7 +359,8 @@ static double overlap(double pure, double cpu, double ovrl)
 }
 
 /* Step 5: t_ovrl of every implementation, alternating within each
- * repetition; units[i] is this rank's computation for implementation i.
+ * repetition, each after an untimed run of its own (settle_pure); units[i]
+ * is this rank's computation for implementation i.
  * Right before each t_ovrl the same computation is timed alone, and that
  * repetition's overlap uses this t_cpu: on a shared or virtual machine
  * the speed of a core drifts by tens of percent over seconds, and an
@@ -349,6 +373,7 @@ static void series_ovrl(const struct bench *c, const struct bench_op *op,
     for (int k = 0; k < r->reps; k++) {
         FOR_IMPL(c, i) {
             struct bench_impl_result *x = &r->impl[i];
+            settle_pure(c, op, b, (enum bench_impl)i);
             x->t_cpu[k] = measure_cpu(c, units[i]);
             struct ovrl o = measure_ovrl(c, op, b, (enum bench_impl)i,
                                          units[i], c->o->tests);
