@@ -237,20 +237,22 @@ public class NbcxBench {
 
             // block and nbc alternate within every repetition, as in
             // nbcx-bench (harness.c series_pure, driver_inproc.c): the mode
-            // switches to caller around each block run, and after switching
-            // back one discarded run brings the progress thread up again.
+            // switches to caller around each block run. Each timed run
+            // follows a discarded run of its own variant, as nbcx-bench's
+            // (settle_pure: what ran before leaves the buffers' cache lines
+            // where it moved them); after switching back, that run also
+            // brings the progress thread up again.
             boolean switching = nbcMode != Progress.CALLER;
             if (!switching) setMode(barrier, rank, Progress.CALLER);
             for (int k = 0; k < n; k++) {
                 if (switching) setMode(barrier, rank, Progress.CALLER);
+                start.go().await(); // discarded
                 await(barrier);
                 long t0 = System.nanoTime();
                 start.go().await();
                 tBlock[rank][k] = (System.nanoTime() - t0) * 1e-9;
-                if (switching) {
-                    setMode(barrier, rank, nbcMode);
-                    start.go().await(); // discarded
-                }
+                if (switching) setMode(barrier, rank, nbcMode);
+                start.go().await(); // discarded
                 await(barrier);
                 t0 = System.nanoTime();
                 start.go().await();
@@ -261,6 +263,7 @@ public class NbcxBench {
             await(barrier);
             long iters = (long) (rate * target[0]);
             for (int k = 0; k < n; k++) {
+                start.go().await(); // discarded, as above
                 await(barrier);
                 long t0 = System.nanoTime();
                 Request q = start.go();
