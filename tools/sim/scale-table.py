@@ -335,6 +335,8 @@ def main() -> None:
             ),
             "",
         ]
+        if args.tuning:
+            lines += [f"Auto with `NBCX_TUNING={args.tuning}` (--tuning).", ""]
         cols = sorted({r["bytes"] for r in auto["results"]})
         rows = sorted({r["ranks"] for r in auto["results"]})
         lines.append("| ranks | " + " | ".join(fmt_size(c) for c in cols) + " |")
