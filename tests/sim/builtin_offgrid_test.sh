@@ -10,7 +10,7 @@
 # take the rules of 32 (1 MiB: Rabenseifner; hier, the choice of the
 # rules for 24 and more ranks per node that are not powers of two, is
 # 1.20x behind there). reduce_scatter at 6 ranks per node, where the
-# rules of 8 (the pairwise reduce_scatterv) were 1.35x and 1.56x behind
+# rules of 8 (reduce_scatterv) were 1.35x and 1.56x behind
 # recursive halving and pairwise before it was tuned on 6, 12 and 24
 # ranks per node too (session 27), and at 12, where they were not.
 set -eu
