@@ -22,6 +22,10 @@ nonblocking collective chooses by default, simulated as the nbcx algorithm
 with its schedule): OP-reference.json per collective, and reference.md,
 one grid per collective of peer time / nbcx time (above 1: nbcx ahead),
 a summary and the points where nbcx is more than 5 % behind.
+
+--tuning FILE puts a selection table (NBCX_TUNING) in force for the
+automatic choice, before the built-in one: e.g. one made for the
+--params machine by tools/sim/gen-builtin-tuning --params.
 """
 
 import argparse
@@ -226,6 +230,13 @@ def main() -> None:
     ap.add_argument("--sizes", required=True)
     ap.add_argument("--ranks-per-node", default="2")
     ap.add_argument("--params", default=None)
+    ap.add_argument(
+        "--tuning",
+        default=None,
+        help="a selection table for the automatic choice (NBCX_TUNING, "
+        "e.g. one tools/sim/gen-builtin-tuning --params wrote), in force "
+        "in every nbcx-sim run",
+    )
     ap.add_argument("--out", required=True)
     ap.add_argument("--tag", default="", help="suffix of the file names")
     ap.add_argument("--reuse", action="store_true", help="read OP.json when it exists")
@@ -252,6 +263,10 @@ def main() -> None:
     args.argv = [a for a in sys.argv[1:] if a not in ("--reuse", "--rerun-auto")]
 
     sim = os.path.join(args.build, "tools/sim/nbcx-sim")
+    if args.tuning:  # nbcx-sim's automatic choice reads it (coll/select.c)
+        if not os.path.isfile(args.tuning):
+            sys.exit(f"--tuning {args.tuning}: no such file")
+        os.environ["NBCX_TUNING"] = os.path.abspath(args.tuning)
     os.makedirs(args.out, exist_ok=True)
     common = [
         "--ranks",
@@ -320,6 +335,8 @@ def main() -> None:
             ),
             "",
         ]
+        if args.tuning:
+            lines += [f"Auto with `NBCX_TUNING={args.tuning}` (--tuning).", ""]
         cols = sorted({r["bytes"] for r in auto["results"]})
         rows = sorted({r["ranks"] for r in auto["results"]})
         lines.append("| ranks | " + " | ".join(fmt_size(c) for c in cols) + " |")
