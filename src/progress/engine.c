@@ -663,11 +663,12 @@ bool nbcxi_progress_app(int count, nbcx_request reqs[], long *advanced)
 
 /* Whether any of reqs (not complete) runs on a transport whose peers are
  * threads of this process with cores enough to poll for each other. */
-bool nbcxi_any_local(int count, nbcx_request reqs[])
+bool nbcxi_any_active_on(int count, nbcx_request reqs[],
+                         bool (*on)(const struct nbcx_comm_s *))
 {
     for (int i = 0; i < count; i++)
         if (!nbcxi_request_idle(reqs[i]) && !nbcxi_request_done(reqs[i]) &&
-            nbcxi_peers_poll(reqs[i]->sched->build.comm))
+            on(reqs[i]->sched->build.comm))
             return true;
     return false;
 }

@@ -198,9 +198,10 @@ NBCX_HIDDEN bool nbcxi_progress_app(int count, nbcx_request reqs[],
 /* Split mode: runs the application work set aside in every active
  * operation; returns whether there was any. Lock held. */
 NBCX_HIDDEN bool nbcxi_serve_deferred_locked(void);
-/* Whether any of reqs (not complete) runs between peers that are threads
- * of this process with cores enough to poll for each other. */
-NBCX_HIDDEN bool nbcxi_any_local(int count, nbcx_request reqs[]);
+/* Whether any of reqs (not complete) runs on a communicator for which
+ * on() holds, e.g. nbcxi_peers_poll. */
+NBCX_HIDDEN bool nbcxi_any_active_on(int count, nbcx_request reqs[],
+                                     bool (*on)(const struct nbcx_comm_s *));
 
 /* The progress lock that guards r's executor state: its communicator's
  * ("Locks", docs/architecture.md). */
@@ -209,20 +210,25 @@ static inline pthread_mutex_t *nbcxi_op_lock(const struct nbcx_request_s *r)
     return r->sched->build.comm->plock;
 }
 
+/* Whether c's peers are threads of this process. */
+static inline bool nbcxi_peers_in_process(const struct nbcx_comm_s *c)
+{
+    return nbcxi_transport_can(c->tp, NBCXI_CAP_IN_PROCESS);
+}
+
 /* Whether c's peers are threads of this process that now have cores
  * enough to poll for each other (the transport says, transport.h). */
 static inline bool nbcxi_peers_poll(const struct nbcx_comm_s *c)
 {
-    return nbcxi_transport_can(c->tp, NBCXI_CAP_IN_PROCESS) &&
-           c->tp->ops->peers_poll && c->tp->ops->peers_poll();
+    return nbcxi_peers_in_process(c) && c->tp->ops->peers_poll &&
+           c->tp->ops->peers_poll();
 }
 
 /* Whether c's peers are threads of this process too many for the cores
  * to poll for each other. */
 static inline bool nbcxi_peers_crowd(const struct nbcx_comm_s *c)
 {
-    return nbcxi_transport_can(c->tp, NBCXI_CAP_IN_PROCESS) &&
-           !nbcxi_peers_poll(c);
+    return nbcxi_peers_in_process(c) && !nbcxi_peers_poll(c);
 }
 
 #endif /* NBCX_ENGINE_H */

@@ -163,21 +163,11 @@ static void auto_poke(int count, nbcx_request reqs[])
     nbcxi_caller_mode.poke(count, reqs);
 }
 
-/* Whether one of reqs runs between threads of this process too many for
- * the cores to poll for each other. */
-static bool crowded(int count, nbcx_request reqs[])
-{
-    for (int i = 0; i < count; i++) {
-        if (!nbcxi_request_idle(reqs[i]) && !nbcxi_request_done(reqs[i]) &&
-            nbcxi_peers_crowd(reqs[i]->sched->build.comm))
-            return true;
-    }
-    return false;
-}
-
 static int auto_wait_some(int count, nbcx_request reqs[])
 {
-    if (crowded(count, reqs))
+    /* between threads of this process too many for the cores to poll for
+     * each other */
+    if (nbcxi_any_active_on(count, reqs, nbcxi_peers_crowd))
         return nbcxi_thread_wait_some(count, reqs);
     nbcxi_drive_begin();
     int i = nbcxi_caller_mode.wait_some(count, reqs);

@@ -13,18 +13,6 @@ static void caller_poke(int count, nbcx_request reqs[])
     nbcxi_progress_app(count, reqs, &advanced);
 }
 
-/* Whether one of reqs runs between threads of this process: they need
- * this core to move the data, so an idle wait yields at every poll. */
-static bool in_process(int count, nbcx_request reqs[])
-{
-    for (int i = 0; i < count; i++)
-        if (!nbcxi_request_idle(reqs[i]) && !nbcxi_request_done(reqs[i]) &&
-            nbcxi_transport_can(reqs[i]->sched->build.comm->tp,
-                                NBCXI_CAP_IN_PROCESS))
-            return true;
-    return false;
-}
-
 /* Polls, yielding the core when polling finds nothing several times in a
  * row (ranks often outnumber cores): at every poll after 64 idle ones
  * between threads of this process, at every 64th between processes.
@@ -32,8 +20,9 @@ static bool in_process(int count, nbcx_request reqs[])
  * the end of a 64 KiB ibcast by 0.5-1.5 us on 2 Open MPI ranks (nbcx
  * 1.09-1.16x native's time, 1.05-1.07x with a yield every 64th; session
  * 27); MPI libraries yield in their own progress where cores are
- * oversubscribed (Open MPI's mpi_yield_when_idle). On a transport that can wake it
- * (UCX), sleeps on its events instead after SLEEP_AFTER idle polls, for
+ * oversubscribed (Open MPI's mpi_yield_when_idle). Threads of this process
+ * need this core to move the data. On a transport that can wake it (UCX),
+ * sleeps on its events instead after SLEEP_AFTER idle polls, for
  * SLEEP_MS at first, twice as long after each sleep that moved nothing,
  * up to SLEEP_MAX_MS (the watchdog's timeouts still get their passes).
  * A wait for a late peer then costs about ten wake-ups a second, not a
@@ -62,7 +51,8 @@ static int caller_wait_some(int count, nbcx_request reqs[])
                 events = false;
             }
         } else if (idle > 64 &&
-                   (idle % 64 == 0 || in_process(count, reqs))) {
+                   (idle % 64 == 0 ||
+                    nbcxi_any_active_on(count, reqs, nbcxi_peers_in_process))) {
             sched_yield();
         }
     }

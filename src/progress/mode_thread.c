@@ -28,7 +28,7 @@ void nbcxi_thread_started_locked(struct nbcx_request_s *r, bool *wake)
 void nbcxi_thread_poke(int count, nbcx_request reqs[])
 {
     long advanced;
-    if (nbcxi_any_local(count, reqs)) {
+    if (nbcxi_any_active_on(count, reqs, nbcxi_peers_poll)) {
         nbcxi_progress_app(count, reqs, &advanced);
         return;
     }
@@ -53,7 +53,7 @@ int nbcxi_thread_wait_some(int count, nbcx_request reqs[])
     /* Spin, then block: a short operation is over within a few polls,
      * sooner than two thread switches would take. */
     int i;
-    bool local = nbcxi_any_local(count, reqs);
+    bool local = nbcxi_any_active_on(count, reqs, nbcxi_peers_poll);
     int64_t now = nbcxi_now_ns();
     int64_t until = now + (local ? WAIT_POLL_LOCAL_NS : WAIT_POLL_NS);
     for (unsigned k = 1, idle = 0;; k++) {
