@@ -13,7 +13,9 @@
  *   before it and computes P(r) = P(r-1) op x(r):
  *     scan      P(r-1) goes to scratch (posted at start), x(r) is copied
  *               into rbuf, P(r) is reduced in rbuf and forwarded from
- *               there to r + 1.
+ *               there to r + 1. For a commutative operation (not in
+ *               place) P(r-1) is received straight into rbuf and x(r)
+ *               reduced into it: no copy, no scratch.
  *     exscan    P(r-1) is received straight into rbuf (its result); the
  *               last rank stops there; the others copy x(r) into scratch,
  *               reduce P(r) there and forward it. In place x(r) is in
@@ -70,6 +72,19 @@ static int build_linear(struct nbcx_sched_s *s,
                 nbcxi_copy(s, x, n, t, res, n, t);
             if (p > 1)
                 nbcxi_send(s, x, n, t, 1, k);
+            continue;
+        }
+        if (!exclusive && !in_place && a->op->commutative) {
+            /* P(r-1) straight into rbuf and x(r) reduced into it: x(r) op
+             * P(r-1) is P(r-1) op x(r) for a commutative operation, and
+             * the copy of x(r) into rbuf (a pass over the vector before
+             * the reduction can start, 1.1-1.2x native's time at 256 KiB-
+             * 4 MiB on 2 Open MPI ranks) and the scratch are not needed. */
+            nbcx_node rv = nbcxi_recv(s, res, n, t, r - 1, k);
+            nbcx_node red = nbcxi_reduce_node(s, x, res, n, t, a->op);
+            nbcxi_dep(s, rv, red);
+            if (r < p - 1)
+                nbcxi_dep(s, red, nbcxi_send(s, res, n, t, r + 1, k));
             continue;
         }
         if (!exclusive) {
