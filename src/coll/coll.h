@@ -270,6 +270,12 @@ NBCX_HIDDEN const char *nbcxi_knomial_name(int k);
  * (each read once, by select.c) */
 NBCX_HIDDEN int nbcxi_tuning_load(const char *path);
 NBCX_HIDDEN int nbcxi_tuning_load_builtin(void);
+/* select.c: the error every call returns because of the environment (a
+ * bad NBCX_<COLL>_ALG or NBCX_TUNING file, its message already printed
+ * on stderr when it was read), 0: none. Reads the environment first if
+ * no call has yet. For tools that build schedules (nbcx-sim): they stop
+ * at once instead of failing at every point. */
+NBCX_HIDDEN int nbcxi_select_env_error(void);
 /* The algorithm the tables (NBCX_TUNING's, then the built-in one) name
  * for coll on p ranks, rpn ranks per node (0: not known) and `bytes`
  * (the size the automatic choice looks at), or NULL; sets *segsize when

@@ -299,6 +299,12 @@ static void read_env(void)
     }
 }
 
+int nbcxi_select_env_error(void)
+{
+    pthread_once(&env_once, read_env);
+    return env_error;
+}
+
 int nbcx_algorithm_set(const char *coll, const char *alg)
 {
     pthread_once(&env_once, read_env);

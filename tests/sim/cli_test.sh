@@ -50,6 +50,42 @@ expect 2 'no "inter" block' --op bcast --ranks 4 --size 8 --ranks-per-node 2 --p
 printf '{"format": "nbcx-loggp/1", "cores_per_node": 2,' >"$tmp/p.json"
 expect 2 "line 1" --op bcast --ranks 4 --size 8 --params "$tmp/p.json"
 
+# a bad NBCX_TUNING file (or NBCX_<COLL>_ALG) fails every call: status 2
+# before the first point, nothing on stdout, the file's line named (not
+# rows of "the builder failed" and status 0 or 4), whatever --alg says;
+# tools/sim/scale-table.py --tuning with it stops the same way
+printf 'allreduce 2-* * 0-* nosuch 0\n' >"$tmp/bad.tuning"
+export NBCX_TUNING="$tmp/bad.tuning"
+for alg in auto all; do
+    expect 2 "bad.tuning:1: unknown algorithm" --op allreduce --alg $alg \
+        --ranks 4 --size 8 --params "$params"
+    if [ -s "$tmp/out" ] || ! grep -q "nothing simulated" "$tmp/err"; then
+        echo "FAILED: bad NBCX_TUNING, --alg $alg: rows printed" >&2; fail=1
+    fi
+done
+expect 2 "bad.tuning:1:" --op bcast --ranks 4 --size 8 --json --reference mpich
+export NBCX_TUNING="$tmp/none.tuning"
+expect 2 "none.tuning: No such file" --op bcast --ranks 4 --size 8
+unset NBCX_TUNING
+NBCX_ALLREDUCE_ALG=nosuch "$sim" --op allreduce --ranks 4 --size 8 \
+    >"$tmp/out" 2>"$tmp/err"
+st=$?
+if [ $st != 2 ] || ! grep -q "nothing simulated" "$tmp/err"; then
+    echo "FAILED: NBCX_ALLREDUCE_ALG=nosuch: status $st" >&2; cat "$tmp/err" >&2; fail=1
+fi
+scale="$(dirname "$params")/../scale-table.py"
+if command -v python3 >/dev/null 2>&1 && [ -f "$scale" ]; then
+    python3 "$scale" --build "$(dirname "$sim")/../.." --ops barrier --ranks 2 \
+        --sizes 8 --out "$tmp/scale" --tuning "$tmp/bad.tuning" \
+        >"$tmp/out" 2>"$tmp/err"
+    st=$?
+    if [ $st = 0 ] || ! grep -q "not a usable table" "$tmp/err" ||
+       ! grep -q "bad.tuning:1:" "$tmp/err" || [ -e "$tmp/scale" ]; then
+        echo "FAILED: scale-table.py --tuning bad: status $st" >&2
+        cat "$tmp/err" >&2; fail=1
+    fi
+fi
+
 # --split-levels all: S = 0..3 on 8 ranks, one best; JSON rows carry S
 "$sim" --op bcast --alg binomial --ranks 8 --size 1k --progress split \
     --split-levels all --progress-cores 1 --compute-us 100 \

@@ -183,6 +183,69 @@ static void test_shared_link(void)
     }
 }
 
+/* nbcxi_sim_job_same (nbcx-tune simulates a schedule once): true for
+ * the same configuration built twice and for a fragment size the
+ * algorithm does not use; false for another fragment of the chain, another
+ * algorithm, size, rank count or node size. */
+static struct nbcxi_sim_job *job_of(const char *coll, const char *alg,
+                                    int P, int C, size_t bytes,
+                                    size_t segsize)
+{
+    struct nbcxi_sim_config cfg = { .coll = nbcxi_sim_coll(coll), .alg = alg,
+                                    .ranks = P, .ranks_per_node = C,
+                                    .bytes = bytes, .segsize = segsize,
+                                    .fold = NBCXI_SIM_FOLD_OFF };
+    struct nbcxi_sim_job *J = NULL;
+    char err[512];
+    int rc = nbcxi_sim_build(&cfg, &J, err, sizeof err);
+    CHECK(rc == 0 && J, "%s %s: %s", coll, alg ? alg : "auto", err);
+    return J;
+}
+
+static void test_same_job(void)
+{
+    struct { const char *coll, *alg; int P, C; size_t bytes, seg; } v[] = {
+        { "bcast", "chain", 16, 2, 1 << 20, 0 },
+        { "bcast", "chain", 16, 2, 1 << 20, 16384 },
+        { "bcast", "binomial", 16, 2, 1 << 20, 0 },
+        { "bcast", "knomial4", 16, 2, 1 << 20, 0 },
+        { "bcast", "binomial", 16, 2, 1 << 19, 0 },
+        { "bcast", "binomial", 12, 2, 1 << 20, 0 },
+        { "bcast", "binomial", 16, 4, 1 << 20, 0 },
+        { "allgather", "ring", 16, 4, 1024, 0 },
+    };
+    enum { N = sizeof v / sizeof v[0] };
+    struct nbcxi_sim_job *J[N];
+    for (int i = 0; i < N; i++)
+        J[i] = job_of(v[i].coll, v[i].alg, v[i].P, v[i].C, v[i].bytes,
+                      v[i].seg);
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < N; k++)
+            if (J[i] && J[k])
+                CHECK(nbcxi_sim_job_same(J[i], J[k]) == (i == k),
+                      "%s %s %d/%d %zu seg %zu against %s %s %d/%d %zu seg "
+                      "%zu: %s", v[i].coll, v[i].alg, v[i].P, v[i].C,
+                      v[i].bytes, v[i].seg, v[k].coll, v[k].alg, v[k].P,
+                      v[k].C, v[k].bytes, v[k].seg,
+                      i == k ? "not the same" : "the same");
+    /* built again; a fragment size binomial and ring do not use */
+    struct nbcxi_sim_job *again[3] = {
+        job_of("bcast", "chain", 16, 2, 1 << 20, 16384),
+        job_of("bcast", "binomial", 16, 2, 1 << 20, 65536),
+        job_of("allgather", "ring", 16, 4, 1024, 4096),
+    };
+    const int of[3] = { 1, 2, 7 };
+    for (int i = 0; i < 3; i++) {
+        if (again[i] && J[of[i]])
+            CHECK(nbcxi_sim_job_same(again[i], J[of[i]]),
+                  "%s %s built again: not the same", v[of[i]].coll,
+                  v[of[i]].alg);
+        nbcxi_sim_free(again[i]);
+    }
+    for (int i = 0; i < N; i++)
+        nbcxi_sim_free(J[i]);
+}
+
 /* Linear gather: P - 1 messages reach the root's NIC at o + L, which
  * takes one per g + (m-1)G; the root spends o on each (o <= that gap):
  * 2o + L + (m-1)G + (P-2)(g + (m-1)G). */
@@ -1166,6 +1229,7 @@ static const struct th_test tests[] = {
     { "fold_equals_full", test_fold_equals_full },
     { "params_file", test_params_file },
     { "shared_link", test_shared_link },
+    { "same_job", test_same_job },
     { "large_counts", test_large_counts },
     { "bad_config", test_bad_config },
     { "scale", test_scale },

@@ -93,6 +93,46 @@ done <"$tmp/report"
 [ "$n" = 8 ] || say "split report has $n grid points, want 8"
 grep -q "^split bcast " "$tmp/split.txt" || say "no split bcast rule"
 
+# 2d. a shared inter-node link (no folding), where nbcx-tune simulates a
+#     schedule built again (another fragment size, the built-in choice)
+#     only when it differs from one simulated before: every time it
+#     reports is nbcx-sim's for that algorithm and fragment size, the
+#     least of nbcx-sim's over every candidate and fragment size (--min-gain
+#     1), and the built-in choice's is nbcx-sim --alg auto's
+emunet="$(dirname "$params")/openmpi-shm-emunet.json"
+"$tune" --params "$emunet" --ops bcast,allreduce,allgather --ranks 16 \
+    --sizes 8,1m --ranks-per-node 4 --segsizes 16k,64k --min-gain 1 --report \
+    --out "$tmp/emunet.txt" >"$tmp/report" || say "nbcx-tune (emunet) exited with $?"
+n=0
+while read -r coll p bytes alg seg t builtin tb gain; do
+    case "$coll" in "#"*|"") continue ;; esac
+    n=$((n + 1))
+    segarg=""
+    [ "$seg" = 0 ] || segarg="--segsize $seg"
+    # shellcheck disable=SC2086
+    got=$("$sim" --params "$emunet" --op "$coll" --alg "$alg" $segarg \
+          --ranks "$p" --ranks-per-node 4 --size "$bytes" | awk '!/^#/ { print $6 }')
+    [ "$got" = "$t" ] ||
+        say "emunet $coll $p ranks $bytes B: nbcx-tune $alg seg $seg $t us, nbcx-sim $got"
+    algs=all
+    [ "$coll" != bcast ] || algs="all knomial3,knomial5,knomial6,knomial7,knomial8"
+    least=$(for seg in "" 16k 64k; do
+                for a in $algs; do
+                    "$sim" --params "$emunet" --op "$coll" --alg "$a" \
+                        ${seg:+--segsize "$seg"} --ranks "$p" --ranks-per-node 4 \
+                        --size "$bytes"
+                done
+            done | awk '!/^#/ && $6 + 0 > 0 { if (!n++ || $6 + 0 < m + 0) m = $6 }
+                        END { print m }')
+    [ "$least" = "$t" ] ||
+        say "emunet $coll $p ranks $bytes B: nbcx-tune's best $t us, nbcx-sim's $least"
+    got=$("$sim" --params "$emunet" --op "$coll" --alg auto --ranks "$p" \
+          --ranks-per-node 4 --size "$bytes" | awk '!/^#/ { print $2, $6 }')
+    [ "$got" = "$builtin $tb" ] ||
+        say "emunet $coll $p ranks $bytes B: built-in $builtin $tb us, nbcx-sim auto $got"
+done <"$tmp/report"
+[ "$n" = 6 ] || say "emunet report has $n grid points, want 6"
+
 # 2c. several ranks per node: an rpn column (nbcx-tune/2), each grid
 #     point's choice nbcx-tune's at that one rpn; --ranks-from
 "$tune" --params "$params" --ops reduce,allgather --ranks 16,64 --sizes 8,1m \

@@ -92,6 +92,8 @@ static const char usage[] =
 "  -h, --help           this text\n"
 "A point nbcx cannot serve (buffers beyond its int counts) is reported\n"
 "on its line and the others go on.\n"
+"The automatic choice reads NBCX_TUNING (a selection table) and\n"
+"NBCX_<COLL>_ALG as the library does; a bad one is bad input.\n"
 "Exit status: 0 done, 2 bad input (or no point could be served), 3 too\n"
 "large to simulate, 4 a bug.\n";
 
@@ -734,6 +736,16 @@ int main(int argc, char **argv)
         o.params = nbcx_sim_default_params();
     if (nbcxi_sim_params_load(o.params, &p, err, sizeof err)) {
         fprintf(stderr, "nbcx-sim: --params %s\n", err);
+        return EXIT_USAGE;
+    }
+    /* A bad NBCX_TUNING file (or NBCX_<COLL>_ALG) fails every call the
+     * library makes, so every point would be "the builder failed":
+     * stop before the first, with the reason (select.c printed the file's
+     * line above). */
+    int env = nbcxi_select_env_error();
+    if (env) {
+        fprintf(stderr, "nbcx-sim: NBCX_TUNING or an NBCX_<COLL>_ALG "
+                "cannot be used (the message above): nothing simulated\n");
         return EXIT_USAGE;
     }
     int status = 0, simulated = 0, refused = 0;

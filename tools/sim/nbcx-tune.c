@@ -180,18 +180,12 @@ struct choice {
     double t_builtin;
 };
 
-/* One configuration's predicted time; <0 when too large to simulate
- * (*status raised), exits on a bug. */
-static double simulate(const struct nbcxi_sim_config *cfg,
-                       const struct nbcxi_sim_params *par, char *alg_out,
-                       size_t alg_len, int *status)
+/* A configuration that could not be built or simulated (rc, err): -1
+ * when it is too large (*status raised) or its algorithm cannot serve
+ * the point; exits on a bug. */
+static double failed(const struct nbcxi_sim_config *cfg, int rc,
+                     const char *err, int *status)
 {
-    struct nbcxi_sim_run run = { .progress = NBCXI_SIM_THREAD,
-                                 .compute_us = 0 };
-    struct nbcxi_sim_info info;
-    struct nbcxi_sim_result res;
-    char err[512];
-    int rc = nbcxi_sim_run(cfg, par, &run, &info, &res, err, sizeof err);
     if (rc == NBCXI_SIM_ETOOBIG || rc == NBCXI_SIM_ENOMEM) {
         fprintf(stderr, "nbcx-tune: %s %s on %d ranks, %zu bytes: %s\n",
                 nbcxi_coll_name(cfg->coll), cfg->alg ? cfg->alg : "auto",
@@ -203,15 +197,70 @@ static double simulate(const struct nbcxi_sim_config *cfg,
     if (rc == NBCXI_SIM_EARG && cfg->alg) /* not a candidate here (a vector
                                             beyond int, say) */
         return -1;
-    if (rc) {
-        fprintf(stderr, "nbcx-tune: %s %s on %d ranks, %zu bytes: %s\n",
-                nbcxi_coll_name(cfg->coll), cfg->alg ? cfg->alg : "auto",
-                cfg->ranks, cfg->bytes, err);
-        exit(EXIT_BUG);
-    }
-    if (alg_out)
-        snprintf(alg_out, alg_len, "%s", info.alg);
+    fprintf(stderr, "nbcx-tune: %s %s on %d ranks, %zu bytes: %s\n",
+            nbcxi_coll_name(cfg->coll), cfg->alg ? cfg->alg : "auto",
+            cfg->ranks, cfg->bytes, err);
+    exit(EXIT_BUG);
+}
+
+/* cfg's schedules in *job: 0, else -1 as failed(). */
+static int build(const struct nbcxi_sim_config *cfg,
+                 const struct nbcxi_sim_params *par,
+                 struct nbcxi_sim_job **job, int *status)
+{
+    char err[512];
+    const char *why = nbcxi_sim_params_fit(par, cfg->ranks,
+                                           cfg->ranks_per_node);
+    int rc = NBCXI_SIM_EARG;
+    *job = NULL;
+    if (why)
+        snprintf(err, sizeof err, "%s", why);
+    else
+        rc = nbcxi_sim_build(cfg, job, err, sizeof err);
+    if (!rc)
+        return 0;
+    failed(cfg, rc, err, status);
+    return -1;
+}
+
+/* The predicted time of job (cfg's; thread progress, no computation),
+ * <0 as failed(). */
+static double run_job(const struct nbcxi_sim_config *cfg,
+                      struct nbcxi_sim_job *job,
+                      const struct nbcxi_sim_params *par, int *status)
+{
+    struct nbcxi_sim_run run = { .progress = NBCXI_SIM_THREAD,
+                                 .compute_us = 0 };
+    struct nbcxi_sim_result res;
+    int rc = nbcxi_sim_simulate(job, par, &run, &res);
+    if (rc)
+        return failed(cfg, rc,
+                      rc == NBCXI_SIM_ENOMEM ? "out of memory simulating"
+                      : rc == NBCXI_SIM_EARG
+                          ? "a shared inter-node link (inter_link) cannot "
+                            "be simulated folded: fold off"
+                          : "deadlock: some nodes never ran",
+                      status);
     return res.t_max;
+}
+
+/* One configuration's predicted time; <0 when too large to simulate
+ * (*status raised), exits on a bug. A schedule the same as `same`'s
+ * (not NULL: simulated already, in time t_same) is not simulated again:
+ * the simulation is a function of the schedule alone. */
+static double simulate(const struct nbcxi_sim_config *cfg,
+                       const struct nbcxi_sim_params *par,
+                       const struct nbcxi_sim_job *same, double t_same,
+                       int *status)
+{
+    struct nbcxi_sim_job *job;
+    if (build(cfg, par, &job, status))
+        return -1;
+    double t = same && nbcxi_sim_job_same(same, job)
+                   ? t_same
+                   : run_job(cfg, job, par, status);
+    nbcxi_sim_free(job);
+    return t;
 }
 
 /* The i-th candidate algorithm of coll: those of the core table, with
@@ -233,7 +282,13 @@ static const char *candidate(int coll, int i)
     return NULL;
 }
 
-/* The fastest algorithm and fragment size at one grid point. */
+/* The fastest algorithm and fragment size at one grid point. Each
+ * candidate's schedules are built at every fragment size, but simulated
+ * only where they differ from its default fragment's (most algorithms do
+ * not cut their messages); the built-in choice's, only where they differ
+ * from the candidate of its name's (the times are the same as
+ * simulating every one: a simulation is a function of the schedule). */
+enum { MAXCAND = 64 };
 static struct choice best_at(int coll, int p, int rpn, size_t bytes,
                              const long long *segs, int nsegs,
                              const struct nbcxi_sim_params *par,
@@ -245,24 +300,35 @@ static struct choice best_at(int coll, int p, int rpn, size_t bytes,
                                     .fold = par->inter_shared
                                                 ? NBCXI_SIM_FOLD_OFF
                                                 : NBCXI_SIM_FOLD_AUTO };
+    double t0s[MAXCAND]; /* each candidate's time at the default fragment */
     const char *alg;
     for (int i = 0; (alg = candidate(coll, i)); i++) {
+        if (i < MAXCAND)
+            t0s[i] = -1;
         cfg.alg = alg;
         cfg.segsize = 0;
-        double t0 = simulate(&cfg, par, NULL, 0, status);
-        if (t0 < 0)
+        struct nbcxi_sim_job *job0;
+        if (build(&cfg, par, &job0, status))
             continue;
+        double t0 = run_job(&cfg, job0, par, status);
+        if (t0 < 0) {
+            nbcxi_sim_free(job0);
+            continue;
+        }
+        if (i < MAXCAND)
+            t0s[i] = t0;
         double t_best = t0;
         size_t seg_best = 0;
         for (int s = 0; s < nsegs; s++) {
             cfg.segsize = (size_t)segs[s];
-            double t = simulate(&cfg, par, NULL, 0, status);
+            double t = simulate(&cfg, par, job0, t0, status);
             /* a fragment size only when it matters (1 ns) */
             if (t >= 0 && t < t_best - 1e-3) {
                 t_best = t;
                 seg_best = (size_t)segs[s];
             }
         }
+        nbcxi_sim_free(job0);
         if (t_best < c.t) {
             c.t = t_best;
             c.alg = alg;
@@ -271,7 +337,31 @@ static struct choice best_at(int coll, int p, int rpn, size_t bytes,
     }
     cfg.alg = NULL; /* the built-in choice */
     cfg.segsize = 0;
-    c.t_builtin = simulate(&cfg, par, c.builtin, sizeof c.builtin, status);
+    struct nbcxi_sim_job *job;
+    c.t_builtin = -1;
+    if (!build(&cfg, par, &job, status)) {
+        struct nbcxi_sim_info info;
+        nbcxi_sim_job_info(job, &info);
+        double t = -1;
+        for (int i = 0; i < MAXCAND && (alg = candidate(coll, i)); i++)
+            if (strcmp(alg, info.alg) == 0) {
+                struct nbcxi_sim_config named = cfg;
+                named.alg = alg;
+                struct nbcxi_sim_job *twin; /* that candidate's, again */
+                if (t0s[i] >= 0 && !build(&named, par, &twin, status)) {
+                    if (nbcxi_sim_job_same(job, twin))
+                        t = t0s[i];
+                    nbcxi_sim_free(twin);
+                }
+                break;
+            }
+        if (t < 0)
+            t = run_job(&cfg, job, par, status);
+        nbcxi_sim_free(job);
+        c.t_builtin = t;
+        if (t >= 0)
+            snprintf(c.builtin, sizeof c.builtin, "%s", info.alg);
+    }
     /* The model is not exact: the built-in choice stays unless the best
      * is predicted at least min_gain times faster. */
     if (c.alg && c.t_builtin > 0 && c.t_builtin < c.t * min_gain) {

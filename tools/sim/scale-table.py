@@ -267,6 +267,12 @@ def main() -> None:
         if not os.path.isfile(args.tuning):
             sys.exit(f"--tuning {args.tuning}: no such file")
         os.environ["NBCX_TUNING"] = os.path.abspath(args.tuning)
+        # read by nbcx-sim before anything else is reused or simulated: a
+        # bad table is an error here, not rows of "builder failed"
+        probe = [sim, "--op", "barrier", "--ranks", "2", "--size", "8"]
+        out = subprocess.run(probe, check=False, capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"--tuning {args.tuning}: not a usable table:\n{out.stderr.strip()}")
     os.makedirs(args.out, exist_ok=True)
     common = [
         "--ranks",

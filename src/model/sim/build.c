@@ -704,6 +704,30 @@ void nbcxi_sim_free(struct nbcxi_sim_job *J)
     free(J);
 }
 
+bool nbcxi_sim_job_same(const struct nbcxi_sim_job *a,
+                        const struct nbcxi_sim_job *b)
+{
+    if (a->P != b->P || a->C != b->C || a->F != b->F ||
+        a->nnodes != b->nnodes || a->nsucc != b->nsucc)
+        return false;
+    if (a->node[a->nnodes].succ != b->node[b->nnodes].succ) /* sentinel */
+        return false;
+    for (uint32_t i = 0; i < a->nnodes; i++) {
+        const struct sim_node *x = &a->node[i], *y = &b->node[i];
+        if (x->bytes != y->bytes || x->peer != y->peer ||
+            x->succ != y->succ || x->npred != y->npred ||
+            x->tag != y->tag || x->kind != y->kind || x->level != y->level)
+            return false;
+    }
+    return (a->nsucc == 0 ||
+            memcmp(a->succ, b->succ, a->nsucc * sizeof *a->succ) == 0) &&
+           memcmp(a->rep_off, b->rep_off,
+                  ((size_t)a->F + 1) * sizeof *a->rep_off) == 0 &&
+           (a->nnodes == 0 ||
+            memcmp(a->partner, b->partner,
+                   a->nnodes * sizeof *a->partner) == 0);
+}
+
 void nbcxi_sim_job_info(const struct nbcxi_sim_job *J,
                         struct nbcxi_sim_info *info)
 {

@@ -148,6 +148,13 @@ struct nbcxi_sim_info {
 };
 void nbcxi_sim_job_info(const struct nbcxi_sim_job *job,
                         struct nbcxi_sim_info *info);
+/* Whether a and b are the same schedules of the same ranks (every node,
+ * dependency and matching): nbcxi_sim_simulate gives them the same
+ * result under the same parameters and run. nbcx-tune simulates one
+ * schedule once (a fragment size or the automatic choice that builds
+ * what another candidate built). */
+bool nbcxi_sim_job_same(const struct nbcxi_sim_job *a,
+                        const struct nbcxi_sim_job *b);
 
 /* ---- simulating (simulate.c) ---- */
 

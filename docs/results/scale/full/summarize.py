@@ -5,7 +5,9 @@ points where nbcx's automatic choice is more than 5 % behind the fastest
 of its algorithms (OP.json), and the points where it is behind MPICH's or
 Open MPI libnbc's choice (OP-reference.json): at all, and by more than
 5 %; first a table of the folders' totals (the README's Summary). Prints
-Markdown."""
+Markdown. --peer-points also lists, per folder and collective, each
+point where auto is more than 5 % behind a peer (ranks/bytes, peer,
+auto / peer)."""
 
 import json
 import sys
@@ -126,17 +128,40 @@ def ref_table(folder: Path, op: str) -> list[str] | None:
     return cells
 
 
+def peer_points(folder: Path, op: str) -> list[str]:
+    """The points of OP-reference.json where auto is more than 5 % behind
+    a peer's choice: ranks/bytes, the peer and auto / peer."""
+    f = folder / f"{op}-reference.json"
+    if not f.exists():
+        return []
+    doc = json.loads(f.read_text())
+    auto = {}
+    for r in doc["results"]:
+        if "reference" not in r and "error" not in r:
+            auto[(r["ranks"], r["bytes"])] = r["t_max_us"]
+    out = []
+    for r in doc["results"]:
+        k = (r["ranks"], r["bytes"])
+        if "reference" not in r or "error" in r or k not in auto:
+            continue
+        if r.get("t_max_us") and auto[k] > r["t_max_us"] * 1.05:
+            out.append(f"{k[0]}/{k[1]} B {r['reference']} {auto[k] / r['t_max_us']:.2f}x")
+    return out
+
+
 def main() -> None:
+    peers = "--peer-points" in sys.argv[1:]
+    folders = [a for a in sys.argv[1:] if a != "--peer-points"]
     print(
         "| folder | points | auto > 5 % behind its best (at 2-4 ranks / at "
         "16-1,024) | of those at 16-1,024: reduce_scatter | behind MPICH's "
         "choice: at all / > 5 % | behind Open MPI libnbc's: at all / > 5 % |"
     )
     print("|---|---|---|---|---|---|")
-    for name in sys.argv[1:]:
+    for name in folders:
         print(totals(Path(name)))
     print()
-    for name in sys.argv[1:]:
+    for name in folders:
         folder = Path(name)
         print(f"### {folder.name}\n")
         print(
@@ -154,6 +179,11 @@ def main() -> None:
             r = r or ["not run", "not run"]
             print(f"| {op} | " + " | ".join(b + r) + " |")
         print()
+        if peers:  # --peer-points: each point more than 5 % behind a peer
+            for op in OPS:
+                pts = peer_points(folder, op)
+                print(f"- {op}: " + ("; ".join(pts) or "-"))
+            print()
 
 
 if __name__ == "__main__":
