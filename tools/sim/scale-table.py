@@ -272,7 +272,9 @@ def main() -> None:
         probe = [sim, "--op", "barrier", "--ranks", "2", "--size", "8"]
         out = subprocess.run(probe, check=False, capture_output=True, text=True)
         if out.returncode != 0:
-            sys.exit(f"--tuning {args.tuning}: not a usable table:\n{out.stderr.strip()}")
+            sys.exit(
+                f"--tuning {args.tuning}: not a usable table:\n{out.stderr.strip()}"
+            )
     os.makedirs(args.out, exist_ok=True)
     common = [
         "--ranks",
