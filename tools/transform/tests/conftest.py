@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,17 @@ import pytest
 from nbcx_transform.cli import main
 
 HERE = Path(__file__).parent
+
+# Open MPI 4.1 makes its per-host session directory (ompi.<host>.<uid> in
+# /tmp) by a stat, then a mkdir: two mpiexec started at once by the two
+# pytest-xdist workers, when no job holds that directory, race, and the
+# loser fails in orte_init ("mkdir ... File exists"; CI, session 28). Each
+# worker process (each imports this file first) gets its own base
+# directory, short (Open MPI puts its sockets there). Set before the test
+# modules copy os.environ into their ENV.
+_OMPI_TMP = tempfile.mkdtemp(prefix="nbcx-ompi-", dir="/tmp")
+os.environ.setdefault("OMPI_MCA_orte_tmpdir_base", _OMPI_TMP)
+atexit.register(shutil.rmtree, _OMPI_TMP, ignore_errors=True)
 PROGRAMS = HERE / "programs"
 GOLDEN = HERE / "golden"
 
