@@ -209,14 +209,7 @@ static int build(const struct nbcxi_sim_config *cfg,
                  struct nbcxi_sim_job **job, int *status)
 {
     char err[512];
-    const char *why = nbcxi_sim_params_fit(par, cfg->ranks,
-                                           cfg->ranks_per_node);
-    int rc = NBCXI_SIM_EARG;
-    *job = NULL;
-    if (why)
-        snprintf(err, sizeof err, "%s", why);
-    else
-        rc = nbcxi_sim_build(cfg, job, err, sizeof err);
+    int rc = nbcxi_sim_prepare(cfg, par, job, err, sizeof err);
     if (!rc)
         return 0;
     failed(cfg, rc, err, status);
@@ -232,16 +225,9 @@ static double run_job(const struct nbcxi_sim_config *cfg,
     struct nbcxi_sim_run run = { .progress = NBCXI_SIM_THREAD,
                                  .compute_us = 0 };
     struct nbcxi_sim_result res;
-    int rc = nbcxi_sim_simulate(job, par, &run, &res);
-    if (rc)
-        return failed(cfg, rc,
-                      rc == NBCXI_SIM_ENOMEM ? "out of memory simulating"
-                      : rc == NBCXI_SIM_EARG
-                          ? "a shared inter-node link (inter_link) cannot "
-                            "be simulated folded: fold off"
-                          : "deadlock: some nodes never ran",
-                      status);
-    return res.t_max;
+    char err[512];
+    int rc = nbcxi_sim_simulate_err(job, par, &run, &res, err, sizeof err);
+    return rc ? failed(cfg, rc, err, status) : res.t_max;
 }
 
 /* One configuration's predicted time; <0 when too large to simulate

@@ -199,6 +199,17 @@ double nbcxi_sim_overlap(double t_pure, double c, double t_total);
 const char *nbcxi_sim_params_fit(const struct nbcxi_sim_params *p, int ranks,
                                  int ranks_per_node);
 
+/* nbcxi_sim_run's halves: the parameters' fit and the build (err says
+ * why not), and the simulation with its error in err. */
+int nbcxi_sim_prepare(const struct nbcxi_sim_config *cfg,
+                      const struct nbcxi_sim_params *p,
+                      struct nbcxi_sim_job **job, char *err, size_t errlen);
+int nbcxi_sim_simulate_err(struct nbcxi_sim_job *job,
+                           const struct nbcxi_sim_params *p,
+                           const struct nbcxi_sim_run *run,
+                           struct nbcxi_sim_result *res, char *err,
+                           size_t errlen);
+
 /* Build and simulate one configuration. */
 int nbcxi_sim_run(const struct nbcxi_sim_config *cfg,
                   const struct nbcxi_sim_params *p,

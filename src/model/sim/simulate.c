@@ -730,24 +730,26 @@ const char *nbcxi_sim_params_fit(const struct nbcxi_sim_params *p, int ranks,
     return NULL;
 }
 
-int nbcxi_sim_run(const struct nbcxi_sim_config *cfg,
-                  const struct nbcxi_sim_params *p,
-                  const struct nbcxi_sim_run *run,
-                  struct nbcxi_sim_info *info, struct nbcxi_sim_result *res,
-                  char *err, size_t errlen)
+int nbcxi_sim_prepare(const struct nbcxi_sim_config *cfg,
+                      const struct nbcxi_sim_params *p,
+                      struct nbcxi_sim_job **job, char *err, size_t errlen)
 {
     const char *why = nbcxi_sim_params_fit(p, cfg->ranks, cfg->ranks_per_node);
+    *job = NULL;
     if (why) {
         snprintf(err, errlen, "%s", why);
         return NBCXI_SIM_EARG;
     }
-    struct nbcxi_sim_job *J;
-    int rc = nbcxi_sim_build(cfg, &J, err, errlen);
-    if (rc)
-        return rc;
-    if (info)
-        nbcxi_sim_job_info(J, info);
-    rc = nbcxi_sim_simulate(J, p, run, res);
+    return nbcxi_sim_build(cfg, job, err, errlen);
+}
+
+int nbcxi_sim_simulate_err(struct nbcxi_sim_job *job,
+                           const struct nbcxi_sim_params *p,
+                           const struct nbcxi_sim_run *run,
+                           struct nbcxi_sim_result *res, char *err,
+                           size_t errlen)
+{
+    int rc = nbcxi_sim_simulate(job, p, run, res);
     if (rc == NBCXI_SIM_ENOMEM)
         snprintf(err, errlen, "out of memory simulating");
     else if (rc == NBCXI_SIM_EARG)
@@ -755,6 +757,22 @@ int nbcxi_sim_run(const struct nbcxi_sim_config *cfg,
                               "be simulated folded: fold off");
     else if (rc)
         snprintf(err, errlen, "deadlock: some nodes never ran");
+    return rc;
+}
+
+int nbcxi_sim_run(const struct nbcxi_sim_config *cfg,
+                  const struct nbcxi_sim_params *p,
+                  const struct nbcxi_sim_run *run,
+                  struct nbcxi_sim_info *info, struct nbcxi_sim_result *res,
+                  char *err, size_t errlen)
+{
+    struct nbcxi_sim_job *J;
+    int rc = nbcxi_sim_prepare(cfg, p, &J, err, errlen);
+    if (rc)
+        return rc;
+    if (info)
+        nbcxi_sim_job_info(J, info);
+    rc = nbcxi_sim_simulate_err(J, p, run, res, err, errlen);
     nbcxi_sim_free(J);
     return rc;
 }
