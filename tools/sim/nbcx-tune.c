@@ -625,6 +625,16 @@ int main(int argc, char **argv)
     if (ranks_from > ranks[0])
         die("--ranks-from %lld: above the grid's first rank count %lld",
             ranks_from, ranks[0]);
+    /* The built-in choice each point is compared with is the library's,
+     * which reads NBCX_TUNING and NBCX_<COLL>_ALG: a bad one fails every
+     * point ("the builder failed"), so stop before the first, and before
+     * --out is written (tuning.c or select.c printed the reason). */
+    if (nbcxi_select_env_error()) {
+        fprintf(stderr, "nbcx-tune: NBCX_TUNING or an NBCX_<COLL>_ALG "
+                        "cannot be used (the message above): nothing "
+                        "tuned\n");
+        return EXIT_USAGE;
+    }
     const int rpn = (int)rpns[0]; /* (one value: the nbcx-tune/1 format) */
     const bool rpn_column = nrpn > 1;
 
