@@ -45,9 +45,11 @@
  *
  * A file that cannot be read, or a line that does not parse or names an
  * unknown collective or algorithm, is reported once on stderr with its
- * line number, and every collective call then fails with
- * NBCX_ERR_ALGORITHM: a tuning the user asked for is never silently
- * ignored.
+ * line number and what was not understood (the field and its text, or
+ * the unknown name and the known ones), which is also the error detail
+ * (nbcx_error_detail) of the thread that read the file, and every
+ * collective call then fails with NBCX_ERR_ALGORITHM: a tuning the user
+ * asked for is never silently ignored.
  *
  * Behind the user's table stands the built-in one, tuning_builtin.inc:
  * the same format, written by tools/sim/gen-builtin-tuning (nbcx-tune on
@@ -61,6 +63,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,15 +141,37 @@ static const char *find_alg(int coll, const char *name)
     return !a ? NULL : radix ? nbcxi_knomial_name(radix) : a->name;
 }
 
-/* One line into r; NULL, or what is wrong with it. */
-static const char *parse_line(char *line, struct rule *r)
+/* "name name ..." of the collectives (coll < 0), or of coll's
+ * algorithms, into buf (what an unknown name could have been). */
+static const char *names_of(int coll, char *buf, size_t len)
 {
-    char *f[6], *save = NULL;
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; n < len; i++) {
+        const struct nbcxi_algorithm *a = NULL;
+        const char *name = coll < 0 ? (i < NBCXI_NCOLL ? nbcxi_coll_name(i)
+                                                       : NULL)
+                           : (a = nbcxi_coll_algorithm(coll, i)) ? a->name
+                                                                 : NULL;
+        if (!name)
+            break;
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", name);
+    }
+    return buf;
+}
+
+/* One line into r; true, or false with what is wrong with it in why:
+ * the field, the text that did not parse, and what it should be. */
+static bool parse_line(char *line, struct rule *r, char *why, size_t len)
+{
+    char *f[6], *save = NULL, have[400];
     int n = 0;
     for (char *tok = strtok_r(line, " \t\r\n", &save); tok;
          tok = strtok_r(NULL, " \t\r\n", &save)) {
-        if (n == 6)
-            return "more than 6 fields";
+        if (n == 6) {
+            snprintf(why, len, "more than 6 fields (\"%s\" is the 7th)", tok);
+            return false;
+        }
         f[n++] = tok;
     }
     unsigned long long lo, hi, seg;
@@ -154,105 +179,139 @@ static const char *parse_line(char *line, struct rule *r)
     r->rlo = 0;
     r->rhi = INT_MAX;
     if (n == 6 && !split) { /* coll ranks rpn bytes algorithm segsize */
-        if (!parse_range(f[2], INT_MAX, &lo, &hi) || hi < 1)
-            return "bad ranks-per-node range (lo-hi, a number, or *)";
+        if (!parse_range(f[2], INT_MAX, &lo, &hi) || hi < 1) {
+            snprintf(why, len, "bad ranks-per-node range \"%s\" (lo-hi, a "
+                     "number, or *)", f[2]);
+            return false;
+        }
         r->rlo = (int)lo;
         r->rhi = (int)hi;
         for (int i = 2; i < 5; i++)
             f[i] = f[i + 1];
         n = 5;
     }
-    if (n != 5)
-        return "expected 5 or 6 fields: coll ranks [rpn] bytes algorithm "
-               "segsize (or split coll ranks bytes S)";
+    if (n != 5) {
+        snprintf(why, len, "%d field%s, expected 5 or 6: coll ranks [rpn] "
+                 "bytes algorithm segsize (or split coll ranks bytes S)", n,
+                 n == 1 ? "" : "s");
+        return false;
+    }
     if (split) { /* split COLL RANKS BYTES S: f[0..3] as a rule's */
-        if (!parse_range(f[4], 127, &seg, &hi) || seg != hi)
-            return "bad split levels S (a number from 0 to 127)";
+        if (!parse_range(f[4], 127, &seg, &hi) || seg != hi) {
+            snprintf(why, len, "bad split levels S \"%s\" (a number from 0 "
+                     "to 127)", f[4]);
+            return false;
+        }
         r->split = (int)seg;
         r->alg = NULL;
         r->segsize = 0;
         for (int i = 0; i < 4; i++)
             f[i] = f[i + 1];
     }
-    if ((r->coll = nbcxi_coll_by_name(f[0])) < 0)
-        return "unknown collective";
-    if (!parse_range(f[1], INT_MAX, &lo, &hi) || hi < 1)
-        return "bad ranks range (lo-hi, a number, or *)";
+    if ((r->coll = nbcxi_coll_by_name(f[0])) < 0) {
+        snprintf(why, len, "unknown collective \"%s\" (have: %s)", f[0],
+                 names_of(-1, have, sizeof have));
+        return false;
+    }
+    if (!parse_range(f[1], INT_MAX, &lo, &hi) || hi < 1) {
+        snprintf(why, len, "bad ranks range \"%s\" (lo-hi, a number, or *)",
+                 f[1]);
+        return false;
+    }
     r->plo = (int)lo;
     r->phi = (int)hi;
-    if (!parse_range(f[2], SIZE_MAX, &lo, &hi))
-        return "bad bytes range (lo-hi, a number, or *)";
+    if (!parse_range(f[2], SIZE_MAX, &lo, &hi)) {
+        snprintf(why, len, "bad bytes range \"%s\" (lo-hi, a number, or *)",
+                 f[2]);
+        return false;
+    }
     r->blo = (size_t)lo;
     r->bhi = (size_t)hi;
     if (split)
-        return NULL;
+        return true;
     r->split = -1;
-    if (!(r->alg = find_alg(r->coll, f[3])))
-        return "unknown algorithm for this collective";
-    if (!parse_range(f[4], SIZE_MAX, &seg, &hi) || seg != hi)
-        return "bad segsize (bytes, 0: default)";
+    if (!(r->alg = find_alg(r->coll, f[3]))) {
+        names_of(r->coll, have, sizeof have);
+        snprintf(why, len, "unknown algorithm \"%s\" for %s (have: %s%s)",
+                 f[3], nbcxi_coll_name(r->coll), have,
+                 strstr(have, "knomial") ? "; knomialK: radix K = 2..8" : "");
+        return false;
+    }
+    if (!parse_range(f[4], SIZE_MAX, &seg, &hi) || seg != hi) {
+        snprintf(why, len, "bad segsize \"%s\" (bytes, 0: default)", f[4]);
+        return false;
+    }
     r->segsize = (size_t)seg;
-    return NULL;
+    return true;
 }
 
-/* Parses one line (comments and blanks skipped) onto t: NULL, or what
- * is wrong with it (*nomem: out of memory). */
-static const char *add_line(struct table *t, int *cap, char *line,
-                            bool *nomem)
+/* Parses one line (comments and blanks skipped) onto t: true, or false
+ * with what is wrong with it in why (*nomem: out of memory). */
+static bool add_line(struct table *t, int *cap, char *line, char *why,
+                     size_t len, bool *nomem)
 {
     char *hash = strchr(line, '#');
     if (hash)
         *hash = '\0';
     if (strspn(line, " \t\r\n") == strlen(line))
-        return NULL;
+        return true;
     if (t->n == *cap) {
         int more_cap = *cap ? 2 * *cap : 32;
         struct rule *more = realloc(t->rules,
                                     (size_t)more_cap * sizeof *more);
         if (!more) {
             *nomem = true;
-            return "out of memory";
+            snprintf(why, len, "out of memory");
+            return false;
         }
         t->rules = more;
         *cap = more_cap;
     }
-    const char *why = parse_line(line, &t->rules[t->n]);
-    if (!why)
-        t->n++;
-    return why;
+    if (!parse_line(line, &t->rules[t->n], why, len))
+        return false;
+    t->n++;
+    return true;
+}
+
+/* A bad NBCX_TUNING: on stderr, and this thread's error detail
+ * (nbcx_error_detail) for the call that read it. */
+static int refuse(int err, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "nbcx: %s\n", msg);
+    return nbcxi_error(err, "%s", msg);
 }
 
 int nbcxi_tuning_load(const char *path)
 {
     FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "nbcx: NBCX_TUNING=%s: %s\n", path, strerror(errno));
-        return NBCX_ERR_ALGORITHM;
-    }
+    if (!f)
+        return refuse(NBCX_ERR_ALGORITHM, "NBCX_TUNING=%s: %s", path,
+                      strerror(errno));
     struct table t = { 0 };
     int cap = 0, lineno = 0, err = NBCX_SUCCESS;
-    char line[512];
+    char line[512], why[768];
     while (fgets(line, sizeof line, f)) {
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {
-            fprintf(stderr, "nbcx: NBCX_TUNING=%s:%d: line too long\n", path,
-                    lineno);
-            err = NBCX_ERR_ALGORITHM;
+            err = refuse(NBCX_ERR_ALGORITHM, "NBCX_TUNING=%s:%d: line too "
+                         "long (over %zu bytes)", path, lineno,
+                         sizeof line - 2);
             break;
         }
         bool nomem = false;
-        const char *why = add_line(&t, &cap, line, &nomem);
-        if (why) {
-            fprintf(stderr, "nbcx: NBCX_TUNING=%s:%d: %s\n", path, lineno,
-                    why);
-            err = nomem ? NBCX_ERR_NOMEM : NBCX_ERR_ALGORITHM;
+        if (!add_line(&t, &cap, line, why, sizeof why, &nomem)) {
+            err = refuse(nomem ? NBCX_ERR_NOMEM : NBCX_ERR_ALGORITHM,
+                         "NBCX_TUNING=%s:%d: %s", path, lineno, why);
             break;
         }
     }
-    if (!err && ferror(f)) {
-        fprintf(stderr, "nbcx: NBCX_TUNING=%s: read error\n", path);
-        err = NBCX_ERR_ALGORITHM;
-    }
+    if (!err && ferror(f))
+        err = refuse(NBCX_ERR_ALGORITHM, "NBCX_TUNING=%s: read error", path);
     fclose(f);
     if (err) {
         free(t.rules);
@@ -268,11 +327,10 @@ int nbcxi_tuning_load_builtin(void)
     struct table t = { 0 };
     int cap = 0;
     for (size_t i = 0; builtin_lines[i]; i++) {
-        char line[512];
+        char line[512], why[768];
         bool nomem = false;
         snprintf(line, sizeof line, "%s", builtin_lines[i]);
-        const char *why = add_line(&t, &cap, line, &nomem);
-        if (why) { /* a bug of the generated table: tests catch it */
+        if (!add_line(&t, &cap, line, why, sizeof why, &nomem)) { /* a bug of the generated table: tests catch it */
             fprintf(stderr, "nbcx: built-in tuning table, line %zu: %s\n",
                     i + 1, why);
             free(t.rules);

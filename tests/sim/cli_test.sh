@@ -57,13 +57,19 @@ expect 2 "line 1" --op bcast --ranks 4 --size 8 --params "$tmp/p.json"
 printf 'allreduce 2-* * 0-* nosuch 0\n' >"$tmp/bad.tuning"
 export NBCX_TUNING="$tmp/bad.tuning"
 for alg in auto all; do
-    expect 2 "bad.tuning:1: unknown algorithm" --op allreduce --alg $alg \
+    expect 2 'bad.tuning:1: unknown algorithm "nosuch" for allreduce (have: ' \
+        --op allreduce --alg $alg \
         --ranks 4 --size 8 --params "$params"
     if [ -s "$tmp/out" ] || ! grep -q "nothing simulated" "$tmp/err"; then
         echo "FAILED: bad NBCX_TUNING, --alg $alg: rows printed" >&2; fail=1
     fi
 done
 expect 2 "bad.tuning:1:" --op bcast --ranks 4 --size 8 --json --reference mpich
+printf '# ok\nbcast 1-x * binomial 0\n' >"$tmp/bad.tuning"
+expect 2 'bad.tuning:2: bad ranks range "1-x"' --op bcast --ranks 4 --size 8
+printf 'bcst * * binomial 0\n' >"$tmp/bad.tuning"
+expect 2 'bad.tuning:1: unknown collective "bcst" (have: barrier bcast' \
+    --op bcast --ranks 4 --size 8
 export NBCX_TUNING="$tmp/none.tuning"
 expect 2 "none.tuning: No such file" --op bcast --ranks 4 --size 8
 unset NBCX_TUNING

@@ -30,6 +30,16 @@ expect 2 "No such file" --params "$tmp/none.json"
 expect 2 "unknown option" --params "$params" --frobnicate
 "$tune" --params "$params" --ops bcast --out "$tmp/dir/none.txt" 2>"$tmp/err"
 [ $? = 2 ] || say "--out into a missing directory: not status 2"
+# a bad NBCX_TUNING (the built-in choice compared with is the library's):
+# status 2 and its line before the first point, not "the builder failed"
+# at every point; --out not written
+printf 'bcast * * binomal 0\n' >"$tmp/bad.tuning"
+export NBCX_TUNING="$tmp/bad.tuning"
+expect 2 'bad.tuning:1: unknown algorithm "binomal" for bcast' \
+    --params "$params" --ops bcast --ranks 4 --sizes 8 --out "$tmp/bad.out"
+unset NBCX_TUNING
+grep -q "builder failed" "$tmp/err" && say "bad NBCX_TUNING: a point was tried"
+[ -e "$tmp/bad.out" ] && say "bad NBCX_TUNING: --out written"
 
 # 2. agreement with nbcx-sim, and the gain
 ops=bcast,reduce,allreduce,allgather,alltoall

@@ -51,13 +51,36 @@ cmp -s "$tmp/builtin.tuning" "$tmp/again.tuning" ||
 [ -f "$table" ] || { say "no $table"; exit 1; }
 grep -q 'nbcx-tune on tools/sim/params/openmpi-shm-emunet.json' "$table" ||
     say "$table does not name its parameter file"
-# its grid's last rank count (--ranks-last), from its header
+# its grid's last rank counts (--ranks-last), from its header: "16 to N
+# ranks", and "(to M: op,op; ...)" for the collectives that end elsewhere
 last=$(sed -n 's/.* 16 to \([0-9]*\) ranks.*/\1/p' "$table" | head -1)
-python3 "$gen" --reuse "$table" --params "$params" ${last:+--ranks-last "$last"} \
+others=$(sed -n 's/.* 16 to [0-9]* ranks (\([^)]*\)).*/\1/p' "$table" |
+    head -1 | awk -F'; ' '{
+        for (i = 1; i <= NF; i++) {
+            split($i, a, ": "); sub(/^to /, "", a[1])
+            n = split(a[2], ops, ",")
+            for (j = 1; j <= n; j++)
+                printf "%s%s=%s", (k++ ? "," : ""), ops[j], a[1]
+        } }')
+[ -n "$last" ] || say "$table: no '16 to N ranks' in its header"
+python3 "$gen" --reuse "$table" --params "$params" \
+    ${last:+--ranks-last "$last${others:+,$others}"} \
     --out "$tmp/emunet.tuning" --parts "$tmp/parts" 2>/dev/null ||
     say "--reuse of $table exited with $?"
 cmp -s "$table" "$tmp/emunet.tuning" ||
     say "$table is not the generator's output (edited by hand?)"
+# the header is true: each collective's rules from 16 ranks end at the
+# last rank count it names for it
+for op in barrier bcast reduce allreduce scan gather scatter allgather \
+          reduce_scatter_block reduce_scatter alltoall; do
+    want=$(echo ",$others," | sed -n "s/.*,$op=\([0-9]*\),.*/\1/p")
+    want=${want:-$last}
+    got=$(awk -v c="$op" '!/^#/ && $1 == c {
+        n = split($2, r, "-"); hi = (n == 1 ? r[1] : r[2])
+        if (r[1] + 0 >= 16 && hi + 0 > m) m = hi + 0 } END { print m + 0 }' "$table")
+    [ "$got" = "$want" ] ||
+        say "$table: $op's rules end at $got ranks, its header says $want"
+done
 
 # 3. the choice with the table in force
 # (coll, ranks, rpn, bytes) -> the first rule's algorithm, "-": none

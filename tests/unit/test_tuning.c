@@ -15,7 +15,12 @@
  *   missing   a file that does not exist: every call fails with
  *             NBCX_ERR_ALGORITHM and stderr names the file
  *   bad_line  a line naming an unknown algorithm: the same, and stderr
- *             names the line
+ *             and nbcx_error_detail name the file, the line, the name
+ *             and the collective's algorithms
+ *   bad_coll  an unknown collective: named, with the collectives
+ *   bad_field a malformed ranks, bytes, ranks-per-node, segsize or split
+ *             S field, too few or too many fields: the field and its
+ *             text named (on stderr and in nbcx_error_detail)
  *   rpn       rules with a ranks-per-node column (nbcx-tune/2) match
  *             the communicator's ranks per node, ceil(ranks / nodes);
  *             where the transport does not know the nodes only "*" does
@@ -197,7 +202,10 @@ static void test_results(void)
     unlink(path);
 }
 
-/* Every call fails with NBCX_ERR_ALGORITHM, and stderr says `what`. */
+/* Every call fails with NBCX_ERR_ALGORITHM; stderr says `what`, and so
+ * does nbcx_error_detail on this thread (the one that read the file),
+ * after the call that read it and after a later one, with the file's
+ * name: not just "unknown collective or algorithm name". */
 static void expect_refused(const char *what)
 {
     if (!CHECK(capture_begin(), "cannot capture stderr"))
@@ -206,11 +214,17 @@ static void expect_refused(const char *what)
     int err = 0;
     chosen(NBCXI_BCAST, 1, NBCX_SUM, NULL, &err);
     CHECK(err == NBCX_ERR_ALGORITHM, "bcast: %s", nbcx_error_string(err));
+    const char *d = nbcx_error_detail(err);
+    CHECK(strstr(d, "NBCX_TUNING=") && strstr(d, what),
+          "bcast: nbcx_error_detail lacks \"%s\": %s", what, d);
     double x = 1, y = 0;
     nbcx_request req;
     err = nbcx_iallreduce(&x, &y, 1, NBCX_DOUBLE, NBCX_SUM, comms[0], &req);
     CHECK(err == NBCX_ERR_ALGORITHM, "iallreduce: %s",
           nbcx_error_string(err));
+    d = nbcx_error_detail(err);
+    CHECK(strstr(d, "NBCX_TUNING=") && strstr(d, what),
+          "iallreduce: nbcx_error_detail lacks \"%s\": %s", what, d);
     loopback_world_destroy(P, comms);
     char *said = capture_end();
     CHECK(said && strstr(said, "NBCX_TUNING=") && strstr(said, what),
@@ -363,8 +377,55 @@ static void test_missing(void)
 static void test_bad_line(void)
 {
     write_table("# fine\nbcast * * binomial 0\n\nbcast * * fastest 0\n");
-    expect_refused(":4: unknown algorithm");
+    char want[128];
+    snprintf(want, sizeof want, "%s:4: unknown algorithm \"fastest\" for "
+             "bcast (have: binomial ", path);
+    expect_refused(want);
     unlink(path);
+}
+
+static void test_bad_coll(void)
+{
+    write_table("bcast * * binomial 0\nbroadcast * * binomial 0\n");
+    expect_refused(":2: unknown collective \"broadcast\" (have: barrier "
+                   "bcast ");
+    unlink(path);
+}
+
+/* A malformed field: named with its text, on stderr and in
+ * nbcx_error_detail (nbcxi_tuning_load straight: nbcx reads NBCX_TUNING
+ * once, and a file that fails leaves no table behind). */
+static void test_bad_field(void)
+{
+    static const char *const lines[][2] = {
+        { "bcast 4-x * binomial 0", "bad ranks range \"4-x\"" },
+        { "bcast 4 0-1k binomial 0", "bad bytes range \"0-1k\"" },
+        { "bcast 4 8-x * binomial 0", "bad ranks-per-node range \"8-x\"" },
+        { "bcast 4 * binomial 64k", "bad segsize \"64k\"" },
+        { "bcast 4 * binomial", "4 fields, expected 5 or 6" },
+        { "split bcast 4 * 200", "bad split levels S \"200\"" },
+        { "bcast 4 * binomial 0 0 0", "more than 6 fields (\"0\" is the "
+                                      "7th)" },
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        char text[64], want[128];
+        snprintf(text, sizeof text, "# a comment\n%s\n", lines[i][0]);
+        write_table(text);
+        snprintf(want, sizeof want, "%s:2: %s", path, lines[i][1]);
+        if (!CHECK(capture_begin(), "cannot capture stderr"))
+            return;
+        int err = nbcxi_tuning_load(path);
+        char *said = capture_end();
+        CHECK(err == NBCX_ERR_ALGORITHM, "%s: %s", lines[i][0],
+              nbcx_error_string(err));
+        CHECK(strstr(nbcx_error_detail(err), want),
+              "%s: nbcx_error_detail lacks \"%s\": %s", lines[i][0], want,
+              nbcx_error_detail(err));
+        CHECK(said && strstr(said, want), "%s: stderr lacks \"%s\": %s",
+              lines[i][0], want, said ? said : "(null)");
+        free(said);
+        unlink(path);
+    }
 }
 
 /* The S split mode marks on rank 0's schedule of coll (binomial, or the
@@ -437,6 +498,8 @@ static const struct th_test tests[] = {
     { "results", test_results },
     { "missing", test_missing },
     { "bad_line", test_bad_line },
+    { "bad_coll", test_bad_coll },
+    { "bad_field", test_bad_field },
 };
 
 int main(int argc, char **argv)

@@ -602,32 +602,21 @@ static int simulate_seg(const struct opts *o,
     r->bytes = bytes;
     double t0 = now_s();
     struct nbcxi_sim_job *job;
-    const char *unfit = nbcxi_sim_params_fit(p, cfg.ranks, cfg.ranks_per_node);
-    if (unfit) {
-        r->rc = NBCXI_SIM_EARG;
-        snprintf(r->err, sizeof r->err, "%s", unfit);
-    } else {
-        r->rc = nbcxi_sim_build(&cfg, &job, r->err, sizeof r->err);
-    }
+    r->rc = nbcxi_sim_prepare(&cfg, p, &job, r->err, sizeof r->err);
     if (r->rc == NBCXI_SIM_OK) {
         nbcxi_sim_job_info(job, &r->info);
         struct nbcxi_sim_run run = { o->progress, 0, o->split_levels,
                                      o->progress_cores };
         r->S = o->split_levels;
-        r->rc = nbcxi_sim_simulate(job, p, &run, &r->pure);
+        r->rc = nbcxi_sim_simulate_err(job, p, &run, &r->pure, r->err,
+                                       sizeof r->err);
         if (r->rc == NBCXI_SIM_OK && o->compute > 0) {
             run.compute_us = o->compute;
-            r->rc = nbcxi_sim_simulate(job, p, &run, &r->with);
+            r->rc = nbcxi_sim_simulate_err(job, p, &run, &r->with, r->err,
+                                           sizeof r->err);
             r->overlap = nbcxi_sim_overlap(r->pure.t_total_max, o->compute,
                                            r->with.t_total_max);
         }
-        if (r->rc)
-            snprintf(r->err, sizeof r->err, "%s",
-                     r->rc == NBCXI_SIM_ENOMEM ? "out of memory simulating"
-                     : r->rc == NBCXI_SIM_EARG
-                         ? "a shared inter-node link (inter_link) cannot be "
-                           "simulated folded: --fold off"
-                         : "deadlock: nodes never ran");
         nbcxi_sim_free(job);
     }
     if (r->rc == NBCXI_SIM_OK && o->verify)

@@ -268,86 +268,111 @@ static const char *candidate(int coll, int i)
     return NULL;
 }
 
-/* The fastest algorithm and fragment size at one grid point. Each
- * candidate's schedules are built at every fragment size, but simulated
- * only where they differ from its default fragment's (most algorithms do
- * not cut their messages); the built-in choice's, only where they differ
- * from the candidate of its name's (the times are the same as
- * simulating every one: a simulation is a function of the schedule). */
-enum { MAXCAND = 64 };
+/* Candidate cfg->alg's best time and fragment size (*seg; cfg->segsize
+ * is left changed), <0 when it cannot be simulated here. Its schedules
+ * are built at every fragment size, but simulated only where they differ
+ * from its default fragment's (most algorithms do not cut their
+ * messages). *builtin (not NULL: the built-in choice's schedules, whose
+ * algorithm this candidate is) is simulated only if it differs from
+ * this candidate's at the default fragment, its time put in *t_builtin,
+ * and freed before the other fragment sizes are built. */
+static double candidate_time(struct nbcxi_sim_config *cfg,
+                             const long long *segs, int nsegs,
+                             const struct nbcxi_sim_params *par,
+                             struct nbcxi_sim_job **builtin,
+                             double *t_builtin, size_t *seg, int *status)
+{
+    struct nbcxi_sim_job *job0;
+    double t0 = -1;
+    cfg->segsize = 0;
+    if (!build(cfg, par, &job0, status))
+        t0 = run_job(cfg, job0, par, status);
+    else
+        job0 = NULL;
+    if (*builtin) {
+        struct nbcxi_sim_config auto_cfg = *cfg;
+        auto_cfg.alg = NULL;
+        *t_builtin = t0 >= 0 && nbcxi_sim_job_same(*builtin, job0)
+                         ? t0
+                         : run_job(&auto_cfg, *builtin, par, status);
+        nbcxi_sim_free(*builtin);
+        *builtin = NULL;
+    }
+    if (t0 < 0) {
+        nbcxi_sim_free(job0);
+        return -1;
+    }
+    double t_best = t0;
+    *seg = 0;
+    for (int s = 0; s < nsegs; s++) {
+        cfg->segsize = (size_t)segs[s];
+        double t = simulate(cfg, par, job0, t0, status);
+        /* a fragment size only when it matters (1 ns) */
+        if (t >= 0 && t < t_best - 1e-3) {
+            t_best = t;
+            *seg = (size_t)segs[s];
+        }
+    }
+    nbcxi_sim_free(job0);
+    return t_best;
+}
+
+/* The fastest algorithm and fragment size at one grid point, and the
+ * built-in choice's time. The built-in choice is built first, and its
+ * algorithm's candidate tried first: at the default fragment their
+ * schedules are mostly the same, then simulated once (a simulation is
+ * a function of the schedule). Ties go to the earlier candidate. */
 static struct choice best_at(int coll, int p, int rpn, size_t bytes,
                              const long long *segs, int nsegs,
                              const struct nbcxi_sim_params *par,
                              double min_gain, int *status)
 {
-    struct choice c = { .alg = NULL, .t = INFINITY };
+    struct choice c = { .alg = NULL, .t = INFINITY, .t_builtin = -1 };
     struct nbcxi_sim_config cfg = { .coll = coll, .ranks = p,
                                     .ranks_per_node = rpn, .bytes = bytes,
                                     .fold = par->inter_shared
                                                 ? NBCXI_SIM_FOLD_OFF
                                                 : NBCXI_SIM_FOLD_AUTO };
-    double t0s[MAXCAND]; /* each candidate's time at the default fragment */
+    struct nbcxi_sim_job *builtin; /* cfg.alg NULL: the built-in choice */
+    struct nbcxi_sim_info info = { .alg = "" };
+    if (!build(&cfg, par, &builtin, status))
+        nbcxi_sim_job_info(builtin, &info);
+    else
+        builtin = NULL;
     const char *alg;
-    for (int i = 0; (alg = candidate(coll, i)); i++) {
-        if (i < MAXCAND)
-            t0s[i] = -1;
+    int first = -1, c_i = -1; /* the built-in's candidate; the best's */
+    for (int i = 0; builtin && (alg = candidate(coll, i)); i++)
+        if (strcmp(alg, info.alg) == 0) {
+            first = i;
+            break;
+        }
+    struct nbcxi_sim_job *none = NULL;
+    for (int k = first >= 0 ? -1 : 0;; k++) {
+        int i = k < 0 ? first : k; /* the built-in's candidate first */
+        if (k >= 0 && i == first)
+            continue;
+        if (!(alg = candidate(coll, i)))
+            break;
         cfg.alg = alg;
-        cfg.segsize = 0;
-        struct nbcxi_sim_job *job0;
-        if (build(&cfg, par, &job0, status))
-            continue;
-        double t0 = run_job(&cfg, job0, par, status);
-        if (t0 < 0) {
-            nbcxi_sim_free(job0);
-            continue;
-        }
-        if (i < MAXCAND)
-            t0s[i] = t0;
-        double t_best = t0;
-        size_t seg_best = 0;
-        for (int s = 0; s < nsegs; s++) {
-            cfg.segsize = (size_t)segs[s];
-            double t = simulate(&cfg, par, job0, t0, status);
-            /* a fragment size only when it matters (1 ns) */
-            if (t >= 0 && t < t_best - 1e-3) {
-                t_best = t;
-                seg_best = (size_t)segs[s];
-            }
-        }
-        nbcxi_sim_free(job0);
-        if (t_best < c.t) {
-            c.t = t_best;
+        size_t seg;
+        double t = candidate_time(&cfg, segs, nsegs, par,
+                                  i == first ? &builtin : &none,
+                                  &c.t_builtin, &seg, status);
+        if (t >= 0 && (t < c.t || (t == c.t && i < c_i))) {
+            c.t = t;
             c.alg = alg;
-            c.segsize = seg_best;
+            c.segsize = seg;
+            c_i = i;
         }
     }
-    cfg.alg = NULL; /* the built-in choice */
-    cfg.segsize = 0;
-    struct nbcxi_sim_job *job;
-    c.t_builtin = -1;
-    if (!build(&cfg, par, &job, status)) {
-        struct nbcxi_sim_info info;
-        nbcxi_sim_job_info(job, &info);
-        double t = -1;
-        for (int i = 0; i < MAXCAND && (alg = candidate(coll, i)); i++)
-            if (strcmp(alg, info.alg) == 0) {
-                struct nbcxi_sim_config named = cfg;
-                named.alg = alg;
-                struct nbcxi_sim_job *twin; /* that candidate's, again */
-                if (t0s[i] >= 0 && !build(&named, par, &twin, status)) {
-                    if (nbcxi_sim_job_same(job, twin))
-                        t = t0s[i];
-                    nbcxi_sim_free(twin);
-                }
-                break;
-            }
-        if (t < 0)
-            t = run_job(&cfg, job, par, status);
-        nbcxi_sim_free(job);
-        c.t_builtin = t;
-        if (t >= 0)
-            snprintf(c.builtin, sizeof c.builtin, "%s", info.alg);
+    if (builtin) { /* no candidate of its name */
+        cfg.alg = NULL;
+        cfg.segsize = 0;
+        c.t_builtin = run_job(&cfg, builtin, par, status);
+        nbcxi_sim_free(builtin);
     }
+    if (c.t_builtin >= 0)
+        snprintf(c.builtin, sizeof c.builtin, "%s", info.alg);
     /* The model is not exact: the built-in choice stays unless the best
      * is predicted at least min_gain times faster. */
     if (c.alg && c.t_builtin > 0 && c.t_builtin < c.t * min_gain) {
@@ -625,6 +650,16 @@ int main(int argc, char **argv)
     if (ranks_from > ranks[0])
         die("--ranks-from %lld: above the grid's first rank count %lld",
             ranks_from, ranks[0]);
+    /* The built-in choice each point is compared with is the library's,
+     * which reads NBCX_TUNING and NBCX_<COLL>_ALG: a bad one fails every
+     * point ("the builder failed"), so stop before the first, and before
+     * --out is written (tuning.c or select.c printed the reason). */
+    if (nbcxi_select_env_error()) {
+        fprintf(stderr, "nbcx-tune: NBCX_TUNING or an NBCX_<COLL>_ALG "
+                        "cannot be used (the message above): nothing "
+                        "tuned\n");
+        return EXIT_USAGE;
+    }
     const int rpn = (int)rpns[0]; /* (one value: the nbcx-tune/1 format) */
     const bool rpn_column = nrpn > 1;
 

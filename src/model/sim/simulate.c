@@ -754,9 +754,9 @@ int nbcxi_sim_simulate_err(struct nbcxi_sim_job *job,
         snprintf(err, errlen, "out of memory simulating");
     else if (rc == NBCXI_SIM_EARG)
         snprintf(err, errlen, "a shared inter-node link (inter_link) cannot "
-                              "be simulated folded: fold off");
+                              "be simulated folded: --fold off");
     else if (rc)
-        snprintf(err, errlen, "deadlock: some nodes never ran");
+        snprintf(err, errlen, "deadlock: nodes never ran");
     return rc;
 }
 

@@ -41,10 +41,11 @@ def behind_best(folder: Path, op: str) -> tuple[int, list[int]]:
 
 
 def totals(folder: Path) -> str:
-    """One row of the Summary: points; behind the best (2-4 ranks / 16
+    """One row of the Summary: points; behind the best (below 16 ranks / 16
     and more, of how many); of those at 16 and more, reduce_scatter's;
     behind each peer at all / > 5 %, of how many."""
-    n = big = rs_big = 0
+    n = big = 0
+    rs_big = "not run"  # (no reduce_scatter.json)
     small: list[int] = []
     large: list[int] = []
     peers = [[0, 0, 0], [0, 0, 0]]
@@ -61,8 +62,8 @@ def totals(folder: Path) -> str:
             )
         small += [p for p in ranks if p < 16]
         large += [p for p in ranks if p >= 16]
-        if op == "reduce_scatter":
-            rs_big = sum(1 for p in ranks if p >= 16)
+        if op == "reduce_scatter" and f.exists():
+            rs_big = str(sum(1 for p in ranks if p >= 16))
         for i, cell in enumerate(ref_table(folder, op) or []):
             at_all, _, rest = cell.partition(" / ")
             over5, _, of = rest.partition(" of ")
@@ -145,18 +146,50 @@ def peer_points(folder: Path, op: str) -> list[str]:
         if "reference" not in r or "error" in r or k not in auto:
             continue
         if r.get("t_max_us") and auto[k] > r["t_max_us"] * 1.05:
-            out.append(f"{k[0]}/{k[1]} B {r['reference']} {auto[k] / r['t_max_us']:.2f}x")
+            out.append(
+                f"{k[0]}/{k[1]} B {r['reference']} {auto[k] / r['t_max_us']:.2f}x"
+            )
     return out
+
+
+def ranks_run(folder: Path) -> set[int]:
+    """The numbers of ranks of auto's points in the folder's OP.json."""
+    out: set[int] = set()
+    for op in OPS:
+        f = folder / f"{op}.json"
+        if f.exists():
+            doc = json.loads(f.read_text())
+            out |= {r["ranks"] for r in doc["auto"]["results"]}
+    return out
+
+
+def span(ranks: set[int]) -> str:
+    """The numbers of ranks given as "2-4" or "4,096" ("none run")."""
+    if not ranks:
+        return "none run"
+    lo, hi = min(ranks), max(ranks)
+    return f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
+
+
+def header(folders: list[Path]) -> str:
+    """The Summary's header: the split below and from 16 ranks, labelled
+    with the numbers of ranks the folders ran (not a fixed 2-4 / 16-1,024:
+    the 4,096-rank folders have only 4,096)."""
+    ranks = set().union(*(ranks_run(f) for f in folders)) if folders else set()
+    small = {p for p in ranks if p < 16}
+    large = span({p for p in ranks if p >= 16})
+    below = f"at {span(small)} ranks" if small else "below 16 ranks: none run"
+    return (
+        f"| folder | points | auto > 5 % behind its best ({below} / "
+        f"at {large}) | of those at {large}: reduce_scatter | behind MPICH's "
+        "choice: at all / > 5 % | behind Open MPI libnbc's: at all / > 5 % |"
+    )
 
 
 def main() -> None:
     peers = "--peer-points" in sys.argv[1:]
     folders = [a for a in sys.argv[1:] if a != "--peer-points"]
-    print(
-        "| folder | points | auto > 5 % behind its best (at 2-4 ranks / at "
-        "16-1,024) | of those at 16-1,024: reduce_scatter | behind MPICH's "
-        "choice: at all / > 5 % | behind Open MPI libnbc's: at all / > 5 % |"
-    )
+    print(header([Path(f) for f in folders]))
     print("|---|---|---|---|---|---|")
     for name in folders:
         print(totals(Path(name)))
