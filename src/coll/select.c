@@ -237,6 +237,18 @@ enum { DEFAULT_SEGSIZE = 65536 };
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int env_error; /* first bad NBCX_<COLL>_ALG or NBCX_TUNING file,
                          returned by every call */
+/* What was wrong (nbcx_error_detail of the thread that read it), given to
+ * every later call on any thread as its detail. */
+static char env_detail[256];
+
+static void keep_env_error(int err)
+{
+    if (err && !env_error) {
+        env_error = err;
+        snprintf(env_detail, sizeof env_detail, "%s",
+                 nbcx_error_detail(err));
+    }
+}
 /* nbcx_algorithm_names: the names of each collective's algorithms */
 static char names[NBCXI_NCOLL][128];
 
@@ -282,21 +294,19 @@ static void read_env(void)
         if (v && set_alg(c, v) != NBCX_SUCCESS && !env_error) {
             fprintf(stderr, "nbcx: %s=%s names no %s algorithm (have: %s)\n",
                     var, v, coll_names[c], names[c]);
-            env_error = NBCX_ERR_ALGORITHM;
+            keep_env_error(nbcxi_error(NBCX_ERR_ALGORITHM,
+                                       "%s=%s names no %s algorithm "
+                                       "(have: %s)", var, v, coll_names[c],
+                                       names[c]));
         }
     }
     const char *tuning = nbcxi_getenv("NBCX_TUNING");
     if (tuning && *tuning) {
-        int err = nbcxi_tuning_load(tuning);
-        if (err && !env_error)
-            env_error = err;
+        keep_env_error(nbcxi_tuning_load(tuning));
     }
     const char *builtin = nbcxi_getenv("NBCX_TUNING_BUILTIN");
-    if (!builtin || strcmp(builtin, "0") != 0) {
-        int err = nbcxi_tuning_load_builtin();
-        if (err && !env_error)
-            env_error = err;
-    }
+    if (!builtin || strcmp(builtin, "0") != 0)
+        keep_env_error(nbcxi_tuning_load_builtin());
 }
 
 int nbcxi_select_env_error(void)
@@ -783,7 +793,7 @@ static int build_one(enum nbcxi_coll coll, struct nbcx_sched_s *s,
 {
     pthread_once(&env_once, read_env);
     if (env_error)
-        return env_error;
+        return nbcxi_error(env_error, "%s", env_detail);
     const struct nbcxi_transport_ops *tp = s->build.comm->tp->ops;
     size_t chosen = segsize; /* (read once: nbcx_segsize_set may run) */
     a->segsize = chosen ? chosen

@@ -37,6 +37,7 @@
  *             calls no split rule covers keep the model; split rules do
  *             not steer the algorithm, nor algorithm rules S
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,10 +203,29 @@ static void test_results(void)
     unlink(path);
 }
 
+/* A call on another thread than the one that read the file: its error
+ * and nbcx_error_detail, as that thread saw them. */
+struct other_call {
+    int err;
+    char detail[256];
+};
+
+static void *call_elsewhere(void *arg)
+{
+    struct other_call *o = arg;
+    double x = 1, y = 0;
+    nbcx_request req;
+    o->err = nbcx_iallreduce(&x, &y, 1, NBCX_DOUBLE, NBCX_SUM, comms[0],
+                             &req);
+    snprintf(o->detail, sizeof o->detail, "%s", nbcx_error_detail(o->err));
+    return NULL;
+}
+
 /* Every call fails with NBCX_ERR_ALGORITHM; stderr says `what`, and so
  * does nbcx_error_detail on this thread (the one that read the file),
- * after the call that read it and after a later one, with the file's
- * name: not just "unknown collective or algorithm name". */
+ * after the call that read it and after a later one, and on another
+ * thread, with the file's name: not just "unknown collective or
+ * algorithm name". */
 static void expect_refused(const char *what)
 {
     if (!CHECK(capture_begin(), "cannot capture stderr"))
@@ -225,6 +245,17 @@ static void expect_refused(const char *what)
     d = nbcx_error_detail(err);
     CHECK(strstr(d, "NBCX_TUNING=") && strstr(d, what),
           "iallreduce: nbcx_error_detail lacks \"%s\": %s", what, d);
+    struct other_call o = { 0 };
+    pthread_t t;
+    if (CHECK(pthread_create(&t, NULL, call_elsewhere, &o) == 0,
+              "pthread_create")) {
+        pthread_join(t, NULL);
+        CHECK(o.err == NBCX_ERR_ALGORITHM, "other thread: %s",
+              nbcx_error_string(o.err));
+        CHECK(strstr(o.detail, "NBCX_TUNING=") && strstr(o.detail, what),
+              "other thread: nbcx_error_detail lacks \"%s\": %s", what,
+              o.detail);
+    }
     loopback_world_destroy(P, comms);
     char *said = capture_end();
     CHECK(said && strstr(said, "NBCX_TUNING=") && strstr(said, what),
