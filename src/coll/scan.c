@@ -151,8 +151,17 @@ static int build_rd(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
         if ((r ^ (1 << k)) < p)
             last = k;
 
-    void *partial = nbcxi_sched_tmp_typed(s, count, t);
-    nbcx_node pw = nbcxi_copy(s, a->sbuf, count, t, partial, count, t);
+    /* The partial starts as x(r): read from sbuf until a reduction has
+     * to write it (own: it is this schedule's scratch); in place x(r) is
+     * in rbuf, which the result overwrites, so it is copied at once. */
+    void *partial = (void *)a->sbuf;
+    nbcx_node pw = -1;
+    bool own = false;
+    if (in_place) {
+        partial = nbcxi_sched_tmp_typed(s, count, t);
+        pw = nbcxi_copy(s, a->rbuf, count, t, partial, count, t);
+        own = true;
+    }
     /* rw: the last node that wrote rbuf, or that read it and must come
      * before the next write (in place: the copy of x(r)). */
     nbcx_node rw = in_place ? pw : -1;
@@ -180,11 +189,19 @@ static int build_rd(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
             rw = w;
             have_result = true;
             if (k < last) {
+                bool copied = !own; /* (the send reads sbuf, not the copy) */
+                if (copied) {
+                    void *mine = nbcxi_sched_tmp_typed(s, count, t);
+                    pw = nbcxi_copy(s, partial, count, t, mine, count, t);
+                    partial = mine;
+                    own = true;
+                }
                 nbcx_node red = nbcxi_reduce_node(s, in, partial, count, t,
                                                   a->op);
                 nbcxi_dep(s, rv, red);
                 nbcxi_dep(s, pw, red);
-                nbcxi_dep(s, sn, red); /* the send reads the partial */
+                if (!copied)
+                    nbcxi_dep(s, sn, red); /* the send reads the partial */
                 pw = red;
             }
         } else if (k < last) {
@@ -195,6 +212,7 @@ static int build_rd(struct nbcx_sched_s *s, const struct nbcxi_coll_args *a,
             nbcxi_dep(s, pw, red);
             partial = in;
             pw = red;
+            own = true;
         }
     }
     return s->build.err;
