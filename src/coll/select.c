@@ -292,18 +292,16 @@ static void read_env(void)
                 *p = (char)(*p - 'a' + 'A');
         const char *v = nbcxi_getenv(var);
         if (v && set_alg(c, v) != NBCX_SUCCESS && !env_error) {
-            fprintf(stderr, "nbcx: %s=%s names no %s algorithm (have: %s)\n",
-                    var, v, coll_names[c], names[c]);
             keep_env_error(nbcxi_error(NBCX_ERR_ALGORITHM,
                                        "%s=%s names no %s algorithm "
                                        "(have: %s)", var, v, coll_names[c],
                                        names[c]));
+            fprintf(stderr, "nbcx: %s\n", env_detail);
         }
     }
     const char *tuning = nbcxi_getenv("NBCX_TUNING");
-    if (tuning && *tuning) {
+    if (tuning && *tuning)
         keep_env_error(nbcxi_tuning_load(tuning));
-    }
     const char *builtin = nbcxi_getenv("NBCX_TUNING_BUILTIN");
     if (!builtin || strcmp(builtin, "0") != 0)
         keep_env_error(nbcxi_tuning_load_builtin());
