@@ -134,7 +134,7 @@ static void set_mode(const struct bench *c, nbcx_progress_mode m)
         }
         if (err != NBCX_SUCCESS)
             bench_die(c, "nbcx_progress_set(%s): %s", bench_progress_name(m),
-                      nbcx_error_string(err));
+                      nbcx_error_detail(err));
     }
     inproc_barrier(c);
 }
@@ -170,7 +170,7 @@ static void inproc_block_end(const struct bench *c, const struct bench_op *op,
     /* Discarded: starts the progress thread again, outside any timing. */
     int err = inproc_block(c, op, b);
     if (err != NBCX_SUCCESS)
-        bench_die(c, "%s: %s", op->name, nbcx_error_string(err));
+        bench_die(c, "%s: %s", op->name, nbcx_error_detail(err));
 }
 
 static const struct bench_driver inproc_driver = {
@@ -259,7 +259,7 @@ int bench_inproc_main(int argc, char **argv)
         int e = nbcx_inproc_run(o.ranks, rank_main, &sh);
         if (e != NBCX_SUCCESS)
             fprintf(stderr, "nbcx-bench: nbcx_inproc_run: %s\n",
-                    nbcx_error_string(e));
+                    nbcx_error_detail(e));
         status = e != NBCX_SUCCESS ? 1 : atomic_load(&sh.status);
         pthread_barrier_destroy(&sh.bar);
     }

@@ -68,7 +68,7 @@ static void check(const struct bench *c, int err, const struct bench_op *op,
 {
     if (err != NBCX_SUCCESS)
         bench_die(c, "%s: %s failed: %s", op->name, call,
-                  nbcx_error_string(err));
+                  nbcx_error_detail(err));
 }
 
 /* The first implementation measured: native MPI where there is one. */

@@ -359,7 +359,7 @@ int main(int argc, char **argv)
         ws[i].out = malloc(bmax);
         if (e != NBCX_SUCCESS || !ws[i].buf || !ws[i].out) {
             fprintf(stderr, "nbcx-bench-threads: set-up failed: %s\n",
-                    nbcx_error_string(e));
+                    nbcx_error_detail(e));
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
     }
