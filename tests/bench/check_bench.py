@@ -269,13 +269,13 @@ def check_table(text: str, doc: dict[str, Any] | None) -> None:
         raise CheckError("table: the blocks are not the operations of config.ops")
     for b in blocks:
         h = b["header"]
-        want = {
+        want_header = {
             "ranks": str(doc["ranks"]),
             "cores": str(doc["cores"]),
             "network": doc["network"],
             "progress": doc["progress"],
         }
-        for key, value in want.items():
+        for key, value in want_header.items():
             if h[key] != value:
                 raise CheckError(
                     f"table: {h['op']} says {key} {h[key]}, the JSON {value}"

@@ -6,6 +6,7 @@ import importlib.machinery
 import importlib.util
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "bench-count"
@@ -27,7 +28,7 @@ TABLE = """\
 """
 
 
-def load():
+def load() -> types.ModuleType:
     loader = importlib.machinery.SourceFileLoader("bench_count", str(TOOL))
     spec = importlib.util.spec_from_loader("bench_count", loader)
     assert spec is not None

@@ -16,11 +16,13 @@ import sys
 HEADERS = ["nbcx.h", "nbcx_mpi.h", "nbcx_check.h"]
 
 
-def entries(path: str) -> list:
+def entries(path: str) -> list[tuple[str, str, str]]:
     """(section, prototype, comment) of each NBCX_API declaration."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
-    out, section, comment, i = [], "", [], 0
+    out: list[tuple[str, str, str]] = []
+    comment: list[str] = []
+    section, i = "", 0
     while i < len(lines):
         line = lines[i]
         s = line.strip()

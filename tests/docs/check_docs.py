@@ -34,7 +34,7 @@ def slug(heading: str) -> str:
     return s.replace(" ", "-")
 
 
-def anchors(path: str) -> set:
+def anchors(path: str) -> set[str]:
     out = set()
     fence = False
     with open(path, encoding="utf-8") as f:
@@ -46,7 +46,7 @@ def anchors(path: str) -> set:
     return out
 
 
-def check_links(root: str) -> list:
+def check_links(root: str) -> list[str]:
     files = [os.path.join(root, "README.md")]
     docs = os.path.join(root, "docs")
     files += [
@@ -77,7 +77,7 @@ def check_links(root: str) -> list:
     return errors
 
 
-def check_settings(root: str) -> list:
+def check_settings(root: str) -> list[str]:
     read = set()
     pat = re.compile(
         r'(?:getenv|nbcxi_getenv|nbcxi_env_\w+|env_seconds)\("([A-Z0-9_]+)"'
@@ -119,7 +119,7 @@ def check_settings(root: str) -> list:
     return errors
 
 
-def check_api_index(root: str) -> list:
+def check_api_index(root: str) -> list[str]:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import api_index
 
@@ -132,7 +132,7 @@ def check_api_index(root: str) -> list:
     return []
 
 
-def readme_blocks(root: str) -> list:
+def readme_blocks(root: str) -> list[tuple[list[str], list[str]]]:
     """(commands, expected output lines) of each runnable block."""
     with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
         lines = f.read().split("\n")
@@ -166,7 +166,7 @@ def readme_blocks(root: str) -> list:
     return blocks
 
 
-def run_readme(root: str) -> list:
+def run_readme(root: str) -> list[str]:
     errors = []
     blocks = readme_blocks(root)
     if not blocks:

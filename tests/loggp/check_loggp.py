@@ -36,7 +36,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 BLOCK_KEYS = ("L", "o", "g", "G")
 TOP_KEYS = (
@@ -54,7 +54,7 @@ TOP_KEYS = (
 )
 
 
-def fail(msg: str) -> None:
+def fail(msg: str) -> NoReturn:
     print(f"check_loggp: FAIL: {msg}", file=sys.stderr)
     sys.exit(1)
 

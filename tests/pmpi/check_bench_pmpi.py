@@ -26,6 +26,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import check_bench
@@ -59,7 +60,7 @@ class Fail(Exception):
     pass
 
 
-def check_doc(doc: dict, persistent: bool) -> None:
+def check_doc(doc: dict[str, Any], persistent: bool) -> None:
     pm = doc.get("pmpi")
     if not isinstance(pm, dict):
         raise Fail("JSON: no 'pmpi' object")
@@ -91,7 +92,7 @@ def check_doc(doc: dict, persistent: bool) -> None:
             raise Fail(f"{where}: shim t_pure is not positive")
 
 
-def check_table(text: str, doc: dict) -> None:
+def check_table(text: str, doc: dict[str, Any]) -> None:
     rows, counts, cols = [], 0, 0
     for line in text.splitlines():
         if line.startswith("# size"):

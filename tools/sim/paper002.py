@@ -24,25 +24,27 @@ import json
 import math
 import subprocess
 import sys
+from typing import Any
 
 
-def run_json(cmd):
+def run_json(cmd: list[str]) -> dict[str, Any]:
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
+    doc: dict[str, Any] = json.loads(out.stdout)
+    return doc
 
 
-def height(n):
+def height(n: int) -> int:
     return math.ceil(math.log2(n)) if n > 1 else 0
 
 
 class Tools:
-    def __init__(self, build, params, size):
+    def __init__(self, build: str, params: str, size: str) -> None:
         self.sim = f"{build}/tools/sim/nbcx-sim"
         self.model = f"{build}/tools/bench/nbcx-split-model"
         self.params = params
         self.size = size
 
-    def sim_run(self, op, ranks, extra):
+    def sim_run(self, op: str, ranks: int, extra: list[str]) -> list[dict[str, Any]]:
         cmd = [
             self.sim,
             "--op",
@@ -59,13 +61,17 @@ class Tools:
             self.params,
             "--json",
         ] + extra
-        return run_json(cmd)["results"]
+        results: list[dict[str, Any]] = run_json(cmd)["results"]
+        return results
 
-    def blocking(self, op, ranks):
+    def blocking(self, op: str, ranks: int) -> float:
         """All work on the ranks' own cores, nothing to overlap."""
-        return self.sim_run(op, ranks, ["--progress", "caller"])[0]["t_max_us"]
+        t: float = self.sim_run(op, ranks, ["--progress", "caller"])[0]["t_max_us"]
+        return t
 
-    def split_sweep(self, op, n, p, compute):
+    def split_sweep(
+        self, op: str, n: int, p: int, compute: float
+    ) -> tuple[list[float], list[float], int]:
         rows = self.sim_run(
             op,
             n,
@@ -82,10 +88,10 @@ class Tools:
         )
         times = [r["t_with_compute_us"] for r in rows]
         alone = [r["t_max_us"] for r in rows]
-        best = next(r["split_levels"] for r in rows if r["split_best"])
+        best: int = next(r["split_levels"] for r in rows if r["split_best"])
         return times, alone, best
 
-    def model_run(self, n, p, compute_units):
+    def model_run(self, n: int, p: int, compute_units: float) -> dict[str, Any]:
         return run_json(
             [
                 self.model,
@@ -101,7 +107,7 @@ class Tools:
         )
 
 
-def main():
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build/nompi")
     ap.add_argument("--params", default="tools/sim/params/paper002.json")
@@ -114,13 +120,18 @@ def main():
     )
     a = ap.parse_args()
     t = Tools(a.build, a.params, a.size)
-    doc = {"format": "nbcx-paper002/1", "params": a.params, "size": a.size, "nodes": []}
+    doc: dict[str, Any] = {
+        "format": "nbcx-paper002/1",
+        "params": a.params,
+        "size": a.size,
+        "nodes": [],
+    }
     for nproc in [int(x) for x in a.nproc.split(",")]:
         for op in a.ops.split(","):
             unit = t.blocking(op, 2)  # one point-to-point transfer
             tblock = t.blocking(op, nproc)  # T_blocking(N_proc)
             hp = height(nproc)
-            node = {
+            node: dict[str, Any] = {
                 "nproc": nproc,
                 "op": op,
                 "unit_us": unit,
@@ -170,7 +181,7 @@ def main():
             json.dump(doc, f, indent=1)
 
 
-def plot(doc, outdir):
+def plot(doc: dict[str, Any], outdir: str) -> None:
     """Per node and op, as the paper's Figures 5-6: time against N, a
     line per S (simulated: solid; model x unit: dotted), and computation
     + blocking collective."""
@@ -223,9 +234,10 @@ def plot(doc, outdir):
         plt.close(fig)
 
 
-def ranges(rows, key):
+def ranges(rows: list[dict[str, Any]], key: str) -> str:
     """'S: lo-hi' runs of N with the same choice."""
-    out, start = [], None
+    out: list[str] = []
+    start: int | None = None
     for i, r in enumerate(rows):
         if start is None:
             start = i
@@ -237,7 +249,7 @@ def ranges(rows, key):
     return ", ".join(out)
 
 
-def summary(doc):
+def summary(doc: dict[str, Any]) -> None:
     """Per node and op: where each S is chosen, and what the model's
     choice costs in the simulation."""
     print("\n## Summary: the S chosen, by N (application cores = ranks)")

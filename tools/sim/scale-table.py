@@ -270,10 +270,10 @@ def main() -> None:
         # read by nbcx-sim before anything else is reused or simulated: a
         # bad table is an error here, not rows of "builder failed"
         probe = [sim, "--op", "barrier", "--ranks", "2", "--size", "8"]
-        out = subprocess.run(probe, check=False, capture_output=True, text=True)
-        if out.returncode != 0:
+        res = subprocess.run(probe, check=False, capture_output=True, text=True)
+        if res.returncode != 0:
             sys.exit(
-                f"--tuning {args.tuning}: not a usable table:\n{out.stderr.strip()}"
+                f"--tuning {args.tuning}: not a usable table:\n{res.stderr.strip()}"
             )
     os.makedirs(args.out, exist_ok=True)
     common = [

@@ -85,10 +85,10 @@ def line_of(src: Path, needle: str) -> int:
 
 
 CHECKER = HERE.parent / "checker" / "nbcx_check.c"
-_checker_libs: dict[str, Path | None] = {}
+_checker_libs: dict[str, Path] = {}
 
 
-def checker_lib(cc: str, where: Path) -> Path | None:
+def checker_lib(cc: str, where: Path) -> Path:
     """libnbcx_check.so built with the MPI compiler wrapper ``cc`` (once per session)."""
     if cc not in _checker_libs:
         lib = where / f"libnbcx_check_{Path(cc).name}.so"

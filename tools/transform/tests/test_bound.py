@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,8 +27,8 @@ def bound_report(tmp_path_factory: pytest.TempPathFactory) -> Result:
     return run_transform(BOUND, tmp_path_factory.mktemp("bound"))
 
 
-def _overlap(site: dict[str, object]) -> int:
-    return max(int(w["overlap"]) for w in site["waits"])  # type: ignore[attr-defined, index]
+def _overlap(site: dict[str, Any]) -> int:
+    return max(int(w["overlap"]) for w in site["waits"])
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,8 +40,8 @@ def _not_carried(src: Path, line: int, tmp: Path, why: str) -> dict[str, object]
     return site
 
 
-def _waits(site: dict[str, object]) -> list[tuple[int, str]]:
-    return sorted((int(w["line"]), str(w["stopped_by"])) for w in site["waits"])  # type: ignore[attr-defined, index]
+def _waits(site: dict[str, Any]) -> list[tuple[int, str]]:
+    return sorted((int(w["line"]), str(w["stopped_by"])) for w in site["waits"])
 
 
 @pytest.mark.parametrize(

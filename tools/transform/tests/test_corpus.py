@@ -24,9 +24,9 @@ PROGRAMS = sorted(p.name for p in CORPUS.iterdir() if (p / "Makefile").exists())
 
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_corpus_program(name: str, tmp_path: Path) -> None:
-    for tool in ("make", "mpicc.openmpi", "mpicc.mpich", "mpiexec.openmpi", "mpiexec.mpich"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"no {tool}")
+    for needed in ("make", "mpicc.openmpi", "mpicc.mpich", "mpiexec.openmpi", "mpiexec.mpich"):
+        if shutil.which(needed) is None:
+            pytest.skip(f"no {needed}")
     if mpicc_for_parsing() is None:
         pytest.skip("no MPI compiler wrapper")
     tool = [sys.executable, "-m", "nbcx_transform"]  # the one this pytest imports

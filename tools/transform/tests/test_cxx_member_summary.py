@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from test_cxx import ENV
 SRC = PROGRAMS / "cxx" / "member_summary.cpp"
 
 
-def _wait(res_site: dict) -> tuple[int, int, str]:
+def _wait(res_site: dict[str, Any]) -> tuple[int, int, str]:
     (w,) = res_site["waits"]
     return int(w["line"]), int(w["overlap"]), str(w["stopped_by"])
 

@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,7 @@ def _zlib_h() -> bool:
     return res.returncode == 0
 
 
-def _waits(site: dict) -> list[int]:
+def _waits(site: dict[str, Any]) -> list[int]:
     return sorted(int(w["line"]) for w in site["waits"])
 
 

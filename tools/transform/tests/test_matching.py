@@ -19,6 +19,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,7 @@ PROGS = [
 ]
 
 
-def _acts(res_report: dict, call: str) -> list[str]:
+def _acts(res_report: dict[str, Any], call: str) -> list[str]:
     return [r["action"] for r in res_report["collectives"] if call in (r["call"], r.get("wraps"))]
 
 
@@ -391,7 +392,7 @@ def test_else_branches_every_configuration(mpi: str, tmp_path: Path) -> None:
             assert sorted(got.splitlines()) == sorted(expected.splitlines()), (defs, n)
 
 
-def _two_programs(tmp_path: Path) -> tuple[int, dict, Path]:
+def _two_programs(tmp_path: Path) -> tuple[int, dict[str, Any], Path]:
     """Transforms two_programs/ (common.c, both.c, split.c) in one run into tmp_path."""
     cc = mpicc_for_parsing()
     if cc is None:
@@ -418,7 +419,7 @@ def test_two_programs_calls_told_apart(tmp_path: Path) -> None:
     assert "MPI_Bcast(" not in (tmp_path / "common.c").read_text()
 
 
-def _called_from_outside(tmp_path: Path) -> tuple[int, dict]:
+def _called_from_outside(tmp_path: Path) -> tuple[int, dict[str, Any]]:
     """Transforms called_from_outside/main.c with -p (dispatch.c in the database,
     not given) into tmp_path."""
     cc = mpicc_for_parsing()
@@ -463,7 +464,7 @@ def test_cxx_header_member_keeps_its_group(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------ OpenMP constructs
-def _transform_openmp(src: Path, tmp: Path) -> tuple[int, dict]:
+def _transform_openmp(src: Path, tmp: Path) -> tuple[int, dict[str, Any]]:
     cc = mpicc_for_parsing()
     if cc is None:
         pytest.skip("no MPI compiler wrapper")

@@ -4,11 +4,12 @@ must leave alone (paper 004's rules and the issue's list)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from conftest import PROGRAMS, line_of, run_transform
 
 
-def _waits(res_site: dict) -> list[int]:
+def _waits(res_site: dict[str, Any]) -> list[int]:
     return sorted(w["line"] for w in res_site["waits"])
 
 

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,14 +19,15 @@ from nbcx_transform.cli import main
 MF = PROGRAMS / "multifile"
 
 
-def _report(tmp: Path, *opts: str) -> dict:
+def _report(tmp: Path, *opts: str) -> dict[str, Any]:
     cc = mpicc_for_parsing()
     if cc is None:
         pytest.skip("no MPI compiler wrapper")
     rep = tmp / "r.json"
     args = ["--mpicc", cc, "--report-format", "json", "--report-file", str(rep)]
     assert main([*args, *opts]) == 0
-    return json.loads(rep.read_text())["collectives"][0]
+    site: dict[str, Any] = json.loads(rep.read_text())["collectives"][0]
+    return site
 
 
 def _copy(tmp: Path) -> Path:

@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ ENV = dict(
 )
 
 
-def _transform(tmp: Path, *files: str) -> tuple[Path, dict[tuple[str, int], dict]]:
+def _transform(tmp: Path, *files: str) -> tuple[Path, dict[tuple[str, int], dict[str, Any]]]:
     cc = mpicc_for_parsing()
     if cc is None:
         pytest.skip("no MPI compiler wrapper")
@@ -195,7 +196,6 @@ def test_wrapper_twins_run(
     _build(cc, WR, orig, "-DDO_MPI")
     _build(cc, d, new, "-DDO_MPI")
     lib = checker_lib(cc, tmp_path_factory.getbasetemp())
-    assert lib is not None
     pre = preload_args(launcher, lib)
     for n in ranks:
         expected = _run([launcher, "-n", str(n), str(orig)])

@@ -77,8 +77,8 @@ def load_file(path: Path) -> TraceFile:
     """Reads and checks one trace file."""
     try:
         data = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise TraceError(f"{path}: not a readable JSON trace ({e})") from e
+    except (OSError, ValueError) as err:
+        raise TraceError(f"{path}: not a readable JSON trace ({err})") from err
     if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
         raise TraceError(f"{path}: no traceEvents list")
     other = data.get("otherData", {})
@@ -357,10 +357,10 @@ def timeline(files: list[TraceFile], png: Path, window: str | None) -> int:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         from matplotlib.patches import Patch
-    except ImportError as e:
+    except ImportError as err:
         raise TraceError(
             "timeline needs matplotlib (apt install python3-matplotlib, or pip)"
-        ) from e
+        ) from err
     align(files, "auto")
     events = slices(files)
     if not events:
