@@ -28,6 +28,7 @@ app_<kernel>_transformed and run under libnbcx-pmpi.
 
 import re
 import sys
+from collections.abc import Callable
 
 TYPES = {
     "APP_DOUBLE": "MPI_DOUBLE",
@@ -38,9 +39,10 @@ TYPES = {
 OPS = {"APP_SUM": "MPI_SUM"}
 
 
-def split_args(s):
+def split_args(s: str) -> list[str]:
     """Top-level comma split of a call's argument text."""
-    out, depth, cur = [], 0, ""
+    out: list[str] = []
+    depth, cur = 0, ""
     for ch in s:
         if ch in "([{":
             depth += 1
@@ -55,7 +57,7 @@ def split_args(s):
     return out
 
 
-def call_end(text, open_paren):
+def call_end(text: str, open_paren: int) -> int:
     """Index just past the parenthesis matching text[open_paren]."""
     depth = 0
     for i in range(open_paren, len(text)):
@@ -68,20 +70,20 @@ def call_end(text, open_paren):
     raise ValueError("unbalanced call")
 
 
-def dt(a):
+def dt(a: str) -> str:
     return TYPES.get(a, f"({a}).m")
 
 
-def op(a):
+def op(a: str) -> str:
     return OPS.get(a, f"({a}).m")
 
 
-def comm(a):
+def comm(a: str) -> str:
     m = re.fullmatch(r"&\s*(\w+)", a)
     return f"{m.group(1)}.m" if m else f"({a})->m"
 
 
-def mpi_call(name, a):
+def mpi_call(name: str, a: list[str]) -> str:
     """The blocking MPI call of one app_<name>(site, ...) wrapper call."""
     a = a[1:]  # the site
     if name == "allreduce":
@@ -93,18 +95,14 @@ def mpi_call(name, a):
     if name == "allgatherv":
         sb, sn, rb, rn, rd, t, c = a
         return (
-            f"MPI_Allgatherv({sb}, {sn}, {dt(t)}, {rb}, {rn}, {rd}, {dt(t)}, "
-            f"{comm(c)})"
+            f"MPI_Allgatherv({sb}, {sn}, {dt(t)}, {rb}, {rn}, {rd}, {dt(t)}, {comm(c)})"
         )
     if name == "alltoall":
         sb, rb, n, t, c = a
         return f"MPI_Alltoall({sb}, {n}, {dt(t)}, {rb}, {n}, {dt(t)}, {comm(c)})"
     if name == "gather":
         sb, rb, n, t, root, c = a
-        return (
-            f"MPI_Gather({sb}, {n}, {dt(t)}, {rb}, {n}, {dt(t)}, {root}, "
-            f"{comm(c)})"
-        )
+        return f"MPI_Gather({sb}, {n}, {dt(t)}, {rb}, {n}, {dt(t)}, {root}, {comm(c)})"
     if name == "gatherv":
         sb, sn, rb, rn, rd, t, root, c = a
         return (
@@ -114,8 +112,7 @@ def mpi_call(name, a):
     if name == "neighbor_alltoall":
         sb, rb, n, t, c = a
         return (
-            f"MPI_Neighbor_alltoall({sb}, {n}, {dt(t)}, {rb}, {n}, {dt(t)}, "
-            f"{comm(c)})"
+            f"MPI_Neighbor_alltoall({sb}, {n}, {dt(t)}, {rb}, {n}, {dt(t)}, {comm(c)})"
         )
     if name == "neighbor_alltoallv":
         sb, sn, sd, rb, rn, rd, t, c = a
@@ -136,10 +133,9 @@ WRAPPERS = (
     "neighbor_alltoallw|neighbor_alltoallv|neighbor_alltoall|allreduce|bcast|"
     "allgatherv|alltoall|gatherv|gather"
 )
-CALL = re.compile(r"\bapp_(" + WRAPPERS + r"|wait|waitall)\s*\(")
 
 
-def remove_statement(out, body, end):
+def remove_statement(out: str, body: str, end: int) -> tuple[str, int]:
     """(out, end) with the statement just begun at the end of out (the
     call body[..end] then ';') removed: its line goes, and a braceless
     if / for header right above it with it; elsewhere (void)0 stays."""
@@ -160,7 +156,7 @@ CALL = re.compile(
 )
 
 
-def rewrite_calls(body):
+def rewrite_calls(body: str) -> str:
     out, pos = "", 0
     while True:
         m = CALL.search(body, pos)
@@ -185,11 +181,16 @@ def rewrite_calls(body):
         pos = end
 
 
-def expand_local_macros(body):
+def literally(text: str) -> Callable[[re.Match[str]], str]:
+    """A re.sub replacement that inserts text as it is (no escapes)."""
+    return lambda _m: text
+
+
+def expand_local_macros(body: str) -> str:
     """Expands the function-like macros defined in body at their uses."""
     defs = list(
         re.finditer(
-            r"^#define (\w+)\(([\w, ]*)\)((?:[^\n]*\\\n)*[^\n]*)\n", body, re.M
+            r"^#define (\w+)\(([\w, ]*)\)((?:[^\n]*\\\n)*[^\n]*)\n", body, re.MULTILINE
         )
     )
     for d in defs:
@@ -197,7 +198,7 @@ def expand_local_macros(body):
         params = [x.strip() for x in d.group(2).split(",") if x.strip()]
         text = re.sub(r"[ \t]*\\\n", "\n", d.group(3)).strip()
         body = body.replace(d.group(0), "")
-        body = re.sub(r"^#undef " + name + r"\s*\n", "", body, flags=re.M)
+        body = re.sub(r"^#undef " + name + r"\s*\n", "", body, flags=re.MULTILINE)
         use = re.compile(r"\b" + name + r"\(")
         while True:
             u = use.search(body)
@@ -207,16 +208,16 @@ def expand_local_macros(body):
             args = split_args(body[u.end() : end - 1]) if params else []
             t = text
             for prm, arg in zip(params, args):
-                t = re.sub(r"\b" + prm + r"\b", lambda _m, a=arg: f"({a})", t)
+                t = re.sub(r"\b" + prm + r"\b", literally(f"({arg})"), t)
             body = body[: u.start()] + t + body[end:]
     return body
 
 
-def main():
+def main() -> None:
     src_path, out_path = sys.argv[1], sys.argv[2]
     with open(src_path) as f:
         src = f.read()
-    m = re.search(r"^static void run\(struct app_result \*res\)\n\{", src, re.M)
+    m = re.search(r"^static void run\(struct app_result \*res\)\n\{", src, re.MULTILINE)
     if not m:
         sys.exit(f"{src_path}: no 'static void run(struct app_result *res)'")
     depth, i = 0, m.end() - 1
@@ -253,7 +254,7 @@ def main():
         "static void run_transformed(struct app_result *res);\n\nint main(",
         body,
         count=1,
-        flags=re.M,
+        flags=re.MULTILINE,
     )
     tail = (
         "\n/* ---- the blocking code path, as plain MPI ---- */\n"

@@ -25,21 +25,26 @@ Fortran caller's return address as the call site of NBCX_PMPI_REPORT.
 Persistent collectives are MPIX_<op>_init in Open MPI 4.1 (mpix_x_init_)
 and MPI_<op>_init in MPI-4 libraries.
 """
+
 import importlib.util
 import os
 
-_spec = importlib.util.spec_from_file_location(
-    "gen_colls", os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                              "gen_colls.py"))
+_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_colls.py")
+_spec = importlib.util.spec_from_file_location("gen_colls", _path)
+if _spec is None or _spec.loader is None:
+    raise ImportError(f"cannot load {_path}")
 gen_colls = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(gen_colls)
-OPS = gen_colls.OPS
+# gen_colls.py's table, with its type there (loaded by path, the module is
+# untyped for mypy): an argument is (C type, name, kind), as gen_colls.Arg.
+Arg = tuple[str, str, str]
+OPS: list[tuple[str, list[Arg]]] = gen_colls.OPS
 
 F = "MPI_Fint *"
 
 # Request, completion and environment routines: Fortran name, parameters
 # (all MPI_Fint *), implemented by nbcxf_<name> in fortran_rt.c.
-REQ = [
+REQ: list[tuple[str, list[str]]] = [
     ("init", ["ierror"]),
     ("init_thread", ["required", "provided", "ierror"]),
     ("finalize", ["ierror"]),
@@ -50,10 +55,8 @@ REQ = [
     ("testall", ["count", "requests", "flag", "statuses", "ierror"]),
     ("waitany", ["count", "requests", "index", "status", "ierror"]),
     ("testany", ["count", "requests", "index", "flag", "status", "ierror"]),
-    ("waitsome", ["incount", "requests", "outcount", "indices", "statuses",
-                  "ierror"]),
-    ("testsome", ["incount", "requests", "outcount", "indices", "statuses",
-                  "ierror"]),
+    ("waitsome", ["incount", "requests", "outcount", "indices", "statuses", "ierror"]),
+    ("testsome", ["incount", "requests", "outcount", "indices", "statuses", "ierror"]),
     ("start", ["request", "ierror"]),
     ("startall", ["count", "requests", "ierror"]),
     ("request_free", ["request", "ierror"]),
@@ -62,37 +65,40 @@ REQ = [
 ]
 
 
-def names(base, f08):
+def names(base: str, f08: str) -> list[str]:
     """The alias lines for one routine (f08: the #if condition of its
     mpi_f08 name)."""
-    out = []
+    out: list[str] = []
     for n in (base, base + "_", base + "__", base.upper()):
-        out.append("NBCXF_NAME(%s)" % n)
+        out.append(f"NBCXF_NAME({n})")
     if f08:
-        out.append("#if %s" % f08)
-        out.append("NBCXF_NAME(%s_f08_)" % base)
+        out.append(f"#if {f08}")
+        out.append(f"NBCXF_NAME({base}_f08_)")
         out.append("#endif")
     return out
 
 
-def has_buffer(args):
+def has_buffer(args: list[Arg]) -> bool:
     return any(a[2] in ("sbuf", "rbuf", "buf") for a in args)
 
 
-def collective(name, args, persistent):
-    fn = "f_%s%s" % ("" if persistent else "i", name)
+def collective(name: str, args: list[Arg], persistent: bool) -> str:
+    fn = f"f_{'' if persistent else 'i'}{name}"
     if persistent:
-        fn = "f_%s_init" % name
-        cfn = "PNAME(%s)" % gen_colls.cap(name)
+        fn = f"f_{name}_init"
+        cfn = f"PNAME({gen_colls.cap(name)})"
     else:
         cfn = "MPI_I" + name
-    params, call, pre, post = [], [], [], []
+    params: list[str] = []
+    call: list[str] = []
+    pre: list[str] = []
+    post: list[str] = []
     for a in args:
-        n = gen_colls.bare(a[1])
+        n: str = gen_colls.bare(a[1])
         k = a[2]
         if k in ("sbuf", "rbuf", "buf"):
             params.append("void *" + n)
-            call.append("nbcxf_buf(%s)" % n)
+            call.append(f"nbcxf_buf({n})")
         elif k in ("plain", "count"):
             params.append(F + n)
             call.append("(int)*" + n)
@@ -104,10 +110,10 @@ def collective(name, args, persistent):
             call.append(n)
         elif k == "type":
             params.append(F + n)
-            call.append("MPI_Type_f2c(*%s)" % n)
+            call.append(f"MPI_Type_f2c(*{n})")
         elif k == "op":
             params.append(F + n)
-            call.append("MPI_Op_f2c(*%s)" % n)
+            call.append(f"MPI_Op_f2c(*{n})")
         elif k.startswith(("stypes", "rtypes")):
             params.append(F + n)
             if k in ("stypes_out", "rtypes_in"):
@@ -122,10 +128,9 @@ def collective(name, args, persistent):
             if k.startswith("stypes"):
                 # ignored with MPI_IN_PLACE
                 cnt = "nbcxf_buf(sendbuf) == MPI_IN_PLACE ? 0 : " + cnt
-            pre.append("MPI_Datatype s_%s[16];" % n)
-            pre.append("MPI_Datatype *x_%s = nbcxf_types(%s, %s, s_%s);" %
-                       (n, cnt, n, n))
-            post.append("nbcxf_types_free(x_%s, s_%s);" % (n, n))
+            pre.append(f"MPI_Datatype s_{n}[16];")
+            pre.append(f"MPI_Datatype *x_{n} = nbcxf_types({cnt}, {n}, s_{n});")
+            post.append(f"nbcxf_types_free(x_{n}, s_{n});")
             call.append("x_" + n)
         else:
             raise ValueError(k)
@@ -136,7 +141,7 @@ def collective(name, args, persistent):
         call.append("MPI_Info_f2c(*info)")
     params += [F + "request", F + "ierror"]
     call.append("&c_request")
-    out = ["static void %s(%s)" % (fn, ", ".join(params)), "{"]
+    out = [f"static void {fn}({', '.join(params)})", "{"]
     # NBCX_PMPI_REPORT: the call site is the Fortran caller's.
     out.append("    NBCXF_SITE_ENTER();")
     out.append("    MPI_Comm c_comm = MPI_Comm_f2c(*comm);")
@@ -147,10 +152,10 @@ def collective(name, args, persistent):
     ind = "    "
     if arrays:
         out.append("    int rc = MPI_ERR_NO_MEM;")
-        out.append("    if (%s)" % " && ".join(arrays))
-        out.append("        rc = %s(%s);" % (cfn, ", ".join(call)))
+        out.append(f"    if ({' && '.join(arrays)})")
+        out.append(f"        rc = {cfn}({', '.join(call)});")
     else:
-        out.append("    int rc = %s(%s);" % (cfn, ", ".join(call)))
+        out.append(f"    int rc = {cfn}({', '.join(call)});")
     for p in post:
         out.append(ind + p)
     out.append("    NBCXF_SITE_LEAVE();")
@@ -160,12 +165,12 @@ def collective(name, args, persistent):
     out.append("}")
     # mpi_f08: Open MPI every routine; MPICH those without a buffer.
     f08 = "NBCXF_F08 >= 1" if not has_buffer(args) else "NBCXF_F08 == 2"
-    out.append("#define NBCXF_IMPL %s" % fn)
+    out.append(f"#define NBCXF_IMPL {fn}")
     if persistent:
         out.append("#if defined(OPEN_MPI)")
-        out += names("mpix_%s_init" % name, f08)
+        out += names(f"mpix_{name}_init", f08)
         out.append("#else")
-        out += names("mpi_%s_init" % name, f08)
+        out += names(f"mpi_{name}_init", f08)
         out.append("#endif")
     else:
         out += names("mpi_i" + name, f08)
@@ -173,13 +178,15 @@ def collective(name, args, persistent):
     return "\n".join(out) + "\n"
 
 
-def request_fn(name, params):
+def request_fn(name: str, params: list[str]) -> str:
     fn = "f_" + name
-    out = ["static void %s(%s)" % (fn, ", ".join(F + p for p in params)),
-           "{",
-           "    nbcxf_%s(%s);" % (name, ", ".join(params)),
-           "}",
-           "#define NBCXF_IMPL %s" % fn]
+    out = [
+        f"static void {fn}({', '.join(F + p for p in params)})",
+        "{",
+        f"    nbcxf_{name}({', '.join(params)});",
+        "}",
+        f"#define NBCXF_IMPL {fn}",
+    ]
     out += names("mpi_" + name, "NBCXF_F08 >= 1")
     out.append("#undef NBCXF_IMPL")
     return "\n".join(out) + "\n"
@@ -212,7 +219,7 @@ HEADER = """\
 """
 
 
-def main():
+def main() -> None:
     print(HEADER)
     for name, params in REQ:
         print(request_fn(name, params))

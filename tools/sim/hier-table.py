@@ -23,7 +23,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import Any, cast
 
 FLAT = {
     "bcast": [
@@ -65,6 +65,13 @@ def fmt_size(b: int) -> str:
     return f"{b} B"
 
 
+def result_rows(data: Any, source: str) -> list[dict[str, Any]]:
+    """The runs' rows of nbcx-sim's JSON: a list of objects."""
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        sys.exit(f"{source}: not a list of JSON objects")
+    return cast(list[dict[str, Any]], data)
+
+
 def run(
     sim: str, op: str, algs: list[str], ranks: str, rpn: int, sizes: str
 ) -> list[dict[str, Any]]:
@@ -86,7 +93,7 @@ def run(
     out = subprocess.run(cmd, check=False, capture_output=True, text=True)
     if out.returncode not in (0,):
         sys.exit(f"{' '.join(cmd)}: exit {out.returncode}: {out.stderr}")
-    return json.loads(out.stdout)["results"]
+    return result_rows(json.loads(out.stdout)["results"], " ".join(cmd))
 
 
 def main() -> None:
@@ -160,7 +167,7 @@ def against_auto(args: argparse.Namespace, sim: str) -> None:
     path = args.against_auto
     if args.reuse and os.path.exists(path):
         with open(path, encoding="utf-8") as f:
-            rows = json.load(f)
+            rows = result_rows(json.load(f), path)
     else:
         rows = []
         for rpn in (int(c) for c in args.ranks_per_node.split(",")):
