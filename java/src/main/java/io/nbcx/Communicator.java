@@ -274,10 +274,15 @@ public final class Communicator implements AutoCloseable {
     // Posting
     // ------------------------------------------------------------------
 
+    /** "i" + name and name + "_init", made once (not a new String per operation). */
+    private static final java.util.concurrent.ConcurrentHashMap<String, String> NB_NAMES =
+            new java.util.concurrent.ConcurrentHashMap<>(), INIT_NAMES = new java.util.concurrent.ConcurrentHashMap<>();
+
     /** Builds the request: stage() calls made by {@code setup}, then the nbcx call. */
     private Request post(boolean persistent, String name, int kind, Op op, Setup setup) {
         long comm = open();
-        String what = persistent ? name + "_init" : "i" + name;
+        String what = persistent ? INIT_NAMES.computeIfAbsent(name, n -> n + "_init")
+                : NB_NAMES.computeIfAbsent(name, n -> "i" + n);
         Request r = persistent ? new PersistentRequest(what) : new Request(what, false);
         long oph = 0;
         inUse.incrementAndGet();
@@ -287,17 +292,22 @@ public final class Communicator implements AutoCloseable {
                 oph = op.acquire();
                 r.op = op;
             }
-            Args a = new Args();
-            setup.stage(r, a);
-            if (!persistent) r.copyIn();
-            int rc = kind == Native.K_ALLTOALLW
-                    ? Native.alltoallw(persistent, comm, a.sbuf, a.scounts, a.sdispls, a.stypes, a.rbuf,
-                            a.rcounts, a.rdispls, a.rtypes, r.h)
-                    : kind == Native.K_NEIGHBOR_ALLTOALLW
-                    ? Native.neighborAlltoallw(persistent, comm, a.sbuf, a.scounts, a.sdispls, a.stypes, a.rbuf,
-                            a.rcounts, a.rdispls, a.rtypes, r.h)
-                    : Native.coll(kind, persistent, comm, a.sbuf, a.scount, a.scounts, a.sdispls, a.stype,
-                            a.rbuf, a.rcount, a.rcounts, a.rdispls, a.rtype, oph, a.root, r.h);
+            Args a = Args.take();
+            int rc;
+            try {
+                setup.stage(r, a);
+                if (!persistent) r.copyIn();
+                rc = kind == Native.K_ALLTOALLW
+                        ? Native.alltoallw(persistent, comm, a.sbuf, a.scounts, a.sdispls, a.stypes, a.rbuf,
+                                a.rcounts, a.rdispls, a.rtypes, r.h)
+                        : kind == Native.K_NEIGHBOR_ALLTOALLW
+                        ? Native.neighborAlltoallw(persistent, comm, a.sbuf, a.scounts, a.sdispls, a.stypes,
+                                a.rbuf, a.rcounts, a.rdispls, a.rtypes, r.h)
+                        : Native.coll(kind, persistent, comm, a.sbuf, a.scount, a.scounts, a.sdispls, a.stype,
+                                a.rbuf, a.rcount, a.rcounts, a.rdispls, a.rtype, oph, a.root, r.h);
+            } finally {
+                a.give();
+            }
             check(rc, what);
             r.active = !persistent;
             return r;
@@ -307,11 +317,35 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
+    /**
+     * The arguments of one nbcx call, filled by a Setup. One per thread,
+     * reused (a new one each call was 72 of the 240 bytes the binding
+     * allocated per operation); a call made while the thread's is in use
+     * (from a user operation that nbcx runs inside a start) gets its own.
+     */
     private static final class Args {
         long sbuf, rbuf;
         int scount, rcount, stype, rtype, root;
         int[] scounts, sdispls, rcounts, rdispls;
         int[] stypes, rtypes; // alltoallw
+        private boolean busy;
+
+        private static final ThreadLocal<Args> MINE = ThreadLocal.withInitial(Args::new);
+
+        static Args take() {
+            Args a = MINE.get();
+            if (a.busy) return new Args();
+            a.busy = true;
+            return a;
+        }
+
+        /** Back to the thread, emptied (no stale counts, no arrays kept reachable). */
+        void give() {
+            sbuf = rbuf = 0;
+            scount = rcount = stype = rtype = root = 0;
+            scounts = sdispls = rcounts = rdispls = stypes = rtypes = null;
+            busy = false;
+        }
     }
 
     @FunctionalInterface

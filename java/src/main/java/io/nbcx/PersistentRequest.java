@@ -16,7 +16,7 @@ public final class PersistentRequest extends Request implements AutoCloseable {
 
     /** Starts a run with what the buffers hold now. */
     public PersistentRequest start() {
-        lock.lock();
+        lock();
         try {
             if (closed) throw NbcxException.arg(NbcxException.ERR_REQUEST, what + ": request is closed");
             if (active) throw NbcxException.arg(NbcxException.ERR_REQUEST, what + ": request is already active");
@@ -45,7 +45,7 @@ public final class PersistentRequest extends Request implements AutoCloseable {
     /** Frees the request; throws if it is active (await it first). Idempotent. */
     @Override
     public void close() {
-        lock.lock();
+        lock();
         try {
             if (closed) return;
             if (active)
@@ -56,7 +56,7 @@ public final class PersistentRequest extends Request implements AutoCloseable {
             releaseResources();
             NbcxException.check(rc, what + " free");
         } finally {
-            lock.unlock();
+            release();
         }
     }
 }

@@ -5,7 +5,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * An operation in flight. {@link #test()} and {@link #await()} complete it;
@@ -20,7 +22,25 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public class Request {
     final long[] h = new long[1];          // the nbcx_request
-    final ReentrantLock lock = new ReentrantLock();
+    /**
+     * The request's lock: the thread that holds it, null when free. A
+     * field of the request, not a ReentrantLock: that and its Sync were 48
+     * of the 240 bytes the binding allocated per operation (docs/java.md,
+     * "What each operation costs"). Held only around short work and
+     * around a blocking await; not reentrant (a callback on the holding
+     * thread checks {@link #heldByCurrentThread} and leaves the work to it).
+     */
+    private volatile Thread holder;
+
+    private static final VarHandle HOLDER;
+
+    static {
+        try {
+            HOLDER = MethodHandles.lookup().findVarHandle(Request.class, "holder", Thread.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     final String what;
     final boolean persistent;
 
@@ -320,9 +340,33 @@ public class Request {
         r.drain();
     }
 
+    /** Takes the lock, waiting for it (spinning briefly, then polling every 20 us). */
+    final void lock() {
+        Thread me = Thread.currentThread();
+        for (int tries = 0; !HOLDER.compareAndSet(this, null, me); tries++) {
+            if (tries < 64) Thread.onSpinWait();
+            else if (tries < 128) Thread.yield();
+            else LockSupport.parkNanos(this, 20_000);
+        }
+    }
+
+    /** Takes the lock if it is free. */
+    final boolean tryLock() {
+        return HOLDER.compareAndSet(this, null, Thread.currentThread());
+    }
+
+    final boolean heldByCurrentThread() {
+        return holder == Thread.currentThread();
+    }
+
+    /** Lets the lock go (a volatile write: what was done under it is seen by the next holder). */
+    final void release() {
+        holder = null;
+    }
+
     /** Releases the lock, then completes what a callback announced meanwhile. */
     void unlock() {
-        lock.unlock();
+        release();
         if (nativeDone) drain();
     }
 
@@ -330,7 +374,7 @@ public class Request {
         // (nativeDone is written before tryLock and read after unlock:
         // either the callback gets the lock or the holder sees the flag.)
         while (nativeDone) {
-            if (lock.isHeldByCurrentThread() || !lock.tryLock()) return;
+            if (heldByCurrentThread() || !tryLock()) return;
             CompletableFuture<Void> f = null;
             NbcxException e = null;
             boolean complete = true;
@@ -344,7 +388,7 @@ public class Request {
                 f = future;
                 e = error;
             } finally {
-                lock.unlock();
+                release();
             }
             if (complete) signal(f, e);
         }
@@ -354,7 +398,7 @@ public class Request {
     public boolean test() {
         CompletableFuture<Void> f;
         NbcxException e;
-        lock.lock();
+        lock();
         try {
             if (active) {
                 int rc = Native.test(h);
@@ -375,7 +419,7 @@ public class Request {
     public void await() {
         CompletableFuture<Void> f;
         NbcxException e;
-        lock.lock();
+        lock();
         try {
             if (active) finish(Native.await(h));
             f = future;
@@ -409,11 +453,11 @@ public class Request {
 
     /** Whether the operation is in flight. */
     public boolean isActive() {
-        lock.lock();
+        lock();
         try {
             return active;
         } finally {
-            lock.unlock();
+            release();
         }
     }
 
@@ -434,7 +478,7 @@ public class Request {
         CompletableFuture<Void> f;
         NbcxException e;
         boolean pending;
-        lock.lock();
+        lock();
         try {
             if (future == null) future = new CompletableFuture<>();
             f = future;
