@@ -397,6 +397,9 @@ NBCX_HIDDEN const char *nbcxi_coll_name(int c);
 /* The collective named `name` (any case), -1 for none or NULL. */
 NBCX_HIDDEN int nbcxi_coll_by_name(const char *name);
 NBCX_HIDDEN const struct nbcxi_algorithm *nbcxi_coll_algorithm(int c, int i);
+/* "name name ..." of the collectives (c < 0) or of c's algorithms into
+ * buf (cut at a whole name when longer than len); returns buf. */
+NBCX_HIDDEN const char *nbcxi_coll_names(int c, char *buf, size_t len);
 /* " segsize=auto barrier=auto ..." for nbcx_info (segsize=N when the
  * user chose one). */
 NBCX_HIDDEN int nbcxi_coll_describe(char *buf, size_t len);

@@ -207,6 +207,30 @@ const struct nbcxi_algorithm *nbcxi_coll_algorithm(int c, int i)
     return NULL;
 }
 
+/* "name name ..." of the collectives (c < 0) or of c's algorithms, into
+ * buf: what an unknown name could have been. A list longer than len is
+ * cut at a whole name (never past buf, always terminated). */
+const char *nbcxi_coll_names(int c, char *buf, size_t len)
+{
+    size_t n = 0;
+    if (!len)
+        return buf;
+    buf[0] = '\0';
+    for (int i = 0;; i++) {
+        const struct nbcxi_algorithm *a = NULL;
+        const char *name = c < 0 ? (i < NBCXI_NCOLL ? coll_names[i] : NULL)
+                           : (a = nbcxi_coll_algorithm(c, i)) ? a->name
+                                                              : NULL;
+        if (!name)
+            break;
+        size_t need = strlen(name) + (i ? 1 : 0);
+        if (n + need >= len)
+            break;
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", name);
+    }
+    return buf;
+}
+
 /* Algorithm `name` of coll, among the core ones and those of any backend
  * built in (whether a communicator can use it is decided per call);
  * "knomialK" names the "knomial" line with radix K. */
@@ -276,13 +300,8 @@ static int set_alg(int c, const char *alg)
 
 static void read_env(void)
 {
-    for (int c = 0; c < NBCXI_NCOLL; c++) {
-        const struct nbcxi_algorithm *a;
-        size_t n = 0;
-        for (int i = 0; (a = nbcxi_coll_algorithm(c, i)); i++)
-            n += (size_t)snprintf(names[c] + n, sizeof names[c] - n, "%s%s",
-                                  i ? " " : "", a->name);
-    }
+    for (int c = 0; c < NBCXI_NCOLL; c++)
+        nbcxi_coll_names(c, names[c], sizeof names[c]);
     segsize = env_segsize = nbcxi_env_size("NBCX_SEGSIZE", 0);
     for (int c = 0; c < NBCXI_NCOLL; c++) {
         char var[64];

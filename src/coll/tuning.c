@@ -141,25 +141,6 @@ static const char *find_alg(int coll, const char *name)
     return !a ? NULL : radix ? nbcxi_knomial_name(radix) : a->name;
 }
 
-/* "name name ..." of the collectives (coll < 0), or of coll's
- * algorithms, into buf (what an unknown name could have been). */
-static const char *names_of(int coll, char *buf, size_t len)
-{
-    size_t n = 0;
-    buf[0] = '\0';
-    for (int i = 0; n < len; i++) {
-        const struct nbcxi_algorithm *a = NULL;
-        const char *name = coll < 0 ? (i < NBCXI_NCOLL ? nbcxi_coll_name(i)
-                                                       : NULL)
-                           : (a = nbcxi_coll_algorithm(coll, i)) ? a->name
-                                                                 : NULL;
-        if (!name)
-            break;
-        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", name);
-    }
-    return buf;
-}
-
 /* One line into r; true, or false with what is wrong with it in why:
  * the field, the text that did not parse, and what it should be. */
 static bool parse_line(char *line, struct rule *r, char *why, size_t len)
@@ -210,7 +191,7 @@ static bool parse_line(char *line, struct rule *r, char *why, size_t len)
     }
     if ((r->coll = nbcxi_coll_by_name(f[0])) < 0) {
         snprintf(why, len, "unknown collective \"%s\" (have: %s)", f[0],
-                 names_of(-1, have, sizeof have));
+                 nbcxi_coll_names(-1, have, sizeof have));
         return false;
     }
     if (!parse_range(f[1], INT_MAX, &lo, &hi) || hi < 1) {
@@ -231,7 +212,7 @@ static bool parse_line(char *line, struct rule *r, char *why, size_t len)
         return true;
     r->split = -1;
     if (!(r->alg = find_alg(r->coll, f[3]))) {
-        names_of(r->coll, have, sizeof have);
+        nbcxi_coll_names(r->coll, have, sizeof have);
         snprintf(why, len, "unknown algorithm \"%s\" for %s (have: %s%s)",
                  f[3], nbcxi_coll_name(r->coll), have,
                  strstr(have, "knomial") ? "; knomialK: radix K = 2..8" : "");

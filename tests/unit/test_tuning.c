@@ -32,6 +32,10 @@
  *             than 16 ranks on one node, or where the nodes are unknown,
  *             no rule applies (the thresholds' choices),
  *             (NBCX_TUNING's rules come first: rpn)
+ *   names     the lists an unknown name is answered with
+ *             (nbcxi_coll_names): the whole list equals
+ *             nbcx_algorithm_names'; a buffer too short for it gets
+ *             whole names only, terminated, and nothing past its end
  *   split     split rules (nbcx-tune --split) give split mode's S per
  *             collective, ranks and bytes; NBCX_SPLIT_LEVELS still wins;
  *             calls no split rule covers keep the model; split rules do
@@ -521,7 +525,47 @@ static void test_split(void)
     unlink(path);
 }
 
+/* Every collective's list, and every cut of it: whole names, a prefix
+ * of the whole list, never a byte past the buffer (a guard after it). */
+static void test_names(void)
+{
+    char all[512];
+    nbcxi_coll_names(-1, all, sizeof all);
+    CHECK(strncmp(all, "barrier bcast ", 14) == 0, "collectives: %s", all);
+    for (int c = -1; c < NBCXI_NCOLL; c++) {
+        char full[512];
+        nbcxi_coll_names(c, full, sizeof full);
+        if (c >= 0) {
+            const char *api = NULL;
+            CHECK(nbcx_algorithm_names(nbcxi_coll_name(c), &api) ==
+                             NBCX_SUCCESS &&
+                         strcmp(api, full) == 0,
+                     "%s: nbcx_algorithm_names gives \"%s\", the list "
+                     "\"%s\"", nbcxi_coll_name(c), api ? api : "", full);
+        }
+        size_t n = strlen(full);
+        CHECK(n > 0 && n < sizeof full - 1, "collective %d: \"%s\"", c,
+                 full);
+        for (size_t len = 1; len <= n + 1; len++) {
+            char buf[520];
+            memset(buf, 'G', sizeof buf);
+            nbcxi_coll_names(c, buf, len);
+            size_t got = strlen(buf);
+            CHECK(got < len && buf[len] == 'G',
+                     "collective %d, %zu bytes: overran", c, len);
+            CHECK(strncmp(buf, full, got) == 0 &&
+                         (got == 0 || full[got] == ' ' || full[got] == '\0'),
+                     "collective %d, %zu bytes: \"%s\" is not whole "
+                     "names of \"%s\"", c, len, buf, full);
+            if (len == n + 1)
+                CHECK(strcmp(buf, full) == 0, "collective %d: cut at "
+                         "exactly its length", c);
+        }
+    }
+}
+
 static const struct th_test tests[] = {
+    { "names", test_names },
     { "choose", test_choose },
     { "split", test_split },
     { "rpn", test_rpn },
