@@ -299,12 +299,12 @@ public final class Communicator implements AutoCloseable {
                 if (!persistent) r.copyIn();
                 rc = kind == Native.K_ALLTOALLW
                         ? Native.alltoallw(persistent, comm, a.sbuf, a.scounts, a.sdispls, a.stypes, a.rbuf,
-                                a.rcounts, a.rdispls, a.rtypes, r.h)
+                                a.rcounts, a.rdispls, a.rtypes, r)
                         : kind == Native.K_NEIGHBOR_ALLTOALLW
                         ? Native.neighborAlltoallw(persistent, comm, a.sbuf, a.scounts, a.sdispls, a.stypes,
-                                a.rbuf, a.rcounts, a.rdispls, a.rtypes, r.h)
+                                a.rbuf, a.rcounts, a.rdispls, a.rtypes, r)
                         : Native.coll(kind, persistent, comm, a.sbuf, a.scount, a.scounts, a.sdispls, a.stype,
-                                a.rbuf, a.rcount, a.rcounts, a.rdispls, a.rtype, oph, a.root, r.h);
+                                a.rbuf, a.rcount, a.rcounts, a.rdispls, a.rtype, oph, a.root, r);
             } finally {
                 a.give();
             }

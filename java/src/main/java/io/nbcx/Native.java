@@ -83,15 +83,15 @@ final class Native {
     static native int coll(int kind, boolean persistent, long comm,
             long sbuf, int scount, int[] scounts, int[] sdispls, int stype,
             long rbuf, int rcount, int[] rcounts, int[] rdispls, int rtype,
-            long op, int root, long[] out);
+            long op, int root, Request out);
 
     /** Counts, byte displacements and datatype codes per rank (nbcx_ialltoallw / _init). */
     static native int alltoallw(boolean persistent, long comm, long sbuf, int[] scounts, int[] sdispls,
-            int[] stypes, long rbuf, int[] rcounts, int[] rdispls, int[] rtypes, long[] out);
+            int[] stypes, long rbuf, int[] rcounts, int[] rdispls, int[] rtypes, Request out);
 
     /** Per destination (send) and per source (receive): nbcx_ineighbor_alltoallw / _init. */
     static native int neighborAlltoallw(boolean persistent, long comm, long sbuf, int[] scounts, int[] sdispls,
-            int[] stypes, long rbuf, int[] rcounts, int[] rdispls, int[] rtypes, long[] out);
+            int[] stypes, long rbuf, int[] rcounts, int[] rdispls, int[] rtypes, Request out);
 
     static native int setCart(long comm, int[] dims, int[] periods);
     static native int setNeighbors(long comm, int[] sources, int[] destinations);
@@ -108,15 +108,15 @@ final class Native {
     static native int schedCall(long sched, long id, int[] node);
     static native int schedDepend(long sched, int before, int after);
     /** Starts: the schedule belongs to the request (out[0]), or is freed on error. */
-    static native int schedStart(long sched, long[] out);
+    static native int schedStart(long sched, Request out);
     static native int schedFree(long sched);
 
-    static native int test(long[] h);
-    static native int await(long[] h);
-    static native int start(long[] h);
-    static native int requestFree(long[] h);
+    static native int test(Request h);
+    static native int await(Request h);
+    static native int start(Request h);
+    static native int requestFree(Request h);
     /** nbcx_request_on_complete: {@link #completed} gets id when the operation completes. */
-    static native int onComplete(long[] h, long id);
+    static native int onComplete(Request h, long id);
     static native int progress();
 
     static native boolean hasMpi();

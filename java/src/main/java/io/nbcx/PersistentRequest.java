@@ -22,7 +22,7 @@ public final class PersistentRequest extends Request implements AutoCloseable {
             if (active) throw NbcxException.arg(NbcxException.ERR_REQUEST, what + ": request is already active");
             if (op != null) op.takeFailure();
             copyIn();
-            NbcxException.check(Native.start(h), what + " start");
+            NbcxException.check(Native.start(this), what + " start");
             active = true;
             error = null;
             future = null;
@@ -52,7 +52,7 @@ public final class PersistentRequest extends Request implements AutoCloseable {
                 throw NbcxException.arg(NbcxException.ERR_REQUEST, what + ": close of an active request (await it first)");
             closed = true;
             dropCallback();
-            int rc = Native.requestFree(h);
+            int rc = Native.requestFree(this);
             releaseResources();
             NbcxException.check(rc, what + " free");
         } finally {

@@ -21,7 +21,8 @@ import java.util.concurrent.locks.LockSupport;
  * every request (as MPI requires).
  */
 public class Request {
-    final long[] h = new long[1];          // the nbcx_request
+    /** The nbcx_request, written by the native calls (a field: a long[1] cell was 24 bytes per operation). */
+    long handle;
     /**
      * The request's lock: the thread that holds it, null when free. A
      * field of the request, not a ReentrantLock: that and its Sync were 48
@@ -381,7 +382,7 @@ public class Request {
             try {
                 nativeDone = false;
                 if (active) {
-                    int rc = Native.test(h); // complete: it only releases the request
+                    int rc = Native.test(this); // complete: it only releases the request
                     if (rc < 0) complete = false; // (a late callback of an earlier start)
                     else finish(rc);
                 }
@@ -401,7 +402,7 @@ public class Request {
         lock();
         try {
             if (active) {
-                int rc = Native.test(h);
+                int rc = Native.test(this);
                 if (rc < 0) return false;
                 finish(rc);
             }
@@ -421,7 +422,7 @@ public class Request {
         NbcxException e;
         lock();
         try {
-            if (active) finish(Native.await(h));
+            if (active) finish(Native.await(this));
             f = future;
             e = error;
         } finally {
@@ -487,7 +488,7 @@ public class Request {
             if (active && callbackId == 0) {
                 long id = NEXT_ID.getAndIncrement();
                 CALLBACKS.put(id, this);
-                int rc = Native.onComplete(h, id); // complete already: callback now, here
+                int rc = Native.onComplete(this, id); // complete already: callback now, here
                 if (rc != NbcxException.SUCCESS) {
                     CALLBACKS.remove(id);
                     throw NbcxException.fromNative(rc, what + " toFuture");

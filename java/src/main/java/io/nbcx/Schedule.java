@@ -211,7 +211,7 @@ public final class Schedule implements AutoCloseable {
         sched = 0;
         try {
             req.copyIn();
-            check(Native.schedStart(s, req.h), "nbcx_sched_start");
+            check(Native.schedStart(s, req), "nbcx_sched_start");
         } catch (RuntimeException | Error e) {
             req.releaseResources();
             throw e;
