@@ -45,22 +45,35 @@ public class Request {
     final String what;
     final boolean persistent;
 
-    // Staging: native copies of array windows. Made when first needed: an
-    // operation on direct buffers allocates none of them (docs/java.md,
-    // "What each operation costs").
-    private long[] allocs;                            // staging blocks (ptr), nallocs of them
-    private int nallocs;
-    private List<Copy> copyIns, copyOuts;
     private Object keep0, keep1;                      // direct buffers, arrays: reachable until done
-    private List<Object> keepMore;
     Op op;                                            // held while in use
     Communicator owner;                               // its inUse counts us until released
-    private List<Op> moreOps;                         // a schedule's reduce nodes' operations
-    private java.util.IdentityHashMap<Object, Long> whole; // a schedule's arrays, each staged once
     boolean released;
-    /** A schedule's callback nodes (ids of Schedule's table), and the first exception one threw. */
-    private List<Long> calls;
-    volatile Throwable callFailure;
+    /**
+     * What only staging (arrays, layouts), schedules and a third kept
+     * buffer use, made when first needed: an operation on direct buffers
+     * allocates none of it (docs/java.md, "What each operation costs").
+     * Its nine fields in the request itself were 32 of its 104 bytes.
+     */
+    More more;
+
+    static final class More {
+        long[] allocs;                               // staging blocks (ptr), nallocs of them
+        int nallocs;
+        List<Copy> copyIns, copyOuts;
+        List<Object> keepMore;
+        List<Op> moreOps;                            // a schedule's reduce nodes' operations
+        java.util.IdentityHashMap<Object, Long> whole; // a schedule's arrays, each staged once
+        /** A schedule's callback nodes (ids of Schedule's table), and the first exception one threw. */
+        List<Long> calls;
+        volatile Throwable callFailure;
+    }
+
+    More more() {
+        More m = more;
+        if (m == null) more = m = new More();
+        return m;
+    }
 
     // State of the current activation.
     boolean active;
@@ -81,43 +94,49 @@ public class Request {
         if (keep0 == null) keep0 = o;
         else if (keep1 == null) keep1 = o;
         else {
-            if (keepMore == null) keepMore = new ArrayList<>(4);
-            keepMore.add(o);
+            More m = more();
+            if (m.keepMore == null) m.keepMore = new ArrayList<>(4);
+            m.keepMore.add(o);
         }
     }
 
     /** A schedule's reduce node's operation, released with the request. */
     void addOp(Op o) {
-        if (moreOps == null) moreOps = new ArrayList<>(2);
-        moreOps.add(o);
+        More m = more();
+        if (m.moreOps == null) m.moreOps = new ArrayList<>(2);
+        m.moreOps.add(o);
     }
 
     /** A schedule's callback node (its id in Schedule's table), dropped with the request. */
     void addCall(long id) {
-        if (calls == null) calls = new ArrayList<>(2);
-        calls.add(id);
+        More m = more();
+        if (m.calls == null) m.calls = new ArrayList<>(2);
+        m.calls.add(id);
     }
 
     /** Native memory for staging (64-byte aligned), freed with the request. */
     private long allocate(long bytes) {
         long p = Native.malloc(bytes);
         if (p == 0) throw NbcxException.arg(NbcxException.ERR_NOMEM, "no native memory for " + bytes + " bytes");
-        if (allocs == null) allocs = new long[2];
-        else if (nallocs == allocs.length) allocs = java.util.Arrays.copyOf(allocs, 2 * nallocs);
-        allocs[nallocs++] = p;
+        More m = more();
+        if (m.allocs == null) m.allocs = new long[2];
+        else if (m.nallocs == m.allocs.length) m.allocs = java.util.Arrays.copyOf(m.allocs, 2 * m.nallocs);
+        m.allocs[m.nallocs++] = p;
         LIVE_STAGING.incrementAndGet();
         STAGED_BYTES.add(bytes);
         return p;
     }
 
     private void copyIn(Copy c) {
-        if (copyIns == null) copyIns = new ArrayList<>(2);
-        copyIns.add(c);
+        More m = more();
+        if (m.copyIns == null) m.copyIns = new ArrayList<>(2);
+        m.copyIns.add(c);
     }
 
     private void copyOut(Copy c) {
-        if (copyOuts == null) copyOuts = new ArrayList<>(2);
-        copyOuts.add(c);
+        More m = more();
+        if (m.copyOuts == null) m.copyOuts = new ArrayList<>(2);
+        m.copyOuts.add(c);
     }
 
     static final class Copy {
@@ -239,8 +258,9 @@ public class Request {
             keep(b.direct);
             return b.address() + b.offset * size;
         }
-        if (whole == null) whole = new java.util.IdentityHashMap<>();
-        Long base = whole.get(b.array);
+        More m = more();
+        if (m.whole == null) m.whole = new java.util.IdentityHashMap<>();
+        Long base = m.whole.get(b.array);
         if (base == null) {
             long bytes = java.lang.reflect.Array.getLength(b.array) * size;
             long p = allocate(bytes);
@@ -248,36 +268,40 @@ public class Request {
             copyIn(c);
             copyOut(c);
             keep(b.array);
-            whole.put(b.array, p);
+            m.whole.put(b.array, p);
             base = p;
         }
         return base + b.offset * size;
     }
 
     void copyIn() {
-        if (copyIns != null) for (Copy c : copyIns) c.run(true);
+        More m = more;
+        if (m != null && m.copyIns != null) for (Copy c : m.copyIns) c.run(true);
     }
 
     /** Frees what the request holds (on a failed post, completion or close). */
     void releaseResources() {
         if (released) return;
         released = true;
-        for (int i = 0; i < nallocs; i++) {
-            Native.free(allocs[i]);
-            LIVE_STAGING.decrementAndGet();
-        }
-        allocs = null;
-        nallocs = 0;
-        copyIns = copyOuts = null;
         keep0 = keep1 = null;
-        keepMore = null;
         if (op != null) op.release();
         op = null;
-        if (moreOps != null) for (Op o : moreOps) o.release();
-        moreOps = null;
-        if (whole != null) whole.clear();
-        if (calls != null) for (Long id : calls) Schedule.CALLS.remove(id);
-        calls = null;
+        More m = more;
+        if (m != null) {
+            for (int i = 0; i < m.nallocs; i++) {
+                Native.free(m.allocs[i]);
+                LIVE_STAGING.decrementAndGet();
+            }
+            m.allocs = null;
+            m.nallocs = 0;
+            m.copyIns = m.copyOuts = null;
+            m.keepMore = null;
+            if (m.moreOps != null) for (Op o : m.moreOps) o.release();
+            m.moreOps = null;
+            if (m.whole != null) m.whole.clear();
+            if (m.calls != null) for (Long id : m.calls) Schedule.CALLS.remove(id);
+            m.calls = null;
+        }
         if (owner != null) owner.inUse.decrementAndGet();
         owner = null;
     }
@@ -286,7 +310,8 @@ public class Request {
     void finish(int rc) {
         active = false;
         if (rc == NbcxException.SUCCESS) {
-            if (copyOuts != null) for (Copy c : copyOuts) c.run(false);
+            More m = more;
+            if (m != null && m.copyOuts != null) for (Copy c : m.copyOuts) c.run(false);
             error = null;
         } else {
             error = NbcxException.fromNative(rc, what);
@@ -295,7 +320,7 @@ public class Request {
         if (userFailure != null && error == null)
             error = new NbcxException(NbcxException.ERR_OP, what + ": the user operation threw " + userFailure,
                     userFailure);
-        Throwable callThrew = callFailure;
+        Throwable callThrew = more != null ? more.callFailure : null;
         if (callThrew != null && rc == NbcxException.ERR_OP)
             error = new NbcxException(NbcxException.ERR_OP, what + ": a callback node threw " + callThrew, callThrew);
         if (!persistent) releaseResources();

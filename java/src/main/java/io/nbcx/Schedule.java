@@ -175,7 +175,8 @@ public final class Schedule implements AutoCloseable {
             c.fn.run();
             return SUCCESS;
         } catch (Throwable t) {
-            if (c.req.callFailure == null) c.req.callFailure = t;
+            Request.More m = c.req.more; // (made by addCall, before the start)
+            if (m != null && m.callFailure == null) m.callFailure = t;
             return ERR_OP;
         }
     }
